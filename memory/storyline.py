@@ -1,0 +1,208 @@
+"""Storylines: ordered, character-tagged actions loaded from the BOOKMARKS release or JSONL.
+
+A position is the 0-based index of an action in the whole storyline. Everything that reads a
+storyline "up to" a target goes through :meth:`Storyline.before`, so the no-future-read rule
+has one place to hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from personae.errors import InputError
+
+SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
+SCENE_SIZE = 10
+_RELEASE_NAME = re.compile(r"^title2action_series\.(?P<artifact>.+)\.json$")
+
+
+@dataclass(frozen=True, slots=True)
+class StoryAction:
+    """One action of a storyline."""
+
+    position: int
+    """0-based index in the whole storyline."""
+    chapter: str
+    """Episode or chapter title."""
+    text: str
+    """What happens, e.g. ``Tyrion deduces ...`` or ``Kasumi: Arisa! Good morning~!``."""
+    characters: tuple[str, ...]
+    """Who takes the action (``Other`` / ``Environment`` for everyone else / the setting)."""
+
+    def by(self, character: str) -> bool:
+        """Whether ``character`` takes part in this action."""
+        return character in self.characters
+
+    def render(self) -> str:
+        """One line for prompts: ``[position] (characters) text``."""
+        return f"[{self.position}] ({', '.join(self.characters)}) {self.text}"
+
+
+@dataclass(frozen=True)
+class Storyline:
+    """A whole storyline: its actions in story order and its chapter titles."""
+
+    name: str
+    actions: tuple[StoryAction, ...]
+    chapters: tuple[str, ...]
+    major_characters: tuple[str, ...] = ()
+    _by_character: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, list[int]] = {}
+        for action in self.actions:
+            for name in action.characters:
+                index.setdefault(name, []).append(action.position)
+        self._by_character.update({name: tuple(p) for name, p in index.items()})
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @property
+    def characters(self) -> list[str]:
+        """Every character who acts, special ones excluded, most active first."""
+        named = [n for n in self._by_character if n not in SPECIAL_CHARACTERS]
+        return sorted(named, key=lambda n: (-len(self._by_character[n]), n))
+
+    def check_position(self, position: int) -> int:
+        """Return ``position`` or raise :class:`InputError` if it is outside the storyline."""
+        if not 0 <= position < len(self.actions):
+            raise InputError(
+                f"position {position} is out of range for {self.name} ({len(self.actions)} actions)",
+                f"use a position from 0 to {len(self.actions) - 1}",
+            )
+        return position
+
+    def check_character(self, character: str) -> str:
+        """Return ``character`` or raise :class:`InputError` listing the known ones."""
+        if character not in self._by_character or character in SPECIAL_CHARACTERS:
+            known = ", ".join(self.characters[:15])
+            raise InputError(
+                f"unknown character {character!r} in {self.name}",
+                f"pick one of: {known}",
+            )
+        return character
+
+    def before(self, position: int, start: int = 0) -> tuple[StoryAction, ...]:
+        """Actions in ``[start, position)``: the only window a reader at ``position`` may see."""
+        return self.actions[max(0, start) : max(0, position)]
+
+    def scene(self, position: int, size: int = SCENE_SIZE) -> tuple[StoryAction, ...]:
+        """The ``size`` actions before ``position`` (the paper's scene)."""
+        self.check_position(position)
+        return self.before(position, position - size)
+
+    def positions_of(self, character: str) -> tuple[int, ...]:
+        """Positions of every action ``character`` takes, in story order."""
+        return self._by_character.get(character, ())
+
+    def test_split(self, character: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The paper's split: first half of the character's actions is history, the rest test."""
+        positions = self.positions_of(self.check_character(character))
+        half = len(positions) // 2
+        return positions[:half], positions[half:]
+
+
+def artifact_name(path: Path) -> str:
+    """``title2action_series.Poppin'Party.json`` -> ``Poppin'Party``; other files: the stem."""
+    match = _RELEASE_NAME.match(path.name)
+    return match.group("artifact") if match else path.stem
+
+
+def _characters_of(row: dict[str, object], where: str) -> tuple[str, ...]:
+    if isinstance(row.get("characters"), list):
+        names = tuple(str(n) for n in row["characters"])  # type: ignore[union-attr]
+    elif isinstance(row.get("character"), str):
+        names = (str(row["character"]),)
+    else:
+        raise InputError(f"{where} has no 'character' or 'characters'", "tag every action")
+    if not isinstance(row.get("action"), str):
+        raise InputError(f"{where} has no 'action' text", "give every row an 'action' string")
+    return names
+
+
+def _build(name: str, rows: Iterable[tuple[str, dict[str, object], str]]) -> Storyline:
+    actions: list[StoryAction] = []
+    chapters: list[str] = []
+    for chapter, row, where in rows:
+        if not chapters or chapters[-1] != chapter:
+            chapters.append(chapter)
+        actions.append(
+            StoryAction(len(actions), chapter, str(row["action"]), _characters_of(row, where))
+        )
+    if not actions:
+        raise InputError(f"storyline {name} has no actions", "check the file")
+    return Storyline(name=name, actions=tuple(actions), chapters=tuple(chapters))
+
+
+def _load_release(path: Path, data: object) -> Storyline:
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise InputError(
+            f"{path} is not a BOOKMARKS storyline",
+            "expected {chapter_title: [{action, character|characters}, ...]}",
+        )
+    rows = (
+        (str(chapter), row, f"{path}: chapter {chapter!r} row {i}")
+        for chapter, items in data.items()
+        for i, row in enumerate(items)
+        if isinstance(row, dict) or _bad_row(path, chapter, i)
+    )
+    return _build(artifact_name(path), rows)
+
+
+def _bad_row(path: Path, chapter: object, index: int) -> bool:
+    raise InputError(f"{path}: chapter {chapter!r} row {index} is not an object", "fix the file")
+
+
+def _load_jsonl(path: Path, text: str) -> Storyline:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}:{number} is not valid JSON ({error.msg})", "fix that line") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{number} is not a JSON object", "one action object per line")
+        rows.append((str(row.get("chapter", "chapter_1")), row, f"{path}:{number}"))
+    return _build(path.stem, rows)
+
+
+def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> Storyline:
+    """Load a BOOKMARKS ``title2action_series.*.json`` file or a JSONL file of actions.
+
+    JSONL rows are ``{"action", "character" | "characters", "chapter"?}``. Major characters are
+    taken from ``all_characters.json`` beside a release file when not given.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"storyline file {path} does not exist", "check the path")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        storyline = _load_jsonl(path, text)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(
+                f"{path} is not valid JSON (line {error.lineno}: {error.msg})", "fix or re-download it"
+            ) from None
+        storyline = _load_release(path, data)
+    majors = tuple(major_characters) or _majors_beside(path, storyline.name)
+    return Storyline(storyline.name, storyline.actions, storyline.chapters, majors)
+
+
+def _majors_beside(path: Path, artifact: str) -> tuple[str, ...]:
+    listing = path.parent / "all_characters.json"
+    if not listing.is_file():
+        return ()
+    try:
+        entry = json.loads(listing.read_text(encoding="utf-8")).get(artifact, {})
+    except (json.JSONDecodeError, AttributeError):
+        return ()
+    return tuple(entry.get("major", ())) if isinstance(entry, dict) else ()

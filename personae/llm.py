@@ -1,0 +1,201 @@
+"""One place that turns ``provider:model`` strings into chat models and calls them safely.
+
+Every structured call goes through :func:`call_structured`: the answer is validated against a
+pydantic schema (and an optional code-side check, e.g. "only ids we gave you"), malformed answers
+are retried with the error fed back, and usage is counted so graphs can enforce budgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from pydantic import BaseModel, ValidationError
+
+from personae.errors import ConfigurationError, RemoteError
+from personae.settings import Settings
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+_REGISTERED: dict[str, BaseChatModel] = {}
+
+NO_MODEL_HINT = (
+    "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server: vLLM, "
+    "Ollama, llama.cpp), and optionally PERSONAE_MODEL / PERSONAE_FAST_MODEL as provider:model"
+)
+
+
+@dataclass(frozen=True)
+class LLMUsage:
+    """What a model call cost: calls made and tokens in and out."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: LLMUsage) -> LLMUsage:
+        return LLMUsage(
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """JSON-friendly form used in state and reports."""
+        return {
+            "llm_calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+def register_model(name: str, model: BaseChatModel) -> None:
+    """Make ``model`` resolvable as ``registered:<name>`` (tests, embedding apps, servers)."""
+    _REGISTERED[name] = model
+
+
+def unregister_model(name: str) -> None:
+    """Forget a model registered with :func:`register_model`."""
+    _REGISTERED.pop(name, None)
+
+
+def resolve_chat_model(spec: str | BaseChatModel, settings: Settings | None = None) -> BaseChatModel:
+    """Return the chat model for ``spec``: an instance, ``registered:name`` or ``openai:model``.
+
+    ``openai`` covers every OpenAI-compatible server through ``OPENAI_BASE_URL``. Raises
+    :class:`ConfigurationError` naming the setting to fix when no model can be built.
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    provider, sep, name = spec.partition(":")
+    if not sep or not name:
+        raise ConfigurationError(
+            f"model {spec!r} is not a provider:model string",
+            "write it like openai:gpt-4.1 (PERSONAE_MODEL / --model)",
+        )
+    if provider == "registered":
+        if name not in _REGISTERED:
+            raise ConfigurationError(f"no model registered as {name!r}", "call register_model first")
+        return _REGISTERED[name]
+    if provider != "openai":
+        raise ConfigurationError(
+            f"unknown model provider {provider!r} in {spec!r}",
+            "use openai:<model> with OPENAI_BASE_URL for any OpenAI-compatible server",
+        )
+    if settings is None:
+        from personae.settings import load_settings
+
+        settings = load_settings()
+    if not settings.openai_api_key and not settings.openai_base_url:
+        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=name,
+        api_key=settings.openai_api_key or "not-needed",  # type: ignore[arg-type]
+        base_url=settings.openai_base_url,
+        timeout=120,
+        max_retries=2,
+    )
+
+
+def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLMUsage:
+    meta = getattr(message, "usage_metadata", None) if message is not None else None
+    if meta:
+        return LLMUsage(1, int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)))
+    out_tokens = count_tokens_approximately([message]) if message is not None else 0
+    return LLMUsage(1, count_tokens_approximately(list(prompt)), out_tokens)
+
+
+def _remote_error(error: Exception, model: BaseChatModel) -> RemoteError:
+    base = getattr(model, "openai_api_base", None) or "the configured server"
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return RemoteError(
+        f"the LLM at {base} failed: {type(error).__name__}: {text[:200]}",
+        "check OPENAI_BASE_URL / OPENAI_API_KEY and that the server is running",
+    )
+
+
+def _is_transport_error(error: Exception) -> bool:
+    module = type(error).__module__
+    return module.startswith(("openai", "httpx", "httpcore")) or isinstance(
+        error, ConnectionError | TimeoutError
+    )
+
+
+def _structured_runnable(model: BaseChatModel, schema: type[BaseModel]) -> Any:
+    if type(model).__name__ == "ChatOpenAI":
+        # Function calling is the mode that vLLM, Ollama and llama.cpp all support.
+        return model.with_structured_output(schema, method="function_calling", include_raw=True)
+    return model.with_structured_output(schema, include_raw=True)
+
+
+async def call_structured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    *,
+    retries: int = 2,
+    check: Callable[[SchemaT], None] | None = None,
+) -> tuple[SchemaT, LLMUsage]:
+    """Ask ``model`` for a ``schema`` answer; validate, retry malformed answers, count usage.
+
+    ``check`` runs code-side validation (ids, positions the code gave the model) and raises
+    ``ValueError`` to reject an answer; the message is fed back to the model on retry.
+    """
+    runnable = _structured_runnable(model, schema)
+    history = list(messages)
+    usage = LLMUsage()
+    problem = "no answer"
+    for _ in range(retries + 1):
+        try:
+            result = await runnable.ainvoke(history)
+        except Exception as error:
+            if _is_transport_error(error):
+                raise _remote_error(error, model) from error
+            raise
+        raw = result.get("raw")
+        usage = usage + _usage_of(raw, history)
+        parsed = result.get("parsed")
+        error = result.get("parsing_error")
+        if parsed is not None and error is None:
+            try:
+                if check is not None:
+                    check(parsed)
+                return parsed, usage
+            except (ValueError, ValidationError) as rejected:
+                problem = str(rejected)
+        else:
+            problem = str(error) if error else "the answer did not use the required schema"
+        if isinstance(raw, AIMessage):
+            history.append(AIMessage(content=str(raw.content or "(tool call)")))
+        history.append(
+            HumanMessage(
+                content=f"Your previous answer was invalid: {problem[:500]}. "
+                f"Answer again with a valid {schema.__name__}."
+            )
+        )
+    raise RemoteError(
+        f"the model gave malformed {schema.__name__} output {retries + 1} times ({problem[:160]})",
+        "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
+    )
+
+
+async def call_text(model: BaseChatModel, messages: Sequence[BaseMessage]) -> tuple[str, LLMUsage]:
+    """Ask ``model`` for free text; transport failures become a one-line :class:`RemoteError`."""
+    try:
+        answer = await model.ainvoke(list(messages))
+    except Exception as error:
+        if _is_transport_error(error):
+            raise _remote_error(error, model) from error
+        raise
+    return str(answer.content), _usage_of(answer, messages)

@@ -1,0 +1,86 @@
+"""Settings read once from the environment at the edge (CLI, server), never inside nodes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+DEFAULT_MODEL = "openai:gpt-4.1"
+DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
+DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
+DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything Personae reads from the environment; CLI flags override single fields."""
+
+    openai_api_key: str | None
+    """Key for the OpenAI-compatible server (``OPENAI_API_KEY``)."""
+    openai_base_url: str | None
+    """Base URL of any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp."""
+    model: str
+    """Strong model for writing, as ``provider:model`` (``PERSONAE_MODEL``)."""
+    fast_model: str
+    """Cheap model for routine calls, as ``provider:model`` (``PERSONAE_FAST_MODEL``)."""
+    model_configured: bool
+    """True when the user set a model or an API key/base URL, i.e. an LLM can be reached."""
+    tavily_api_key: str | None
+    """Tavily key (``TAVILY_API_KEY``); without it the profiler uses wikis only."""
+    tavily_base_url: str
+    """Tavily API base URL (``TAVILY_BASE_URL``)."""
+    cache_dir: Path
+    """On-disk HTTP and judge cache (``PERSONAE_CACHE_DIR``)."""
+    contact: str
+    """Contact put in the User-Agent of every web request (``PERSONAE_CONTACT``)."""
+    chroma_host: str | None
+    """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
+    chroma_port: int
+    """Chroma server port (``CHROMA_PORT``)."""
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """Return a copy with the non-None ``changes`` applied (CLI flags)."""
+        kept = {key: value for key, value in changes.items() if value is not None}
+        return replace(self, **kept)  # type: ignore[arg-type]
+
+
+def _cache_home(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "personae"
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from ``env`` (default ``os.environ``); empty strings count as unset."""
+    source = os.environ if env is None else env
+
+    def get(name: str) -> str | None:
+        value = source.get(name, "").strip()
+        return value or None
+
+    model = get("PERSONAE_MODEL")
+    fast_model = get("PERSONAE_FAST_MODEL")
+    api_key = get("OPENAI_API_KEY")
+    base_url = get("OPENAI_BASE_URL")
+    port = get("CHROMA_PORT") or "8000"
+    return Settings(
+        openai_api_key=api_key,
+        openai_base_url=base_url,
+        model=model or DEFAULT_MODEL,
+        fast_model=fast_model or model or DEFAULT_FAST_MODEL,
+        model_configured=bool(model or api_key or base_url),
+        tavily_api_key=get("TAVILY_API_KEY"),
+        tavily_base_url=get("TAVILY_BASE_URL") or DEFAULT_TAVILY_BASE_URL,
+        cache_dir=Path(get("PERSONAE_CACHE_DIR") or _cache_home(source)),
+        contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
+        chroma_host=get("CHROMA_HOST"),
+        chroma_port=int(port) if port.isdigit() else 8000,
+    )
+
+
+def user_agent(settings: Settings) -> str:
+    """The honest User-Agent sent with every web request."""
+    from personae import __version__
+
+    return f"Personae/{__version__} (+{settings.contact}; character-profiling research bot)"

@@ -1,0 +1,141 @@
+"""Test doubles at the boundary: a scripted chat model and a guard against real network use.
+
+Shipped in the package (like pydantic-ai's ``TestModel``) so users can test their own graphs
+built on Personae, and so benchmark scripts can inject latency without a real LLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, ConfigDict, Field
+
+Responder = Callable[[list[BaseMessage]], Any]
+"""Given the prompt, returns a dict/BaseModel (the tool-call args) or a str (plain content)."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model whose answers come from per-schema responder functions.
+
+    It supports ``bind_tools`` and therefore ``with_structured_output``: when a schema named
+    ``X`` is bound, ``responders["X"](messages)`` gives the tool-call arguments. A responder that
+    returns a ``str`` produces a plain answer with no tool call (a malformed answer, for retry
+    tests). Plain ``invoke`` without tools uses ``responders["text"]``. Every call is recorded.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responders: dict[str, Responder] = Field(default_factory=dict)
+    latency: float = 0.0
+    """Seconds each async call sleeps (benchmarks of parallel fan-out)."""
+    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        """Bind tools in OpenAI format, as real chat models do."""
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, **kwargs)
+
+    def calls_for(self, name: str) -> list[list[BaseMessage]]:
+        """The prompts of every call made for schema ``name`` (or ``"text"``)."""
+        return [messages for called, messages in self.calls if called == name]
+
+    def _answer(self, messages: list[BaseMessage], **kwargs: Any) -> ChatResult:
+        tools = kwargs.get("tools") or []
+        name = tools[0]["function"]["name"] if tools else "text"
+        self.calls.append((name, list(messages)))
+        responder = self.responders.get(name)
+        if responder is None:
+            raise AssertionError(f"ScriptedChatModel has no responder for {name!r}")
+        value = responder(list(messages))
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        if isinstance(value, str):
+            message = AIMessage(content=value)
+        else:
+            call_id = f"call_{len(self.calls)}"
+            message = AIMessage(content="", tool_calls=[{"name": name, "args": value, "id": call_id}])
+        prompt_tokens = count_tokens_approximately(messages)
+        out_tokens = count_tokens_approximately([message]) or 1
+        message.usage_metadata = {
+            "input_tokens": prompt_tokens,
+            "output_tokens": out_tokens,
+            "total_tokens": prompt_tokens + out_tokens,
+        }
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._answer(messages, **kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._answer(messages, **kwargs)
+
+
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    """All message contents joined: what responders usually search in."""
+    return "\n".join(str(message.content) for message in messages)
+
+
+def _is_local(address: Any) -> bool:
+    if not isinstance(address, tuple):
+        return True  # AF_UNIX paths
+    host = str(address[0])
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@contextmanager
+def block_remote_network() -> Iterator[None]:
+    """Refuse every socket connection that is not loopback or a unix socket."""
+    original_connect = socket.socket.connect
+    original_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(sock: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise ConnectionRefusedError(f"network access to {address!r} is blocked in tests")
+        return original_connect(sock, address)
+
+    def guarded_connect_ex(sock: socket.socket, address: Any) -> Any:
+        if not _is_local(address):
+            raise ConnectionRefusedError(f"network access to {address!r} is blocked in tests")
+        return original_connect_ex(sock, address)
+
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        socket.socket.connect = original_connect  # type: ignore[method-assign]
+        socket.socket.connect_ex = original_connect_ex  # type: ignore[method-assign]
