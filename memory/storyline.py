@@ -50,7 +50,9 @@ class Storyline:
     actions: tuple[StoryAction, ...]
     chapters: tuple[str, ...]
     major_characters: tuple[str, ...] = ()
-    _by_character: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _by_character: dict[str, tuple[int, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         index: dict[str, list[int]] = {}
@@ -114,10 +116,11 @@ def artifact_name(path: Path) -> str:
 
 
 def _characters_of(row: dict[str, object], where: str) -> tuple[str, ...]:
-    if isinstance(row.get("characters"), list):
-        names = tuple(str(n) for n in row["characters"])  # type: ignore[union-attr]
-    elif isinstance(row.get("character"), str):
-        names = (str(row["character"]),)
+    listed, single = row.get("characters"), row.get("character")
+    if isinstance(listed, list):
+        names = tuple(str(n) for n in listed)
+    elif isinstance(single, str):
+        names = (single,)
     else:
         raise InputError(f"{where} has no 'character' or 'characters'", "tag every action")
     if not isinstance(row.get("action"), str):
@@ -166,7 +169,9 @@ def _load_jsonl(path: Path, text: str) -> Storyline:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(f"{path}:{number} is not valid JSON ({error.msg})", "fix that line") from None
+            raise InputError(
+                f"{path}:{number} is not valid JSON ({error.msg})", "fix that line"
+            ) from None
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number} is not a JSON object", "one action object per line")
         rows.append((str(row.get("chapter", "chapter_1")), row, f"{path}:{number}"))
@@ -190,7 +195,8 @@ def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> St
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise InputError(
-                f"{path} is not valid JSON (line {error.lineno}: {error.msg})", "fix or re-download it"
+                f"{path} is not valid JSON (line {error.lineno}: {error.msg})",
+                "fix or re-download it",
             ) from None
         storyline = _load_release(path, data)
     majors = tuple(major_characters) or _majors_beside(path, storyline.name)

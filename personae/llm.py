@@ -68,7 +68,9 @@ def unregister_model(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
-def resolve_chat_model(spec: str | BaseChatModel, settings: Settings | None = None) -> BaseChatModel:
+def resolve_chat_model(
+    spec: str | BaseChatModel, settings: Settings | None = None
+) -> BaseChatModel:
     """Return the chat model for ``spec``: an instance, ``registered:name`` or ``openai:model``.
 
     ``openai`` covers every OpenAI-compatible server through ``OPENAI_BASE_URL``. Raises
@@ -84,7 +86,9 @@ def resolve_chat_model(spec: str | BaseChatModel, settings: Settings | None = No
         )
     if provider == "registered":
         if name not in _REGISTERED:
-            raise ConfigurationError(f"no model registered as {name!r}", "call register_model first")
+            raise ConfigurationError(
+                f"no model registered as {name!r}", "call register_model first"
+            )
         return _REGISTERED[name]
     if provider != "openai":
         raise ConfigurationError(
@@ -166,8 +170,8 @@ async def call_structured(
         raw = result.get("raw")
         usage = usage + _usage_of(raw, history)
         parsed = result.get("parsed")
-        error = result.get("parsing_error")
-        if parsed is not None and error is None:
+        parse_error = result.get("parsing_error")
+        if parsed is not None and parse_error is None:
             try:
                 if check is not None:
                     check(parsed)
@@ -175,7 +179,7 @@ async def call_structured(
             except (ValueError, ValidationError) as rejected:
                 problem = str(rejected)
         else:
-            problem = str(error) if error else "the answer did not use the required schema"
+            problem = str(parse_error) if parse_error else "the answer did not use the required schema"
         if isinstance(raw, AIMessage):
             history.append(AIMessage(content=str(raw.content or "(tool call)")))
         history.append(

@@ -68,7 +68,9 @@ class ScriptedChatModel(BaseChatModel):
             message = AIMessage(content=value)
         else:
             call_id = f"call_{len(self.calls)}"
-            message = AIMessage(content="", tool_calls=[{"name": name, "args": value, "id": call_id}])
+            message = AIMessage(
+                content="", tool_calls=[{"name": name, "args": value, "id": call_id}]
+            )
         prompt_tokens = count_tokens_approximately(messages)
         out_tokens = count_tokens_approximately([message]) or 1
         message.usage_metadata = {
@@ -132,8 +134,8 @@ def block_remote_network() -> Iterator[None]:
             raise ConnectionRefusedError(f"network access to {address!r} is blocked in tests")
         return original_connect_ex(sock, address)
 
-    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:

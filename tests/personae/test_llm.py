@@ -47,7 +47,9 @@ def test_resolve_model_explains_missing_configuration() -> None:
 
 
 def test_resolve_openai_compatible_server() -> None:
-    settings = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "PERSONAE_MODEL": "openai:qwen"})
+    settings = load_settings(
+        {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "PERSONAE_MODEL": "openai:qwen"}
+    )
     model = resolve_chat_model(settings.model, settings)
     assert model.model_name == "qwen"  # type: ignore[attr-defined]
     assert settings.fast_model == "openai:qwen"
