@@ -50,21 +50,27 @@ class HashingEmbedding(EmbeddingFunction[Documents]):
         self.dimensions = dimensions
 
     def __call__(self, input: Documents) -> Embeddings:
+        """Embed each document."""
         return [embed_text(text, self.dimensions) for text in input]
 
     @staticmethod
     def name() -> str:
+        """Name Chroma stores with the collection."""
         return "personae-hashing"
 
     def default_space(self) -> Any:
+        """Vectors are normalised: cosine."""
         return "cosine"
 
     def supported_spaces(self) -> Any:
+        """Spaces the vectors work in."""
         return ["cosine", "l2", "ip"]
 
     def get_config(self) -> dict[str, Any]:
+        """Config Chroma persists."""
         return {"dimensions": self.dimensions}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> HashingEmbedding:
+        """Rebuild from persisted config."""
         return HashingEmbedding(int(config.get("dimensions", DEFAULT_DIMENSIONS)))

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from personae.memory.storyline import artifact_name, load_storyline
 
 from personae.errors import InputError
+from personae.memory.storyline import artifact_name, load_storyline
 
 
 def test_haruhi_counts(shared_dir: Path) -> None:
