@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from personae.errors import InputError
@@ -212,3 +213,16 @@ def _majors_beside(path: Path, artifact: str) -> tuple[str, ...]:
     except (json.JSONDecodeError, AttributeError):
         return ()
     return tuple(entry.get("major", ())) if isinstance(entry, dict) else ()
+
+
+@lru_cache(maxsize=16)
+def _cached(path: str, mtime_ns: int, majors: tuple[str, ...]) -> Storyline:
+    return load_storyline(path, majors)
+
+
+def open_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> Storyline:
+    """:func:`load_storyline`, cached per file version: graph nodes call it on every step."""
+    resolved = Path(path)
+    if not resolved.is_file():
+        raise InputError(f"storyline file {resolved} does not exist", "check the path")
+    return _cached(str(resolved.resolve()), resolved.stat().st_mtime_ns, tuple(major_characters))

@@ -179,7 +179,9 @@ async def call_structured(
             except (ValueError, ValidationError) as rejected:
                 problem = str(rejected)
         else:
-            problem = str(parse_error) if parse_error else "the answer did not use the required schema"
+            problem = (
+                str(parse_error) if parse_error else "the answer did not use the required schema"
+            )
         if isinstance(raw, AIMessage):
             history.append(AIMessage(content=str(raw.content or "(tool call)")))
         history.append(

@@ -17,7 +17,9 @@ def test_embedding_is_deterministic_and_topical() -> None:
 
 
 def test_collection_names_are_safe_and_distinct() -> None:
-    names = {safe_collection_name(n) for n in ["Poppin'Party", "Poppin_Party", "Pastel*Palettes", "a"]}
+    names = {
+        safe_collection_name(n) for n in ["Poppin'Party", "Poppin_Party", "Pastel*Palettes", "a"]
+    }
     assert len(names) == 4
     for name in names:
         assert all(c.isalnum() or c in "._-" for c in name) and 3 <= len(name) <= 512

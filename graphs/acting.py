@@ -1,0 +1,51 @@
+"""The contract every role-play method graph follows (BOOKMARKS agent and its baselines).
+
+The benchmark, the ``personae act`` command and larger apps call any method the same way:
+input ``{character, position}``, output ``{action, grounding, stats}``, run settings in a
+context that extends :class:`ActingContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from typing_extensions import TypedDict
+
+from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL
+
+
+class ActInput(TypedDict):
+    """Who acts and where: the method predicts the action at ``position``."""
+
+    character: str
+    """A character of the storyline (not ``Other``/``Environment``)."""
+    position: int
+    """Target position; only actions before it may be read."""
+
+
+class ActOutput(TypedDict):
+    """The predicted action and what grounded it."""
+
+    action: str
+    """The character's predicted next action, one sentence."""
+    grounding: list[str]
+    """The memory shown to the actor (bookmark Q/A lines, retrieved pairs, profile)."""
+    stats: dict[str, int]
+    """Counters for this step: ``llm_calls``, ``input_tokens``, ``output_tokens`` and method
+    specific ones (``reuse``, ``derive``, ``new``, ``actions_read``, ``actions_from_scratch``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActingContext:
+    """Run settings shared by every method; method contexts subclass it."""
+
+    storyline_path: str
+    """BOOKMARKS release JSON or JSONL file of the storyline."""
+    model: str = DEFAULT_MODEL
+    """Strong model (``provider:model``) for acting."""
+    fast_model: str = DEFAULT_FAST_MODEL
+    """Cheap model for routine calls (matching, sync checks)."""
+    memory_dir: str | None = None
+    """Directory of the persistent Chroma store; ``None`` keeps memory in process."""
+    scene_size: int = 10
+    """Actions shown as the current scene."""
