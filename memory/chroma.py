@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import chromadb
+from chromadb.api import ClientAPI
 from chromadb.config import Settings as ChromaSettings
 
 from personae.errors import ConfigurationError
@@ -30,7 +31,7 @@ def safe_collection_name(name: str, prefix: str = "") -> str:
     return cleaned[:512]
 
 
-def open_chroma(path: Path | None, settings: Settings | None = None) -> chromadb.ClientAPI:
+def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAPI:
     """A Chroma client: HTTP to ``CHROMA_HOST`` when configured, else persistent at ``path``.
 
     ``path=None`` without a server gives an in-memory client (tests, throwaway runs).
