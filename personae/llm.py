@@ -122,16 +122,19 @@ def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLM
 
 def _remote_error(error: Exception, model: BaseChatModel) -> RemoteError:
     base = getattr(model, "openai_api_base", None) or "the configured server"
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return RemoteError(
-        f"the LLM at {base} failed: {type(error).__name__}: {text[:200]}",
-        "check OPENAI_BASE_URL / OPENAI_API_KEY and that the server is running",
-    )
+    kind = type(error).__name__
+    fix = "check OPENAI_BASE_URL / OPENAI_API_KEY and that the server is running"
+    if "Connection" in kind:
+        return RemoteError(f"cannot reach the LLM server at {base}", fix)
+    if "Timeout" in kind:
+        return RemoteError(f"the LLM server at {base} timed out", fix)
+    text = str(error).splitlines()[0] if str(error) else kind
+    return RemoteError(f"the LLM at {base} failed: {kind}: {text[:200]}", fix)
 
 
 def _is_transport_error(error: Exception) -> bool:
     module = type(error).__module__
-    return module.startswith(("openai", "httpx", "httpcore")) or isinstance(
+    return module.startswith(("openai", "httpx", "httpcore", "langchain_openai")) or isinstance(
         error, ConnectionError | TimeoutError
     )
 

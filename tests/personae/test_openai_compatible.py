@@ -1,0 +1,47 @@
+"""The real ChatOpenAI client path against an OpenAI-compatible server on loopback."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
+
+from personae.errors import RemoteError
+from personae.fake_openai import FakeOpenAIChat
+from personae.llm import call_structured, resolve_chat_model
+from personae.loopback import LoopbackWebServer
+from personae.settings import load_settings
+
+
+class Verdict(BaseModel):
+    """A judge verdict."""
+
+    label: str
+
+
+async def test_structured_call_through_openai_compatible_server() -> None:
+    fake = FakeOpenAIChat({"Verdict": lambda messages: {"label": "supported"}})
+    with LoopbackWebServer(fake) as server:
+        settings = load_settings(
+            {"OPENAI_BASE_URL": f"{server.url}/v1", "PERSONAE_MODEL": "openai:local-model"}
+        )
+        model = resolve_chat_model(settings.model, settings)
+        verdict, usage = await call_structured(model, Verdict, [HumanMessage("judge this")])
+    assert verdict.label == "supported"
+    assert usage.calls == 1 and usage.input_tokens == 50 and usage.output_tokens == 10
+    sent = fake.requests[0]
+    assert sent["model"] == "local-model"
+    assert sent["tools"][0]["function"]["name"] == "Verdict"
+    assert sent["messages"][-1]["content"] == "judge this"
+
+
+async def test_unreachable_server_is_a_one_line_remote_error() -> None:
+    with LoopbackWebServer(FakeOpenAIChat({})) as server:
+        closed = server.url  # the port is free again once the server stops
+    settings = load_settings({"OPENAI_BASE_URL": f"{closed}/v1", "PERSONAE_MODEL": "openai:m"})
+    model = resolve_chat_model(settings.model, settings)
+    model.max_retries = 0  # type: ignore[attr-defined]
+    with pytest.raises(RemoteError, match="cannot reach the LLM server at http://127.0.0.1") as caught:
+        await call_structured(model, Verdict, [HumanMessage("judge this")])
+    assert "\n" not in str(caught.value)
+    assert "OPENAI_BASE_URL" in str(caught.value)
