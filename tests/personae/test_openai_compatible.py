@@ -27,6 +27,7 @@ async def test_structured_call_through_openai_compatible_server() -> None:
         )
         model = resolve_chat_model(settings.model, settings)
         verdict, usage = await call_structured(model, Verdict, [HumanMessage("judge this")])
+        await model.root_async_client.close()  # type: ignore[attr-defined]
     assert verdict.label == "supported"
     assert usage.calls == 1 and usage.input_tokens == 50 and usage.output_tokens == 10
     sent = fake.requests[0]

@@ -1,0 +1,138 @@
+"""`langgraph dev` serves every graph in langgraph.json and a run through its API returns a result.
+
+Offline: the server's LLM is an OpenAI-compatible fake on loopback reached through
+``OPENAI_BASE_URL``, so the real ChatOpenAI path runs inside the server process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from personae.fake_openai import FakeOpenAIChat
+from personae.loopback import LoopbackWebServer
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+
+
+def _start_server(
+    config: Path, env: dict[str, str], log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    handle = log.open("wb")
+    process = subprocess.Popen(
+        [
+            str(LANGGRAPH),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+        ],
+        cwd=config.parent,
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        match = re.search(r"API: (http://127\.0\.0\.1:\d+)", text)
+        if match:
+            url = match.group(1)
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    return process, url
+            except httpx.HTTPError:
+                pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGTERM)
+    raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+@pytest.fixture
+def studio(tmp_path: Path) -> Iterator[tuple[str, FakeOpenAIChat]]:
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    config["graphs"] = {
+        name: str(ROOT / target.removeprefix("./")) for name, target in config["graphs"].items()
+    }
+    config.pop("env", None)
+    config["dependencies"] = [str(ROOT)]
+    (tmp_path / "langgraph.json").write_text(json.dumps(config))
+    fake = FakeOpenAIChat(
+        {"NextAction": lambda messages: {"action": "Kyon sighs and follows Haruhi."}}
+    )
+    with LoopbackWebServer(fake) as llm:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("OPENAI", "PERSONAE", "TAVILY"))
+        }
+        env.update(
+            LANGGRAPH_CLI_NO_ANALYTICS="1",
+            LANGGRAPH_NO_VERSION_CHECK="true",
+            LANGSMITH_TRACING="false",
+            ANONYMIZED_TELEMETRY="False",
+            OPENAI_BASE_URL=f"{llm.url}/v1",
+            OPENAI_API_KEY="test-key",
+            PERSONAE_MODEL="openai:fake",
+            PERSONAE_FAST_MODEL="openai:fake",
+        )
+        process, url = _start_server(tmp_path / "langgraph.json", env, tmp_path / "server.log")
+        try:
+            yield url, fake
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_langgraph_dev_serves_every_graph_and_runs_one(
+    studio: tuple[str, FakeOpenAIChat], tmp_path: Path
+) -> None:
+    url, fake = studio
+    listed = httpx.post(f"{url}/assistants/search", json={"limit": 50}, timeout=10).json()
+    served = {assistant["graph_id"] for assistant in listed}
+    expected = set(json.loads((ROOT / "langgraph.json").read_text())["graphs"])
+    assert served == expected
+
+    story = tmp_path / "story.jsonl"
+    rows = [{"action": f"Haruhi announces plan {i}", "character": "Haruhi"} for i in range(6)]
+    rows += [{"action": "Kyon objects", "character": "Kyon"}]
+    story.write_text("\n".join(json.dumps(row) for row in rows))
+    run = httpx.post(
+        f"{url}/runs/wait",
+        json={
+            "assistant_id": "vanilla",
+            "input": {"character": "Kyon", "position": 6},
+            "context": {
+                "storyline_path": str(story),
+                "model": "openai:fake",
+                "fast_model": "openai:fake",
+            },
+        },
+        timeout=60,
+    )
+    assert run.status_code == 200, run.text
+    assert run.json()["action"] == "Kyon sighs and follows Haruhi."
+    prompt = json.dumps(fake.requests[-1]["messages"])
+    assert "Haruhi announces plan 5" in prompt and "Kyon objects" not in prompt
