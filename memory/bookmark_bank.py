@@ -1,16 +1,43 @@
-"""The bookmark bank: one Chroma collection per storyline (CONTRACT STUB, being implemented).
+"""The bookmark bank: one Chroma collection per storyline.
 
-Implemented by the bookmarks-memory work; the bookmarks agent codes against these signatures.
+Why Chroma and why this layout: candidate search is "same type, already synced, same character
+for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
+bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
+The embedded document is the question, because candidates are found by question. Each record
+keeps flat metadata for the filters (type, character, position, parent_id) and the whole
+bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
+memory together: a crash leaves either the old or the new bookmark, never a mix.
+
+Ids are ``bm-<n>`` from a counter kept in the collection's metadata. The counter is bumped
+before the record is written, so a crash can leave a gap but never reuse an id. The bank assumes
+one writer per storyline at a time (the benchmark runs one storyline per bank).
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, cast
 
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 
-from personae.memory.bookmark import Bookmark, BookmarkType
+from personae.errors import InputError
+from personae.files import write_json_atomic
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.chroma import open_chroma, safe_collection_name
+from personae.memory.embeddings import HashingEmbedding, embed_text
+from personae.memory.lexical import lexical_filter
 from personae.settings import Settings
+
+COLLECTION_PREFIX = "bookmarks-"
+CANDIDATE_POOL = 50
+"""Minimum vector-search pool before the lexical filter (``max(50, 10 * k)``)."""
+_COUNTER = "personae_next_id"
+_ID = re.compile(r"^bm-(\d+)$")
+_PAGE = 2000
 
 
 class BookmarkBank:
@@ -18,14 +45,26 @@ class BookmarkBank:
 
     def __init__(self, client: ClientAPI, storyline: str) -> None:
         """Open (or create) the storyline's collection with the hashing embedding."""
-        raise NotImplementedError
+        self.storyline = storyline
+        self.client = client
+        self.collection: Collection = client.get_or_create_collection(
+            safe_collection_name(storyline, prefix=COLLECTION_PREFIX),
+            embedding_function=HashingEmbedding(),
+            metadata={"storyline": storyline, _COUNTER: 0},
+        )
+        stored = (self.collection.metadata or {}).get(_COUNTER, 0)
+        self._next_id = int(stored) if isinstance(stored, int | float | str) else 0
 
     @classmethod
     def open(
         cls, storyline: str, path: Path | None, settings: Settings | None = None
     ) -> BookmarkBank:
-        """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None)."""
-        raise NotImplementedError
+        """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
+
+        With ``settings.chroma_host`` set the bank lives on that Chroma server and ``path`` is
+        ignored; otherwise it is an embedded Chroma database in ``path``.
+        """
+        return cls(open_chroma(path, settings), storyline)
 
     def create(
         self,
@@ -38,30 +77,205 @@ class BookmarkBank:
         parent_id: str | None = None,
         keyword: str | None = None,
     ) -> Bookmark:
-        """Create and store a bookmark; the bank assigns its id."""
-        raise NotImplementedError
+        """Create and store a bookmark; the bank assigns its id.
+
+        The first history entry is ``(position, answer)``: a derived bookmark starts from its
+        parent's answer at the parent's position, a new one from ``""`` at the storyline start.
+        """
+        if not question.strip():
+            raise InputError("a bookmark needs a non-empty question", "ask something")
+        if position < 0:
+            raise InputError(f"bookmark position {position} is negative", "use a position >= 0")
+        if parent_id is not None:
+            self.get(parent_id)
+        bookmark = Bookmark(
+            id=self._reserve_id(),
+            question=question.strip(),
+            type=BookmarkType(type),
+            character=character,
+            answer=answer,
+            position=position,
+            parent_id=parent_id,
+            keyword=keyword,
+            history=[AnswerVersion(position=position, answer=answer)],
+        )
+        self._write([bookmark])
+        return bookmark
+
+    def _reserve_id(self) -> str:
+        number = self._next_id
+        self._next_id += 1
+        self._store_counter()
+        return f"bm-{number}"
+
+    def _store_counter(self) -> None:
+        metadata = dict(self.collection.metadata or {})
+        metadata[_COUNTER] = self._next_id
+        self.collection.modify(metadata=metadata)
 
     def get(self, bookmark_id: str) -> Bookmark:
         """The stored bookmark; ``KeyError`` if unknown."""
-        raise NotImplementedError
+        found = self.collection.get(ids=[bookmark_id], include=["metadatas"])
+        if not found["ids"]:
+            raise KeyError(bookmark_id)
+        return _from_metadata(found["metadatas"][0] if found["metadatas"] else {})
 
     def save(self, bookmark: Bookmark) -> None:
-        """Write answer, position and memory in one upsert (never half-updated)."""
-        raise NotImplementedError
+        """Write answer, position and memory in one upsert (never half-updated).
+
+        A changed answer adds a history version valid from ``bookmark.position``; an answer
+        changed twice at the same position replaces that position's version. Positions only
+        move forward: saving a bookmark behind its stored position raises ``ValueError``.
+        On success ``bookmark.history`` is updated in place; on failure nothing is stored.
+        """
+        stored = self.get(bookmark.id)
+        if bookmark.position < stored.position:
+            raise ValueError(
+                f"{bookmark.id}: position {bookmark.position} is behind the stored "
+                f"{stored.position}; bookmarks only sync forward"
+            )
+        updated = bookmark.model_copy(deep=True)
+        updated.history = _with_version(stored.history, bookmark.position, bookmark.answer)
+        self._write([updated])
+        bookmark.history = updated.history
+
+    def _write(self, bookmarks: list[Bookmark]) -> None:
+        self.collection.upsert(
+            ids=[b.id for b in bookmarks],
+            documents=[b.question for b in bookmarks],
+            embeddings=[embed_text(b.question) for b in bookmarks],
+            metadatas=[_metadata(b) for b in bookmarks],
+        )
 
     def candidates(
         self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
     ) -> list[Bookmark]:
-        """Same type, position <= synced_by, same character for behavioral; lexical top-k."""
-        raise NotImplementedError
+        """Same type, position <= synced_by, same character for behavioral; lexical top-k.
+
+        A vector query under a ``where`` filter gives a pool of ``max(50, 10k)`` candidates;
+        the paper's lexical filter keeps those sharing a content word with ``question``,
+        ranked by shared words then vector distance.
+        """
+        if k <= 0 or not len(self):
+            return []
+        clauses: list[dict[str, Any]] = [
+            {"type": str(BookmarkType(type))},
+            {"position": {"$lte": synced_by}},
+        ]
+        if BookmarkType(type) is BookmarkType.BEHAVIORAL:
+            clauses.append({"character": character})
+        hits = self.collection.query(
+            query_embeddings=[embed_text(question)],
+            n_results=max(CANDIDATE_POOL, 10 * k),
+            where=cast(Any, {"$and": clauses}),
+            include=["metadatas", "documents", "distances"],
+        )
+        metadatas = (hits["metadatas"] or [[]])[0]
+        distances = (hits["distances"] or [[]])[0]
+        pool = [(_from_metadata(m), float(d)) for m, d in zip(metadatas, distances, strict=True)]
+        kept = lexical_filter(
+            question, pool, lambda row: row[0].question, k=k, distance_of=lambda row: row[1]
+        )
+        return [bookmark for bookmark, _ in kept]
 
     def near(self, target: int, *, character: str, window: int = 5) -> list[Bookmark]:
-        """Bookmarks synced within ``window`` actions before ``target`` (not others' behavioral)."""
-        raise NotImplementedError
+        """Bookmarks synced within ``window`` actions before ``target`` (not others' behavioral).
+
+        Returns those with ``target - window <= position <= target``, nearest first; nothing
+        synced past ``target`` ever comes back.
+        """
+        where = {"$and": [{"position": {"$gte": target - window}}, {"position": {"$lte": target}}]}
+        found = [
+            b
+            for b in self._scan(where)
+            if b.position <= target
+            and not (b.type is BookmarkType.BEHAVIORAL and b.character != character)
+        ]
+        return sorted(found, key=lambda b: (-b.position, _number(b.id)))
 
     def all(self) -> list[Bookmark]:
-        """Every bookmark."""
-        raise NotImplementedError
+        """Every bookmark, in creation order."""
+        return sorted(self._scan(None), key=lambda b: _number(b.id))
+
+    def _scan(self, where: Mapping[str, Any] | None) -> Iterator[Bookmark]:
+        offset = 0
+        while True:
+            page = self.collection.get(
+                where=cast(Any, where), include=["metadatas"], limit=_PAGE, offset=offset
+            )
+            for metadata in page["metadatas"] or []:
+                yield _from_metadata(metadata)
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += _PAGE
 
     def __len__(self) -> int:
-        raise NotImplementedError
+        return int(self.collection.count())
+
+    def import_bookmarks(self, bookmarks: Iterable[Bookmark], batch_size: int = 0) -> int:
+        """Store whole records as given (restore an export, bulk load); returns the count.
+
+        Ids must look like ``bm-<n>``; the id counter moves past the largest one.
+        """
+        size = batch_size or max(1, min(5000, self.client.get_max_batch_size()))
+        batch: list[Bookmark] = []
+        count = 0
+        for bookmark in bookmarks:
+            if not _ID.match(bookmark.id):
+                raise InputError(f"bookmark id {bookmark.id!r} is not bm-<n>", "keep bank ids")
+            self._next_id = max(self._next_id, _number(bookmark.id) + 1)
+            batch.append(bookmark)
+            if len(batch) >= size:
+                count += self._flush(batch)
+        count += self._flush(batch)
+        return count
+
+    def _flush(self, batch: list[Bookmark]) -> int:
+        if not batch:
+            return 0
+        self._store_counter()
+        self._write(batch)
+        written = len(batch)
+        batch.clear()
+        return written
+
+    def export(self) -> dict[str, Any]:
+        """The whole bank as JSON-ready data (for ``personae act --json`` and debugging)."""
+        return {
+            "storyline": self.storyline,
+            "bookmarks": [b.model_dump(mode="json") for b in self.all()],
+        }
+
+    def export_json(self, path: Path) -> None:
+        """Write :meth:`export` to ``path`` atomically."""
+        write_json_atomic(path, self.export())
+
+
+def _with_version(history: list[AnswerVersion], position: int, answer: str) -> list[AnswerVersion]:
+    versions = [v.model_copy() for v in history]
+    if versions and versions[-1].answer == answer:
+        return versions
+    if versions and versions[-1].position == position:
+        versions[-1] = AnswerVersion(position=position, answer=answer)
+    else:
+        versions.append(AnswerVersion(position=position, answer=answer))
+    return versions
+
+
+def _metadata(bookmark: Bookmark) -> dict[str, str | int]:
+    return {
+        "type": str(bookmark.type),
+        "character": bookmark.character,
+        "position": bookmark.position,
+        "parent_id": bookmark.parent_id or "",
+        "record": bookmark.model_dump_json(),
+    }
+
+
+def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:
+    return Bookmark.model_validate(json.loads(str(metadata["record"])))
+
+
+def _number(bookmark_id: str) -> int:
+    match = _ID.match(bookmark_id)
+    return int(match.group(1)) if match else -1
