@@ -1,0 +1,191 @@
+"""The bookmark bank on real Chroma: ids, history, candidates, near, atomic saves, restarts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from personae.errors import InputError
+from personae.memory.bookmark import Bookmark, BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.chroma import open_chroma
+
+B, C, S = BookmarkType.BEHAVIORAL, BookmarkType.CONCEPT, BookmarkType.STATE
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> BookmarkBank:
+    # Chroma's in-memory client is one per process: a fresh directory isolates each test.
+    return BookmarkBank.open("Poppin'Party", tmp_path / "db")
+
+
+def test_create_assigns_sequential_ids_and_first_history(bank: BookmarkBank) -> None:
+    a = bank.create(question="Who leads the band?", type=C, character="Kasumi", keyword="band")
+    b = bank.create(
+        question="Who leads the band now?",
+        type=C,
+        character="Arisa",
+        answer="Kasumi",
+        position=40,
+        parent_id=a.id,
+    )
+    assert (a.id, b.id) == ("bm-0", "bm-1")
+    assert bank.get(b.id).parent_id == "bm-0"
+    assert [(v.position, v.answer) for v in bank.get(b.id).history] == [(40, "Kasumi")]
+    assert bank.get("bm-0").keyword == "band" and len(bank) == 2
+    with pytest.raises(KeyError):
+        bank.get("bm-99")
+    with pytest.raises(KeyError):
+        bank.create(question="x y", type=C, character="Kasumi", parent_id="bm-42")
+    with pytest.raises(InputError, match="non-empty question"):
+        bank.create(question="  ", type=C, character="Kasumi")
+
+
+def test_save_keeps_answer_history_and_never_leaks_later_answers(bank: BookmarkBank) -> None:
+    bm = bank.create(question="Where is the band practising?", type=S, character="Kasumi")
+    for position, answer in [
+        (64, "in the storage room"),
+        (128, "in the storage room"),
+        (192, "at SPACE"),
+    ]:
+        bm.position, bm.answer = position, answer
+        bank.save(bm)
+    stored = bank.get(bm.id)
+    assert [(v.position, v.answer) for v in stored.history] == [
+        (0, ""),
+        (64, "in the storage room"),
+        (192, "at SPACE"),
+    ]
+    assert stored.answer_at(63) == "" and stored.answer_at(191) == "in the storage room"
+    assert stored.answer_at(192) == "at SPACE" and bm.history == stored.history
+    bm.answer = "on the roof"  # same position again: replaces that position's version
+    bank.save(bm)
+    assert bank.get(bm.id).history[-1].answer == "on the roof" and len(bank.get(bm.id).history) == 3
+    bm.position = 100
+    with pytest.raises(ValueError, match="only sync forward"):
+        bank.save(bm)
+    assert bank.get(bm.id).position == 192
+
+
+def test_failed_save_leaves_the_previous_bookmark_whole(
+    bank: BookmarkBank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bm = bank.create(
+        question="What does Kasumi usually do when nervous?", type=B, character="Kasumi"
+    )
+    bm.position, bm.answer, bm.evidence = 50, "she sings", [12, 30]
+    bank.save(bm)
+    real_upsert = bank.collection.upsert
+
+    def crash_midway(**kwargs: object) -> None:
+        raise RuntimeError("disk full")  # the write never lands: simulate a crash in save
+
+    monkeypatch.setattr(bank.collection, "upsert", crash_midway)
+    changed = bank.get(bm.id)
+    changed.position, changed.answer, changed.evidence = 90, "she hides", [12, 30, 77]
+    with pytest.raises(RuntimeError):
+        bank.save(changed)
+    monkeypatch.setattr(bank.collection, "upsert", real_upsert)
+    stored = bank.get(bm.id)
+    assert (stored.position, stored.answer, stored.evidence) == (50, "she sings", [12, 30])
+    assert [v.answer for v in stored.history] == ["", "she sings"]
+    metadata = bank.collection.get(ids=[bm.id])["metadatas"]
+    assert metadata is not None and metadata[0]["position"] == 50  # filter field agrees
+
+
+def test_candidates_filter_by_type_sync_and_character_then_lexically(bank: BookmarkBank) -> None:
+    make = bank.create
+    kasumi_b = make(
+        question="How does Kasumi react to a new song?", type=B, character="Kasumi", position=10
+    )
+    make(question="How does Arisa react to a new song?", type=B, character="Arisa", position=10)
+    make(question="What song is the band rehearsing?", type=S, character="Kasumi", position=10)
+    make(question="How does Kasumi react when songs fail?", type=B, character="Kasumi", position=99)
+    make(question="What does she usually do on weekends?", type=B, character="Kasumi", position=5)
+    found = bank.candidates(
+        "How does Kasumi usually react to a song?", type=B, character="Kasumi", synced_by=50
+    )
+    assert [b.id for b in found] == [
+        kasumi_b.id
+    ]  # other character, later sync, no shared word: out
+    state = bank.candidates("Which song is rehearsed now?", type=S, character="Arisa", synced_by=10)
+    assert [b.question for b in state] == ["What song is the band rehearsing?"]
+    assert bank.candidates("Which song?", type=C, character="Kasumi", synced_by=100) == []
+
+
+def test_candidates_rank_by_shared_words_and_keep_top_k(bank: BookmarkBank) -> None:
+    for i in range(8):
+        bank.create(question=f"Where is the guitar number {i}?", type=C, character="Tae")
+    best = bank.create(question="Where is the red guitar hidden?", type=C, character="Tae")
+    found = bank.candidates("red guitar hidden where", type=C, character="Kasumi", synced_by=0, k=5)
+    assert len(found) == 5 and found[0].id == best.id
+    assert bank.candidates("red guitar", type=C, character="Tae", synced_by=0, k=0) == []
+    empty = BookmarkBank(bank.client, "empty-storyline")
+    assert empty.candidates("red guitar", type=C, character="Tae", synced_by=5) == []
+
+
+def test_near_never_returns_later_or_other_characters_behavioral(bank: BookmarkBank) -> None:
+    for position, character, kind in [
+        (94, "Kasumi", S), (95, "Arisa", S), (97, "Arisa", B), (98, "Kasumi", B),
+        (100, "Tae", C), (101, "Kasumi", S), (30, "Kasumi", S),
+    ]:  # fmt: skip
+        bank.create(question=f"q {position}", type=kind, character=character, position=position)
+    near = bank.near(100, character="Kasumi", window=5)
+    assert [b.position for b in near] == [100, 98, 95]
+    assert all(b.position <= 100 for b in near)
+
+
+def test_export_import_round_trip(bank: BookmarkBank, tmp_path: Path) -> None:
+    bm = bank.create(question="Who is Saaya's friend?", type=C, character="Saaya", keyword="Saaya")
+    bm.position, bm.answer = 20, "Kasumi"
+    bank.save(bm)
+    bank.export_json(tmp_path / "bank.json")
+    data = json.loads((tmp_path / "bank.json").read_text())
+    assert data["storyline"] == "Poppin'Party" and data["bookmarks"][0]["answer"] == "Kasumi"
+    copy = BookmarkBank(bank.client, "copy")
+    assert copy.import_bookmarks(Bookmark.model_validate(b) for b in data["bookmarks"]) == 1
+    assert copy.get("bm-0").answer_at(19) == "" and copy.get("bm-0").answer_at(20) == "Kasumi"
+    assert copy.create(question="next one", type=S, character="Saaya").id == "bm-1"
+    with pytest.raises(InputError, match="bm-<n>"):
+        copy.import_bookmarks([bm.model_copy(update={"id": "B1"})])
+
+
+def test_collections_are_per_storyline_with_safe_names(tmp_path: Path) -> None:
+    client = open_chroma(tmp_path / "db")
+    one, two = BookmarkBank(client, "Pastel*Palettes"), BookmarkBank(client, "Poppin'Party")
+    one.create(question="Who is Aya?", type=C, character="Aya")
+    assert len(one) == 1 and len(two) == 0
+    assert one.collection.name != two.collection.name and "*" not in one.collection.name
+
+
+def test_bank_survives_a_process_restart(tmp_path: Path) -> None:
+    bank = BookmarkBank.open("haruhi", tmp_path / "bank")
+    bm = bank.create(question="What is the SOS Brigade planning?", type=S, character="Kyon")
+    bm.position, bm.answer = 64, "a baseball game"
+    bank.save(bm)
+    del bank
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from personae.memory.bookmark_bank import BookmarkBank\n"
+        "bank = BookmarkBank.open('haruhi', Path(sys.argv[1]))\n"
+        "bm = bank.get('bm-0')\n"
+        "bm.position, bm.answer = 128, 'a movie'\n"
+        "bank.save(bm)\n"
+        "new = bank.create(question='Who films the movie?', type='concept', character='Kyon')\n"
+        "print(json.dumps([len(bank), new.id]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "bank")],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, "bm-1"]
+    reopened = BookmarkBank.open("haruhi", tmp_path / "bank")
+    stored = reopened.get("bm-0")
+    assert stored.position == 128 and stored.answer_at(100) == "a baseball game"
+    assert stored.answer_at(128) == "a movie"
+    assert reopened.create(question="Who is Itsuki?", type=C, character="Kyon").id == "bm-2"
