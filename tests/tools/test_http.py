@@ -1,0 +1,274 @@
+"""PoliteHttpClient against real loopback servers: politeness, retries, size cap, cache, hosts."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from personae.errors import InputError, RemoteError
+from personae.loopback import LoopbackWebServer, WebRequest, WebResponse
+from personae.tools.http import HttpStatusError, PoliteHttpClient, parse_retry_after
+
+UA = "Personae/0.1 (+https://example.org/contact)"
+
+
+class InFlight:
+    """A route that records the most concurrent requests it saw, and when each ran."""
+
+    def __init__(self, hold: float = 0.05) -> None:
+        self.hold = hold
+        self.current = 0
+        self.peak = 0
+        self.spans: list[tuple[float, float]] = []
+        self._lock = threading.Lock()
+
+    def route(self, request: WebRequest) -> WebResponse:
+        with self._lock:
+            self.current += 1
+            self.peak = max(self.peak, self.current)
+        start = time.monotonic()
+        time.sleep(self.hold)
+        with self._lock:
+            self.current -= 1
+            self.spans.append((start, time.monotonic()))
+        return WebResponse(200, f"<p>{request.path}</p>")
+
+
+def make_client(
+    server: LoopbackWebServer, cache: Path | None = None, **kw: Any
+) -> PoliteHttpClient:
+    host = server.url.split("//", 1)[1]
+    return PoliteHttpClient(user_agent=UA, cache_dir=cache, allowed_hosts=[host], **kw)
+
+
+async def test_user_agent_sent_and_body_decoded() -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, "<p>héllo</p>")) as server:
+        async with make_client(server) as client:
+            page = await client.get_text(server.url + "/a", {"x": "1"})
+    assert page.text == "<p>héllo</p>"
+    assert server.requests[0].headers["User-Agent"] == UA
+    assert server.requests[0].query == {"x": "1"}
+
+
+async def test_serial_per_host_parallel_across_hosts() -> None:
+    first, second = InFlight(), InFlight()
+    with LoopbackWebServer(first.route) as one, LoopbackWebServer(second.route) as two:
+        hosts = [one.url.split("//")[1], two.url.split("//")[1]]
+        async with PoliteHttpClient(user_agent=UA, cache_dir=None, allowed_hosts=hosts) as client:
+            urls = [f"{one.url}/p{i}" for i in range(4)] + [f"{two.url}/p{i}" for i in range(4)]
+            pages = await asyncio.gather(*(client.get_text(u) for u in urls))
+    assert [p.text for p in pages[:2]] == ["<p>/p0</p>", "<p>/p1</p>"]
+    assert first.peak == 1 and second.peak == 1  # never two requests in flight on one host
+    # the two hosts overlapped in time: some request on host two ran while host one was busy
+    assert any(a0 < b1 and b0 < a1 for a0, a1 in first.spans for b0, b1 in second.spans)
+
+
+def failing(
+    times: int, status: int, headers: dict[str, str] | None = None
+) -> Callable[[WebRequest], WebResponse]:
+    count = {"n": 0}
+
+    def route(request: WebRequest) -> WebResponse:
+        count["n"] += 1
+        if count["n"] <= times:
+            return WebResponse(status, "busy", headers or {})
+        return WebResponse(200, {"ok": True})
+
+    return route
+
+
+async def test_retry_after_is_honoured() -> None:
+    slept: list[float] = []
+
+    async def record(delay: float) -> None:
+        slept.append(delay)
+
+    with LoopbackWebServer(failing(2, 429, {"Retry-After": "7"})) as server:
+        async with make_client(server, sleep=record, max_backoff=60.0) as client:
+            assert await client.get_json(server.url + "/api") == {"ok": True}
+    assert slept == [7.0, 7.0]
+    assert len(server.requests) == 3 and client.requests_made == 3
+
+
+async def test_retry_after_http_date_and_cap() -> None:
+    assert parse_retry_after("120") == 120.0
+    date = "Wed, 21 Oct 2015 07:28:00 GMT"
+    assert parse_retry_after(date, now=1445412480.0 - 30) == pytest.approx(30.0)
+    slept: list[float] = []
+
+    async def record(delay: float) -> None:
+        slept.append(delay)
+
+    with LoopbackWebServer(failing(1, 503, {"Retry-After": "3600"})) as server:
+        async with make_client(server, sleep=record, max_backoff=2.0) as client:
+            await client.get_text(server.url + "/x")
+    assert slept == [2.0]
+
+
+async def test_5xx_retried_with_backoff_then_raised() -> None:
+    slept: list[float] = []
+
+    async def record(delay: float) -> None:
+        slept.append(delay)
+
+    with LoopbackWebServer(failing(99, 502)) as server:
+        async with make_client(server, sleep=record, max_retries=3, backoff_base=0.1) as client:
+            with pytest.raises(HttpStatusError) as caught:
+                await client.get_text(server.url + "/x")
+    assert caught.value.status == 502
+    assert "answered HTTP 502" in str(caught.value) and "after 4 attempts" in str(caught.value)
+    assert len(server.requests) == 4
+    # exponential: 0.1, 0.2, 0.4 plus up to 50% jitter
+    assert [
+        round(d, 3) >= b and d <= b * 1.5 for d, b in zip(slept, (0.1, 0.2, 0.4), strict=True)
+    ] == [True] * 3
+
+
+async def test_404_is_not_retried() -> None:
+    with LoopbackWebServer(lambda r: WebResponse(404, "gone")) as server:
+        async with make_client(server) as client:
+            with pytest.raises(HttpStatusError, match="answered HTTP 404"):
+                await client.get_text(server.url + "/x")
+    assert len(server.requests) == 1
+
+
+async def test_size_cap_aborts() -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, "x" * 5000)) as server:
+        async with make_client(server, max_bytes=1000, cache=None) as client:
+            with pytest.raises(RemoteError, match="larger than the 1,000-byte limit"):
+                await client.get_text(server.url + "/big")
+
+
+async def test_size_cap_on_streamed_body_without_length() -> None:
+    async def stream() -> object:
+        for _ in range(10):
+            yield b"y" * 500
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=stream())  # type: ignore[arg-type]
+
+    transport = httpx.MockTransport(handler)
+    async with PoliteHttpClient(
+        user_agent=UA,
+        cache_dir=None,
+        allowed_hosts=["wiki.test"],
+        max_bytes=1200,
+        transport=transport,
+    ) as client:
+        with pytest.raises(RemoteError, match="larger than"):
+            await client.get_text("https://wiki.test/x")
+    assert client.bytes_downloaded <= 1500
+
+
+async def test_cache_makes_second_run_send_nothing(tmp_path: Path) -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, {"q": r.query})) as server:
+        for _ in range(2):
+            async with make_client(server, cache=tmp_path) as client:
+                first = await client.get_json(server.url + "/api.php", {"a": "1"})
+                second = await client.get_json(server.url + "/api.php", {"a": "2"})
+        assert first == {"q": {"a": "1"}} and second == {"q": {"a": "2"}}
+        assert len(server.requests) == 2  # the second client answered both from disk
+        assert client.cache_hits == 2 and client.requests_made == 0
+
+
+async def test_errors_are_not_cached(tmp_path: Path) -> None:
+    with LoopbackWebServer(failing(1, 404)) as server:
+        async with make_client(server, cache=tmp_path) as client:
+            with pytest.raises(HttpStatusError):
+                await client.get_text(server.url + "/x")
+            assert (await client.get_text(server.url + "/x")).text == '{"ok": true}'
+    assert len(server.requests) == 2
+
+
+async def test_post_not_cached_unless_asked(tmp_path: Path) -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, {"echo": r.json()})) as server:
+        async with make_client(server, cache=tmp_path) as client:
+            for _ in range(2):
+                assert await client.post_json(server.url + "/s", {"q": 1}) == {"echo": {"q": 1}}
+            for _ in range(2):
+                await client.post_json(server.url + "/s", {"q": 2}, cache=True)
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:9/x",
+        "http://127.0.0.1:9/x",
+        "http://10.0.0.5/x",
+        "http://192.168.1.1/x",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/x",
+        "http://[::ffff:127.0.0.1]/x",
+    ],
+)
+async def test_private_hosts_refused(url: str) -> None:
+    async with PoliteHttpClient(user_agent=UA, cache_dir=None) as client:
+        with pytest.raises(InputError, match="is not a public host"):
+            await client.get_text(url)
+    assert client.requests_made == 0
+
+
+async def test_hostname_resolving_to_private_address_refused() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["93.184.215.14", "10.1.2.3"]  # one private address is enough to refuse
+
+    async with PoliteHttpClient(user_agent=UA, cache_dir=None, resolver=resolver) as client:
+        with pytest.raises(InputError, match="internal.example.com is not a public host"):
+            await client.get_text("https://internal.example.com/")
+
+
+async def test_public_host_allowed_and_redirect_rechecked() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return {"public.example": ["93.184.215.14"], "evil.example": ["127.0.0.1"]}[host]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/ok":
+            return httpx.Response(200, text="fine")
+        return httpx.Response(302, headers={"Location": "http://evil.example/steal"})
+
+    transport = httpx.MockTransport(handler)
+    async with PoliteHttpClient(
+        user_agent=UA, cache_dir=None, resolver=resolver, transport=transport
+    ) as client:
+        assert (await client.get_text("https://public.example/ok")).text == "fine"
+        with pytest.raises(InputError, match="evil.example is not a public host"):
+            await client.get_text("https://public.example/redirect")
+
+
+async def test_bad_scheme_rejected() -> None:
+    async with PoliteHttpClient(user_agent=UA, cache_dir=None) as client:
+        with pytest.raises(InputError, match="is not an http\\(s\\) URL"):
+            await client.get_text("file:///etc/passwd")
+
+
+async def test_connection_error_becomes_remote_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    slept: list[float] = []
+
+    async def record(delay: float) -> None:
+        slept.append(delay)
+
+    transport = httpx.MockTransport(handler)
+    async with PoliteHttpClient(
+        user_agent=UA,
+        cache_dir=None,
+        allowed_hosts=["wiki.test"],
+        transport=transport,
+        sleep=record,
+        max_retries=2,
+    ) as client:
+        with pytest.raises(
+            RemoteError, match="cannot reach wiki.test \\(ConnectError\\) after 3 attempts"
+        ):
+            await client.get_text("https://wiki.test/x")
+    assert len(slept) == 2

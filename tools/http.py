@@ -1,0 +1,428 @@
+"""A polite async HTTP client: honest User-Agent, one request at a time per host, backoff, cache.
+
+Wikis (Fandom above all) block bots that hammer them or hide who they are, and a profiler run
+fetches dozens of pages. Every outbound request of the web tools goes through this client, so
+politeness, the size cap, the public-host policy and the on-disk cache hold everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import ipaddress
+import json
+import random
+import socket
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from personae.errors import InputError, RemoteError
+from personae.files import write_json_atomic
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Statuses worth retrying: rate limits and transient server errors."""
+KEPT_HEADERS = ("content-type", "last-modified", "etag")
+"""Response headers stored in the cache."""
+MAX_REDIRECTS = 5
+
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+Sleeper = Callable[[float], Awaitable[None]]
+
+
+class HttpStatusError(RemoteError):
+    """The server answered with an error status (after retries, when retryable)."""
+
+    def __init__(self, problem: str, fix: str | None, *, status: int, url: str) -> None:
+        super().__init__(problem, fix)
+        self.status = status
+        self.url = url
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPage:
+    """A successful response body with where it finally came from."""
+
+    url: str
+    """Final URL after redirects."""
+    status: int
+    headers: dict[str, str]
+    """The kept subset of response headers (lower-case names)."""
+    text: str
+    from_cache: bool = False
+
+    def json(self) -> Any:
+        """The body parsed as JSON; a clear error when the server sent something else."""
+        try:
+            return json.loads(self.text)
+        except json.JSONDecodeError as error:
+            raise RemoteError(
+                f"{self.url} did not return JSON ({error.msg})",
+                "check that the URL is an API endpoint",
+            ) from None
+
+
+async def _system_resolver(host: str, port: int) -> list[str]:
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
+
+
+def _is_public_ip(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_reserved
+        or ip.is_multicast
+        or ip.is_unspecified
+    )
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class PoliteHttpClient:
+    """Async HTTP with per-host serial access, retries with backoff, a size cap and a disk cache.
+
+    Requests to one host run one at a time (an ``asyncio.Lock`` per host, plus an optional
+    ``min_delay`` between them); different hosts run in parallel. 429/5xx and connection errors
+    are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
+    ``max_backoff``). Only public hosts are reachable, except hosts listed in ``allowed_hosts``
+    (``"127.0.0.1"`` or ``"127.0.0.1:8080"``). GET 200 responses are cached on disk under
+    ``cache_dir``; a rerun with the same cache sends no request it already made.
+    """
+
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        cache_dir: Path | None,
+        allowed_hosts: Collection[str] = (),
+        timeout: float = 20.0,
+        max_bytes: int = 5_000_000,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        max_backoff: float = 30.0,
+        min_delay: float = 0.0,
+        cache_ttl: float | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        resolver: Resolver | None = None,
+        sleep: Sleeper | None = None,
+    ) -> None:
+        if not user_agent.strip():
+            raise InputError(
+                "the HTTP User-Agent is empty", "set PERSONAE_CONTACT to a URL or e-mail"
+            )
+        self.user_agent = user_agent
+        self.cache_dir = cache_dir
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+        self.max_bytes = max_bytes
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.max_backoff = max_backoff
+        self.min_delay = min_delay
+        self.cache_ttl = cache_ttl
+        self.requests_made = 0
+        """Requests actually sent (retries included)."""
+        self.cache_hits = 0
+        """Responses served from the disk cache."""
+        self.bytes_downloaded = 0
+        """Body bytes received over the network."""
+        self._resolve = resolver or _system_resolver
+        self._sleep = sleep or asyncio.sleep
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._last_request: dict[str, float] = {}
+        self._checked_hosts: set[str] = set()
+        self._client = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(timeout),
+            headers={"User-Agent": user_agent},
+            follow_redirects=False,
+        )
+
+    async def __aenter__(self) -> PoliteHttpClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    async def get_text(self, url: str, params: Mapping[str, Any] | None = None) -> FetchedPage:
+        """GET ``url`` (cached) and return its decoded body."""
+        return await self.request("GET", url, params=params, cache=True)
+
+    async def get_json(self, url: str, params: Mapping[str, Any] | None = None) -> Any:
+        """GET ``url`` (cached) and parse the body as JSON."""
+        return (await self.get_text(url, params)).json()
+
+    async def post_json(
+        self,
+        url: str,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        *,
+        cache: bool = False,
+    ) -> Any:
+        """POST ``payload`` as JSON and parse the JSON answer (cached only with ``cache=True``)."""
+        page = await self.request("POST", url, json_body=payload, headers=headers, cache=cache)
+        return page.json()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        cache: bool = False,
+    ) -> FetchedPage:
+        """Send one request politely; raise ``RemoteError``/``InputError`` on failure."""
+        self._check_scheme(url)
+        clean_params = {k: str(v) for k, v in (params or {}).items() if v is not None}
+        body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
+        key = self._cache_key(method, url, clean_params, body)
+        if cache:
+            cached = self._read_cache(key)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
+        page = await self._fetch(method, url, clean_params, body, dict(headers or {}))
+        if cache and page.status == 200:
+            self._write_cache(key, page)
+        return page
+
+    async def _fetch(
+        self,
+        method: str,
+        url: str,
+        params: dict[str, str],
+        body: str | None,
+        headers: dict[str, str],
+    ) -> FetchedPage:
+        if body is not None:
+            headers.setdefault("Content-Type", "application/json")
+        target = str(httpx.URL(url, params=params)) if params else url
+        for _ in range(MAX_REDIRECTS + 1):
+            await self._check_host(target)
+            status, response_headers, data = await self._send_with_retries(
+                method, target, body, headers
+            )
+            location = response_headers.get("location")
+            if status in (301, 302, 303, 307, 308) and location:
+                target = urljoin(target, location)
+                if status == 303:
+                    method, body = "GET", None
+                continue
+            return self._finish(target, status, response_headers, data)
+        raise RemoteError(f"{url} redirected more than {MAX_REDIRECTS} times", "check the URL")
+
+    def _finish(self, url: str, status: int, headers: dict[str, str], data: bytes) -> FetchedPage:
+        if not 200 <= status < 300:
+            host = urlsplit(url).netloc
+            raise HttpStatusError(
+                f"{host} answered HTTP {status} for {url}",
+                "check the URL, or try again later",
+                status=status,
+                url=url,
+            )
+        kept = {name: headers[name] for name in KEPT_HEADERS if name in headers}
+        return FetchedPage(url=url, status=status, headers=kept, text=_decode(data, headers))
+
+    async def _send_with_retries(
+        self, method: str, url: str, body: str | None, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        host = urlsplit(url).netloc.lower()
+        lock = self._locks.setdefault(host, asyncio.Lock())
+        async with lock:
+            attempt = 0
+            while True:
+                await self._respect_min_delay(host)
+                try:
+                    status, response_headers, data = await self._send_once(
+                        method, url, body, headers
+                    )
+                except httpx.TransportError as error:
+                    if attempt >= self.max_retries:
+                        raise RemoteError(
+                            f"cannot reach {host} ({type(error).__name__}) after {attempt + 1} attempts",
+                            "check the network and the URL",
+                        ) from None
+                    await self._sleep(self._backoff(attempt, None))
+                    attempt += 1
+                    continue
+                if status in RETRY_STATUSES and attempt < self.max_retries:
+                    await self._sleep(self._backoff(attempt, response_headers.get("retry-after")))
+                    attempt += 1
+                    continue
+                if status in RETRY_STATUSES:
+                    raise HttpStatusError(
+                        f"{host} answered HTTP {status} for {url} after {attempt + 1} attempts",
+                        "try again later",
+                        status=status,
+                        url=url,
+                    )
+                return status, response_headers, data
+
+    async def _send_once(
+        self, method: str, url: str, body: str | None, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        self.requests_made += 1
+        request = self._client.build_request(method, url, content=body, headers=headers)
+        response = await self._client.send(request, stream=True)
+        try:
+            response_headers = {k.lower(): v for k, v in response.headers.items()}
+            declared = response_headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise self._too_big(url)
+            chunks: list[bytes] = []
+            total = 0
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                self.bytes_downloaded += len(chunk)
+                if total > self.max_bytes:
+                    raise self._too_big(url)
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+            self._last_request[urlsplit(url).netloc.lower()] = time.monotonic()
+        return response.status_code, response_headers, b"".join(chunks)
+
+    def _too_big(self, url: str) -> RemoteError:
+        return RemoteError(
+            f"{url} is larger than the {self.max_bytes:,}-byte limit",
+            "raise max_bytes or skip this page",
+        )
+
+    async def _respect_min_delay(self, host: str) -> None:
+        last = self._last_request.get(host)
+        if self.min_delay and last is not None:
+            wait = last + self.min_delay - time.monotonic()
+            if wait > 0:
+                await self._sleep(wait)
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        told = parse_retry_after(retry_after)
+        if told is not None:
+            return min(told, self.max_backoff)
+        delay = self.backoff_base * float(2**attempt)
+        return min(delay + random.uniform(0, delay / 2), self.max_backoff)
+
+    def _check_scheme(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(f"{url!r} is not an http(s) URL", "pass a URL starting with https://")
+
+    async def _check_host(self, url: str) -> None:
+        self._check_scheme(url)
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        netloc = parts.netloc.lower()
+        if (
+            host in self.allowed_hosts
+            or netloc in self.allowed_hosts
+            or netloc in self._checked_hosts
+        ):
+            return
+        refused = InputError(
+            f"{host} is not a public host",
+            "only public web hosts can be fetched (or configure the host explicitly)",
+        )
+        if host == "localhost" or host.endswith(".localhost"):
+            raise refused
+        try:
+            addresses = [str(ipaddress.ip_address(host))]
+        except ValueError:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            try:
+                addresses = await self._resolve(host, port)
+            except OSError:
+                raise RemoteError(
+                    f"cannot resolve host {host}", "check the URL and the network"
+                ) from None
+        if not addresses or not all(_is_public_ip(address) for address in addresses):
+            raise refused
+        self._checked_hosts.add(netloc)
+
+    def _cache_key(self, method: str, url: str, params: dict[str, str], body: str | None) -> str:
+        material = json.dumps([method.upper(), url, sorted(params.items()), body])
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    def _cache_path(self, key: str) -> Path | None:
+        return None if self.cache_dir is None else self.cache_dir / "http" / key[:2] / f"{key}.json"
+
+    def _read_cache(self, key: str) -> FetchedPage | None:
+        path = self._cache_path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None  # a damaged entry is refetched and overwritten
+        if (
+            self.cache_ttl is not None
+            and time.time() - float(record["fetched_at"]) > self.cache_ttl
+        ):
+            return None
+        return FetchedPage(
+            url=record["url"],
+            status=record["status"],
+            headers=record["headers"],
+            text=record["body"],
+            from_cache=True,
+        )
+
+    def _write_cache(self, key: str, page: FetchedPage) -> None:
+        path = self._cache_path(key)
+        if path is not None:
+            record = {
+                "url": page.url,
+                "status": page.status,
+                "headers": page.headers,
+                "body": page.text,
+                "fetched_at": time.time(),
+            }
+            write_json_atomic(path, record)
+
+
+def _decode(data: bytes, headers: Mapping[str, str]) -> str:
+    content_type = headers.get("content-type", "")
+    charset = "utf-8"
+    for part in content_type.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "charset" and value:
+            charset = value.strip('"')
+    try:
+        return data.decode(charset, errors="replace")
+    except LookupError:
+        return data.decode("utf-8", errors="replace")
