@@ -1,17 +1,63 @@
-"""`personae data` (placeholder until implemented)."""
+"""`personae data fetch bookmarks`: get the BOOKMARKS benchmark for users who do not have it.
+
+Environment read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), ``HF_TOKEN``
+(optional bearer token), ``PERSONAE_CONTACT`` (through the User-Agent).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 from typing import Any
+
+from personae.settings import load_settings, user_agent
+from personae.tools.hf_datasets import (
+    BOOKMARKS_DATASETS,
+    DEFAULT_ENDPOINT,
+    HubClient,
+    fetch_bookmarks,
+)
+
+DEFAULT_DEST = Path("data/bookmarks")
 
 
 def register(commands: Any) -> None:
     """Add the `data` subcommand."""
-    parser = commands.add_parser("data", help="(not implemented yet)")
+    parser = commands.add_parser("data", help="download benchmark data")
+    actions = parser.add_subparsers(dest="data_action", required=True)
+    fetch = actions.add_parser(
+        "fetch",
+        help="download a benchmark",
+        description="Download the BOOKMARKS storylines from the Hugging Face datasets "
+        + " and ".join(BOOKMARKS_DATASETS)
+        + "; files already present with the same size are skipped.",
+    )
+    fetch.add_argument("dataset", choices=["bookmarks"], help="which benchmark")
+    fetch.add_argument(
+        "--dest", type=Path, default=DEFAULT_DEST, help=f"target folder (default {DEFAULT_DEST})"
+    )
+    fetch.add_argument("--endpoint", help=f"Hub URL (default $HF_ENDPOINT or {DEFAULT_ENDPOINT})")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Not implemented yet."""
-    raise SystemExit("not implemented")
+    """Fetch the benchmark and print what was downloaded, skipped and converted."""
+    endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
+    token = os.environ.get("HF_TOKEN", "").strip() or None
+    dest: Path = args.dest
+    with HubClient(endpoint, user_agent=user_agent(load_settings()), token=token) as client:
+        report = fetch_bookmarks(client, dest)
+    out = sys.stdout
+    for path in report.downloaded:
+        out.write(f"downloaded {path}\n")
+    for path in report.converted:
+        out.write(f"converted  {path}\n")
+    for name in report.ignored:
+        out.write(f"ignored    {name} (format not used)\n")
+    out.write(
+        f"{len(report.downloaded)} downloaded, {len(report.skipped)} already present, "
+        f"{len(report.converted)} converted into {dest}\n"
+    )
+    return 0
