@@ -1,0 +1,199 @@
+"""Bookmark bank and storyline index figures: matching latency, concept scan time, memory.
+
+Run: uv run python benchmarks/bench_bank.py [--bookmarks 100000] [--actions 100000] [--queries 100]
+
+Prints (not asserts) figures: bulk insert rate of N generated bookmarks into an on-disk Chroma
+bank, ``candidates()`` latency p50/p95 at that size, the storyline index build time over a
+synthetic storyline of M actions (real action texts from ../shared when present), keyword scan
++ context-window time against a naive linear scan, and peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.lexical import tokens
+from personae.memory.storyline import StoryAction, Storyline, load_storyline
+from personae.tools.storyline_index import StorylineIndex, context_windows
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"
+CHARACTERS = ["Kyon", "Haruhi", "Yuki", "Mikuru", "Itsuki", "Tsuruya", "Taniguchi", "Kunikida"]
+TOPICS = [
+    "club", "movie", "baseball", "book", "tea", "computer", "festival", "island", "snow",
+    "song", "time", "alien", "esper", "plan", "school", "costume", "camera", "cat", "game",
+    "summer", "mystery", "letter", "teacher", "hill", "station", "library", "concert",
+]  # fmt: skip
+TEMPLATES = {
+    BookmarkType.BEHAVIORAL: "How does {c} usually react to {t} and {u}?",
+    BookmarkType.STATE: "What is happening with the {t} and the {u} now?",
+    BookmarkType.CONCEPT: "What is the {t} {u} that {c} mentioned?",
+}
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def generated_bookmarks(count: int, horizon: int, rng: random.Random) -> list[Bookmark]:
+    kinds = list(BookmarkType)
+    out = []
+    for number in range(count):
+        kind = kinds[number % 3]
+        character = rng.choice(CHARACTERS)
+        t, u = rng.sample(TOPICS, 2)
+        question = TEMPLATES[kind].format(c=character, t=t, u=f"{u} {number % 997}")
+        position = rng.randrange(horizon)
+        answer = f"{character} and the {t}: answer {number}"
+        out.append(
+            Bookmark(
+                id=f"bm-{number}",
+                question=question,
+                type=kind,
+                character=character,
+                answer=answer,
+                position=position,
+                keyword=t if kind is BookmarkType.CONCEPT else None,
+                history=[
+                    AnswerVersion(position=0, answer=""),
+                    AnswerVersion(position=position, answer=answer),
+                ],
+            )
+        )
+    return out
+
+
+def bench_matching(count: int, queries: int, path: Path | None) -> None:
+    rng = random.Random(7)
+    bank = BookmarkBank.open("bench-bank", path)
+    records = generated_bookmarks(count, 100_000, rng)
+    start = time.perf_counter()
+    bank.import_bookmarks(records)
+    insert = time.perf_counter() - start
+    print(f"bank: inserted {len(bank):,} bookmarks in {insert:.1f} s ({len(bank) / insert:,.0f}/s)")
+    timings, sizes = [], []
+    kinds = list(BookmarkType)
+    for number in range(queries):
+        kind = kinds[number % 3]
+        character = rng.choice(CHARACTERS)
+        t, u = rng.sample(TOPICS, 2)
+        question = TEMPLATES[kind].format(c=character, t=t, u=u)
+        synced_by = rng.randrange(10_000, 100_000)
+        start = time.perf_counter()
+        found = bank.candidates(question, type=kind, character=character, synced_by=synced_by)
+        timings.append((time.perf_counter() - start) * 1000)
+        sizes.append(len(found))
+    print(
+        f"bank: candidates() at {len(bank):,} bookmarks over {queries} queries: "
+        f"p50 {percentile(timings, 0.5):.1f} ms, p95 {percentile(timings, 0.95):.1f} ms, "
+        f"mean {statistics.mean(timings):.1f} ms, mean kept {statistics.mean(sizes):.1f}"
+    )
+    start = time.perf_counter()
+    near = bank.near(50_000, character="Kyon", window=5)
+    print(
+        f"bank: near(50000) -> {len(near)} bookmarks in {(time.perf_counter() - start) * 1000:.1f} ms"
+    )
+
+
+def source_texts() -> list[tuple[str, tuple[str, ...]]]:
+    if SHARED.is_dir():
+        texts = []
+        for path in sorted(SHARED.glob("title2action_series.*.json")):
+            texts += [(a.text, a.characters) for a in load_storyline(path).actions]
+        print(f"storyline: reusing {len(texts):,} real action texts from {SHARED}")
+        return texts
+    print("storyline: ../shared absent, generating action texts")
+    rng = random.Random(3)
+    return [
+        (
+            f"{rng.choice(CHARACTERS)} talks about the {rng.choice(TOPICS)} near the {rng.choice(TOPICS)}",
+            ("Other",),
+        )
+        for _ in range(5000)
+    ]
+
+
+def synthetic_storyline(size: int) -> Storyline:
+    texts = source_texts()
+    actions = tuple(
+        StoryAction(i, f"chapter {i // 500}", texts[i % len(texts)][0], texts[i % len(texts)][1])
+        for i in range(size)
+    )
+    return Storyline("synthetic", actions, tuple(dict.fromkeys(a.chapter for a in actions)))
+
+
+def naive_positions(storyline: Storyline, keyword: str, start: int, end: int) -> list[int]:
+    phrase = tokens(keyword)
+    size = len(phrase)
+    hits = []
+    for action in storyline.before(end, start):
+        words = tokens(action.text)
+        if any(words[i : i + size] == phrase for i in range(len(words) - size + 1)):
+            hits.append(action.position)
+    return hits
+
+
+def bench_scan(size: int) -> None:
+    storyline = synthetic_storyline(size)
+    tracemalloc.start()
+    start = time.perf_counter()
+    index = StorylineIndex(storyline)
+    build = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        f"index: built over {len(storyline):,} actions in {build:.2f} s, traced peak {peak / 2**20:.0f} MiB"
+    )
+    for keyword in ["Haruhi", "Kyon", "SOS Brigade", "guitar", "Alphonse", "zeppelin"]:
+        start = time.perf_counter()
+        hits = index.positions(keyword, 0, size)
+        windows = context_windows(hits, 8, end=size)
+        indexed = (time.perf_counter() - start) * 1000
+        start = time.perf_counter()
+        naive = naive_positions(storyline, keyword, 0, size)
+        linear = (time.perf_counter() - start) * 1000
+        # the index also matches who acts, so it finds a superset of the text-only scan
+        agree = "index covers linear" if set(naive) <= set(hits) else "MISSED HITS"
+        print(
+            f"scan: {keyword!r:>14}: {len(hits):>6,} hits, {len(windows):>5,} windows, "
+            f"index {indexed:8.2f} ms vs linear scan {linear:8.1f} ms ({agree})"
+        )
+    rng = random.Random(5)
+    timings = []
+    for _ in range(1000):
+        target = rng.randrange(1000, size)
+        start = time.perf_counter()
+        context_windows(index.positions("Kyon", target - 64, target), 8, end=target)
+        timings.append((time.perf_counter() - start) * 1e6)
+    print(
+        f"scan: 64-action suffix scans (1000 random targets): p50 {percentile(timings, 0.5):.0f} us, p95 {percentile(timings, 0.95):.0f} us"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bookmarks", type=int, default=100_000)
+    parser.add_argument("--actions", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--in-memory", action="store_true", help="ephemeral Chroma, not on disk")
+    args = parser.parse_args()
+    print("$ " + " ".join(["python", *sys.argv]))
+    bench_scan(args.actions)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_matching(args.bookmarks, args.queries, None if args.in_memory else Path(tmp))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"memory: peak RSS {rss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
