@@ -8,15 +8,17 @@ keeps flat metadata for the filters (type, character, position, parent_id) and t
 bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
 memory together: a crash leaves either the old or the new bookmark, never a mix.
 
-Ids are ``bm-<n>`` from a counter kept in the collection's metadata. The counter is bumped
-before the record is written, so a crash can leave a gap but never reuse an id. The bank assumes
-one writer per storyline at a time (the benchmark runs one storyline per bank).
+Ids are ``bm-<n>`` from a counter kept in the collection's metadata. The counter is re-read and
+bumped before the record is written, so a crash can leave a gap but never reuse an id, and
+threads (or several bank objects on one collection) in a process never collide. Two processes
+writing the same storyline's bank at once are not supported.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -38,6 +40,8 @@ CANDIDATE_POOL = 50
 _COUNTER = "personae_next_id"
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
+_WRITE_LOCK = threading.RLock()
+"""Serialises id reservation and read-check-write saves of every bank in this process."""
 
 
 class BookmarkBank:
@@ -52,8 +56,7 @@ class BookmarkBank:
             embedding_function=HashingEmbedding(),
             metadata={"storyline": storyline, _COUNTER: 0},
         )
-        stored = (self.collection.metadata or {}).get(_COUNTER, 0)
-        self._next_id = int(stored) if isinstance(stored, int | float | str) else 0
+        self._next_id = self._stored_counter()
 
     @classmethod
     def open(
@@ -103,10 +106,18 @@ class BookmarkBank:
         return bookmark
 
     def _reserve_id(self) -> str:
-        number = self._next_id
-        self._next_id += 1
-        self._store_counter()
+        with _WRITE_LOCK:
+            number = max(self._next_id, self._stored_counter())
+            self._next_id = number + 1
+            self._store_counter()
         return f"bm-{number}"
+
+    def _stored_counter(self) -> int:
+        fresh = self.client.get_collection(
+            self.collection.name, embedding_function=HashingEmbedding()
+        )
+        stored = (fresh.metadata or {}).get(_COUNTER, 0)
+        return int(stored) if isinstance(stored, int | float | str) else 0
 
     def _store_counter(self) -> None:
         metadata = dict(self.collection.metadata or {})
@@ -128,15 +139,16 @@ class BookmarkBank:
         move forward: saving a bookmark behind its stored position raises ``ValueError``.
         On success ``bookmark.history`` is updated in place; on failure nothing is stored.
         """
-        stored = self.get(bookmark.id)
-        if bookmark.position < stored.position:
-            raise ValueError(
-                f"{bookmark.id}: position {bookmark.position} is behind the stored "
-                f"{stored.position}; bookmarks only sync forward"
-            )
-        updated = bookmark.model_copy(deep=True)
-        updated.history = _with_version(stored.history, bookmark.position, bookmark.answer)
-        self._write([updated])
+        with _WRITE_LOCK:
+            stored = self.get(bookmark.id)
+            if bookmark.position < stored.position:
+                raise ValueError(
+                    f"{bookmark.id}: position {bookmark.position} is behind the stored "
+                    f"{stored.position}; bookmarks only sync forward (reload it with get())"
+                )
+            updated = bookmark.model_copy(deep=True)
+            updated.history = _with_version(stored.history, bookmark.position, bookmark.answer)
+            self._write([updated])
         bookmark.history = updated.history
 
     def _write(self, bookmarks: list[Bookmark]) -> None:
@@ -233,7 +245,9 @@ class BookmarkBank:
     def _flush(self, batch: list[Bookmark]) -> int:
         if not batch:
             return 0
-        self._store_counter()
+        with _WRITE_LOCK:
+            self._next_id = max(self._next_id, self._stored_counter())
+            self._store_counter()
         self._write(batch)
         written = len(batch)
         batch.clear()

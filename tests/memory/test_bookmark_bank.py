@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,16 @@ def test_bank_survives_a_process_restart(tmp_path: Path) -> None:
     assert stored.position == 128 and stored.answer_at(100) == "a baseball game"
     assert stored.answer_at(128) == "a movie"
     assert reopened.create(question="Who is Itsuki?", type=C, character="Kyon").id == "bm-2"
+
+
+def test_threads_and_second_bank_objects_never_reuse_ids(bank: BookmarkBank) -> None:
+    other = BookmarkBank(bank.client, "Poppin'Party")  # e.g. another character's run
+
+    def make(target: BookmarkBank, who: str) -> list[str]:
+        return [target.create(question=f"{who} q{i}", type=S, character=who).id for i in range(10)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = [pool.submit(make, target, who) for target, who in [(bank, "A"), (other, "B")] * 2]
+        ids = [i for run in runs for i in run.result()]
+    assert len(set(ids)) == 40 and len(bank) == 40
+    assert {b.question.split()[0] for b in bank.all()} == {"A", "B"}
