@@ -40,6 +40,8 @@ CANDIDATE_POOL = 50
 _COUNTER = "personae_next_id"
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
+_EMBEDDING: Any = HashingEmbedding()
+"""Typed loosely: chromadb's EmbeddingFunction generic does not accept a str-only function."""
 _WRITE_LOCK = threading.RLock()
 """Serialises id reservation and read-check-write saves of every bank in this process."""
 
@@ -53,7 +55,7 @@ class BookmarkBank:
         self.client = client
         self.collection: Collection = client.get_or_create_collection(
             safe_collection_name(storyline, prefix=COLLECTION_PREFIX),
-            embedding_function=HashingEmbedding(),
+            embedding_function=_EMBEDDING,
             metadata={"storyline": storyline, _COUNTER: 0},
         )
         self._next_id = self._stored_counter()
@@ -65,7 +67,9 @@ class BookmarkBank:
         """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
 
         With ``settings.chroma_host`` set the bank lives on that Chroma server and ``path`` is
-        ignored; otherwise it is an embedded Chroma database in ``path``.
+        ignored; otherwise it is an embedded Chroma database in ``path``. ``path=None`` is
+        Chroma's in-memory client, which is one per process: every ``open(name, None)`` in the
+        process sees the same bank, so tests wanting isolation pass a temporary directory.
         """
         return cls(open_chroma(path, settings), storyline)
 
@@ -113,9 +117,7 @@ class BookmarkBank:
         return f"bm-{number}"
 
     def _stored_counter(self) -> int:
-        fresh = self.client.get_collection(
-            self.collection.name, embedding_function=HashingEmbedding()
-        )
+        fresh = self.client.get_collection(self.collection.name, embedding_function=_EMBEDDING)
         stored = (fresh.metadata or {}).get(_COUNTER, 0)
         return int(stored) if isinstance(stored, int | float | str) else 0
 
