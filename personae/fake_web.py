@@ -184,6 +184,8 @@ class FakeMediaWiki:
         self.search_hits = dict(search_hits or {})
         self.sitename = sitename
         self.mount = ""
+        self.search_batch = 50
+        """Most hits per ``list=search`` answer (real wikis cap ``srlimit``); lower it to force continuation."""
         self.calls: list[dict[str, str]] = []
         self._failures = _Failures()
 
@@ -245,7 +247,7 @@ class FakeMediaWiki:
 
     def _search(self, query: Mapping[str, str]) -> dict[str, Any]:
         text = query.get("srsearch", "")
-        limit = int(query.get("srlimit") or 10)
+        limit = min(int(query.get("srlimit") or 10), self.search_batch)
         offset = int(query.get("sroffset") or 0)
         titles = self._search_titles(text)
         page = titles[offset : offset + limit]

@@ -1,0 +1,234 @@
+"""MediaWikiClient and wiki discovery against a loopback FakeMediaWiki (real HTTP, real parser)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from personae.errors import InputError
+from personae.fake_web import FakeMediaWiki, FakeWeb
+from personae.loopback import LoopbackWebServer, WebResponse
+from personae.tools.evidence import Evidence
+from personae.tools.http import PoliteHttpClient
+from personae.tools.wiki import AmbiguousCharacterError, MediaWikiClient
+from personae.tools.wiki_discovery import discover_wiki, fandom_slugs, slugs_from_urls
+
+FIXTURES = Path(__file__).parent / "fixtures"
+UA = "Personae-test/0.1 (+https://example.org)"
+
+
+def hokuto_wiki() -> FakeMediaWiki:
+    return FakeMediaWiki(
+        {
+            "Kenshiro": (FIXTURES / "kenshiro_fragment.html").read_text(encoding="utf-8"),
+            "Raoh": (FIXTURES / "raoh_legacy_page.html").read_text(encoding="utf-8"),
+            "Ken": (FIXTURES / "ken_disambiguation_fragment.html").read_text(encoding="utf-8"),
+            "Ken Masters": "<p><b>Ken Masters</b> is a fighter from <i>Street Fighter</i> and Ryu's rival.</p>",
+            "Toki": "<p>Toki is a healer and the second Hokuto brother.</p><h2>Personality</h2><p>Calm and kind.</p>",
+        },
+        redirects={"Kenshirō": "Kenshiro", "Ken-oh": "Raoh"},
+        sitename="Hokuto no Ken Wiki",
+    )
+
+
+@pytest.fixture
+def wiki_server() -> Iterator[tuple[LoopbackWebServer, FakeMediaWiki]]:
+    wiki = hokuto_wiki()
+    web = FakeWeb(wiki=wiki, pages={"/plain": "<html><body>not a wiki</body></html>"})
+    with LoopbackWebServer(web.route) as server:
+        yield server, wiki
+
+
+def http_for(server: LoopbackWebServer, cache: Path | None = None) -> PoliteHttpClient:
+    return PoliteHttpClient(
+        user_agent=UA, cache_dir=cache, allowed_hosts=[server.url.split("//")[1]]
+    )
+
+
+async def test_redirect_followed_and_page_url_built(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, wiki = wiki_server
+    async with http_for(server) as http:
+        client = MediaWikiClient(server.url, http=http)
+        page = await client.find_character_page("Kenshirō", "Fist of the North Star")
+    assert page.title == "Kenshiro" and page.url == f"{server.url}/wiki/Kenshiro"
+    assert page.infobox_dict()["Name in Kanji"] == "ケンシロウ"
+    assert wiki.calls[0]["meta"] == "siteinfo"  # endpoint confirmed before use
+    parse_call = next(c for c in wiki.calls if c.get("action") == "parse")
+    assert parse_call["redirects"] == "1" and parse_call["formatversion"] == "2"
+
+
+async def test_disambiguation_resolved_by_franchise(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, _ = wiki_server
+    async with http_for(server) as http:
+        client = MediaWikiClient(server.url, http=http)
+        assert (await client.find_character_page("Ken", "Street Fighter")).title == "Ken Masters"
+        assert (
+            await client.find_character_page("Ken", "Fist of the North Star")
+        ).title == "Kenshiro"
+        with pytest.raises(AmbiguousCharacterError) as caught:
+            await client.find_character_page("Ken", "Dragon Ball")
+    assert caught.value.candidates == ["Kenshiro", "Ken Masters", "Ken (Pokémon)"]
+    assert "'Ken' is ambiguous" in str(caught.value) and "Ken Masters" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+async def test_missing_page_falls_back_to_search_then_errors(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, _ = wiki_server
+    async with http_for(server) as http:
+        client = MediaWikiClient(server.url, http=http)
+        # no page titled "Toki Hokuto": full-text search finds "Toki"
+        assert (await client.find_character_page("Toki Hokuto")).title == "Toki"
+        with pytest.raises(InputError, match="no page for 'Shin' on http://127.0.0.1"):
+            await client.find_character_page("Shin", "Fist of the North Star")
+        with pytest.raises(InputError, match="no page 'Jagi'"):
+            await client.page("Jagi")
+
+
+async def test_non_mediawiki_url_is_reported(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, _ = wiki_server
+    with LoopbackWebServer(lambda r: WebResponse(200, "<html><body>shop</body></html>")) as shop:
+        async with PoliteHttpClient(
+            user_agent=UA, cache_dir=None, allowed_hosts=[shop.url.split("//")[1]]
+        ) as http:
+            client = MediaWikiClient(shop.url, http=http)
+            with pytest.raises(InputError, match="is not a MediaWiki site.*check --wiki URL"):
+                await client.find_character_page("Toki")
+    assert {r.path for r in shop.requests} == {"/api.php", "/w/api.php"}
+
+
+async def test_wikipedia_style_api_path_detected() -> None:
+    wiki = FakeMediaWiki({"Toki": "<p>Toki heals.</p>"}, api_path="/w/api.php")
+    with LoopbackWebServer(wiki.route) as server:
+        async with http_for(server) as http:
+            page = await MediaWikiClient(server.url, http=http).page("toki")
+    assert page.title == "Toki" and page.sections[0].text == "Toki heals."
+
+
+async def test_search_returns_relevant_section_and_infobox(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, _ = wiki_server
+    async with http_for(server) as http:
+        client = MediaWikiClient(server.url, http=http)
+        found = await client.search("Kenshiro personality compassion", limit=1)
+        again = await client.search(
+            "Kenshiro personality compassion",
+            limit=1,
+            exclude_urls=[f"{server.url}/wiki/Kenshiro#Personality"],
+        )
+        none_left = await client.search(
+            "Kenshiro personality compassion", exclude_urls=[f"{server.url}/wiki/Kenshiro"]
+        )
+    assert [e.url for e in found] == [
+        f"{server.url}/wiki/Kenshiro#Personality",
+        f"{server.url}/wiki/Kenshiro",
+    ]
+    section, infobox = found
+    assert section.content.startswith("Personality\nKenshiro is stoic and quiet")
+    assert section.origin == "wiki" and section.title == "Kenshiro"
+    assert infobox.content.splitlines()[:2] == ["Infobox of Kenshiro", "Name in Kanji: ケンシロウ"]
+    assert [e.url for e in again] == [
+        f"{server.url}/wiki/Kenshiro"
+    ]  # only the excluded passage dropped
+    assert none_left == []  # the whole page excluded
+
+
+async def test_search_follows_continuation(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, wiki = wiki_server
+    wiki.search_batch = 2
+    async with http_for(server) as http:
+        titles = await MediaWikiClient(server.url, http=http).search_titles("hokuto", limit=3)
+    searches = [c for c in wiki.calls if c.get("list") == "search"]
+    assert [c.get("sroffset") for c in searches] == [None, "2"]
+    assert searches[1]["continue"] == "-||"
+    assert len(titles) == 3 and len(set(titles)) == 3
+    assert "Raoh" in titles and "Toki" in titles
+
+
+async def test_second_run_is_served_from_cache(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki], tmp_path: Path
+) -> None:
+    server, _ = wiki_server
+    for _ in range(2):
+        async with http_for(server, tmp_path) as http:
+            client = MediaWikiClient(server.url, http=http)
+            await client.find_character_page("Ken", "Fist of the North Star")
+            await client.search("Raoh Kokuoh")
+    assert http.requests_made == 0 and http.cache_hits > 0
+
+
+def test_fandom_slugs() -> None:
+    assert fandom_slugs("Fist of the North Star")[:3] == [
+        "fistofthenorthstar",
+        "fistnorthstar",
+        "fist-of-the-north-star",
+    ]
+    assert fandom_slugs("The Legend of Zelda")[:2] == ["thelegendofzelda", "legendofzelda"]
+    assert fandom_slugs("Pokémon") == ["pokemon"]
+    assert slugs_from_urls(
+        ["https://hokuto.fandom.com/wiki/Toki", "https://en.wikipedia.org/wiki/Toki"]
+    ) == ["hokuto"]
+
+
+class StubSearcher:
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+        self.queries: list[str] = []
+
+    async def search(
+        self,
+        query: str,
+        *,
+        max_results: int = 5,
+        include_domains: Sequence[str] = (),
+        exclude_urls: Collection[str] = (),
+    ) -> list[Evidence]:
+        self.queries.append(query)
+        return [
+            Evidence(url=u, title="t", content="c", origin="web", query=query) for u in self.urls
+        ]
+
+
+async def test_discovery_prefers_fandom_hosts_from_search() -> None:
+    web = FakeWeb(
+        wikis={"/hokuto": hokuto_wiki()}, pages={"/fistofthenorthstar/api.php": "<p>shop</p>"}
+    )
+    with LoopbackWebServer(web.route) as server:
+        async with http_for(server) as http:
+            searcher = StubSearcher(["https://hokuto.fandom.com/wiki/Kenshiro"])
+            base = await discover_wiki(
+                "Fist of the North Star",
+                http=http,
+                searcher=searcher,
+                domain_template=server.url + "/{slug}",
+            )
+            assert base == f"{server.url}/hokuto"
+            assert searcher.queries == ["Fist of the North Star wiki fandom"]
+            page = await MediaWikiClient(base, http=http).page("Raoh")
+    assert page.url == f"{server.url}/hokuto/wiki/Raoh"
+
+
+async def test_discovery_by_slug_and_failure() -> None:
+    web = FakeWeb(wikis={"/fistofthenorthstar": hokuto_wiki()})
+    with LoopbackWebServer(web.route) as server:
+        async with http_for(server) as http:
+            template = server.url + "/{slug}"
+            assert await discover_wiki(
+                "Fist of the North Star", http=http, domain_template=template
+            ) == (f"{server.url}/fistofthenorthstar")
+            with pytest.raises(
+                InputError, match="found no wiki for 'Dragon Ball'.*pass --wiki URL"
+            ):
+                await discover_wiki("Dragon Ball", http=http, domain_template=template)

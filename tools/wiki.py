@@ -1,0 +1,324 @@
+"""A MediaWiki/Fandom client (``WikiSource``): find a character's page and search for passages.
+
+Character wikis are the best source for a profile, but pages move (redirects), names collide
+(disambiguation pages) and Fandom and Wikipedia put their API in different places. This client
+hides those differences behind two calls the profiler needs, talking to the Action API through
+``PoliteHttpClient`` (serial per host, cached) and parsing pages with ``wiki_parser``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from personae.errors import InputError, PersonaeError, RemoteError
+from personae.tools.evidence import Evidence
+from personae.tools.http import PoliteHttpClient
+from personae.tools.page_text import cut_at_word
+from personae.tools.web_search import normalize_url
+from personae.tools.wiki_page import WikiPage, WikiSection
+from personae.tools.wiki_parser import (
+    DisambiguationCandidate,
+    disambiguation_candidates,
+    parse_wiki_html,
+)
+
+API_PATHS = ("/api.php", "/w/api.php")
+"""Where the Action API lives: Fandom (``<wiki>/api.php``), then Wikipedia-style wikis."""
+MAX_SEARCH_PAGES = 5
+"""Continuation pages followed at most when listing search hits."""
+_WORD = re.compile(r"\w+")
+_STOPWORDS = frozenset(
+    {"the", "of", "a", "an", "and", "in", "on", "to", "is", "his", "her", "what", "who"}
+)
+
+
+class AmbiguousCharacterError(InputError):
+    """The name leads to a disambiguation page and the franchise does not pick one entry."""
+
+    def __init__(self, name: str, wiki: str, candidates: list[str]) -> None:
+        listed = ", ".join(candidates[:8]) or "none found"
+        super().__init__(
+            f"{name!r} is ambiguous on {wiki} (candidates: {listed})",
+            "pass the exact page title as the name, or a franchise that matches one candidate",
+        )
+        self.candidates = candidates
+
+
+@dataclass(frozen=True, slots=True)
+class SiteInfo:
+    """What ``meta=siteinfo`` told us about a wiki."""
+
+    api_url: str
+    article_url: str
+    """Article URL template with ``$1`` for the title."""
+    sitename: str
+
+
+async def probe_mediawiki(
+    http: PoliteHttpClient, base_url: str, api_path: str | None = None
+) -> SiteInfo | None:
+    """``SiteInfo`` when ``base_url`` is a reachable MediaWiki (checked with ``meta=siteinfo``)."""
+    root = base_url.rstrip("/")
+    for path in (api_path,) if api_path else API_PATHS:
+        api_url = root + path
+        try:
+            answer = await http.get_json(
+                api_url, _api_params({"action": "query", "meta": "siteinfo"})
+            )
+        except (RemoteError, InputError):
+            continue
+        general = answer.get("query", {}).get("general") if isinstance(answer, dict) else None
+        if isinstance(general, dict) and str(general.get("generator", "")).startswith("MediaWiki"):
+            server = str(general.get("server") or root)
+            if server.startswith("//"):
+                server = f"{urlsplit(root).scheme}:{server}"
+            article = server + str(general.get("articlepath") or "/wiki/$1")
+            return SiteInfo(
+                api_url=api_url, article_url=article, sitename=str(general.get("sitename", ""))
+            )
+    return None
+
+
+def _api_params(params: dict[str, str]) -> dict[str, str]:
+    return {**params, "format": "json", "formatversion": "2"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS}
+
+
+class MediaWikiClient:
+    """One MediaWiki (Fandom or any other), implementing ``personae.tools.sources.WikiSource``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        http: PoliteHttpClient,
+        api_path: str | None = None,
+        passage_chars: int = 1500,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.http = http
+        self.api_path = api_path
+        self.passage_chars = passage_chars
+        self._site: SiteInfo | None = None
+        self._site_lock = asyncio.Lock()
+
+    async def site(self) -> SiteInfo:
+        """The wiki's API endpoint and article URLs, detected once; ``InputError`` if not a wiki."""
+        async with self._site_lock:
+            if self._site is None:
+                self._site = await probe_mediawiki(self.http, self.base_url, self.api_path)
+            if self._site is None:
+                raise InputError(
+                    f"{self.base_url} is not a MediaWiki site (no answer to meta=siteinfo)",
+                    "check --wiki URL (e.g. https://hokuto.fandom.com)",
+                )
+            return self._site
+
+    async def page_url(self, title: str) -> str:
+        """The article URL of ``title``."""
+        site = await self.site()
+        return site.article_url.replace("$1", quote(title.replace(" ", "_"), safe="/:()'!,"))
+
+    async def page(self, title: str) -> WikiPage:
+        """Parse the page ``title`` (redirects followed); ``InputError`` when it does not exist."""
+        page, _ = await self._parse(title)
+        return page
+
+    async def search_titles(self, query: str, limit: int = 10) -> list[str]:
+        """Titles of article pages matching ``query`` (full-text search, continuation followed)."""
+        params = _api_params(
+            {
+                "action": "query",
+                "list": "search",
+                "srsearch": query,
+                "srnamespace": "0",
+                "srlimit": str(min(limit, 50)),
+            }
+        )
+        titles: list[str] = []
+        for _ in range(MAX_SEARCH_PAGES):
+            answer = await self._api(params)
+            titles.extend(str(hit["title"]) for hit in answer.get("query", {}).get("search", []))
+            more = answer.get("continue")
+            if len(titles) >= limit or not isinstance(more, dict):
+                break
+            params = {**params, **{k: str(v) for k, v in more.items()}}
+        return list(dict.fromkeys(titles))[:limit]
+
+    async def search(
+        self, query: str, *, limit: int = 3, exclude_urls: Collection[str] = ()
+    ) -> list[Evidence]:
+        """Full-text search; each hit page gives its most relevant section, plus its infobox."""
+        excluded = {_exclusion_key(u) for u in exclude_urls}
+        titles = await self.search_titles(query, limit=limit + 2)
+        pages = await asyncio.gather(*(self._parse_or_none(t) for t in titles))
+        passages: list[Evidence] = []
+        hits = 0
+        for page in pages:
+            if page is None or page.is_disambiguation or hits >= limit:
+                continue
+            found = [e for e in self._passages(page, query) if not _is_excluded(e.url, excluded)]
+            if found:
+                hits += 1
+                passages.extend(found)
+        return passages
+
+    async def find_character_page(self, name: str, franchise: str | None = None) -> WikiPage:
+        """The character's parsed page: exact title first, then search; disambiguation resolved."""
+        if not name.strip():
+            raise InputError("the character name is empty", "pass a character name")
+        try:
+            page, html = await self._parse(name)
+        except InputError:
+            page, html = await self._first_search_hit(name, franchise)
+        if page.is_disambiguation:
+            return await self._resolve_disambiguation(name, franchise, html)
+        return page
+
+    async def _first_search_hit(self, name: str, franchise: str | None) -> tuple[WikiPage, str]:
+        name_words = _words(name)
+        for title in await self.search_titles(name, limit=5):
+            if name_words & _words(title):
+                return await self._parse(title)
+        raise InputError(
+            f"no page for {name!r} on {self.base_url}",
+            "check the spelling, or pass --wiki for the franchise's wiki",
+        )
+
+    async def _resolve_disambiguation(
+        self, name: str, franchise: str | None, html: str
+    ) -> WikiPage:
+        candidates = disambiguation_candidates(html)
+        chosen = _pick_candidate(candidates, franchise)
+        if chosen is None:
+            raise AmbiguousCharacterError(name, self.base_url, [c.title for c in candidates])
+        page, _ = await self._parse(chosen.title)
+        if page.is_disambiguation:
+            raise AmbiguousCharacterError(name, self.base_url, [c.title for c in candidates])
+        return page
+
+    async def _parse_or_none(self, title: str) -> WikiPage | None:
+        try:
+            return await self.page(title)
+        except InputError:
+            return None  # a hit deleted since indexing is simply skipped
+
+    async def _parse(self, title: str) -> tuple[WikiPage, str]:
+        answer = await self._api(
+            _api_params(
+                {
+                    "action": "parse",
+                    "page": title,
+                    "prop": "text|sections|displaytitle",
+                    "redirects": "1",
+                }
+            )
+        )
+        error = answer.get("error")
+        if isinstance(error, dict):
+            if error.get("code") in ("missingtitle", "invalidtitle", "pagecannotexist"):
+                raise InputError(
+                    f"no page {title!r} on {self.base_url}", "check the page title or the wiki"
+                )
+            raise RemoteError(
+                f"{self.base_url} API error {error.get('code')}: {error.get('info')}",
+                "check the wiki",
+            )
+        parsed = answer.get("parse")
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("text"), str):
+            raise RemoteError(
+                f"{self.base_url} returned no page text for {title!r}", "check --wiki URL"
+            )
+        resolved = str(parsed.get("title") or title)
+        html = str(parsed["text"])
+        url = await self.page_url(resolved)
+        return parse_wiki_html(html, url=url, title=resolved), html
+
+    async def _api(self, params: dict[str, str]) -> dict[str, Any]:
+        site = await self.site()
+        try:
+            answer = await self.http.get_json(site.api_url, params)
+        except InputError:
+            raise
+        except PersonaeError as error:
+            raise RemoteError(
+                f"{self.base_url} API request failed: {error.problem}", "try again later"
+            ) from None
+        if not isinstance(answer, dict):
+            raise RemoteError(
+                f"{self.base_url} returned an unexpected API answer", "check --wiki URL"
+            )
+        return answer
+
+    def _passages(self, page: WikiPage, query: str) -> list[Evidence]:
+        passages = []
+        section = _best_section(page.sections, query)
+        if section is not None:
+            anchor = (
+                quote(section.heading.replace(" ", "_"), safe="()'!,:") if section.heading else ""
+            )
+            url = f"{page.url}#{anchor}" if anchor else page.url
+            heading = section.heading or page.title
+            content = cut_at_word(f"{heading}\n{section.text}", self.passage_chars)
+            passages.append(
+                Evidence(url=url, title=page.title, content=content, origin="wiki", query=query)
+            )
+        if page.infobox:
+            lines = [f"{row.label}: {row.value}" for row in page.infobox]
+            content = cut_at_word(
+                f"Infobox of {page.title}\n" + "\n".join(lines), self.passage_chars
+            )
+            passages.append(
+                Evidence(
+                    url=page.url, title=page.title, content=content, origin="wiki", query=query
+                )
+            )
+        return passages
+
+
+def _best_section(sections: tuple[WikiSection, ...], query: str) -> WikiSection | None:
+    wanted = _words(query)
+    best: WikiSection | None = None
+    best_score = -1.0
+    for position, section in enumerate(sections):
+        if not section.text:
+            continue
+        words = _words(section.text)
+        score = 3 * len(wanted & _words(section.heading)) + len(wanted & words) - position * 0.01
+        if score > best_score:
+            best, best_score = section, score
+    return best
+
+
+def _pick_candidate(
+    candidates: list[DisambiguationCandidate], franchise: str | None
+) -> DisambiguationCandidate | None:
+    if not franchise:
+        return None
+    wanted = _words(franchise)
+    scored = sorted(
+        ((len(wanted & _words(f"{c.title} {c.description}")), i) for i, c in enumerate(candidates)),
+        reverse=True,
+    )
+    if not scored or scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return candidates[scored[0][1]]
+
+
+def _exclusion_key(url: str) -> str:
+    """Normalised URL that keeps its fragment (a fragment names one passage of a page)."""
+    page, _, fragment = url.partition("#")
+    return f"{normalize_url(page)}#{fragment}" if fragment else normalize_url(page)
+
+
+def _is_excluded(url: str, excluded: set[str]) -> bool:
+    """Excluded when the exact passage URL, or its whole page (URL without fragment), is listed."""
+    return _exclusion_key(url) in excluded or normalize_url(url.partition("#")[0]) in excluded
