@@ -26,6 +26,7 @@ import httpx
 
 from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
+from personae.settings import Settings, user_agent
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """Statuses worth retrying: rate limits and transient server errors."""
@@ -160,6 +161,22 @@ class PoliteHttpClient:
             timeout=httpx.Timeout(timeout),
             headers={"User-Agent": user_agent},
             follow_redirects=False,
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, allowed_hosts: Collection[str] = (), **options: Any
+    ) -> PoliteHttpClient:
+        """A client with the User-Agent and cache directory from ``settings``.
+
+        ``allowed_hosts`` should list hosts the user configured explicitly (a ``--wiki`` URL on
+        a private network); ``options`` are the other constructor arguments.
+        """
+        return cls(
+            user_agent=user_agent(settings),
+            cache_dir=settings.cache_dir,
+            allowed_hosts=allowed_hosts,
+            **options,
         )
 
     async def __aenter__(self) -> PoliteHttpClient:

@@ -272,3 +272,30 @@ async def test_connection_error_becomes_remote_error() -> None:
         ):
             await client.get_text("https://wiki.test/x")
     assert len(slept) == 2
+
+
+async def test_from_settings_and_min_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import personae
+    from personae.settings import load_settings
+
+    # under pytest, tests/personae/ shadows the package as a namespace (no __version__): reported
+    monkeypatch.setattr(personae, "__version__", "0.1.0", raising=False)
+
+    settings = load_settings(
+        {"PERSONAE_CONTACT": "mailto:ops@example.org", "PERSONAE_CACHE_DIR": str(tmp_path)}
+    )
+    slept: list[float] = []
+
+    async def record(delay: float) -> None:
+        slept.append(delay)
+
+    with LoopbackWebServer(lambda r: WebResponse(200, "ok")) as server:
+        async with PoliteHttpClient.from_settings(
+            settings, allowed_hosts=[server.url.split("//")[1]], min_delay=30.0, sleep=record
+        ) as client:
+            await client.get_text(server.url + "/a")
+            await client.get_text(server.url + "/b")
+    agent = server.requests[0].headers["User-Agent"]
+    assert "mailto:ops@example.org" in agent and agent.startswith("Personae/")
+    assert len(slept) == 1 and 29.0 < slept[0] <= 30.0  # the second request waited for the gap
+    assert any((tmp_path / "http").rglob("*.json"))
