@@ -108,7 +108,8 @@ class PoliteHttpClient:
     """Async HTTP with per-host serial access, retries with backoff, a size cap and a disk cache.
 
     Requests to one host run one at a time (an ``asyncio.Lock`` per host, plus an optional
-    ``min_delay`` between them); different hosts run in parallel. 429/5xx and connection errors
+    ``min_delay`` between them); different hosts run in parallel, at most ``max_concurrency``
+    transfers at once. 429/5xx and connection errors
     are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
     ``max_backoff``). Only public hosts are reachable, except hosts listed in ``allowed_hosts``
     (``"127.0.0.1"`` or ``"127.0.0.1:8080"``). GET 200 responses are cached on disk under
@@ -127,6 +128,7 @@ class PoliteHttpClient:
         backoff_base: float = 0.5,
         max_backoff: float = 30.0,
         min_delay: float = 0.0,
+        max_concurrency: int = 8,
         cache_ttl: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         resolver: Resolver | None = None,
@@ -144,6 +146,7 @@ class PoliteHttpClient:
         self.backoff_base = backoff_base
         self.max_backoff = max_backoff
         self.min_delay = min_delay
+        self._slots = asyncio.Semaphore(max_concurrency)
         self.cache_ttl = cache_ttl
         self.requests_made = 0
         """Requests actually sent (retries included)."""
@@ -312,6 +315,12 @@ class PoliteHttpClient:
                 return status, response_headers, data
 
     async def _send_once(
+        self, method: str, url: str, body: str | None, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        async with self._slots:
+            return await self._transfer(method, url, body, headers)
+
+    async def _transfer(
         self, method: str, url: str, body: str | None, headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
         self.requests_made += 1

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from personae.errors import ConfigurationError, InputError, PersonaeError, RemoteError
-from personae.settings import DEFAULT_TAVILY_BASE_URL
+from personae.settings import DEFAULT_TAVILY_BASE_URL, Settings
 from personae.tools.evidence import Evidence
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.page_text import cut_at_word, extract_main_text
@@ -100,6 +100,15 @@ class TavilySearch:
         """Tavily credits spent."""
         self.pages_fetched = 0
         """Result pages fetched because Tavily returned no content."""
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, http: PoliteHttpClient, **options: Any
+    ) -> TavilySearch:
+        """A client for ``TAVILY_API_KEY``/``TAVILY_BASE_URL`` from ``settings``."""
+        return cls(
+            api_key=settings.tavily_api_key, base_url=settings.tavily_base_url, http=http, **options
+        )
 
     async def search(
         self,

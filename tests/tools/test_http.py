@@ -299,3 +299,49 @@ async def test_from_settings_and_min_delay(tmp_path: Path, monkeypatch: pytest.M
     assert "mailto:ops@example.org" in agent and agent.startswith("Personae/")
     assert len(slept) == 1 and 29.0 < slept[0] <= 30.0  # the second request waited for the gap
     assert any((tmp_path / "http").rglob("*.json"))
+
+
+async def test_cache_ttl_expires_entries(tmp_path: Path) -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, "fresh")) as server:
+        async with make_client(server, cache=tmp_path, cache_ttl=3600) as client:
+            await client.get_text(server.url + "/a")
+            assert (await client.get_text(server.url + "/a")).from_cache
+        async with make_client(server, cache=tmp_path, cache_ttl=0) as client:
+            page = await client.get_text(server.url + "/a")
+    assert not page.from_cache and len(server.requests) == 2
+
+
+async def test_global_concurrency_bound() -> None:
+    routes = [InFlight(hold=0.05) for _ in range(3)]
+    servers = [LoopbackWebServer(r.route) for r in routes]
+    for server in servers:
+        server.__enter__()
+    active = 0
+    peak = 0
+
+    class Counting(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            nonlocal active, peak
+            active += 1
+            peak = max(peak, active)
+            try:
+                return await super().handle_async_request(request)
+            finally:
+                active -= 1
+
+    try:
+        hosts = [s.url.split("//")[1] for s in servers]
+        async with PoliteHttpClient(
+            user_agent=UA,
+            cache_dir=None,
+            allowed_hosts=hosts,
+            max_concurrency=2,
+            transport=Counting(),
+        ) as client:
+            await asyncio.gather(
+                *(client.get_text(f"{s.url}/x{i}") for s in servers for i in range(2))
+            )
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+    assert peak == 2  # three hosts were ready, only two transfers ran at once

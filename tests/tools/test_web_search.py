@@ -10,6 +10,7 @@ import pytest
 from personae.errors import ConfigurationError, InputError, RemoteError
 from personae.fake_web import FakeTavily, FakeWeb
 from personae.loopback import LoopbackWebServer, WebResponse
+from personae.settings import load_settings
 from personae.tools.http import PoliteHttpClient
 from personae.tools.page_text import extract_main_text
 from personae.tools.web_search import (
@@ -153,6 +154,9 @@ async def test_invalid_key_is_a_configuration_error(
     assert search.credits_used == 0
     with pytest.raises(ConfigurationError, match="TAVILY_API_KEY is not set"):
         TavilySearch(api_key=None, http=http)
+    settings = load_settings({"TAVILY_API_KEY": "tvly-x", "TAVILY_BASE_URL": server.url + "/"})
+    configured = TavilySearch.from_settings(settings, http=http, search_depth="advanced")
+    assert (configured.api_key, configured.base_url) == ("tvly-x", server.url)
 
 
 async def test_rate_limit_retried_then_reported(
