@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from personae.errors import InputError
-from personae.memory.bookmark import Bookmark, BookmarkType
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import open_chroma
+from personae.memory.embeddings import embed_text
 
 B, C, S = BookmarkType.BEHAVIORAL, BookmarkType.CONCEPT, BookmarkType.STATE
 
@@ -203,3 +206,37 @@ def test_threads_and_second_bank_objects_never_reuse_ids(bank: BookmarkBank) -> 
         ids = [i for run in runs for i in run.result()]
     assert len(set(ids)) == 40 and len(bank) == 40
     assert {b.question.split()[0] for b in bank.all()} == {"A", "B"}
+
+
+def test_tiered_candidate_pool_equals_the_filtered_chroma_query(bank: BookmarkBank) -> None:
+    rng = random.Random(11)
+    words = ["tea", "song", "club", "stage", "guitar", "rain", "school", "star", "cake", "drum"]
+    people = ["Kasumi"] * 6 + ["Arisa", "Tae"]
+    records = []
+    for n in range(600):
+        kind = [B, C, S][n % 3]
+        question = f"What about {' and '.join(rng.sample(words, 3))} {n}?"
+        position = rng.randrange(1000)
+        record = Bookmark(
+            id=f"bm-{n}", question=question, type=kind, character=rng.choice(people),
+            position=position, history=[AnswerVersion(position=position, answer="")],
+        )  # fmt: skip
+        records.append(record)
+    bank.import_bookmarks(records)
+    for kind, who, synced_by in [(S, "Kasumi", 999), (C, "Tae", 120), (B, "Kasumi", 900),
+                                 (B, "Tae", 999), (B, "Arisa", 40), (S, "Arisa", 5)]:  # fmt: skip
+        vector = embed_text(f"{rng.choice(words)} {rng.choice(words)}")
+        clauses: list[dict[str, Any]] = [{"type": str(kind)}, {"position": {"$lte": synced_by}}]
+        if kind is B:
+            clauses.append({"character": who})
+        hits = bank.collection.query(
+            query_embeddings=[vector], n_results=50, where=cast(Any, {"$and": clauses})
+        )
+        reference = dict(zip(hits["ids"][0], (hits["distances"] or [[]])[0], strict=True))
+        scope = f"{kind}|{who}" if kind is B else str(kind)
+        tiered = dict((b.id, d) for b, d in bank._nearest_passing(vector, scope, synced_by, 50))
+        # same rows at the same distances (rows tied on distance may come in either order)
+        assert sorted(tiered.values()) == pytest.approx(sorted(reference.values()))
+        boundary = max(reference.values(), default=0.0)
+        inner = {i for i, d in reference.items() if d < boundary - 1e-6}
+        assert inner <= set(tiered) and len(tiered) == len(reference), (kind, who, synced_by)
