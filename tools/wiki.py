@@ -32,6 +32,19 @@ API_PATHS = ("/api.php", "/w/api.php")
 MAX_SEARCH_PAGES = 5
 """Continuation pages followed at most when listing search hits."""
 _WORD = re.compile(r"\w+")
+APPARATUS_SECTIONS = frozenset(
+    {
+        "references",
+        "notes and references",
+        "notes",
+        "external links",
+        "see also",
+        "gallery",
+        "sources",
+        "navigation",
+    }
+)
+"""Sections that never make a good passage (citations, links, images)."""
 _STOPWORDS = frozenset(
     {"the", "of", "a", "an", "and", "in", "on", "to", "is", "his", "her", "what", "who"}
 )
@@ -289,7 +302,7 @@ def _best_section(sections: tuple[WikiSection, ...], query: str) -> WikiSection 
     best: WikiSection | None = None
     best_score = -1.0
     for position, section in enumerate(sections):
-        if not section.text:
+        if not section.text or section.heading.casefold() in APPARATUS_SECTIONS:
             continue
         words = _words(section.text)
         score = 3 * len(wanted & _words(section.heading)) + len(wanted & words) - position * 0.01

@@ -8,6 +8,7 @@ The infobox is therefore lifted out of the tree before the body is split on ``h2
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 
@@ -227,9 +228,7 @@ def _field_value(node: Tag) -> str:
 
 
 def _copy(node: Tag) -> Tag:
-    fresh = BeautifulSoup(str(node), "lxml")
-    found = fresh.find(node.name)
-    return found if isinstance(found, Tag) else node
+    return copy.copy(node)
 
 
 def _drop_noise(content: Tag) -> None:

@@ -143,6 +143,18 @@ async def test_search_returns_relevant_section_and_infobox(
     assert none_left == []  # the whole page excluded
 
 
+async def test_search_never_cites_reference_lists(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, _ = wiki_server
+    async with http_for(server) as http:
+        found = await MediaWikiClient(server.url, http=http).search("Kenshiro chapter", limit=1)
+    assert (
+        found[0].url == f"{server.url}/wiki/Kenshiro"
+    )  # the lead, not #References ("Chapter 45.")
+    assert found[0].content.startswith("Kenshiro\nKenshiro (ケンシロウ) is the protagonist")
+
+
 async def test_search_follows_continuation(
     wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
 ) -> None:
