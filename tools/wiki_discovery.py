@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from personae.errors import InputError, PersonaeError
 from personae.tools.http import PoliteHttpClient
 from personae.tools.sources import WebSearcher
-from personae.tools.wiki import probe_mediawiki
+from personae.tools.wiki import MediaWikiClient, probe_mediawiki
 
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 """Where a Fandom wiki with subdomain ``slug`` lives."""
@@ -99,3 +99,31 @@ async def discover_wiki(
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
     )
+
+
+async def open_wiki(
+    *,
+    http: PoliteHttpClient,
+    wiki_url: str | None = None,
+    franchise: str | None = None,
+    searcher: WebSearcher | None = None,
+    domain_template: str = DEFAULT_FANDOM_TEMPLATE,
+) -> MediaWikiClient:
+    """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
+
+    Raises:
+        InputError: Neither a wiki URL nor a franchise was given, the pinned URL is not a
+            MediaWiki, or no wiki was found for the franchise.
+    """
+    if wiki_url:
+        client = MediaWikiClient(wiki_url, http=http)
+        await client.site()
+        return client
+    if not franchise:
+        raise InputError(
+            "no wiki to search: neither a wiki URL nor a franchise was given", "pass --wiki URL"
+        )
+    base = await discover_wiki(
+        franchise, http=http, searcher=searcher, domain_template=domain_template
+    )
+    return MediaWikiClient(base, http=http)

@@ -13,7 +13,7 @@ from personae.loopback import LoopbackWebServer, WebResponse
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
 from personae.tools.wiki import AmbiguousCharacterError, MediaWikiClient
-from personae.tools.wiki_discovery import discover_wiki, fandom_slugs, slugs_from_urls
+from personae.tools.wiki_discovery import discover_wiki, fandom_slugs, open_wiki, slugs_from_urls
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UA = "Personae-test/0.1 (+https://example.org)"
@@ -244,3 +244,24 @@ async def test_discovery_by_slug_and_failure() -> None:
                 InputError, match="found no wiki for 'Dragon Ball'.*pass --wiki URL"
             ):
                 await discover_wiki("Dragon Ball", http=http, domain_template=template)
+
+
+async def test_open_wiki_pinned_discovered_or_neither() -> None:
+    web = FakeWeb(
+        wikis={"/fistofthenorthstar": hokuto_wiki()}, pages={"/shop/api.php": "<p>no</p>"}
+    )
+    with LoopbackWebServer(web.route) as server:
+        async with http_for(server) as http:
+            pinned = await open_wiki(http=http, wiki_url=f"{server.url}/fistofthenorthstar/")
+            found = await open_wiki(
+                http=http,
+                franchise="Fist of the North Star",
+                domain_template=server.url + "/{slug}",
+            )
+            with pytest.raises(InputError, match="is not a MediaWiki site"):
+                await open_wiki(http=http, wiki_url=f"{server.url}/shop")
+            with pytest.raises(InputError, match="neither a wiki URL nor a franchise"):
+                await open_wiki(http=http)
+            page = await found.page("Raoh")
+    assert pinned.base_url == found.base_url == f"{server.url}/fistofthenorthstar"
+    assert page.infobox_dict()["Steed"] == "Kokuoh"
