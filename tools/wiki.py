@@ -75,7 +75,11 @@ class SiteInfo:
 async def probe_mediawiki(
     http: PoliteHttpClient, base_url: str, api_path: str | None = None
 ) -> SiteInfo | None:
-    """``SiteInfo`` when ``base_url`` is a reachable MediaWiki (checked with ``meta=siteinfo``)."""
+    """``SiteInfo`` when ``base_url`` is a reachable MediaWiki (checked with ``meta=siteinfo``).
+
+    Raises:
+        InputError: The URL itself is unusable (not http(s), or a refused private host).
+    """
     root = base_url.rstrip("/")
     for path in (api_path,) if api_path else API_PATHS:
         api_url = root + path
@@ -83,8 +87,8 @@ async def probe_mediawiki(
             answer = await http.get_json(
                 api_url, _api_params({"action": "query", "meta": "siteinfo"})
             )
-        except (RemoteError, InputError):
-            continue
+        except RemoteError:
+            continue  # not there (404, HTML instead of JSON, unreachable): try the next layout
         general = answer.get("query", {}).get("general") if isinstance(answer, dict) else None
         if isinstance(general, dict) and str(general.get("generator", "")).startswith("MediaWiki"):
             server = str(general.get("server") or root)

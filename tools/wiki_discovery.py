@@ -93,7 +93,11 @@ async def discover_wiki(
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
-        if await probe_mediawiki(http, base) is not None:
+        try:
+            site = await probe_mediawiki(http, base)
+        except InputError:
+            continue  # a refused host is just a wrong guess
+        if site is not None:
             return base
     tried = ", ".join(slugs) or "none"
     raise InputError(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from personae.errors import InputError
+from personae.errors import InputError, RemoteError
 from personae.fake_web import FakeMediaWiki, FakeWeb
 from personae.loopback import LoopbackWebServer, WebResponse
 from personae.tools.evidence import Evidence
@@ -265,3 +265,28 @@ async def test_open_wiki_pinned_discovered_or_neither() -> None:
             page = await found.page("Raoh")
     assert pinned.base_url == found.base_url == f"{server.url}/fistofthenorthstar"
     assert page.infobox_dict()["Steed"] == "Kokuoh"
+
+
+async def test_private_wiki_refused_and_api_failure_reported(
+    wiki_server: tuple[LoopbackWebServer, FakeMediaWiki],
+) -> None:
+    server, wiki = wiki_server
+    async with PoliteHttpClient(user_agent=UA, cache_dir=None) as http:
+        with pytest.raises(InputError, match="127.0.0.1 is not a public host"):
+            await MediaWikiClient(server.url, http=http).page("Toki")
+
+    async def no_wait(delay: float) -> None:
+        return None
+
+    async with PoliteHttpClient(
+        user_agent=UA,
+        cache_dir=None,
+        allowed_hosts=[server.url.split("//")[1]],
+        max_retries=1,
+        sleep=no_wait,
+    ) as http:
+        client = MediaWikiClient(server.url, http=http)
+        await client.site()
+        wiki.fail_next(2, 503)
+        with pytest.raises(RemoteError, match="API request failed: .*HTTP 503.* after 2 attempts"):
+            await client.page("Toki")
