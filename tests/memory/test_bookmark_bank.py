@@ -140,6 +140,8 @@ def test_near_never_returns_later_or_other_characters_behavioral(bank: BookmarkB
     near = bank.near(100, character="Kasumi", window=5)
     assert [b.position for b in near] == [100, 98, 95]
     assert all(b.position <= 100 for b in near)
+    assert [b.position for b in bank.near(30, character="Kasumi", window=0)] == [30]
+    assert bank.near(-1, character="Kasumi") == [] and bank.near(29, character="Kasumi") == []
 
 
 def test_export_import_round_trip(bank: BookmarkBank, tmp_path: Path) -> None:
