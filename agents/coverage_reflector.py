@@ -1,0 +1,99 @@
+"""The coverage reflector: how well each dimension is covered and what to search next.
+
+The model judges coverage; the code clamps scores, forces 0 for dimensions with no cited fact
+(a model cannot call an empty dimension covered) and anchors follow-up queries on the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.agents.query_planner import DIMENSIONS, anchor_query
+from personae.llm import LLMUsage, call_structured
+
+REFLECTOR_SYSTEM = """You review notes gathered to profile the fictional character {name}
+({franchise}). For each dimension ({dimensions}) score coverage from 0 (nothing) to 1 (enough to
+write a faithful profile). For dimensions below {target}, propose up to {per_dimension} new search
+queries that would find the missing facts; do not repeat queries already run."""
+
+REFLECTOR_USER = """## Notes per dimension
+{notes}
+
+## Queries already run
+{queries}"""
+
+
+class DimensionCoverage(BaseModel):
+    """Coverage of one dimension and follow-up queries when thin."""
+
+    dimension: str = Field(description="One of the profiling dimensions.")
+    score: float = Field(description="0 = nothing known, 1 = fully covered.")
+    follow_up_queries: list[str] = Field(
+        default_factory=list, description="New search queries for a thin dimension."
+    )
+
+
+class CoverageReview(BaseModel):
+    """Coverage of every dimension."""
+
+    dimensions: list[DimensionCoverage] = Field(description="One entry per dimension.")
+
+
+def settle_coverage(
+    review: CoverageReview,
+    *,
+    facts_per_dimension: Mapping[str, int],
+    name: str,
+    franchise: str | None,
+    done_queries: Sequence[str],
+    per_dimension: int,
+) -> tuple[dict[str, float], list[tuple[str, str]]]:
+    """Scores for all dimensions and new ``(dimension, query)`` follow-ups, enforced in code."""
+    scores = dict.fromkeys(DIMENSIONS, 0.0)
+    follow_ups: list[tuple[str, str]] = []
+    seen = {q.casefold() for q in done_queries}
+    for entry in review.dimensions:
+        dimension = entry.dimension.strip().casefold()
+        if dimension not in scores:
+            continue
+        has_facts = facts_per_dimension.get(dimension, 0) > 0
+        scores[dimension] = min(1.0, max(0.0, entry.score)) if has_facts else 0.0
+        for query in entry.follow_up_queries[:per_dimension]:
+            text = anchor_query(query, name, franchise)
+            if query.strip() and text.casefold() not in seen:
+                seen.add(text.casefold())
+                follow_ups.append((dimension, text))
+    return scores, follow_ups
+
+
+async def review_coverage(
+    model: BaseChatModel,
+    *,
+    name: str,
+    franchise: str | None,
+    notes: Mapping[str, Sequence[str]],
+    done_queries: Sequence[str],
+    target: float,
+    per_dimension: int = 1,
+) -> tuple[CoverageReview, LLMUsage]:
+    """Ask the model to score coverage per dimension and propose follow-up queries."""
+    rendered = "\n".join(
+        f"{d}: " + ("; ".join(notes.get(d, [])) or "(nothing yet)") for d in DIMENSIONS
+    )
+    messages = [
+        SystemMessage(
+            REFLECTOR_SYSTEM.format(
+                name=name,
+                franchise=franchise or "unknown franchise",
+                dimensions=", ".join(DIMENSIONS),
+                target=target,
+                per_dimension=per_dimension,
+            )
+        ),
+        HumanMessage(REFLECTOR_USER.format(notes=rendered, queries="\n".join(done_queries))),
+    ]
+    return await call_structured(model, CoverageReview, messages)

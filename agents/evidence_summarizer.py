@@ -1,0 +1,90 @@
+"""The evidence summarizer: one round's passages into per-dimension notes citing source ids.
+
+The model only sees the short ids the code assigned (``S3``); answers citing any other id are
+rejected and retried, and the code keeps only facts that still cite a known source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.agents.query_planner import DIMENSIONS
+from personae.llm import LLMUsage, call_structured
+
+SUMMARIZER_SYSTEM = """You extract facts about the fictional character {name} ({franchise})
+from numbered source passages. Sort each fact into one dimension ({dimensions}). Every fact must
+cite the ids of the passages that state it (e.g. ["S2", "S5"]); cite only ids shown below. Skip
+facts about other characters with the same name or about other versions than the main canon."""
+
+SUMMARIZER_USER = """## Sources
+{sources}
+
+Extract the facts about {name}."""
+
+
+class CitedFact(BaseModel):
+    """One fact with the sources that support it."""
+
+    dimension: str = Field(description="One of the profiling dimensions.")
+    text: str = Field(description="The fact, one short sentence in the third person.")
+    source_ids: list[str] = Field(description="Ids of the passages stating it, like S1.")
+
+
+class EvidenceNotes(BaseModel):
+    """Facts extracted from this round's passages."""
+
+    facts: list[CitedFact] = Field(description="Facts, each citing the passages it comes from.")
+
+
+def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> list[CitedFact]:
+    """Drop invented ids, facts left without a source and facts outside the dimensions."""
+    kept: list[CitedFact] = []
+    for fact in facts:
+        ids = list(dict.fromkeys(i.strip() for i in fact.source_ids if i.strip() in known_ids))
+        dimension = fact.dimension.strip().casefold()
+        if ids and fact.text.strip() and dimension in DIMENSIONS:
+            kept.append(CitedFact(dimension=dimension, text=fact.text.strip(), source_ids=ids))
+    return kept
+
+
+def unknown_ids(facts: Sequence[CitedFact], known_ids: Collection[str]) -> list[str]:
+    """Cited ids the code never assigned (the model invented them)."""
+    return sorted({i for f in facts for i in f.source_ids if i.strip() not in known_ids})
+
+
+def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 1200) -> str:
+    """``(id, title, content)`` triples as the numbered passage list the model reads."""
+    return "\n\n".join(f"[{sid}] {title}\n{content[:chars]}" for sid, title, content in sources)
+
+
+async def summarize_round(
+    model: BaseChatModel,
+    *,
+    name: str,
+    franchise: str | None,
+    sources: Sequence[tuple[str, str, str]],
+) -> tuple[list[CitedFact], LLMUsage]:
+    """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out."""
+    known = {sid for sid, _, _ in sources}
+
+    def only_known_ids(notes: EvidenceNotes) -> None:
+        invented = unknown_ids(notes.facts, known)
+        if invented:
+            raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
+
+    messages = [
+        SystemMessage(
+            SUMMARIZER_SYSTEM.format(
+                name=name,
+                franchise=franchise or "unknown franchise",
+                dimensions=", ".join(DIMENSIONS),
+            )
+        ),
+        HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources), name=name)),
+    ]
+    notes, usage = await call_structured(model, EvidenceNotes, messages, check=only_known_ids)
+    return keep_cited_facts(notes.facts, known), usage

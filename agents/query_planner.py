@@ -1,0 +1,101 @@
+"""The query planner: diversified search queries per profiling dimension (the paper's "plan" step).
+
+The model proposes wording; the code guarantees coverage (every dimension gets at least one
+query) and that each query names the character and franchise, so a weak model cannot narrow the
+search to a few dimensions or drift to another character.
+"""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.llm import LLMUsage, call_structured
+
+DIMENSIONS: tuple[str, ...] = (
+    "identity",
+    "appearance",
+    "ability",
+    "relationship",
+    "experience",
+    "personality",
+    "other",
+)
+"""The profiling dimensions of the paper, in report order."""
+
+DIMENSION_KEYWORDS: dict[str, str] = {
+    "identity": "identity background origin",
+    "appearance": "appearance looks",
+    "ability": "abilities skills techniques",
+    "relationship": "relationships family allies rivals",
+    "experience": "history story events",
+    "personality": "personality traits",
+    "other": "trivia quotes",
+}
+"""Fallback keywords the code combines with the name when the model omits a dimension."""
+
+PLANNER_SYSTEM = """You plan web and wiki searches to profile a fictional character.
+For each dimension ({dimensions}) write {per_dimension} short, diverse search queries that combine
+the character's name with profiling keywords for that dimension. Keep every query under 12 words.
+Do not answer the questions; only plan the searches."""
+
+PLANNER_USER = """Character: {name}
+Franchise: {franchise}"""
+
+
+class PlannedQuery(BaseModel):
+    """One search query for one profiling dimension."""
+
+    dimension: str = Field(description="One of the dimension names given in the instructions.")
+    query: str = Field(description="A short search query naming the character and keywords.")
+
+
+class QueryPlan(BaseModel):
+    """Search queries covering every profiling dimension."""
+
+    queries: list[PlannedQuery] = Field(
+        description="At least one query per dimension; several diverse ones when asked."
+    )
+
+
+def anchor_query(query: str, name: str, franchise: str | None) -> str:
+    """``query`` with the character's name (and franchise) added when it lacks them."""
+    text = " ".join(query.split())
+    if name.casefold() not in text.casefold():
+        text = f"{name} {text}"
+    if franchise and franchise.casefold() not in text.casefold():
+        text = f"{text} {franchise}"
+    return text
+
+
+def complete_plan(
+    plan: QueryPlan, *, name: str, franchise: str | None, per_dimension: int
+) -> list[PlannedQuery]:
+    """Keep known dimensions, anchor every query, cap per dimension, fill missing dimensions."""
+    kept: list[PlannedQuery] = []
+    seen: set[str] = set()
+    for dimension in DIMENSIONS:
+        mine = [q for q in plan.queries if q.dimension.strip().casefold() == dimension]
+        texts = [anchor_query(q.query, name, franchise) for q in mine if q.query.strip()]
+        if not texts:
+            texts = [anchor_query(DIMENSION_KEYWORDS[dimension], name, franchise)]
+        for text in texts[:per_dimension]:
+            if text.casefold() not in seen:
+                seen.add(text.casefold())
+                kept.append(PlannedQuery(dimension=dimension, query=text))
+    return kept
+
+
+async def plan_search_queries(
+    model: BaseChatModel, *, name: str, franchise: str | None, per_dimension: int = 1
+) -> tuple[list[PlannedQuery], LLMUsage]:
+    """Ask the model for a query plan; the code guarantees every dimension is covered."""
+    messages = [
+        SystemMessage(
+            PLANNER_SYSTEM.format(dimensions=", ".join(DIMENSIONS), per_dimension=per_dimension)
+        ),
+        HumanMessage(PLANNER_USER.format(name=name, franchise=franchise or "(unknown)")),
+    ]
+    plan, usage = await call_structured(model, QueryPlan, messages)
+    return complete_plan(plan, name=name, franchise=franchise, per_dimension=per_dimension), usage

@@ -1,0 +1,363 @@
+"""The deep-search profiler (CharacterHub): plan, search in parallel, summarize, reflect, rewrite.
+
+Search rounds repeat until a stop rule decided in code fires (coverage reached, two rounds with
+nothing new, round cap, budget spent, all searches empty); the rule that fired is recorded.
+Sources get short ids ``S1..Sn`` in order of first appearance; the models only see those ids and
+the code drops invented ones. Importable as a compiled subgraph with typed input and output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.types import Send
+
+from personae.agents.coverage_reflector import review_coverage, settle_coverage
+from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
+from personae.agents.profile_rewriter import rewrite_first_person
+from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.errors import InputError
+from personae.graphs.profiler_sources import (
+    WEB_DISABLED_NOTICE,
+    find_character,
+    search_once,
+    web_search_enabled,
+)
+from personae.graphs.profiler_state import (
+    ProfileInput,
+    ProfileOutput,
+    ProfilerContext,
+    ProfilerState,
+    SearchTask,
+)
+from personae.llm import resolve_chat_model
+from personae.tools.web_search import normalize_url
+
+STOP_RULES = (
+    "budget_llm_calls",
+    "budget_tokens",
+    "budget_search_credits",
+    "all_searches_empty",
+    "coverage_reached",
+    "no_new_sources",
+    "round_cap",
+    "no_follow_ups",
+)
+"""Stop rules in the order they are checked; ``stop_reason`` is one of them."""
+
+CALLS_PER_ROUND = 2
+"""LLM calls one more round costs (summarize + reflect); the rewrite call is kept in reserve."""
+
+
+async def resolve_character(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Find the character's wiki page; an ambiguous name raises unless the franchise picks one."""
+    context = runtime.context
+    wiki_base, page, notices = await find_character(
+        state["name"], state.get("franchise"), state.get("wiki_url"), context
+    )
+    if not web_search_enabled(context):
+        notices = [WEB_DISABLED_NOTICE, *notices]
+    return {
+        "wiki_base": wiki_base,
+        "wiki_page": page.url if page else None,
+        "name": page.title if page else state["name"].strip(),
+        "notices": notices,
+        "round": 1,
+    }
+
+
+async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
+    """Round-1 queries: at least one per dimension, each naming the character (fast model)."""
+    context = runtime.context
+    queries, usage = await plan_search_queries(
+        resolve_chat_model(context.fast_model),
+        name=state["name"],
+        franchise=state.get("franchise"),
+        per_dimension=context.queries_per_dimension,
+    )
+    return {"pending": [q.model_dump() for q in queries], "usage": usage.as_dict()}
+
+
+def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
+    """One ``Send`` per (query, tool): the wiki always (when found), the web when enabled."""
+    tools = (["web"] if web_search_enabled(runtime.context) else []) + (
+        ["wiki"] if state.get("wiki_base") else []
+    )
+    return [
+        Send(
+            "search",
+            SearchTask(
+                round=state["round"],
+                dimension=item["dimension"],
+                query=item["query"],
+                tool=tool,
+                wiki_base=state.get("wiki_base"),
+            ),
+        )
+        for item in state["pending"]
+        for tool in tools
+    ]
+
+
+async def search(task: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
+    """Run one search through the real web or wiki client and keep its passages."""
+    tool: Literal["web", "wiki"] = "web" if task["tool"] == "web" else "wiki"
+    outcome = await search_once(tool, task["query"], task["wiki_base"], runtime.context)
+    passages = [
+        {
+            "url": e.url,
+            "title": e.title,
+            "content": e.content,
+            "origin": e.origin,
+            "query": task["query"],
+            "round": task["round"],
+        }
+        for e in outcome.evidence
+    ]
+    log = {
+        "round": task["round"],
+        "dimension": task["dimension"],
+        "query": task["query"],
+        "tool": task["tool"],
+        "results": len(passages),
+        "error": outcome.error,
+    }
+    usage = {"searches": outcome.searches, "search_credits": outcome.credits}
+    return {
+        "evidence": passages,
+        "searches": [log],
+        "usage": {**usage, "pages_fetched": outcome.pages_fetched},
+    }
+
+
+def source_key(url: str, content: str) -> str:
+    """Identity of a passage: normalised URL plus a hash of its text."""
+    digest = hashlib.sha1(" ".join(content.split()).encode()).hexdigest()[:12]
+    return f"{normalize_url(url)}#{digest}"
+
+
+def assign_source_ids(
+    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """New sources (ids continuing ``S1..Sn``) and the ids of every kept passage, in order."""
+    by_key = {source_key(s["url"], s["content"]): s["id"] for s in known}
+    new: list[dict[str, Any]] = []
+    ids: list[str] = []
+    for passage in passages:
+        if normalize_url(passage["url"]) in excluded:
+            continue
+        key = source_key(passage["url"], passage["content"])
+        if key not in by_key:
+            by_key[key] = f"S{len(known) + len(new) + 1}"
+            new.append({"id": by_key[key], **{k: passage[k] for k in _SOURCE_FIELDS}})
+        if by_key[key] not in ids:
+            ids.append(by_key[key])
+    return new, ids
+
+
+_SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
+
+
+async def summarize_evidence(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Give this round's passages ids and turn them into cited per-dimension notes."""
+    context = runtime.context
+    current = state["round"]
+    passages = [e for e in state["evidence"] if e["round"] == current]
+    excluded = {normalize_url(u) for u in context.exclude_urls}
+    new, ids = assign_source_ids(state.get("sources", []), passages, excluded)
+    everything = {s["id"]: s for s in [*state.get("sources", []), *new]}
+    facts: list[CitedFact] = []
+    usage: dict[str, int] = {}
+    if ids:
+        shown = [(i, everything[i]["title"], everything[i]["content"]) for i in ids]
+        facts, used = await summarize_round(
+            resolve_chat_model(context.fast_model),
+            name=state["name"],
+            franchise=state.get("franchise"),
+            sources=shown,
+        )
+        usage = used.as_dict()
+    record = {
+        "round": current,
+        "queries": [p["query"] for p in state["pending"]],
+        "results": len(passages),
+        "new_source_ids": [s["id"] for s in new],
+        "source_ids": ids,
+        "notes": [f.model_dump() for f in facts],
+    }
+    fact_rows = [{**f.model_dump(), "round": current} for f in facts]
+    return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
+
+
+def notes_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Fact texts per dimension, each suffixed with its ids, de-duplicated."""
+    notes: dict[str, list[str]] = defaultdict(list)
+    for fact in facts:
+        line = f"{fact['text']} ({', '.join(fact['source_ids'])})"
+        if line not in notes[fact["dimension"]]:
+            notes[fact["dimension"]].append(line)
+    return dict(notes)
+
+
+async def reflect_coverage(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Score coverage per dimension and choose follow-up queries for thin ones (fast model)."""
+    context = runtime.context
+    if state["rounds"][-1]["results"] == 0:
+        return {"coverage": dict.fromkeys(DIMENSIONS, 0.0), "pending": []}
+    notes = notes_by_dimension(state["facts"])
+    done = [s["query"] for s in state["searches"]]
+    review, usage = await review_coverage(
+        resolve_chat_model(context.fast_model),
+        name=state["name"],
+        franchise=state.get("franchise"),
+        notes=notes,
+        done_queries=list(dict.fromkeys(done)),
+        target=context.coverage_target,
+        per_dimension=context.queries_per_dimension,
+    )
+    scores, follow_ups = settle_coverage(
+        review,
+        facts_per_dimension={d: len(n) for d, n in notes.items()},
+        name=state["name"],
+        franchise=state.get("franchise"),
+        done_queries=done,
+        per_dimension=context.queries_per_dimension,
+    )
+    pending = [{"dimension": d, "query": q} for d, q in follow_ups]
+    reflection = {"round": state["round"], "coverage": scores, "follow_ups": pending}
+    return {
+        "coverage": scores,
+        "pending": pending,
+        "reflections": [reflection],
+        "usage": usage.as_dict(),
+    }
+
+
+def stop_rule(state: ProfilerState, context: ProfilerContext) -> str | None:
+    """The first stop rule that fires after a round, or ``None`` to search again."""
+    usage = state.get("usage", {})
+    rounds = state["rounds"]
+    tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+    if usage.get("llm_calls", 0) + CALLS_PER_ROUND + 1 > context.max_llm_calls:
+        return "budget_llm_calls"
+    if tokens >= context.max_tokens:
+        return "budget_tokens"
+    if usage.get("search_credits", 0) >= context.max_search_credits:
+        return "budget_search_credits"
+    if rounds[-1]["results"] == 0:
+        return "all_searches_empty"
+    coverage = state.get("coverage", {})
+    if coverage and all(coverage.get(d, 0.0) >= context.coverage_target for d in DIMENSIONS):
+        return "coverage_reached"
+    if len(rounds) >= 2 and not rounds[-1]["new_source_ids"] and not rounds[-2]["new_source_ids"]:
+        return "no_new_sources"
+    if len(rounds) >= context.max_rounds:
+        return "round_cap"
+    if not state.get("pending"):
+        return "no_follow_ups"
+    return None
+
+
+def check_stop_rules(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
+    """Record which stop rule fired, or move on to the next round."""
+    reason = stop_rule(state, runtime.context)
+    if reason is None:
+        return {"round": state["round"] + 1}
+    return {"stop_reason": reason}
+
+
+def route_after_check(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> list[Send] | Literal["rewrite_profile"]:
+    """Search again (fan-out) unless a stop rule fired."""
+    if state.get("stop_reason"):
+        return "rewrite_profile"
+    return dispatch_searches(state, runtime)
+
+
+async def rewrite_profile(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Write the first-person profile, one canon, every fact with known source ids."""
+    sources = state.get("sources", [])
+    if not sources:
+        raise InputError(
+            f"found nothing about {state['name']!r} ({state.get('stop_reason')})",
+            "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
+        )
+    known = {s["id"] for s in sources}
+    grouped: dict[str, list[CitedFact]] = defaultdict(list)
+    for fact in state.get("facts", []):
+        cited = CitedFact(**{k: fact[k] for k in ("dimension", "text", "source_ids")})
+        if cited not in grouped[cited.dimension]:
+            grouped[cited.dimension].append(cited)
+    draft, usage = await rewrite_first_person(
+        resolve_chat_model(runtime.context.model),
+        name=state["name"],
+        franchise=state.get("franchise"),
+        facts_by_dimension=grouped,
+        sources=[(s["id"], s["title"]) for s in sources],
+        known_ids=known,
+    )
+    dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
+    for fact in keep_cited_facts(draft.facts, known):
+        dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
+    return {
+        "profile": draft.profile.strip(),
+        "canon": draft.canon.strip(),
+        "conflicts": draft.conflicts,
+        "dimensions": dimensions,
+        "usage": usage.as_dict(),
+    }
+
+
+def finish_profile(state: ProfilerState) -> dict[str, Any]:
+    """Make the optional output fields explicit (``None``) so readers need no ``.get``."""
+    return {"franchise": state.get("franchise"), "wiki_page": state.get("wiki_page")}
+
+
+builder = StateGraph(
+    ProfilerState,
+    context_schema=ProfilerContext,
+    input_schema=ProfileInput,
+    output_schema=ProfileOutput,
+)
+builder.add_node(resolve_character)
+builder.add_node(plan_queries)
+builder.add_node("search", search, input_schema=SearchTask)
+builder.add_node(summarize_evidence)
+builder.add_node(reflect_coverage)
+builder.add_node(check_stop_rules)
+builder.add_node(rewrite_profile)
+builder.add_node(finish_profile)
+builder.add_edge(START, "resolve_character")
+builder.add_edge("resolve_character", "plan_queries")
+builder.add_conditional_edges("plan_queries", dispatch_searches, ["search"])
+builder.add_edge("search", "summarize_evidence")
+builder.add_edge("summarize_evidence", "reflect_coverage")
+builder.add_edge("reflect_coverage", "check_stop_rules")
+builder.add_conditional_edges("check_stop_rules", route_after_check, ["search", "rewrite_profile"])
+builder.add_edge("rewrite_profile", "finish_profile")
+builder.add_edge("finish_profile", END)
+
+graph = builder.compile(name="profiler")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[ProfilerState, ProfilerContext, ProfileInput, ProfileOutput]:
+    """The profiler compiled with a checkpointer (resume) and/or store."""
+    return builder.compile(checkpointer=checkpointer, store=store, name="profiler")

@@ -1,0 +1,143 @@
+"""State, input/output schemas and run context of the profiler graph (kept apart from wiring)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
+
+from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL, DEFAULT_TAVILY_BASE_URL
+
+
+def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
+    """Reducer: sum usage counters key by key (parallel branches each add their own)."""
+    merged = dict(left)
+    for key, value in right.items():
+        merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+class ProfileInput(TypedDict):
+    """Who to profile."""
+
+    name: str
+    """Character name as the user typed it."""
+    franchise: str | None
+    """Franchise that disambiguates the name (``Fist of the North Star``), if known."""
+    wiki_url: str | None
+    """A pinned wiki root (``https://hokuto.fandom.com``); ``None`` discovers one."""
+
+
+class ProfileOutput(TypedDict):
+    """The finished profile with its evidence trail."""
+
+    name: str
+    """Character name as resolved on the wiki (page title) or as given."""
+    franchise: str | None
+    """Franchise as given."""
+    profile: str
+    """The first-person profile."""
+    canon: str
+    """The one canon/version the profile keeps."""
+    conflicts: list[str]
+    """Conflicts between sources/versions and how they were resolved."""
+    dimensions: dict[str, list[dict[str, Any]]]
+    """``{dimension: [{"text", "source_ids"}]}``, every fact with at least one known id."""
+    sources: list[dict[str, Any]]
+    """``{"id", "url", "title", "origin", "round"}`` for every source, ids ``S1..Sn``."""
+    rounds: list[dict[str, Any]]
+    """Per round: queries, results, new and seen source ids, notes."""
+    reflections: list[dict[str, Any]]
+    """Per round: coverage per dimension and the follow-up queries chosen."""
+    usage: dict[str, int]
+    """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``search_credits``,
+    ``pages_fetched``."""
+    stop_reason: str
+    """Which stop rule ended the search (see ``STOP_RULES``)."""
+    notices: list[str]
+    """What the user should know (web search disabled, no wiki found)."""
+    wiki_page: str | None
+    """URL of the character's wiki page, when one was found."""
+
+
+class ProfilerState(ProfileInput):
+    """Everything the profiler carries between nodes (output fields documented above)."""
+
+    profile: str
+    canon: str
+    conflicts: list[str]
+    dimensions: dict[str, list[dict[str, Any]]]
+    stop_reason: str
+    wiki_page: str | None
+
+    wiki_base: str | None
+    """Base URL of the wiki in use (confirmed), ``None`` for web-only runs."""
+    round: int
+    """Current search round, from 1."""
+    pending: list[dict[str, Any]]
+    """Queries to run this round: ``{"dimension", "query"}``."""
+    evidence: Annotated[list[dict[str, Any]], operator.add]
+    """Raw passages from every search branch: ``url, title, content, origin, query, round``."""
+    searches: Annotated[list[dict[str, Any]], operator.add]
+    """One log entry per (query, tool) search: ``round, query, tool, results, error``."""
+    facts: Annotated[list[dict[str, Any]], operator.add]
+    """Cited facts from the summarizer: ``dimension, text, source_ids, round``."""
+    coverage: dict[str, float]
+    """Latest coverage score per dimension."""
+    usage: Annotated[dict[str, int], add_counts]
+    sources: Annotated[list[dict[str, Any]], operator.add]
+    rounds: Annotated[list[dict[str, Any]], operator.add]
+    reflections: Annotated[list[dict[str, Any]], operator.add]
+    notices: Annotated[list[str], operator.add]
+
+
+class SearchTask(TypedDict):
+    """The payload of one ``Send`` to the search node."""
+
+    round: int
+    """Round the search belongs to."""
+    dimension: str
+    """Dimension the query was planned for."""
+    query: str
+    """Query text."""
+    tool: str
+    """``web`` or ``wiki``."""
+    wiki_base: str | None
+    """Wiki to search (``tool == "wiki"``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfilerContext:
+    """Run settings of one profile; the CLI fills defaults from the environment."""
+
+    model: str = DEFAULT_MODEL
+    """Strong model (``provider:model``) for the rewrite."""
+    fast_model: str = DEFAULT_FAST_MODEL
+    """Cheap model for planning, summarizing, reflecting."""
+    tavily_base_url: str = DEFAULT_TAVILY_BASE_URL
+    """Tavily API root (the key is read from ``TAVILY_API_KEY`` at the edge)."""
+    web_search: bool = True
+    """Use web search when a Tavily key is set."""
+    max_rounds: int = 3
+    """Round cap (R1 plus refinement rounds)."""
+    coverage_target: float = 0.7
+    """Stop when every dimension's coverage reaches this."""
+    queries_per_dimension: int = 1
+    """Planned queries per dimension in round 1 (and follow-ups per thin dimension)."""
+    max_llm_calls: int = 30
+    """LLM call budget (a rewrite call is always kept in reserve)."""
+    max_tokens: int = 300_000
+    """Token budget (input plus output)."""
+    max_search_credits: int = 60
+    """Tavily credit budget."""
+    max_results: int = 3
+    """Results per search."""
+    exclude_urls: tuple[str, ...] = ()
+    """Pages never used as sources (evaluation without leakage)."""
+    cache_dir: str | None = None
+    """HTTP disk cache; ``None`` disables caching."""
+    search_concurrency: int = 8
+    """Searches running at once."""

@@ -1,0 +1,89 @@
+"""The profiler graph end to end: real clients against a loopback wiki and Tavily, scripted LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from profiler_world import fake_web, scripted_model
+
+from personae.errors import InputError
+from personae.graphs.profiler import build_graph, graph
+from personae.graphs.profiler_state import ProfilerContext
+from personae.llm import register_model, unregister_model
+from personae.loopback import LoopbackWebServer
+from personae.testing import ScriptedChatModel
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
+    web, _, _ = fake_web()
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    with LoopbackWebServer(web.route) as running:
+        yield running
+
+
+def use_model(model: ScriptedChatModel) -> Iterator[ScriptedChatModel]:
+    register_model("profiler-test", model)
+    yield model
+    unregister_model("profiler-test")
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    yield from use_model(scripted_model(score=0.9))
+
+
+def context(server: LoopbackWebServer, **changes: Any) -> ProfilerContext:
+    return ProfilerContext(
+        model="registered:profiler-test",
+        fast_model="registered:profiler-test",
+        tavily_base_url=server.url,
+        **changes,
+    )
+
+
+async def run(server: LoopbackWebServer, name: str = "Kenshiro", **changes: Any) -> dict[str, Any]:
+    return await graph.ainvoke(
+        {"name": name, "franchise": "Fist of the North Star", "wiki_url": server.url},
+        context=context(server, **changes),
+    )
+
+
+async def test_profile_cites_only_known_sources(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    result = await run(server)
+    ids = {s["id"] for s in result["sources"]}
+    assert [s["id"] for s in result["sources"]] == [f"S{i}" for i in range(1, len(ids) + 1)]
+    assert result["profile"].startswith("I am Kenshiro")
+    assert result["wiki_page"] == f"{server.url}/wiki/Kenshiro"
+    cited = [i for facts in result["dimensions"].values() for f in facts for i in f["source_ids"]]
+    assert cited and set(cited) <= ids
+    assert result["stop_reason"] == "coverage_reached"
+    assert result["usage"]["llm_calls"] == 4  # plan, summarize, reflect, rewrite
+    assert {s["origin"] for s in result["sources"]} == {"web", "wiki"}
+
+
+async def test_fan_out_one_search_per_query_and_tool(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    result = await run(server)
+    first = result["rounds"][0]
+    assert len(first["queries"]) == 7  # the code added the dimension the planner forgot
+    assert result["usage"]["searches"] == 14  # 7 queries x (web, wiki)
+    assert result["usage"]["search_credits"] == 7
+
+
+async def test_exclude_urls_never_become_sources(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    leak = "https://leak.example.org/kenshiro-answers"
+    result = await run(server, exclude_urls=(leak,))
+    assert leak not in {s["url"] for s in result["sources"]}
+    assert "https://example.org/kenshiro-bio" in {s["url"] for s in result["sources"]}
+
+
+async def test_no_new_sources_two_rounds_stops() -> None:
+    pass

@@ -1,0 +1,143 @@
+"""A fake Hokuto world for profiler tests: a loopback wiki and Tavily, and a scripted LLM.
+
+Only the remote web (FakeMediaWiki/FakeTavily over a real loopback HTTP server) and the LLM
+(ScriptedChatModel) are fake; the Tavily, MediaWiki and HTTP clients and the graph are real.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from personae.agents.query_planner import DIMENSIONS
+from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
+from personae.testing import ScriptedChatModel, prompt_text
+
+KENSHIRO = """<p><b>Kenshiro</b> is the 64th successor of Hokuto Shinken and the main character of
+<i>Fist of the North Star</i>.</p>
+<h2>Appearance</h2><p>Kenshiro has seven scars on his chest shaped like the Big Dipper.</p>
+<h2>Personality</h2><p>Kenshiro is stoic and quiet but kind to the weak.</p>
+<h2>Abilities</h2><p>Kenshiro masters Hokuto Shinken, striking the pressure points of enemies.</p>
+<h2>Relationships</h2><p>Raoh is Kenshiro's eldest adoptive brother and rival; Yuria is his love.</p>
+<h2>History</h2><p>Kenshiro was defeated by Shin, who took Yuria and carved the scars.</p>"""
+
+ZORO_DISAMBIGUATION = """<p><b>Zoro</b> may refer to:</p><ul>
+<li><a href="/wiki/Zoro_(Hokuto)">Zoro (Hokuto)</a>, a thug from Fist of the North Star</li>
+<li><a href="/wiki/Roronoa_Zoro">Roronoa Zoro</a>, a swordsman from One Piece</li></ul>"""
+
+
+def hokuto_wiki() -> FakeMediaWiki:
+    """A small Hokuto wiki with an ambiguous name."""
+    return FakeMediaWiki(
+        {
+            "Kenshiro": KENSHIRO,
+            "Raoh": "<p>Raoh is the eldest brother of Kenshiro and the King of Fist.</p>",
+            "Zoro": ZORO_DISAMBIGUATION,
+            "Zoro (Hokuto)": "<p>Zoro is a thug of Fist of the North Star.</p>",
+            "Roronoa Zoro": "<p>Roronoa Zoro is a swordsman of One Piece.</p>",
+        },
+        sitename="Hokuto Wiki",
+    )
+
+
+WEB_PAGES = [
+    {
+        "url": "https://example.org/kenshiro-bio",
+        "title": "Kenshiro biography",
+        "content": "Kenshiro wanders the post-apocalyptic wasteland protecting villagers.",
+    },
+    {
+        "url": "https://leak.example.org/kenshiro-answers",
+        "title": "Leaked evaluation page",
+        "content": "Kenshiro says: you are already dead.",
+    },
+]
+
+
+def web_results(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every Kenshiro query finds the same two web pages."""
+    return list(WEB_PAGES) if "kenshiro" in str(payload.get("query", "")).casefold() else []
+
+
+def fake_web(tavily: bool = True) -> tuple[FakeWeb, FakeMediaWiki, FakeTavily]:
+    """The routes of the whole fake web."""
+    wiki = hokuto_wiki()
+    search = FakeTavily(web_results, api_key="tvly-test")
+    return FakeWeb(tavily=search if tavily else None, wiki=wiki), wiki, search
+
+
+_ID = re.compile(r"\[(S\d+)\]")
+
+
+def shown_ids(messages: list[BaseMessage]) -> list[str]:
+    """Source ids the prompt showed, in order."""
+    return list(dict.fromkeys(_ID.findall(prompt_text(messages))))
+
+
+def plan(messages: list[BaseMessage]) -> dict[str, Any]:
+    """A plan that forgets the ``other`` dimension (the code must add it)."""
+    return {
+        "queries": [
+            {"dimension": d, "query": f"Kenshiro {d}"} for d in DIMENSIONS if d != "other"
+        ]
+    }
+
+
+def notes(messages: list[BaseMessage]) -> dict[str, Any]:
+    """One fact per dimension citing the first id shown, plus one invented-free fact."""
+    ids = shown_ids(messages)
+    return {
+        "facts": [
+            {"dimension": d, "text": f"Kenshiro {d} fact.", "source_ids": ids[:1]}
+            for d in DIMENSIONS
+        ]
+    }
+
+
+def coverage(score: float, follow_up: bool = True) -> Callable[[list[BaseMessage]], Any]:
+    """A reflector giving every dimension ``score`` and one new follow-up per call."""
+    counter = {"n": 0}
+
+    def respond(messages: list[BaseMessage]) -> dict[str, Any]:
+        counter["n"] += 1
+        return {
+            "dimensions": [
+                {
+                    "dimension": d,
+                    "score": score,
+                    "follow_up_queries": [f"Kenshiro {d} more {counter['n']}"] if follow_up else [],
+                }
+                for d in DIMENSIONS
+            ]
+        }
+
+    return respond
+
+
+def draft(messages: list[BaseMessage]) -> dict[str, Any]:
+    """A first-person draft citing real ids, one invented id and one unsourced fact."""
+    ids = shown_ids(messages)
+    return {
+        "profile": "I am Kenshiro, successor of Hokuto Shinken.",
+        "canon": "original manga",
+        "facts": [
+            {"dimension": "identity", "text": "I am the 64th successor.", "source_ids": ids[:1]},
+            {"dimension": "ability", "text": "I strike pressure points.", "source_ids": ids[:2]},
+        ],
+        "conflicts": ["The anime changes Shin's motive; kept the manga."],
+    }
+
+
+def scripted_model(score: float = 0.9, follow_up: bool = True) -> ScriptedChatModel:
+    """A model answering all four profiler roles."""
+    return ScriptedChatModel(
+        responders={
+            "QueryPlan": plan,
+            "EvidenceNotes": notes,
+            "CoverageReview": coverage(score, follow_up),
+            "ProfileDraft": draft,
+        }
+    )
