@@ -1,17 +1,194 @@
-"""`personae profile` (placeholder until implemented)."""
+"""`personae profile`: deep-search a character's profile into profile.json, profile.md, card.json.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
+(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
+``TAVILY_API_KEY`` (none: wiki only), ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``,
+``PERSONAE_CONTACT``. Runs are checkpointed in ``OUT/.checkpoints.sqlite`` so an interrupted
+profile resumes where it stopped instead of starting over.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from personae.errors import ConfigurationError, InputError
+from personae.graphs.profiler import build_graph
+from personae.graphs.profiler_state import ProfileInput, ProfilerContext
+from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
+from personae.memory.profile_store import ProfilePaths, paths_for, slugify, write_profile
+from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
+from personae.settings import Settings, load_settings
+
+DEFAULT_OUT = Path("profiles")
+CHECKPOINT_DB = ".checkpoints.sqlite"
+Progress = Callable[[str], None]
 
 
 def register(commands: Any) -> None:
     """Add the `profile` subcommand."""
-    parser = commands.add_parser("profile", help="(not implemented yet)")
+    parser = commands.add_parser(
+        "profile",
+        help="deep-search a character profile (web + wiki) into JSON, Markdown and a V3 card",
+    )
+    parser.add_argument("name", nargs="?", help="character name, e.g. Kenshiro")
+    parser.add_argument("--franchise", help="franchise that disambiguates the name")
+    parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("--max-rounds", type=int, default=3, help="search round cap (default 3)")
+    parser.add_argument(
+        "--exclude-url", action="append", default=[], help="page never used as a source"
+    )
+    parser.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
+    parser.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
+    parser.add_argument("--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)")
+    parser.add_argument("--no-web", action="store_true", help="search wikis only")
+    parser.add_argument("--batch", type=Path, help="CSV with columns name,franchise[,wiki]")
+    parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
     parser.set_defaults(handler=run)
 
 
+def thread_id(row: BatchRow, context: ProfilerContext, models: tuple[str, str]) -> str:
+    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run."""
+    run_options = {k: v for k, v in asdict(context).items() if k != "cache_dir"}
+    options = {"row": asdict(row), "context": run_options, "models": models}
+    digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{slugify(row.name)}-{digest[:10]}"
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.batch is None and not (args.name or "").strip():
+        raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
+    if args.max_rounds < 1 or args.concurrency < 1:
+        raise InputError("--max-rounds and --concurrency must be at least 1", "pass 1 or more")
+
+
+def _models(args: argparse.Namespace, settings: Settings) -> tuple[str, str]:
+    """Resolve both models once, up front, so a bad setting fails before any search."""
+    if not settings.model_configured:
+        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
+    specs = []
+    for role, spec in (("strong", settings.model), ("fast", settings.fast_model)):
+        register_model(f"profile-{role}", resolve_chat_model(spec, settings))
+        specs.append(f"registered:profile-{role}")
+    return specs[0], specs[1]
+
+
+def make_context(args: argparse.Namespace, settings: Settings) -> ProfilerContext:
+    """The run context from settings and flags."""
+    model, fast_model = _models(args, settings)
+    return ProfilerContext(
+        model=model,
+        fast_model=fast_model,
+        tavily_base_url=settings.tavily_base_url,
+        web_search=not args.no_web,
+        max_rounds=args.max_rounds,
+        exclude_urls=tuple(args.exclude_url),
+        cache_dir=str(settings.cache_dir),
+    )
+
+
+def describe(node: str, update: Any) -> str | None:
+    """One progress line for a node's update (``None`` for quiet nodes)."""
+    if not isinstance(update, dict):
+        return None
+    if node == "resolve_character":
+        return f"found {update.get('wiki_page') or 'no wiki page'}"
+    if node == "plan_queries":
+        return f"planned {len(update.get('pending', []))} queries"
+    if node == "summarize_evidence" and update.get("rounds"):
+        record = update["rounds"][0]
+        return (
+            f"round {record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, {len(record['notes'])} notes"
+        )
+    if node == "check_stop_rules" and update.get("stop_reason"):
+        return f"stopped: {update['stop_reason']}"
+    if node == "rewrite_profile":
+        return "profile written"
+    return None
+
+
+async def profile_one(
+    row: BatchRow,
+    context: ProfilerContext,
+    out_dir: Path,
+    progress: Progress,
+    models: tuple[str, str] = ("", ""),
+) -> ProfilePaths:
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload: ProfileInput | None = ProfileInput(
+        name=row.name, franchise=row.franchise, wiki_url=row.wiki
+    )
+    config: Any = {"configurable": {"thread_id": thread_id(row, context, models)}}
+    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+        app = build_graph(checkpointer=saver)
+        snapshot = await app.aget_state(config)
+        if snapshot.next or snapshot.values.get("profile"):
+            payload = None
+            progress(f"{row.name}: resuming the interrupted run")
+        if not snapshot.values.get("profile"):
+            async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+                for node, update in chunk.items():
+                    line = describe(node, update)
+                    if line:
+                        progress(f"{row.name}: {line}")
+        values = (await app.aget_state(config)).values
+    return write_profile(out_dir, values, name=row.name)
+
+
+def _progress() -> Progress:
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        return lambda line: console.print(f"[cyan]•[/cyan] {line}")
+    return lambda line: sys.stderr.write(line + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Not implemented yet."""
-    raise SystemExit("not implemented")
+    """Profile one character, or every row of ``--batch``; print where the files went."""
+    _check_options(args)
+    settings = load_settings().with_overrides(
+        model=args.model, fast_model=args.fast_model, openai_base_url=args.base_url
+    )
+    if args.model or args.base_url:
+        settings = settings.with_overrides(model_configured=True)
+    progress = _progress()
+    rows = read_batch(args.batch) if args.batch else []
+    context = make_context(args, settings)
+    if not args.batch:
+        row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
+        models = (settings.model, settings.fast_model)
+        paths = asyncio.run(profile_one(row, context, args.out, progress, models))
+        sys.stdout.write(f"{paths.profile_json}\n")
+        return 0
+    models = (settings.model, settings.fast_model)
+    kept, dropped = deduplicate(rows)
+    for duplicate, original in dropped:
+        progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
+    report = asyncio.run(
+        run_batch(
+            kept,
+            lambda row: profile_one(row, context, args.out, progress, models),
+            done=lambda row: paths_for(args.out, row.name).profile_json.exists(),
+            concurrency=args.concurrency,
+        )
+    )
+    for row, error in report.failed:
+        sys.stderr.write(f"failed {row.name}: {error}\n")
+    sys.stdout.write(
+        f"{len(report.written)} profiled, {len(report.skipped)} already done, "
+        f"{len(dropped)} duplicates, {len(report.failed)} failed\n"
+    )
+    return 0 if not report.failed else 3
