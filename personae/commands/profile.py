@@ -153,7 +153,11 @@ def _progress() -> Progress:
 
         console = Console(stderr=True)
         return lambda line: console.print(f"[cyan]•[/cyan] {line}")
-    return lambda line: sys.stderr.write(line + "\n")
+
+    def plain(line: str) -> None:
+        sys.stderr.write(line + "\n")
+
+    return plain
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,218 @@
+"""`personae profile` end to end: real graph, real clients on a loopback web, scripted LLM."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from profiler_world import fake_web, scripted_model
+
+from personae.cli import main
+from personae.fake_web import FakeTavily, FakeWeb
+from personae.llm import register_model, unregister_model
+from personae.loopback import LoopbackWebServer
+from personae.memory.character_card import card_problems
+from personae.testing import ScriptedChatModel
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoopbackWebServer, FakeTavily]]:
+    web, _, tavily = fake_web()
+    with LoopbackWebServer(web.route) as server:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", server.url)
+        monkeypatch.setenv("PERSONAE_MODEL", "registered:cli-test")
+        yield server, tavily
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = scripted_model(score=0.9)
+    register_model("cli-test", scripted)
+    yield scripted
+    unregister_model("cli-test")
+
+
+def profile(server: LoopbackWebServer, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "profile",
+            "Kenshiro",
+            "--franchise",
+            "Fist of the North Star",
+            "--wiki",
+            server.url,
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
+
+
+def written(out: Path) -> list[str]:
+    """Output files under ``out`` (the HTTP cache and the checkpoint database excluded)."""
+    return sorted(
+        p.name
+        for p in out.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and p.relative_to(out).parts[0] != "cache"
+    )
+
+
+def test_writes_profile_markdown_and_valid_card(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    assert profile(server, tmp_path) == 0
+    folder = tmp_path / "kenshiro"
+    document = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
+    assert document["character"] == "Kenshiro"
+    assert document["franchise"] == "Fist of the North Star"
+    assert document["profile"].startswith("I am")
+    ids = {s["id"] for s in document["sources"]}
+    assert all(set(s) == {"id", "url", "title", "origin"} for s in document["sources"])
+    for facts in document["dimensions"].values():
+        assert all(f["source_ids"] and set(f["source_ids"]) <= ids for f in facts)
+    assert document["rounds"][0]["queries"] and document["rounds"][0]["notes"]
+    assert document["rounds"][0]["coverage"]["identity"] == 0.9
+    assert document["usage"]["llm_calls"] == 4 and document["usage"]["searches"] == 14
+    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    assert card_problems(card) == []
+    assert card["data"]["name"] == card["name"] == "Kenshiro"
+    assert card["data"]["character_book"]["entries"]
+    assert "[S1" in (folder / "profile.md").read_text(encoding="utf-8")
+    assert str(folder / "profile.json") in capsys.readouterr().out
+
+
+def test_without_tavily_key_profiles_from_wiki_and_says_so(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, tavily = world
+    monkeypatch.delenv("TAVILY_API_KEY")
+    assert profile(server, tmp_path) == 0
+    document = json.loads((tmp_path / "kenshiro" / "profile.json").read_text(encoding="utf-8"))
+    assert "web search disabled: TAVILY_API_KEY is not set" in document["notices"][0]
+    assert {s["origin"] for s in document["sources"]} == {"wiki"}
+    assert tavily.queries == []
+
+
+def test_interrupted_run_resumes_without_repeating_earlier_nodes(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, tavily = world
+    scripted = scripted_model(score=0.9)
+    working = scripted.responders["ProfileDraft"]
+
+    def down(messages: object) -> object:
+        raise ConnectionError("LLM server went away")
+
+    scripted.responders["ProfileDraft"] = down
+    register_model("cli-test", scripted)
+    try:
+        assert profile(server, tmp_path) == 3
+        assert "personae: error:" in capsys.readouterr().err
+        assert not (tmp_path / "kenshiro").exists()
+        searches = len(tavily.queries)
+        scripted.responders["ProfileDraft"] = working
+        assert profile(server, tmp_path) == 0
+    finally:
+        unregister_model("cli-test")
+    assert len(scripted.calls_for("QueryPlan")) == 1
+    assert len(scripted.calls_for("EvidenceNotes")) == 1
+    assert len(tavily.queries) == searches  # no search was run again
+    assert (tmp_path / "kenshiro" / "profile.json").exists()
+
+
+def test_no_llm_configured_names_the_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["profile", "Kenshiro", "--wiki", "http://127.0.0.1:9", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "OPENAI_API_KEY" in err and "OPENAI_BASE_URL" in err
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_empty_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profile", "  ", "--out", str(tmp_path)]) == 2
+    assert "the character name is empty" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_wiki_is_refused(
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PERSONAE_MODEL", "registered:cli-test")
+    with LoopbackWebServer(FakeWeb(pages={"/": "<html>not a wiki</html>"}).route) as server:
+        code = main(["profile", "Kenshiro", "--wiki", server.url, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a MediaWiki site" in err and "--wiki" in err
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_ambiguous_name_is_reported_with_candidates(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    code = main(["profile", "Zoro", "--wiki", server.url, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "ambiguous" in err and "Roronoa Zoro" in err
+    assert written(tmp_path) == []
+
+
+def test_unreachable_llm_is_one_line_exit_3(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, _ = world
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    assert profile(server, tmp_path) == 3
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("personae: error:")]
+    assert len(errors) == 1 and "cannot reach the LLM server" in errors[0]
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_batch_dedupes_and_skips_done(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    batch = tmp_path / "chars.csv"
+    batch.write_text(
+        "name,franchise,wiki\n"
+        f"Kenshiro,Fist of the North Star,{server.url}\n"
+        f"Kenshirō,Fist of the North Star,{server.url}\n"
+        f"Raoh,Fist of the North Star,{server.url}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["profile", "--batch", str(batch), "--out", str(out), "--concurrency", "2"]) == 0
+    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["kenshiro", "raoh"]
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "0 profiled, 2 already done" in capsys.readouterr().out
