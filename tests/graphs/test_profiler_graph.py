@@ -6,14 +6,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from profiler_world import fake_web, scripted_model
 
-from personae.errors import InputError
+from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import build_graph, graph
 from personae.graphs.profiler_state import ProfilerContext
 from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel
+from personae.tools.wiki import AmbiguousCharacterError
 
 
 @pytest.fixture
@@ -45,10 +47,11 @@ def context(server: LoopbackWebServer, **changes: Any) -> ProfilerContext:
 
 
 async def run(server: LoopbackWebServer, name: str = "Kenshiro", **changes: Any) -> dict[str, Any]:
-    return await graph.ainvoke(
+    result: dict[str, Any] = await graph.ainvoke(
         {"name": name, "franchise": "Fist of the North Star", "wiki_url": server.url},
         context=context(server, **changes),
     )
+    return result
 
 
 async def test_profile_cites_only_known_sources(
@@ -85,5 +88,38 @@ async def test_exclude_urls_never_become_sources(
     assert "https://example.org/kenshiro-bio" in {s["url"] for s in result["sources"]}
 
 
-async def test_no_new_sources_two_rounds_stops() -> None:
-    pass
+async def test_ambiguous_name_resolved_by_franchise(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    result = await run(server, name="Zoro", max_rounds=1)
+    assert result["name"] == "Zoro (Hokuto)"
+    assert result["wiki_page"] == f"{server.url}/wiki/Zoro_(Hokuto)"
+
+
+async def test_ambiguous_name_without_matching_franchise_is_reported(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    with pytest.raises(AmbiguousCharacterError) as raised:
+        await graph.ainvoke(
+            {"name": "Zoro", "franchise": None, "wiki_url": server.url}, context=context(server)
+        )
+    assert raised.value.candidates == ["Zoro (Hokuto)", "Roronoa Zoro"]
+    assert model.calls == []  # nothing was planned or searched for the wrong character
+
+
+async def test_checkpointed_graph_keeps_per_round_log(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    app = build_graph(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    await app.ainvoke(
+        {"name": "Kenshiro", "franchise": None, "wiki_url": server.url},
+        config,
+        context=context(server),
+    )
+    values = (await app.aget_state(config)).values
+    assert len(values["searches"]) == 14
+    assert {(s["tool"], s["dimension"]) for s in values["searches"]} == {
+        (tool, d) for tool in ("web", "wiki") for d in DIMENSIONS
+    }
+    assert values["rounds"][0]["source_ids"] == [s["id"] for s in values["sources"]]

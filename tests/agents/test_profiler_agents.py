@@ -1,0 +1,118 @@
+"""Profiler roles called directly with a scripted model: coverage, anchoring, citation integrity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from personae.agents.coverage_reflector import CoverageReview, settle_coverage
+from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
+from personae.agents.profile_rewriter import rewrite_first_person
+from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.testing import ScriptedChatModel, prompt_text
+
+SOURCES = [("S1", "Kenshiro", "Kenshiro has seven scars."), ("S2", "Raoh", "Raoh is his brother.")]
+
+
+async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> None:
+    model = ScriptedChatModel(
+        responders={
+            "QueryPlan": lambda m: {
+                "queries": [
+                    {"dimension": "Ability", "query": "hokuto shinken techniques"},
+                    {"dimension": "ability", "query": "Kenshiro signature moves"},
+                    {"dimension": "gossip", "query": "Kenshiro rumours"},
+                ]
+            }
+        }
+    )
+    queries, usage = await plan_search_queries(
+        model, name="Kenshiro", franchise="Fist of the North Star", per_dimension=2
+    )
+    assert {q.dimension for q in queries} == set(DIMENSIONS)
+    assert all("Kenshiro" in q.query and "Fist of the North Star" in q.query for q in queries)
+    abilities = [q.query for q in queries if q.dimension == "ability"]
+    assert abilities[0] == "Kenshiro hokuto shinken techniques Fist of the North Star"
+    assert len(abilities) == 2 and usage.calls == 1
+    assert "gossip" not in {q.dimension for q in queries}
+
+
+async def test_summarizer_rejects_invented_ids_then_keeps_only_cited_facts() -> None:
+    answers = iter(
+        [
+            {"facts": [{"dimension": "appearance", "text": "Scars.", "source_ids": ["S9"]}]},
+            {
+                "facts": [
+                    {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1"]},
+                    {"dimension": "relationship", "text": "No source.", "source_ids": []},
+                ]
+            },
+        ]
+    )
+    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: next(answers)})
+    facts, usage = await summarize_round(model, name="Kenshiro", franchise=None, sources=SOURCES)
+    assert [(f.text, f.source_ids) for f in facts] == [("Seven scars.", ["S1"])]
+    assert usage.calls == 2
+    retry_prompt = prompt_text(model.calls_for("EvidenceNotes")[1])
+    assert "unknown ids: S9" in retry_prompt and "[S1] Kenshiro" in retry_prompt
+
+
+def test_keep_cited_facts_drops_invented_ids_and_unsourced_facts() -> None:
+    facts = [
+        CitedFact(dimension="identity", text="Successor.", source_ids=["S1", "S7", "S1"]),
+        CitedFact(dimension="identity", text="Invented only.", source_ids=["S7"]),
+        CitedFact(dimension="mood", text="Unknown dimension.", source_ids=["S1"]),
+    ]
+    kept = keep_cited_facts(facts, {"S1", "S2"})
+    assert [(f.text, f.source_ids) for f in kept] == [("Successor.", ["S1"])]
+
+
+def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() -> None:
+    review = CoverageReview.model_validate(
+        {
+            "dimensions": [
+                {"dimension": "appearance", "score": 1.7, "follow_up_queries": ["scars"]},
+                {"dimension": "ability", "score": 0.9, "follow_up_queries": ["Kenshiro moves"]},
+            ]
+        }
+    )
+    scores, follow_ups = settle_coverage(
+        review,
+        facts_per_dimension={"appearance": 2},
+        name="Kenshiro",
+        franchise=None,
+        done_queries=["Kenshiro moves"],
+        per_dimension=1,
+    )
+    assert scores["appearance"] == 1.0  # clamped
+    assert scores["ability"] == 0.0  # no fact: a model cannot call it covered
+    assert follow_ups == [("appearance", "Kenshiro scars")]
+
+
+async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
+    def draft(ids: list[str]) -> dict[str, Any]:
+        return {
+            "profile": "I am Kenshiro.",
+            "canon": "manga",
+            "facts": [{"dimension": "identity", "text": "I am the successor.", "source_ids": ids}],
+        }
+
+    answers = iter([draft(["S5"]), draft(["S1"])])
+
+    def respond(messages: list[BaseMessage]) -> dict[str, Any]:
+        return next(answers)
+
+    model = ScriptedChatModel(responders={"ProfileDraft": respond})
+    result, usage = await rewrite_first_person(
+        model,
+        name="Kenshiro",
+        franchise="Fist of the North Star",
+        facts_by_dimension={
+            "identity": [CitedFact(dimension="identity", text="x", source_ids=["S1"])]
+        },
+        sources=[("S1", "Kenshiro")],
+        known_ids={"S1"},
+    )
+    assert result.facts[0].source_ids == ["S1"] and usage.calls == 2
+    assert "ONE canon" in prompt_text(model.calls_for("ProfileDraft")[0])
