@@ -79,7 +79,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
 async def run(server: LoopbackWebServer, score: float, **settings: Any) -> dict[str, Any]:
     register_model("stop-test", scripted_model(score=score))
     try:
-        return await graph.ainvoke(
+        result: dict[str, Any] = await graph.ainvoke(
             {"name": "Kenshiro", "franchise": None, "wiki_url": server.url},
             context=ProfilerContext(
                 model="registered:stop-test",
@@ -88,6 +88,7 @@ async def run(server: LoopbackWebServer, score: float, **settings: Any) -> dict[
                 **settings,
             ),
         )
+        return result
     finally:
         unregister_model("stop-test")
 
