@@ -1,0 +1,89 @@
+"""Wall time of one profiler search round, parallel fan-out vs sequential, with web latency.
+
+Run: uv run python benchmarks/bench_search_round.py [--latency 0.2] [--concurrency 14]
+
+One round = the 7 planned queries x (web, wiki) = 14 searches, each through the REAL Tavily,
+MediaWiki and polite HTTP clients (``search_once``, what the graph's ``search`` node runs)
+against a loopback server that adds ``--latency`` seconds to every request. Prints (does not
+assert) the wall time at concurrency 1 and at ``--concurrency``, the requests served and the
+speedup. No disk cache, so both runs send the same requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from typing import Any
+
+from personae.agents.query_planner import DIMENSION_KEYWORDS, DIMENSIONS
+from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
+from personae.graphs.profiler_sources import search_once
+from personae.graphs.profiler_state import ProfilerContext
+from personae.loopback import LoopbackWebServer
+
+KENSHIRO = """<p>Kenshiro is the successor of Hokuto Shinken, from Fist of the North Star.</p>
+<h2>Appearance</h2><p>Kenshiro has seven scars on his chest.</p>
+<h2>Personality</h2><p>Kenshiro is stoic and kind.</p>
+<h2>Abilities</h2><p>Kenshiro strikes the pressure points of his enemies.</p>
+<h2>Relationships</h2><p>Raoh is Kenshiro's eldest brother; Yuria is his love.</p>
+<h2>History</h2><p>Kenshiro was defeated by Shin, who took Yuria.</p>"""
+
+
+def web_results(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Three pages for every query."""
+    query = str(payload.get("query", ""))
+    return [
+        {"url": f"https://example.org/{i}", "title": f"Page {i}", "content": f"{query} text {i}."}
+        for i in range(3)
+    ]
+
+
+def fake_web() -> FakeWeb:
+    """Tavily and a one-character wiki on one loopback server."""
+    wiki = FakeMediaWiki({"Kenshiro": KENSHIRO, "Raoh": "<p>Raoh, brother of Kenshiro.</p>"})
+    return FakeWeb(tavily=FakeTavily(web_results), wiki=wiki)
+
+
+async def one_round(server: LoopbackWebServer, concurrency: int) -> tuple[float, int, int]:
+    """Seconds, passages and requests of one round at ``concurrency``."""
+    context = ProfilerContext(tavily_base_url=server.url, search_concurrency=concurrency)
+    queries = [f"Kenshiro {DIMENSION_KEYWORDS[d].split()[0]}" for d in DIMENSIONS]
+    before = len(server.requests)
+    start = time.perf_counter()
+    outcomes = await asyncio.gather(
+        *(
+            search_once(tool, query, server.url, context)
+            for query in queries
+            for tool in ("web", "wiki")
+        )
+    )
+    elapsed = time.perf_counter() - start
+    passages = sum(len(o.evidence) for o in outcomes)
+    return elapsed, passages, len(server.requests) - before
+
+
+def main() -> None:
+    """Run the round sequentially and in parallel; print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds added per request")
+    parser.add_argument("--concurrency", type=int, default=14, help="parallel searches")
+    args = parser.parse_args()
+    os.environ["TAVILY_API_KEY"] = "tvly-test"
+    with LoopbackWebServer(fake_web().route, latency=args.latency) as server:
+        sequential = asyncio.run(one_round(server, 1))
+        parallel = asyncio.run(one_round(server, args.concurrency))
+    sys.stdout.write(
+        f"search round: 7 queries x (web, wiki) = 14 searches, {args.latency:.2f} s per request\n"
+        f"sequential (concurrency 1): {sequential[0]:6.2f} s  "
+        f"{sequential[2]} requests, {sequential[1]} passages\n"
+        f"parallel (concurrency {args.concurrency}): {parallel[0]:6.2f} s  "
+        f"{parallel[2]} requests, {parallel[1]} passages\n"
+        f"speedup: {sequential[0] / parallel[0]:.1f}x\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
