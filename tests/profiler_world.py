@@ -80,9 +80,7 @@ def shown_ids(messages: list[BaseMessage]) -> list[str]:
 def plan(messages: list[BaseMessage]) -> dict[str, Any]:
     """A plan that forgets the ``other`` dimension (the code must add it)."""
     return {
-        "queries": [
-            {"dimension": d, "query": f"Kenshiro {d}"} for d in DIMENSIONS if d != "other"
-        ]
+        "queries": [{"dimension": d, "query": f"Kenshiro {d}"} for d in DIMENSIONS if d != "other"]
     }
 
 

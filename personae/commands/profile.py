@@ -134,7 +134,9 @@ async def profile_one(
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
         app = build_graph(checkpointer=saver)
         snapshot = await app.aget_state(config)
-        if snapshot.next or snapshot.values.get("profile"):
+        if snapshot.values.get("profile"):
+            progress(f"{row.name}: already profiled; writing the files from the checkpoint")
+        elif snapshot.next:
             payload = None
             progress(f"{row.name}: resuming the interrupted run")
         if not snapshot.values.get("profile"):
