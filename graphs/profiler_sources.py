@@ -61,12 +61,8 @@ def _configured_hosts(*urls: str | None) -> list[str]:
 def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClient:
     """A polite HTTP client allowing the hosts the user configured explicitly."""
     settings = load_settings()
-    try:
-        agent = user_agent(settings)
-    except ImportError:  # ``personae`` shadowed by the tests/personae namespace dir under pytest
-        agent = f"Personae (+{settings.contact}; character-profiling research bot)"
     return PoliteHttpClient(
-        user_agent=agent,
+        user_agent=user_agent(settings),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
         allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url),
     )

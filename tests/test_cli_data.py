@@ -21,17 +21,6 @@ FILES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _package_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Under pytest, tests/ is on sys.path and tests/personae/ shadows the package as a namespace
-    # package, so settings.user_agent's ``from personae import __version__`` fails in tests only
-    # (the installed CLI is fine). Reported; remove once tests/personae is renamed.
-    import personae
-
-    if not hasattr(personae, "__version__"):
-        monkeypatch.setattr(personae, "__version__", "0.0.test", raising=False)
-
-
 def hub(request: WebRequest) -> WebResponse:
     path = unquote(request.path)
     for repo, files in FILES.items():

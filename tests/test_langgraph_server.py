@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -26,11 +27,43 @@ ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
 
 
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its workers (its own process group); tolerate an early exit."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=5)
+
+
 def _start_server(
     config: Path, env: dict[str, str], log: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
-    handle = log.open("wb")
-    process = subprocess.Popen(
+    with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
+        process = _spawn(config, env, handle)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        match = re.search(r"API: (http://127\.0\.0\.1:\d+)", text)
+        if match:
+            url = match.group(1)
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    return process, url
+            except httpx.HTTPError:
+                pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.5)
+    _stop(process)
+    raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def _spawn(config: Path, env: dict[str, str], handle: IO[bytes]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [
             str(LANGGRAPH),
             "dev",
@@ -47,22 +80,6 @@ def _start_server(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        text = log.read_text(errors="replace")
-        match = re.search(r"API: (http://127\.0\.0\.1:\d+)", text)
-        if match:
-            url = match.group(1)
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    return process, url
-            except httpx.HTTPError:
-                pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.5)
-    os.killpg(process.pid, signal.SIGTERM)
-    raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
 
 
 @pytest.fixture
@@ -99,11 +116,7 @@ def studio(tmp_path: Path) -> Iterator[tuple[str, FakeOpenAIChat]]:
         try:
             yield url, fake
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+            _stop(process)
 
 
 def test_langgraph_dev_serves_every_graph_and_runs_one(

@@ -274,12 +274,8 @@ async def test_connection_error_becomes_remote_error() -> None:
     assert len(slept) == 2
 
 
-async def test_from_settings_and_min_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import personae
+async def test_from_settings_and_min_delay(tmp_path: Path) -> None:
     from personae.settings import load_settings
-
-    # under pytest, tests/personae/ shadows the package as a namespace (no __version__): reported
-    monkeypatch.setattr(personae, "__version__", "0.1.0", raising=False)
 
     settings = load_settings(
         {"PERSONAE_CONTACT": "mailto:ops@example.org", "PERSONAE_CACHE_DIR": str(tmp_path)}
