@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,19 +42,17 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 def _start_server(
     config: Path, env: dict[str, str], log: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()  # `--port 0` is reported as ":0" (it does not print the bound port)
     with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
-        process = _spawn(config, env, handle)
+        process = _spawn(config, env, handle, port)
+    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        text = log.read_text(errors="replace")
-        match = re.search(r"API: (http://127\.0\.0\.1:\d+)", text)
-        if match:
-            url = match.group(1)
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    return process, url
-            except httpx.HTTPError:
-                pass
+        try:
+            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            pass
         if process.poll() is not None:
             break
         time.sleep(0.5)
@@ -62,7 +60,15 @@ def _start_server(
     raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def _spawn(config: Path, env: dict[str, str], handle: IO[bytes]) -> subprocess.Popen[bytes]:
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _spawn(
+    config: Path, env: dict[str, str], handle: IO[bytes], port: int
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
             str(LANGGRAPH),
@@ -70,7 +76,7 @@ def _spawn(config: Path, env: dict[str, str], handle: IO[bytes]) -> subprocess.P
             "--no-browser",
             "--no-reload",
             "--port",
-            "0",
+            str(port),
             "--config",
             str(config),
         ],
