@@ -46,7 +46,7 @@ class FakeOpenAIChat:
             message["content"] = answer
             finish = "stop"
         else:
-            call = {"id": f"call_{len(self.requests)}", "type": "function"}
+            call: dict[str, Any] = {"id": f"call_{len(self.requests)}", "type": "function"}
             call["function"] = {"name": name, "arguments": json.dumps(answer)}
             message["tool_calls"] = [call]
             finish = "tool_calls"
@@ -72,7 +72,7 @@ def _stream(model: str, message: dict[str, Any], finish: str, usage: dict[str, i
     delta: dict[str, Any] = {"role": "assistant", "content": message["content"] or ""}
     if "tool_calls" in message:
         delta["tool_calls"] = [dict(call, index=0) for call in message["tool_calls"]]
-    chunks = [
+    chunks: list[dict[str, Any]] = [
         {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
     ]
