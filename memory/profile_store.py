@@ -68,8 +68,10 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         "canon": result.get("canon", ""),
         "conflicts": list(result.get("conflicts", [])),
         "dimensions": {d: list(result.get("dimensions", {}).get(d, [])) for d in DIMENSIONS},
+        # ``content`` is the raw evidence text: evaluation measures its knowledge density.
         "sources": [
-            {k: s[k] for k in ("id", "url", "title", "origin")} for s in result.get("sources", [])
+            {**{k: s[k] for k in ("id", "url", "title", "origin")}, "content": s.get("content", "")}
+            for s in result.get("sources", [])
         ],
         "rounds": rounds,
         "usage": dict(result.get("usage", {})),

@@ -68,7 +68,13 @@ def test_writes_three_files_with_profile_json_fields(tmp_path: Path) -> None:
     document = load_profile(paths.profile_json)
     assert document["character"] == "Kenshiro"
     assert document["sources"] == [
-        {"id": "S1", "url": "https://w/wiki/Kenshiro", "title": "Kenshiro", "origin": "wiki"}
+        {
+            "id": "S1",
+            "url": "https://w/wiki/Kenshiro",
+            "title": "Kenshiro",
+            "origin": "wiki",
+            "content": "long passage",
+        }
     ]
     assert set(document["dimensions"]) == {
         "identity",
