@@ -1,0 +1,114 @@
+"""What the BOOKMARKS graph opens once per (memory dir, storyline) and reuses on every step.
+
+The benchmark invokes the graph once per test instance, thousands of times on one storyline:
+reopening Chroma, reparsing the storyline or rebuilding its inverted index on every step would
+dominate the run. :func:`resources_for` caches them, keyed by the memory directory, the
+storyline file (and its version) and the Chroma server setting.
+
+It also keeps the "answered unknown" list: after a sync, a bookmark whose answer is still ``""``
+at the target is recorded as unknown for (character, question), and the proposer is told not to
+ask it again (its code also drops near-duplicate re-asks). The list is a small JSON file beside
+the Chroma directory (``unknown-<storyline>.json``), written atomically; with no memory
+directory it lives in the process only, like the in-memory bank.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from personae.agents.question_proposer import is_near_duplicate
+from personae.files import write_json_atomic
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.chroma import safe_collection_name
+from personae.memory.storyline import Storyline, open_storyline
+from personae.settings import load_settings
+from personae.tools.storyline_index import StorylineIndex, index_for
+
+UNKNOWN_LIMIT = 50
+"""Most recent unknown questions kept per character (the prompt lists them all)."""
+
+
+@dataclass
+class UnknownQuestions:
+    """Questions whose answer came back unknown, per character; persisted when ``path`` is set."""
+
+    path: Path | None
+    by_character: dict[str, list[str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def load(cls, path: Path | None) -> UnknownQuestions:
+        """Read the list at ``path`` (missing or unreadable file: start empty)."""
+        data: dict[str, list[str]] = {}
+        if path is not None and path.is_file():
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+                data = {str(c): [str(q) for q in qs] for c, qs in dict(raw).items()}
+            except (json.JSONDecodeError, TypeError, ValueError):
+                data = {}
+        return cls(path=path, by_character=data)
+
+    def questions(self, character: str) -> list[str]:
+        """The questions not to ask again for ``character``."""
+        with self._lock:
+            return list(self.by_character.get(character, []))
+
+    def record(self, character: str, question: str) -> bool:
+        """Remember ``question`` as unknown for ``character``; False if already known."""
+        with self._lock:
+            known = self.by_character.setdefault(character, [])
+            if is_near_duplicate(question, known):
+                return False
+            known.append(question)
+            del known[:-UNKNOWN_LIMIT]
+            if self.path is not None:
+                write_json_atomic(self.path, self.by_character)
+            return True
+
+
+@dataclass(frozen=True)
+class BookmarkResources:
+    """The storyline, its index, its bank and its unknown-question list."""
+
+    storyline: Storyline
+    index: StorylineIndex
+    bank: BookmarkBank
+    unknown: UnknownQuestions
+
+
+_CACHE: dict[tuple[str, str, int, str], BookmarkResources] = {}
+_LOCK = threading.Lock()
+
+
+def resources_for(storyline_path: str, memory_dir: str | None) -> BookmarkResources:
+    """The cached resources for a storyline file and memory directory.
+
+    Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
+    ``CHROMA_HOST`` (read here, once per key) puts the bank on a Chroma server instead.
+    """
+    storyline = open_storyline(storyline_path)
+    resolved = Path(storyline_path).resolve()
+    settings = load_settings()
+    host = f"{settings.chroma_host}:{settings.chroma_port}" if settings.chroma_host else ""
+    memory = str(Path(memory_dir).resolve()) if memory_dir else ""
+    key = (memory, str(resolved), resolved.stat().st_mtime_ns, host)
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+        path = Path(memory) if memory else None
+        bank = BookmarkBank.open(storyline.name, path, settings)
+        name = safe_collection_name(storyline.name, prefix="unknown-")
+        unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
+        resources = BookmarkResources(storyline, index_for(storyline), bank, unknown)
+        _CACHE[key] = resources
+        return resources
+
+
+def forget_resources() -> None:
+    """Drop every cached resource (tests that simulate a restart; long-lived servers)."""
+    with _LOCK:
+        _CACHE.clear()
