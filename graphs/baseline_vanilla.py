@@ -1,0 +1,94 @@
+"""Vanilla baseline of the BOOKMARKS benchmark: the actor sees the scene and nothing else.
+
+It is the floor every memory method must beat, so it follows the acting contract exactly and
+shares its state, target check and acting node with the RICL and ETA baselines: those graphs
+differ from this one only in the node that builds the grounding, which keeps the comparison
+about memory and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from typing_extensions import TypedDict
+
+from personae.agents.actor import act
+from personae.graphs.acting import ActingContext, ActInput, ActOutput
+from personae.llm import resolve_chat_model
+from personae.memory.storyline import open_storyline
+
+
+@dataclass(frozen=True, kw_only=True)
+class VanillaContext(ActingContext):  # type: ignore[misc,unused-ignore]
+    """Run settings of the Vanilla baseline: the shared acting settings, nothing more."""
+
+
+class BaselineState(TypedDict):
+    """State of every baseline graph: the contract's fields plus the memory step's output."""
+
+    character: str
+    """Who acts (validated against the storyline)."""
+    position: int
+    """Target position; only actions in ``[0, position)`` may be read."""
+    grounding: list[str]
+    """Memory lines shown to the actor (empty for Vanilla)."""
+    memory_stats: dict[str, int]
+    """Counters of the memory step of this run (overwritten each run, never accumulated)."""
+    action: str
+    """The predicted action."""
+    stats: dict[str, int]
+    """Memory counters plus the run's LLM usage (``llm_calls``, ``input_tokens``, ...)."""
+
+
+def check_target(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any]:
+    """Reject an unknown character or an out-of-range position before any model call."""
+    storyline = open_storyline(runtime.context.storyline_path)
+    storyline.check_character(state["character"])
+    storyline.check_position(state["position"])
+    return {"grounding": [], "memory_stats": {}}
+
+
+async def act_next(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any]:
+    """The character's next action from the scene before the target and the grounding."""
+    context: ActingContext = runtime.context
+    storyline = open_storyline(context.storyline_path)
+    scene = storyline.scene(state["position"], context.scene_size)
+    action, usage = await act(
+        resolve_chat_model(context.model),
+        character=state["character"],
+        story=storyline.name,
+        scene=scene,
+        grounding=state["grounding"],
+    )
+    stats = dict(state["memory_stats"])
+    for key, value in usage.as_dict().items():
+        stats[key] = stats.get(key, 0) + value
+    return {"action": action, "stats": stats}
+
+
+builder = StateGraph(
+    BaselineState,
+    context_schema=VanillaContext,
+    input_schema=ActInput,
+    output_schema=ActOutput,
+)
+builder.add_node(check_target)
+builder.add_node(act_next)
+builder.add_edge(START, "check_target")
+builder.add_edge("check_target", "act_next")
+builder.add_edge("act_next", END)
+
+graph = builder.compile(name="vanilla")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the Vanilla graph with an optional checkpointer and store (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, store=store, name="vanilla")
