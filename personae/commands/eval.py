@@ -1,17 +1,131 @@
-"""`personae eval` (placeholder until implemented)."""
+"""`personae eval`: the papers' evaluation protocols; `eval profile` scores profiles (CharacterHub).
+
+``personae eval profile PROFILE.json [PROFILE2.json ...] --reference URL_OR_FILE`` extracts
+knowledge points from the reference wiki page, judges each against every profile and writes a
+JSON report (atomically, only once everything succeeded) plus a table on stdout. Passing a
+profile made with the reference page and one made with ``--exclude-url REFERENCE_URL`` gives the
+"reference allowed / excluded" comparison.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``: the judge), ``PERSONAE_FAST_MODEL`` (``--fast-model``: the
+knowledge extractor), ``PERSONAE_CACHE_DIR`` (judge answers under ``judge/``, fetched pages under
+``http/``), ``PERSONAE_CONTACT`` (User-Agent when fetching a reference URL).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
 from typing import Any
+
+from personae.errors import ConfigurationError, InputError
+from personae.evals.profile_eval import (
+    ProfileEvalContext,
+    evaluate_profiles,
+    format_report,
+    load_profile_document,
+)
+from personae.evals.profile_reference import load_reference
+from personae.files import write_json_atomic
+from personae.llm import NO_MODEL_HINT, resolve_chat_model
+from personae.settings import Settings, load_settings
+
+REPORT_NAME = "eval-report.json"
 
 
 def register(commands: Any) -> None:
-    """Add the `eval` subcommand."""
-    parser = commands.add_parser("eval", help="(not implemented yet)")
-    parser.set_defaults(handler=run)
+    """Add the `eval` command and its `profile` protocol."""
+    parser = commands.add_parser("eval", help="run an evaluation protocol")
+    protocols = parser.add_subparsers(dest="protocol", required=True)
+    profile = protocols.add_parser(
+        "profile",
+        help="score profile.json files against a reference wiki page (CharacterHub protocol)",
+    )
+    profile.add_argument("profiles", nargs="+", type=Path, help="profile.json files to score")
+    profile.add_argument(
+        "--reference",
+        required=True,
+        help="reference wiki page: article URL, saved .html page, or normalised .json",
+    )
+    profile.add_argument(
+        "--out", type=Path, help=f"report path (default: next to the first profile, {REPORT_NAME})"
+    )
+    profile.add_argument("--model", help="judge model provider:model (PERSONAE_MODEL)")
+    profile.add_argument(
+        "--fast-model", help="knowledge extractor model provider:model (PERSONAE_FAST_MODEL)"
+    )
+    profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
+    profile.set_defaults(handler=run_profile)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Not implemented yet."""
-    raise SystemExit("not implemented")
+def _model_name(spec: str, settings: Settings) -> str:
+    """Cache-key name of a model: the spec, plus the server for OpenAI-compatible ones."""
+    if spec.startswith("openai:") and settings.openai_base_url:
+        return f"{spec}@{settings.openai_base_url}"
+    return spec
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    """Settings with the flags applied; ``--model`` alone also serves as the extractor model."""
+    settings = load_settings()
+    fast_model = args.fast_model
+    if args.model and not fast_model and not os.environ.get("PERSONAE_FAST_MODEL", "").strip():
+        fast_model = args.model  # as PERSONAE_MODEL alone does
+    settings = settings.with_overrides(model=args.model, fast_model=fast_model)
+    if args.model:
+        settings = settings.with_overrides(model_configured=True)
+    return settings
+
+
+def make_context(args: argparse.Namespace, settings: Settings) -> ProfileEvalContext:
+    """Resolve both models up front, so a bad setting fails before any fetch or call."""
+    if not settings.model_configured:
+        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
+    return ProfileEvalContext(
+        judge_model=resolve_chat_model(settings.model, settings),
+        judge_model_name=_model_name(settings.model, settings),
+        extractor_model=resolve_chat_model(settings.fast_model, settings),
+        extractor_model_name=_model_name(settings.fast_model, settings),
+        concurrency=args.concurrency,
+        cache_dir=settings.cache_dir / "judge",
+    )
+
+
+def report_path(args: argparse.Namespace) -> Path:
+    """``--out`` (a folder gets ``eval-report.json`` inside), else beside the first profile."""
+    if args.out is None:
+        first: Path = args.profiles[0]
+        return (first if first.is_dir() else first.parent) / REPORT_NAME
+    out: Path = args.out
+    return out / REPORT_NAME if out.is_dir() else out
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"• {line}\n")
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Score every profile; write the report and print the table."""
+    if args.concurrency < 1:
+        raise InputError("--concurrency must be at least 1", "pass 1 or more")
+    profiles = [(path, load_profile_document(path)) for path in args.profiles]
+    settings = settings_for(args)
+    context = make_context(args, settings)
+    out = report_path(args)
+
+    async def evaluate() -> dict[str, Any]:
+        reference = await load_reference(args.reference, settings=settings)
+        _progress(f"reference {reference.title}: {len(reference.sections)} sections")
+        report: dict[str, Any] = await evaluate_profiles(
+            profiles, reference, context, reference_source=args.reference, progress=_progress
+        )
+        return report
+
+    report = asyncio.run(evaluate())
+    write_json_atomic(out, report)
+    sys.stdout.write(format_report(report) + "\n")
+    sys.stdout.write(f"report: {out}\n")
+    return 0
