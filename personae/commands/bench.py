@@ -1,17 +1,114 @@
-"""`personae bench` (placeholder until implemented)."""
+"""`personae bench bookmarks`: run the BOOKMARKS benchmark for one or more methods.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
+``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model); the method graphs'
+memory reads ``CHROMA_HOST``/``CHROMA_PORT``. A rerun of the same command resumes: finished
+instances are skipped and cached verdicts are reused.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
 from typing import Any
+
+from personae.errors import InputError
+from personae.llm import register_model, resolve_chat_model
+from personae.settings import Settings, load_settings
+
+DEFAULT_OUT = Path("runs/bench")
+METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
 
 
 def register(commands: Any) -> None:
-    """Add the `bench` subcommand."""
-    parser = commands.add_parser("bench", help="(not implemented yet)")
-    parser.set_defaults(handler=run)
+    """Add the `bench` subcommand and its `bookmarks` benchmark."""
+    parser = commands.add_parser("bench", help="run a benchmark (bookmarks)")
+    benches = parser.add_subparsers(dest="bench", required=True, parser_class=type(parser))
+    bookmarks = benches.add_parser(
+        "bookmarks",
+        help="BOOKMARKS: predict each major character's next actions (second half of the story)",
+    )
+    bookmarks.add_argument("storylines", nargs="+", metavar="STORYLINE", help="storyline file")
+    bookmarks.add_argument(
+        "--method",
+        action="append",
+        dest="methods",
+        metavar="METHOD",
+        help=f"method to run, repeatable or comma-separated: {'|'.join(METHOD_NAMES)} "
+        "(default bookmarks)",
+    )
+    bookmarks.add_argument("--characters", nargs="+", metavar="NAME", help="only these characters")
+    bookmarks.add_argument("--limit", type=int, help="test instances per character (default all)")
+    bookmarks.add_argument("--judge", default="exact", help="exact (key move, 100/0) or nli")
+    bookmarks.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    bookmarks.add_argument("--memory", type=Path, help="memory folder (default OUT/memory)")
+    bookmarks.add_argument("--concurrency", type=int, default=2, help="characters at once")
+    bookmarks.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
+    bookmarks.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
+    bookmarks.add_argument(
+        "--judge-model", help="judge model provider:model (PERSONAE_JUDGE_MODEL; default --model)"
+    )
+    bookmarks.set_defaults(handler=run_bookmarks)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Not implemented yet."""
-    raise SystemExit("not implemented")
+def _methods(args: argparse.Namespace) -> tuple[str, ...]:
+    names = [n.strip() for given in args.methods or ["bookmarks"] for n in given.split(",")]
+    if not all(names):
+        raise InputError("an empty --method was given", f"use {'|'.join(METHOD_NAMES)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _models(args: argparse.Namespace, settings: Settings) -> tuple[dict[str, str], dict[str, str]]:
+    """Resolve the three models once, up front; return registered specs and display names."""
+    names = {
+        "model": settings.model,
+        "fast_model": settings.fast_model,
+        "judge_model": args.judge_model
+        or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip()
+        or settings.model,
+    }
+    specs = {}
+    for role, spec in names.items():
+        register_model(f"bench-{role}", resolve_chat_model(spec, settings))
+        specs[role] = f"registered:bench-{role}"
+    return specs, names
+
+
+def run_bookmarks(args: argparse.Namespace) -> int:
+    """Run or resume the benchmark; print Table 2 and where the files went."""
+    from personae.evals.bookmarks_bench import BenchConfig, default_progress, run_bench
+    from personae.evals.bookmarks_report import markdown_table, table2_rows
+
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
+    settings = load_settings().with_overrides(model=args.model, fast_model=args.fast_model)
+    if args.model and not args.fast_model and not os.environ.get("PERSONAE_FAST_MODEL"):
+        settings = settings.with_overrides(fast_model=args.model)
+    specs, names = _models(args, settings)
+    config = BenchConfig(
+        storylines=tuple(args.storylines),
+        methods=_methods(args),
+        out_dir=args.out,
+        memory_dir=args.memory,
+        model=specs["model"],
+        fast_model=specs["fast_model"],
+        judge_model=specs["judge_model"],
+        judge=args.judge,
+        characters=tuple(args.characters or ()),
+        limit=args.limit,
+        concurrency=args.concurrency,
+        model_names=names,
+    )
+    outcome = asyncio.run(run_bench(config, default_progress()))
+    if outcome.summary["artifacts"]:
+        sys.stdout.write(markdown_table(table2_rows(outcome.summary)) + "\n\n")
+    sys.stdout.write(
+        f"{outcome.ran} instances run, {outcome.skipped} already done; "
+        f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
+        f"report in {outcome.report_paths[0]}\n"
+    )
+    return 0

@@ -1,0 +1,471 @@
+"""The BOOKMARKS benchmark runner: methods × storylines × characters, resumable and judged.
+
+Why it is shaped this way: memory methods change as they read, so each character's instances
+run strictly in story order (one task per character), while different characters run
+concurrently under a bound. Every finished instance is one whole line appended to
+``results.jsonl``; a rerun skips what is done, so an interrupted benchmark costs nothing twice,
+and judge verdicts are cached on disk for the same reason. Methods are resolved lazily by name,
+so the harness works with whichever method graphs are installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from personae.agents.action_judge import check_judge
+from personae.errors import ConfigurationError, InputError, PersonaeError
+from personae.evals.bookmarks_instances import BenchInstance, build_instances
+from personae.evals.bookmarks_metrics import summarize
+from personae.evals.bookmarks_report import write_report
+from personae.evals.judge_store import CachedJudge, JudgeStore
+from personae.files import append_jsonl, write_json_atomic
+from personae.graphs.acting import ActingContext
+from personae.llm import resolve_chat_model
+from personae.memory.storyline import Storyline, open_storyline
+
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+JUDGE_CACHE_FILE = "judge_cache.sqlite"
+ResultKey = tuple[str, str, str, int, str]
+"""(artifact, method, character, position, judge): one line of results.jsonl."""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Where a method's graph lives: imported only when the method is run."""
+
+    module: str
+    context: str
+    graph: str = "graph"
+
+
+METHODS: dict[str, MethodSpec] = {
+    "vanilla": MethodSpec("personae.graphs.baseline_vanilla", "VanillaContext"),
+    "ricl": MethodSpec("personae.graphs.baseline_ricl", "RICLContext"),
+    "eta": MethodSpec("personae.graphs.baseline_eta", "ETAContext"),
+    "bookmarks": MethodSpec("personae.graphs.bookmarks", "BookmarksContext"),
+}
+"""Method name → graph module; tests and plugins may add entries."""
+
+
+def load_method(name: str) -> tuple[Any, type[ActingContext]]:
+    """The compiled graph and context class of method ``name``.
+
+    Unknown names are an :class:`InputError`; a known method whose module is not installed
+    (not landed yet, or removed) is a :class:`ConfigurationError` naming the module.
+    """
+    spec = METHODS.get(name)
+    if spec is None:
+        raise InputError(f"unknown method {name!r}", f"use one of: {', '.join(METHODS)}")
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as error:
+        if error.name is None or not spec.module.startswith(error.name):
+            raise
+        raise ConfigurationError(
+            f"method {name!r} is not available in this install ({spec.module} is missing)",
+            f"run another --method ({', '.join(sorted(METHODS))}) or update Personae",
+        ) from None
+    context = getattr(module, spec.context)
+    if not (isinstance(context, type) and issubclass(context, ActingContext)):
+        raise ConfigurationError(
+            f"{spec.module}.{spec.context} is not an ActingContext", "fix the method registry"
+        )
+    return getattr(module, spec.graph), context
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """One benchmark invocation."""
+
+    storylines: tuple[str, ...]
+    """Storyline files (BOOKMARKS release JSON or JSONL)."""
+    methods: tuple[str, ...]
+    out_dir: Path
+    """Where results.jsonl, summary.json, the reports and the judge cache go."""
+    model: str
+    """Strong model spec given to the method graphs (acting)."""
+    fast_model: str
+    """Cheap model spec given to the method graphs (matching, sync)."""
+    judge_model: str
+    """Judge model spec."""
+    memory_dir: Path | None = None
+    """Persistent memory root (one sub-folder per method); default ``<out_dir>/memory``."""
+    judge: str = "exact"
+    characters: tuple[str, ...] = ()
+    """Only these characters (all benchmarked characters when empty)."""
+    limit: int | None = None
+    """Test instances per character (all when ``None``)."""
+    concurrency: int = 2
+    """Characters run at once."""
+    scene_size: int = 10
+    model_names: Mapping[str, str] = field(default_factory=dict)
+    """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
+    the specs are ``registered:`` aliases."""
+
+    def name_of(self, role: str) -> str:
+        """The model name recorded for ``role`` (``model``, ``fast_model``, ``judge_model``)."""
+        return self.model_names.get(role) or str(getattr(self, role))
+
+
+class ProgressSink(Protocol):
+    """What the runner reports progress to (a rich bar, plain lines, or nothing)."""
+
+    def start(self, total: int, skipped: int) -> None:
+        """``total`` instances will run; ``skipped`` were done by an earlier run."""
+
+    def advance(self, record: Mapping[str, Any]) -> None:
+        """One instance finished."""
+
+    def note(self, message: str) -> None:
+        """A one-line notice (trimmed results, reused predictions)."""
+
+    def close(self) -> None:
+        """The run ended."""
+
+
+class SilentProgress:
+    """Reports nothing except notices, which go to stderr."""
+
+    def start(self, total: int, skipped: int) -> None:
+        """Ignore."""
+
+    def advance(self, record: Mapping[str, Any]) -> None:
+        """Ignore."""
+
+    def note(self, message: str) -> None:
+        """Print the notice on stderr."""
+        sys.stderr.write(f"personae: {message}\n")
+
+    def close(self) -> None:
+        """Ignore."""
+
+
+class RichProgress(SilentProgress):
+    """A rich progress bar on stderr (used when stderr is a TTY)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self._bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._task: Any = None
+
+    def start(self, total: int, skipped: int) -> None:
+        """Show the bar."""
+        self._bar.start()
+        label = f"bench ({skipped} done before)" if skipped else "bench"
+        self._task = self._bar.add_task(label, total=total)
+
+    def advance(self, record: Mapping[str, Any]) -> None:
+        """Advance the bar by one instance."""
+        if self._task is not None:
+            self._bar.update(
+                self._task,
+                advance=1,
+                description=f"{record['method']} {record['artifact']} {record['character']}",
+            )
+
+    def note(self, message: str) -> None:
+        """Print above the bar."""
+        self._bar.console.print(f"personae: {message}")
+
+    def close(self) -> None:
+        """Stop the bar."""
+        self._bar.stop()
+
+
+def default_progress() -> ProgressSink:
+    """A rich bar when stderr is a terminal, otherwise silence (logs stay clean)."""
+    return RichProgress() if sys.stderr.isatty() else SilentProgress()
+
+
+def result_key(record: Mapping[str, Any]) -> ResultKey:
+    """The resume key of a result record."""
+    return (
+        str(record["artifact"]),
+        str(record["method"]),
+        str(record["character"]),
+        int(record["position"]),
+        str(record["judge"]),
+    )
+
+
+def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records of ``results.jsonl`` (first of any duplicates) and notices about bad lines.
+
+    Every line is written whole with its newline, so a last line without one was cut by a crash:
+    it is trimmed from the file (the instance runs again) and reported. Other unreadable lines
+    are skipped and reported.
+    """
+    if not path.is_file():
+        return [], []
+    data = path.read_bytes()
+    notes: list[str] = []
+    records: dict[ResultKey, dict[str, Any]] = {}
+    lines = data.split(b"\n")
+    offset = 0
+    for number, raw in enumerate(lines[:-1], start=1):
+        offset += len(raw) + 1
+        record = _parse_line(raw)
+        if record is None:
+            if raw.strip():
+                notes.append(f"{path}:{number} is not a valid result line; ignored it")
+            continue
+        records.setdefault(result_key(record), record)
+    if lines[-1].strip():
+        with path.open("r+b") as handle:
+            handle.truncate(offset)
+            os.fsync(handle.fileno())
+        notes.append(
+            f"{path}: trimmed a truncated last line (an interrupted write); that instance reruns"
+        )
+    return list(records.values()), notes
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    import json
+
+    try:
+        record = json.loads(raw.decode("utf-8"))
+        result_key(record)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+@dataclass
+class BenchOutcome:
+    """What a run did and where it wrote."""
+
+    ran: int
+    """Instances run (and appended) by this invocation."""
+    skipped: int
+    """Instances already in results.jsonl."""
+    summary: dict[str, Any]
+    summary_path: Path
+    report_paths: tuple[Path, Path]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Run:
+    """Shared state of one invocation's character tasks."""
+
+    config: BenchConfig
+    judge: CachedJudge
+    results_path: Path
+    done: set[ResultKey]
+    predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
+    progress: ProgressSink
+    ran: int = 0
+
+
+def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
+    opened: dict[str, tuple[Storyline, str]] = {}
+    for path in dict.fromkeys(paths):
+        storyline = open_storyline(path)
+        if storyline.name in opened:
+            raise InputError(
+                f"two storyline files are both named {storyline.name!r} ({opened[storyline.name][1]}"
+                f" and {path})",
+                "rename one: results are keyed by storyline name",
+            )
+        opened[storyline.name] = (storyline, str(path))
+    return opened
+
+
+def _check_config(config: BenchConfig) -> None:
+    check_judge(config.judge)
+    if not config.storylines:
+        raise InputError("no storyline given", "pass one or more storyline files")
+    if not config.methods:
+        raise InputError("no method given", f"pass --method ({', '.join(METHODS)})")
+    if config.concurrency < 1:
+        raise InputError("--concurrency must be at least 1", "pass 1 or more")
+
+
+async def _run_instance(
+    run: _Run, method: str, graph: Any, context: ActingContext, instance: BenchInstance
+) -> dict[str, Any]:
+    prior = run.predictions.get((instance.artifact, method, instance.character, instance.position))
+    if prior is not None:
+        prediction = str(prior["prediction"])
+        grounding = list(prior.get("grounding") or [])
+        stats = dict(prior.get("stats") or {})
+    else:
+        output = await graph.ainvoke(
+            {"character": instance.character, "position": instance.position}, context=context
+        )
+        prediction = str(output.get("action") or "")
+        grounding = [str(line) for line in output.get("grounding") or []]
+        stats = {str(k): int(v) for k, v in (output.get("stats") or {}).items()}
+    verdict, usage = await run.judge(
+        character=instance.character, prediction=prediction, truth=instance.truth
+    )
+    return {
+        "artifact": instance.artifact,
+        "method": method,
+        "character": instance.character,
+        "position": instance.position,
+        "chapter": instance.scene[-1].chapter if instance.scene else "",
+        "judge": run.config.judge,
+        "judge_model": run.config.name_of("judge_model"),
+        "model": run.config.name_of("model"),
+        "fast_model": run.config.name_of("fast_model"),
+        "prediction": prediction,
+        "truth": instance.truth,
+        "score": verdict.score,
+        "label": verdict.label,
+        "reason": verdict.reason,
+        "grounding": grounding,
+        "stats": stats,
+        "judge_usage": usage.as_dict(),
+        "reused_prediction": prior is not None,
+    }
+
+
+async def _run_character(
+    run: _Run,
+    semaphore: asyncio.Semaphore,
+    method: str,
+    graph: Any,
+    context: ActingContext,
+    instances: Sequence[BenchInstance],
+) -> None:
+    """Run one character's pending instances strictly in story order."""
+    async with semaphore:
+        for instance in instances:
+            key = (instance.artifact, method, instance.character, instance.position)
+            if (*key, run.config.judge) in run.done:
+                continue
+            record = await _run_instance(run, method, graph, context, instance)
+            append_jsonl(run.results_path, record)
+            run.done.add(result_key(record))
+            run.ran += 1
+            run.progress.advance(record)
+
+
+def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    leaves: list[BaseException] = []
+
+    def collect(error: BaseException) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                collect(inner)
+        else:
+            leaves.append(error)
+
+    collect(group)
+    preferred = [e for e in leaves if isinstance(e, PersonaeError)]
+    return (preferred or leaves)[0]
+
+
+def _prior_predictions(
+    records: Iterable[Mapping[str, Any]],
+) -> dict[tuple[str, str, str, int], Mapping[str, Any]]:
+    """Predictions already made under another judge: re-judged, not re-run."""
+    prior: dict[tuple[str, str, str, int], Mapping[str, Any]] = {}
+    for record in records:
+        key = result_key(record)
+        prior.setdefault(key[:4], record)
+    return prior
+
+
+async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -> BenchOutcome:
+    """Run (or resume) the benchmark; write results.jsonl, summary.json and the reports.
+
+    Everything that can be wrong with the input (files, characters, methods, judge) is checked
+    before the first instance runs, so bad input writes nothing.
+    """
+    sink = progress or SilentProgress()
+    _check_config(config)
+    storylines = _open_storylines(config.storylines)
+    instances = build_instances(
+        (s for s, _ in storylines.values()), config.characters, config.limit, config.scene_size
+    )
+    methods = {name: load_method(name) for name in dict.fromkeys(config.methods)}
+    judge_model = resolve_chat_model(config.judge_model)
+    results_path = config.out_dir / RESULTS_FILE
+    records, notes = read_results(results_path)
+    for note in notes:
+        sink.note(note)
+    done = {result_key(r) for r in records}
+    store = JudgeStore(config.out_dir / JUDGE_CACHE_FILE)
+    run = _Run(
+        config=config,
+        judge=CachedJudge(store, judge_model, config.name_of("judge_model"), config.judge),
+        results_path=results_path,
+        done=done,
+        predictions=_prior_predictions(records),
+        progress=sink,
+    )
+    memory_root = config.memory_dir or config.out_dir / "memory"
+    work = [
+        (method, graph, context_cls, key, pending)
+        for method, (graph, context_cls) in methods.items()
+        for key, pending in instances.items()
+    ]
+    total = sum(len(p) for *_, p in work)
+    remaining = sum(
+        1
+        for method, *_, pending in work
+        for i in pending
+        if (i.artifact, method, i.character, i.position, config.judge) not in done
+    )
+    sink.start(remaining, total - remaining)
+    complete = False
+    try:
+        async with asyncio.TaskGroup() as group:
+            semaphore = asyncio.Semaphore(config.concurrency)
+            for method, graph, context_cls, (artifact, _), pending in work:
+                context = context_cls(
+                    storyline_path=storylines[artifact][1],
+                    model=config.model,
+                    fast_model=config.fast_model,
+                    memory_dir=str(memory_root / method),
+                    scene_size=config.scene_size,
+                )
+                group.create_task(_run_character(run, semaphore, method, graph, context, pending))
+        complete = True
+    except BaseExceptionGroup as errors:
+        raise _first_error(errors) from None
+    finally:
+        sink.close()
+        store.close()
+        summary, summary_path, report_paths = _write_outputs(config, complete)
+    return BenchOutcome(run.ran, total - remaining, summary, summary_path, report_paths, notes)
+
+
+def _write_outputs(
+    config: BenchConfig, complete: bool
+) -> tuple[dict[str, Any], Path, tuple[Path, Path]]:
+    """summary.json and the reports from every result of this judge (atomic writes)."""
+    records, _ = read_results(config.out_dir / RESULTS_FILE)
+    mine = [r for r in records if r["judge"] == config.judge]
+    summary: dict[str, Any] = {
+        "judge": config.judge,
+        "judge_model": config.name_of("judge_model"),
+        "complete": complete,
+        "instances": len(mine),
+        **summarize(mine),
+    }
+    summary_path = config.out_dir / SUMMARY_FILE
+    if not mine:
+        return summary, summary_path, (Path(), Path())
+    write_json_atomic(summary_path, summary)
+    return summary, summary_path, write_report(config.out_dir, summary, mine)

@@ -1,0 +1,171 @@
+"""Benchmark arithmetic over result records: scores, hit rates, reading saved, LLM cost.
+
+Pure functions over the dicts stored in ``results.jsonl`` so the numbers can be recomputed and
+tested by hand. Method stats may lack keys (baselines have no bookmarks): a missing counter is
+not zero, it is "not applicable", and the derived rate is ``None`` rather than a fake 0 %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Record = Mapping[str, Any]
+"""One line of results.jsonl: artifact, method, character, position, judge, score, stats, …"""
+
+_COUNTERS = ("llm_calls", "input_tokens", "output_tokens")
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+@dataclass
+class Totals:
+    """Running sums over a group of records."""
+
+    n: int = 0
+    score_sum: float = 0.0
+    reuse: int = 0
+    derive: int = 0
+    new: int = 0
+    has_matching: bool = False
+    actions_read: int = 0
+    actions_from_scratch: int = 0
+    has_reading: bool = False
+    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTERS, 0))
+    judge_calls: int = 0
+    judge_tokens: int = 0
+
+    def add(self, record: Record) -> None:
+        """Count one result record."""
+        stats: Mapping[str, Any] = record.get("stats") or {}
+        self.n += 1
+        self.score_sum += float(record.get("score", 0))
+        if any(key in stats for key in ("reuse", "derive", "new")):
+            self.has_matching = True
+            self.reuse += int(stats.get("reuse", 0))
+            self.derive += int(stats.get("derive", 0))
+            self.new += int(stats.get("new", 0))
+        if "actions_from_scratch" in stats:
+            self.has_reading = True
+            self.actions_read += int(stats.get("actions_read", 0))
+            self.actions_from_scratch += int(stats["actions_from_scratch"])
+        for key in _COUNTERS:
+            self.counters[key] += int(stats.get(key, 0))
+        judge_usage: Mapping[str, Any] = record.get("judge_usage") or {}
+        self.judge_calls += int(judge_usage.get("llm_calls", 0))
+        self.judge_tokens += int(judge_usage.get("input_tokens", 0)) + int(
+            judge_usage.get("output_tokens", 0)
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-friendly figures of this group."""
+        questions = self.reuse + self.derive + self.new
+        read_share = _ratio(self.actions_read, self.actions_from_scratch)
+        matching = self.has_matching and questions > 0
+        reading = self.has_reading and self.actions_from_scratch > 0
+        return {
+            "n": self.n,
+            "score": self.score_sum / self.n if self.n else None,
+            "questions": questions if self.has_matching else None,
+            "reuse": self.reuse if self.has_matching else None,
+            "derive": self.derive if self.has_matching else None,
+            "new": self.new if self.has_matching else None,
+            "hit_rate": _ratio(self.reuse + self.derive, questions) if matching else None,
+            "reuse_rate": _ratio(self.reuse, questions) if matching else None,
+            "derive_rate": _ratio(self.derive, questions) if matching else None,
+            "actions_read": self.actions_read if self.has_reading else None,
+            "actions_from_scratch": self.actions_from_scratch if self.has_reading else None,
+            "read_share": read_share if reading else None,
+            "saved": 1 - read_share if reading and read_share is not None else None,
+            **self.counters,
+            "tokens": self.counters["input_tokens"] + self.counters["output_tokens"],
+            "judge_llm_calls": self.judge_calls,
+            "judge_tokens": self.judge_tokens,
+        }
+
+
+def totals_of(records: Iterable[Record]) -> Totals:
+    """Sum ``records`` into one :class:`Totals`."""
+    totals = Totals()
+    for record in records:
+        totals.add(record)
+    return totals
+
+
+def summarize(records: Iterable[Record]) -> dict[str, Any]:
+    """Figures per artifact × method (with per-character detail) and per method overall.
+
+    ``artifacts[artifact][method]`` has the group figures plus ``characters[name]``;
+    ``methods[method]`` has the overall figures plus ``average_score``: the mean of the
+    method's per-artifact scores (the "Average" column of the paper's Table 2).
+    """
+    groups: dict[tuple[str, str], list[Record]] = {}
+    for record in records:
+        groups.setdefault((str(record["artifact"]), str(record["method"])), []).append(record)
+    artifacts: dict[str, dict[str, Any]] = {}
+    by_method: dict[str, list[Record]] = {}
+    for (artifact, method), rows in sorted(groups.items()):
+        figures = totals_of(rows).summary()
+        characters: dict[str, list[Record]] = {}
+        for row in rows:
+            characters.setdefault(str(row["character"]), []).append(row)
+        figures["characters"] = {
+            name: totals_of(mine).summary() for name, mine in sorted(characters.items())
+        }
+        artifacts.setdefault(artifact, {})[method] = figures
+        by_method.setdefault(method, []).extend(rows)
+    methods: dict[str, Any] = {}
+    for method, rows in sorted(by_method.items()):
+        scores = [
+            artifacts[a][method]["score"]
+            for a in artifacts
+            if method in artifacts[a] and artifacts[a][method]["score"] is not None
+        ]
+        figures = totals_of(rows).summary()
+        figures["average_score"] = sum(scores) / len(scores) if scores else None
+        methods[method] = figures
+    return {"artifacts": artifacts, "methods": methods}
+
+
+def score_table(
+    summary: Mapping[str, Any], method_order: Sequence[str] = ()
+) -> tuple[list[str], list[tuple[str, list[float | None], float | None]]]:
+    """Table 2 layout: artifact columns, and one row per method of (scores, average)."""
+    artifacts = sorted(summary["artifacts"])
+    present = list(summary["methods"])
+    ordered = [m for m in method_order if m in present] + [
+        m for m in present if m not in method_order
+    ]
+    rows = []
+    for method in ordered:
+        cells = [
+            summary["artifacts"][a][method]["score"] if method in summary["artifacts"][a] else None
+            for a in artifacts
+        ]
+        rows.append((method, cells, summary["methods"][method]["average_score"]))
+    return artifacts, rows
+
+
+def hit_rate_curve(records: Iterable[Record]) -> list[tuple[int, float]]:
+    """Cumulative hit rate (reuse + derive over questions) by target position, story order.
+
+    Records of every character are merged by position, as the bank is shared along the story.
+    Positions where no question has been asked yet are left out.
+    """
+    rows = sorted(
+        (r for r in records if "reuse" in (r.get("stats") or {})),
+        key=lambda r: (int(r["position"]), str(r["character"])),
+    )
+    hits = questions = 0
+    curve: list[tuple[int, float]] = []
+    for row in rows:
+        stats = row["stats"]
+        hits += int(stats.get("reuse", 0)) + int(stats.get("derive", 0))
+        questions += int(stats.get("reuse", 0)) + int(stats.get("derive", 0))
+        questions += int(stats.get("new", 0))
+        if questions:
+            curve.append((int(row["position"]), hits / questions))
+    return curve
