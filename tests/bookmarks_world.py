@@ -1,0 +1,120 @@
+"""A small storyline and a deterministic scripted model for the BOOKMARKS graph, tool and CLI tests.
+
+Every scripted answer embeds ``[p]`` for the latest position its prompt showed, so an answer
+synced past a target that leaked into an earlier target's prompt is caught by the same
+``[p] >= target`` audit as a leaked story action.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from personae.testing import ScriptedChatModel, prompt_text
+
+MARKER = re.compile(r"\[(\d+)\]")
+NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
+
+
+def write_storyline(path: Path, size: int = 160) -> Path:
+    """A JSONL storyline: four characters in turn, an ``Other`` every fifth action, 4 chapters."""
+    lines = []
+    for position in range(size):
+        who = "Other" if position % 5 == 4 else NAMES[position % 4]
+        other = NAMES[(position + 1) % 4]
+        text = f"{who} talks to {other} about the club in scene {position}."
+        chapter = f"Chapter {position * 4 // size + 1}"
+        lines.append(json.dumps({"action": text, "character": who, "chapter": chapter}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def last_user_text(messages: Sequence[BaseMessage]) -> str:
+    """The last message's text (the user turn holding the data)."""
+    return str(messages[-1].content)
+
+
+def latest_marker(text: str) -> int:
+    """The largest ``[p]`` in ``text`` (-1 when there is none)."""
+    found = [int(m) for m in MARKER.findall(text)]
+    return max(found) if found else -1
+
+
+def _propose(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = prompt_text(messages)
+    character = re.search(r"questions for (\w+)'s next action", text)
+    name = character.group(1) if character else "Haruhi"
+    seen = re.search(r"## Characters seen so far\n(.*)\n", text)
+    others = [n for n in (seen.group(1).split(", ") if seen else []) if n != name]
+    questions = [
+        {"type": "behavioral", "question": f"How does {name} usually treat the club?"},
+        {"type": "state", "question": f"Where is {name} now and who is with them?"},
+    ]
+    if others:
+        friend = sorted(others)[0]
+        questions.append(
+            {"type": "concept", "question": f"Who is {friend} to {name}?", "keyword": friend}
+        )
+    return {"questions": questions}
+
+
+def _match(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = last_user_text(messages)
+    question = text.split("\n")[1].strip()
+    for short_id, candidate in re.findall(r"^(B\d+): Q: (.*?) \| A:", text, re.M):
+        if candidate == question:
+            return {"decision": "reuse", "candidate": short_id}
+    return {"decision": "derive", "candidate": "B1"}
+
+
+def _verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
+    ids = re.search(r"Give a verdict for each id: (.*)\.", last_user_text(messages))
+    wanted = ids.group(1).split(", ") if ids else []
+    return {"verdicts": [{"id": i, "supports": True} for i in wanted]}
+
+
+def _answer(kind: str) -> Any:
+    def respond(messages: list[BaseMessage]) -> dict[str, Any]:
+        latest = latest_marker(last_user_text(messages))
+        if kind == "state":
+            return {"operation": "update", "answer": f"as of [{latest}] in the club room"}
+        return {"answer": f"{kind} seen through [{latest}]"}
+
+    return respond
+
+
+def _act(messages: list[BaseMessage]) -> dict[str, Any]:
+    name = re.search(r"What does (\w+) do next", last_user_text(messages))
+    return {"action": f"{name.group(1) if name else 'Someone'} smiles at the brigade."}
+
+
+def scripted_model(**overrides: Any) -> ScriptedChatModel:
+    """Answers every role of the graph (propose, match, the three syncs, act)."""
+    responders: dict[str, Any] = {
+        "ProposedQuestions": _propose,
+        "MatchChoice": _match,
+        "StateUpdate": _answer("state"),
+        "EvidenceVerdicts": _verdicts,
+        "BehaviorSummary": _answer("behavior"),
+        "ConceptAnswer": _answer("concept"),
+        "NextAction": _act,
+    }
+    responders.update(overrides)
+    return ScriptedChatModel(responders=responders)
+
+
+def future_reads(
+    calls: Sequence[tuple[str, list[BaseMessage]]], target: int
+) -> list[tuple[str, int]]:
+    """Every ``(schema, p)`` where a prompt showed a ``[p]`` at or after ``target``."""
+    leaks = []
+    for name, messages in calls:
+        latest = latest_marker(prompt_text(messages))
+        if latest >= target:
+            leaks.append((name, latest))
+    return leaks

@@ -1,0 +1,260 @@
+"""The BOOKMARKS graph end to end: real sync operators, real Chroma bank on disk, scripted LLM.
+
+Every step run through :func:`step` also audits the invariant: no prompt of that step showed a
+``[p]`` at or after the step's target.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bookmarks_world import future_reads, latest_marker, scripted_model, write_storyline
+from langgraph.checkpoint.memory import InMemorySaver
+
+from personae.errors import InputError
+from personae.graphs.bookmark_resources import forget_resources
+from personae.graphs.bookmarks import BookmarksContext, build_graph, graph
+from personae.llm import register_model, unregister_model
+from personae.memory.bookmark import BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.testing import ScriptedChatModel, prompt_text
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = scripted_model()
+    register_model("bm-test", scripted)
+    yield scripted
+    unregister_model("bm-test")
+    forget_resources()
+
+
+@pytest.fixture
+def story(tmp_path: Path) -> Path:
+    return write_storyline(tmp_path / "club.jsonl")
+
+
+def context(story: Path, memory: Path, **changes: Any) -> BookmarksContext:
+    return BookmarksContext(
+        storyline_path=str(story),
+        memory_dir=str(memory),
+        model="registered:bm-test",
+        fast_model="registered:bm-test",
+        **changes,
+    )
+
+
+async def step(
+    run_context: BookmarksContext, model: ScriptedChatModel, character: str, position: int
+) -> dict[str, Any]:
+    """One graph step; fails if any prompt of the step showed a position >= the target."""
+    before = len(model.calls)
+    result: dict[str, Any] = await graph.ainvoke(
+        {"character": character, "position": position}, context=run_context
+    )
+    assert future_reads(model.calls[before:], position) == []
+    assert all(latest_marker(line) < position for line in result["grounding"])
+    assert result["stats"]["llm_calls"] == len(model.calls) - before
+    return result
+
+
+def bank_at(memory: Path) -> BookmarkBank:
+    return BookmarkBank.open("club", memory)
+
+
+async def test_first_step_creates_three_typed_bookmarks_synced_from_scratch(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    result = await step(context(story, tmp_path / "mem"), model, "Haruhi", 40)
+    stats = result["stats"]
+    assert (stats["new"], stats["reuse"], stats["derive"]) == (3, 0, 0)
+    assert stats["actions_read"] == stats["actions_from_scratch"] > 40
+    # propose, 1 state chunk, 1 evidence batch + 1 behavior summary, 1 concept summary, act
+    assert stats["llm_calls"] == 6 and not model.calls_for("MatchChoice")
+    assert stats["input_tokens"] > 0 and stats["output_tokens"] > 0
+    assert result["action"] == "Haruhi smiles at the brigade."
+    stored = bank_at(tmp_path / "mem").all()
+    assert [(b.type, b.position) for b in stored] == [
+        (BookmarkType.BEHAVIORAL, 40),
+        (BookmarkType.STATE, 40),
+        (BookmarkType.CONCEPT, 40),
+    ]
+    assert stored[2].keyword == "Kyon"
+    assert result["grounding"] == [
+        "Q: How does Haruhi usually treat the club? A: behavior seen through [36]",
+        "Q: Where is Haruhi now and who is with them? A: as of [39] in the club room",
+        "Q: Who is Kyon to Haruhi? A: concept seen through [39]",
+    ]
+    assert [b["id"] for b in result["bookmarks"]] == ["bm-0", "bm-1", "bm-2"]
+    actor_prompt = prompt_text(model.calls_for("NextAction")[0])
+    assert "- Q: Where is Haruhi now and who is with them? A: as of [39]" in actor_prompt
+
+
+async def test_second_step_reuses_and_reads_only_the_unseen_suffix(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    run_context = context(story, tmp_path / "mem")
+    await step(run_context, model, "Haruhi", 40)
+    result = await step(run_context, model, "Haruhi", 48)
+    stats = result["stats"]
+    assert (stats["new"], stats["reuse"], stats["derive"]) == (0, 3, 0)
+    assert stats["actions_read"] < stats["actions_from_scratch"] / 2
+    stored = bank_at(tmp_path / "mem").all()
+    assert len(stored) == 3 and {b.position for b in stored} == {48}
+    state = stored[1]
+    assert [(v.position, v.answer) for v in state.history][-2:] == [
+        (40, "as of [39] in the club room"),
+        (48, "as of [47] in the club room"),
+    ]
+    # the state chunk of this step showed only [40, 48)
+    chunk = prompt_text(model.calls_for("StateUpdate")[-1])
+    shown = chunk.split("## New chunk")[-1]
+    assert "[40]" in shown and "[47]" in shown and "[39]" not in shown
+
+
+async def test_derive_starts_from_the_parent_answer_at_the_parent_position(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    run_context = context(story, tmp_path / "mem")
+    await step(run_context, model, "Haruhi", 40)
+    model.responders["ProposedQuestions"] = lambda m: {
+        "questions": [{"type": "state", "question": "Who is with Haruhi in the club room?"}]
+    }
+    result = await step(run_context, model, "Haruhi", 56)
+    assert (result["stats"]["derive"], result["stats"]["new"]) == (1, 0)
+    child = bank_at(tmp_path / "mem").get("bm-3")
+    assert (child.parent_id, child.type, child.position) == ("bm-1", BookmarkType.STATE, 56)
+    assert [(v.position, v.answer) for v in child.history] == [
+        (40, "as of [39] in the club room"),
+        (56, "as of [55] in the club room"),
+    ]
+    assert result["stats"]["actions_read"] == 16  # the derived state read [40, 56) only
+    assert result["stats"]["actions_from_scratch"] == 56
+    assert bank_at(tmp_path / "mem").get("bm-1").position == 40  # the parent is untouched
+
+
+async def test_no_future_read_for_targets_in_and_out_of_story_order(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    run_context = context(story, tmp_path / "mem")
+    for character, target in [
+        ("Haruhi", 30),
+        ("Kyon", 61),
+        ("Haruhi", 90),
+        ("Kyon", 150),  # far ahead first ...
+        ("Haruhi", 52),  # ... then earlier targets: answers synced past them must not leak
+        ("Kyon", 21),
+        ("Nagato", 151),
+        ("Nagato", 2),
+    ]:
+        result = await step(run_context, model, character, target)
+        assert all(b["position"] <= target or b["id"] for b in result["bookmarks"])
+    stored = bank_at(tmp_path / "mem").all()
+    assert max(b.position for b in stored) == 151
+    early = [b for b in stored if b.character == "Kyon" and b.position == 21]
+    assert early, "the earlier Kyon target got bookmarks of its own"
+
+
+async def test_near_bookmarks_ground_but_not_other_characters_behavior(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    run_context = context(story, tmp_path / "mem")
+    kyon = await step(run_context, model, "Kyon", 45)
+    haruhi = await step(run_context, model, "Haruhi", 48)
+    kyon_ids = {b["id"]: b["type"] for b in kyon["bookmarks"]}
+    grounded = {b["id"] for b in haruhi["bookmarks"]}
+    assert {i for i, t in kyon_ids.items() if t == "state"} <= grounded
+    assert not {i for i, t in kyon_ids.items() if t == "behavioral"} & grounded
+    assert len(haruhi["grounding"]) == len(set(haruhi["grounding"]))
+
+
+async def test_unknown_answers_are_recorded_and_not_asked_again(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": ""}
+    run_context = context(story, tmp_path / "mem")
+    first = await step(run_context, model, "Haruhi", 40)
+    assert not any("Where is Haruhi" in line for line in first["grounding"])
+    files = list((tmp_path / "mem").glob("unknown-*.json"))
+    assert len(files) == 1
+    assert json.loads(files[0].read_text()) == {
+        "Haruhi": ["Where is Haruhi now and who is with them?"]
+    }
+    second = await step(run_context, model, "Haruhi", 48)
+    prompt = prompt_text(model.calls_for("ProposedQuestions")[1])
+    assert "- Where is Haruhi now and who is with them?" in prompt
+    assert (second["stats"]["reuse"], second["stats"]["new"]) == (2, 0)  # the re-ask was dropped
+    assert len(bank_at(tmp_path / "mem")) == 3
+
+
+async def test_bad_character_and_position_are_clear_input_errors(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    run_context = context(story, tmp_path / "mem")
+    with pytest.raises(InputError, match="unknown character 'Koizumi'.*pick one of: "):
+        await graph.ainvoke({"character": "Koizumi", "position": 3}, context=run_context)
+    with pytest.raises(InputError, match="position 160 is out of range"):
+        await graph.ainvoke({"character": "Kyon", "position": 160}, context=run_context)
+    with pytest.raises(InputError, match="does not exist"):
+        await graph.ainvoke(
+            {"character": "Kyon", "position": 3},
+            context=context(tmp_path / "missing.jsonl", tmp_path / "mem"),
+        )
+    assert not model.calls
+
+
+async def test_checkpointed_thread_counts_each_step_on_its_own(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    compiled = build_graph(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "one"}}
+    run_context = context(story, tmp_path / "mem")
+    first = await compiled.ainvoke(
+        {"character": "Haruhi", "position": 40}, config, context=run_context
+    )
+    second = await compiled.ainvoke(
+        {"character": "Haruhi", "position": 48}, config, context=run_context
+    )
+    assert first["stats"]["new"] == 3
+    assert (second["stats"]["reuse"], second["stats"]["new"]) == (3, 0)
+    assert second["stats"]["actions_read"] < first["stats"]["actions_read"]
+
+
+RESTART_SCRIPT = """
+import asyncio, json, sys
+sys.path.insert(0, {tests!r})
+from bookmarks_world import scripted_model
+from personae.graphs.bookmarks import BookmarksContext, graph
+from personae.llm import register_model
+register_model("bm-test", scripted_model())
+context = BookmarksContext(storyline_path={story!r}, memory_dir={memory!r},
+    model="registered:bm-test", fast_model="registered:bm-test")
+result = asyncio.run(graph.ainvoke({{"character": "Haruhi", "position": 40}}, context=context))
+print(json.dumps(result["stats"]))
+"""
+
+
+async def test_memory_survives_a_process_restart(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    memory = tmp_path / "mem"
+    script = RESTART_SCRIPT.format(tests=str(TESTS), story=str(story), memory=str(memory))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["new"] == 3
+    stored = bank_at(memory).all()
+    assert [b.position for b in stored] == [40, 40, 40]
+    result = await step(context(story, memory), model, "Haruhi", 48)
+    assert (result["stats"]["reuse"], result["stats"]["new"]) == (3, 0)
+    assert result["stats"]["actions_read"] < result["stats"]["actions_from_scratch"] / 2
+    assert {b.position for b in bank_at(memory).all()} == {48}

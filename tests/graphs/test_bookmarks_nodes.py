@@ -1,0 +1,135 @@
+"""BOOKMARKS graph nodes called directly: bookmarks synced ahead of a target never leak."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bookmarks_world import scripted_model, write_storyline
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from personae.graphs.bookmark_resources import forget_resources, resources_for
+from personae.graphs.bookmarks import (
+    BookmarksContext,
+    BookmarksState,
+    SyncTask,
+    characters_before,
+    ground_context,
+    route_syncs,
+    save_synced,
+    sync_bookmark,
+)
+from personae.llm import register_model, unregister_model
+from personae.memory.bookmark import BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.testing import ScriptedChatModel
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = scripted_model()
+    register_model("bm-nodes", scripted)
+    yield scripted
+    unregister_model("bm-nodes")
+    forget_resources()
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, model: ScriptedChatModel) -> Runtime[BookmarksContext]:
+    story = write_storyline(tmp_path / "club.jsonl")
+    context = BookmarksContext(
+        storyline_path=str(story),
+        memory_dir=str(tmp_path / "mem"),
+        model="registered:bm-nodes",
+        fast_model="registered:bm-nodes",
+    )
+    return Runtime(context=context)
+
+
+def bank_of(runtime: Runtime[BookmarksContext]) -> BookmarkBank:
+    return resources_for(runtime.context.storyline_path, runtime.context.memory_dir).bank
+
+
+def ahead_bookmark(bank: BookmarkBank) -> str:
+    """A state bookmark answered at 40 and again at 120 (synced far ahead)."""
+    bookmark = bank.create(question="Where is Kyon now?", type=BookmarkType.STATE, character="Kyon")
+    for position, answer in [(40, "at school [39]"), (120, "at the station [119]")]:
+        bookmark.position, bookmark.answer = position, answer
+        bank.save(bookmark)
+    return str(bookmark.id)
+
+
+def state(character: str, position: int, active_ids: list[str]) -> BookmarksState:
+    return BookmarksState(  # type: ignore[typeddict-item,unused-ignore]
+        character=character,
+        position=position,
+        active=[{"id": i, "decision": "reuse", "question": {}} for i in active_ids],
+    )
+
+
+async def test_ground_uses_the_answer_valid_at_the_target(
+    runtime: Runtime[BookmarksContext],
+) -> None:
+    bookmark_id = ahead_bookmark(bank_of(runtime))
+    grounded = await ground_context(state("Haruhi", 60, [bookmark_id]), runtime)
+    assert grounded["grounding"] == ["Q: Where is Kyon now? A: at school [39]"]
+    early = await ground_context(state("Haruhi", 30, [bookmark_id]), runtime)
+    assert early["grounding"] == []  # nothing was known before 40
+
+
+async def test_sync_of_a_bookmark_already_ahead_reads_nothing(
+    runtime: Runtime[BookmarksContext], model: ScriptedChatModel
+) -> None:
+    bank = bank_of(runtime)
+    bookmark_id = ahead_bookmark(bank)
+    update = await sync_bookmark(
+        SyncTask(bookmark_id=bookmark_id, character="Kyon", position=60), runtime
+    )
+    [record] = update["synced"]
+    assert (record["actions_read"], record["llm_calls"]) == (0, 0)
+    assert record["actions_from_scratch"] == 60
+    assert not model.calls
+    assert bank.get(bookmark_id).position == 120
+
+
+async def test_a_save_that_lost_the_race_keeps_the_stored_bookmark(
+    runtime: Runtime[BookmarksContext],
+) -> None:
+    bank = bank_of(runtime)
+    bookmark_id = ahead_bookmark(bank)
+    stale = bank.get(bookmark_id).model_copy(update={"position": 80, "answer": "late"})
+    kept = save_synced(bank, stale)
+    assert (kept.position, kept.answer) == (120, "at the station [119]")
+    assert kept.answer_at(80) == "at school [39]"
+
+
+async def test_sync_node_moves_a_bookmark_forward_and_records_reads(
+    runtime: Runtime[BookmarksContext], model: ScriptedChatModel
+) -> None:
+    bank = bank_of(runtime)
+    bookmark = bank.create(question="Where is Kyon now?", type=BookmarkType.STATE, character="Kyon")
+    update = await sync_bookmark(
+        SyncTask(bookmark_id=bookmark.id, character="Kyon", position=70), runtime
+    )
+    [record] = update["synced"]
+    assert (record["actions_read"], record["actions_from_scratch"]) == (70, 70)
+    assert record["llm_calls"] == 2  # chunks [0, 64) and [64, 70)
+    stored = bank.get(bookmark.id)
+    assert (stored.position, stored.answer) == (70, "as of [69] in the club room")
+
+
+def test_route_sends_one_sync_per_distinct_bookmark() -> None:
+    routed = route_syncs(state("Kyon", 9, ["bm-2", "bm-0", "bm-2"]))
+    assert isinstance(routed, list) and all(isinstance(s, Send) for s in routed)
+    assert [s.arg["bookmark_id"] for s in routed] == ["bm-2", "bm-0"]
+    assert {s.arg["position"] for s in routed} == {9}
+    assert route_syncs(state("Kyon", 9, [])) == "ground_context"
+
+
+async def test_characters_before_a_target_only(runtime: Runtime[BookmarksContext]) -> None:
+    storyline = resources_for(runtime.context.storyline_path, None).storyline
+    assert characters_before(storyline, 0) == []
+    assert characters_before(storyline, 2) == ["Haruhi", "Kyon"]
+    assert set(characters_before(storyline, 4)) == {"Haruhi", "Kyon", "Nagato", "Mikuru"}
