@@ -1,17 +1,91 @@
-"""`personae act` (placeholder until implemented)."""
+"""`personae act`: predict a character's next action with the BOOKMARKS agent, show its grounding.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``), ``CHROMA_HOST`` /
+``CHROMA_PORT`` (bank on a Chroma server instead of ``--memory``). With ``--memory DIR`` the
+bookmark bank persists there, so later calls reuse and extend it; without it the bank lives in
+this process only and starts empty.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+from personae.errors import ConfigurationError
+from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
+from personae.memory.storyline import open_storyline
+from personae.settings import Settings, load_settings
 
 
 def register(commands: Any) -> None:
     """Add the `act` subcommand."""
-    parser = commands.add_parser("act", help="(not implemented yet)")
+    parser = commands.add_parser(
+        "act",
+        help="predict a character's next action at a story position (BOOKMARKS agent)",
+    )
+    parser.add_argument("storyline", type=Path, help="BOOKMARKS release JSON or JSONL storyline")
+    parser.add_argument("--character", required=True, help="who acts, e.g. Haruhi")
+    parser.add_argument(
+        "--at", type=int, required=True, dest="position", help="target position (0-based)"
+    )
+    parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
+    parser.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
     parser.set_defaults(handler=run)
 
 
+def _models(settings: Settings) -> tuple[str, str]:
+    """Resolve both models up front, so a bad setting fails before any work."""
+    if not settings.model_configured:
+        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
+    specs = []
+    for role, spec in (("strong", settings.model), ("fast", settings.fast_model)):
+        register_model(f"act-{role}", resolve_chat_model(spec, settings))
+        specs.append(f"registered:act-{role}")
+    return specs[0], specs[1]
+
+
+def render_text(result: dict[str, Any]) -> str:
+    """The action, then one line per grounding bookmark."""
+    lines = [result["action"], "", "Grounded by:" if result["bookmarks"] else "No bookmarks yet."]
+    for bookmark in result["bookmarks"]:
+        lines.append(
+            f"  {bookmark['id']} ({bookmark['type']}, synced to {bookmark['position']}): "
+            f"Q: {bookmark['question']} A: {bookmark['answer']}"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
-    """Not implemented yet."""
-    raise SystemExit("not implemented")
+    """Check the input, run one BOOKMARKS step and print the action and its grounding."""
+    from personae.graphs.bookmarks import BookmarksContext, build_graph
+
+    storyline = open_storyline(args.storyline)
+    character = storyline.check_character(args.character)
+    position = storyline.check_position(args.position)
+    settings = load_settings().with_overrides(model=args.model, fast_model=args.fast_model)
+    if args.model:
+        settings = settings.with_overrides(model_configured=True)
+    model, fast_model = _models(settings)
+    context = BookmarksContext(
+        storyline_path=str(args.storyline),
+        memory_dir=str(args.memory) if args.memory else None,
+        model=model,
+        fast_model=fast_model,
+    )
+    result: dict[str, Any] = asyncio.run(
+        build_graph().ainvoke({"character": character, "position": position}, context=context)
+    )
+    if args.json:
+        payload = {"storyline": storyline.name, "character": character, "position": position}
+        payload.update({key: result[key] for key in ("action", "grounding", "bookmarks", "stats")})
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+    return 0
