@@ -3,7 +3,8 @@
 The paper's "match" step for one proposed question. The candidates (already filtered by the
 bank: same type, synced by the target, sharing a content word) are shown as ``B1..Bn``; the code
 maps the chosen id back and rejects ids it did not give, so the model can never point at a
-bookmark that is not a candidate. With no candidates the answer is "none" without a model call.
+bookmark that is not a candidate. Two shortcuts skip the model: no candidates means "none", and a
+candidate asking the very same question (same content words) is reused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.question_proposer import question_key
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmark import Bookmark
 
@@ -75,6 +77,9 @@ async def match_question(
     """
     if not candidates:
         return Match("none", None), LLMUsage()
+    same = [b for b in candidates if question_key(b.question) == question_key(question)]
+    if same:
+        return Match("reuse", same[0]), LLMUsage()
     by_id = {f"B{i}": bookmark for i, bookmark in enumerate(candidates, start=1)}
 
     def known_id(choice: MatchChoice) -> None:

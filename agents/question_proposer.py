@@ -18,11 +18,17 @@ from pydantic import BaseModel, Field
 from personae.agents.actor import render_scene
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmark import BookmarkType
-from personae.memory.lexical import content_tokens, tokens
+from personae.memory.lexical import tokens
 from personae.memory.storyline import StoryAction
 
 NEAR_DUPLICATE = 0.8
-"""Content-word Jaccard similarity from which two questions count as the same question."""
+"""Word-set Jaccard similarity from which two questions count as the same question."""
+
+FILLER_WORDS = frozenset(
+    "a an the s t now currently right just also still usually often tend tends typically "
+    "generally".split()
+)
+"""Words that do not change what a question asks (question words like who/where do)."""
 
 PROPOSER_SYSTEM = """You help {character}, a character in the story "{story}", decide what to
 do next. Propose up to {k} questions whose answers, looked up in the story so far, would most
@@ -66,8 +72,11 @@ class ProposedQuestions(BaseModel):
 
 
 def question_key(question: str) -> frozenset[str]:
-    """A question's identity for duplicate checks: its content words (order, case folded)."""
-    return frozenset(content_tokens(question))
+    """A question's identity for duplicate checks: its words minus fillers, case folded.
+
+    Question words stay: "Where is Kyon?" and "Who is Kyon?" are different questions.
+    """
+    return frozenset(tokens(question)) - FILLER_WORDS
 
 
 def is_near_duplicate(question: str, others: Iterable[str]) -> bool:

@@ -40,7 +40,7 @@ async def test_reuse_maps_the_short_id_back_to_the_bookmark() -> None:
         responders={"MatchChoice": lambda m: {"decision": "reuse", "candidate": "B2"}}
     )
     match, usage = await match_question(
-        model, question="Who is with Kyon?", type="state", candidates=CANDIDATES, target=50
+        model, question="Who is beside Kyon?", type="state", candidates=CANDIDATES, target=50
     )
     assert (match.decision, match.bookmark) == ("reuse", CANDIDATES[1])
     prompt = prompt_text(model.calls_for("MatchChoice")[0])
@@ -72,7 +72,7 @@ async def test_a_model_that_keeps_inventing_ids_fails_with_a_clear_error() -> No
     )
     with pytest.raises(RemoteError, match="malformed MatchChoice output 3 times"):
         await match_question(
-            model, question="Where is Kyon?", type="state", candidates=CANDIDATES, target=50
+            model, question="Where is Kyon going?", type="state", candidates=CANDIDATES, target=50
         )
 
 
@@ -81,11 +81,19 @@ async def test_none_ignores_any_candidate_and_no_candidates_means_no_call() -> N
         responders={"MatchChoice": lambda m: {"decision": "none", "candidate": "B7"}}
     )
     match, usage = await match_question(
-        model, question="Where is Kyon?", type="state", candidates=CANDIDATES, target=50
+        model, question="Where is Kyon going?", type="state", candidates=CANDIDATES, target=50
     )
     assert (match.decision, match.bookmark, usage.calls) == ("none", None, 1)
     match, usage = await match_question(
-        model, question="Where is Kyon?", type="state", candidates=[], target=50
+        model, question="Where is Kyon going?", type="state", candidates=[], target=50
     )
     assert (match.decision, match.bookmark, usage.calls) == ("none", None, 0)
     assert len(model.calls) == 1
+
+
+async def test_the_same_question_is_reused_without_a_call() -> None:
+    model = ScriptedChatModel(responders={})
+    match, usage = await match_question(
+        model, question="who is KYON with, now", type="state", candidates=CANDIDATES, target=50
+    )
+    assert (match.decision, match.bookmark, usage.calls) == ("reuse", CANDIDATES[1], 0)

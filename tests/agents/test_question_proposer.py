@@ -79,6 +79,10 @@ async def test_caps_at_k_and_drops_duplicates_and_unknown_re_asks() -> None:
 
 
 def test_near_duplicate_is_by_content_words() -> None:
-    assert is_near_duplicate("Where is Haruhi?", ["where's HARUHI"])
+    assert is_near_duplicate("Where is Haruhi now?", ["where is HARUHI"])
+    assert is_near_duplicate(
+        "Where is Haruhi with the whole brigade?", ["where is haruhi with brigade"]
+    )
     assert not is_near_duplicate("Where is Haruhi?", ["Where is Kyon?"])
+    assert not is_near_duplicate("Where is Haruhi?", ["Who is Haruhi?"])
     assert not is_near_duplicate("Where is Haruhi?", [])
