@@ -60,7 +60,10 @@ class ReferenceChunk(BaseModel):
 
 
 def reference_from_page(page: WikiPage, *, url: str | None = None) -> ProfileReference:
-    """The normalised reference of a parsed page, without apparatus or empty sections.
+    """The normalised reference of a parsed page, without apparatus sections (references...).
+
+    Sections without text of their own (``History`` above its subsections) are kept: they give
+    the subsections their heading path.
 
     Raises:
         InputError: The page is a disambiguation page or holds no text.
@@ -71,7 +74,7 @@ def reference_from_page(page: WikiPage, *, url: str | None = None) -> ProfileRef
     sections = [
         ReferenceSection(heading=s.heading, level=s.level, text=s.text.strip())
         for s in page.sections
-        if s.text.strip() and s.heading.casefold() not in APPARATUS_SECTIONS
+        if s.heading.casefold() not in APPARATUS_SECTIONS
     ]
     reference = ProfileReference(
         title=page.title, url=url or page.url, infobox=page.infobox_dict(), sections=sections
@@ -141,7 +144,10 @@ def _split_long(block: str, max_tokens: int) -> list[str]:
     if len(sentences) > 1:
         return [unit for s in sentences for unit in _split_long(s, max_tokens)]
     words = block.split()
-    half = max(1, len(words) // 2)
+    if len(words) == 1:  # one unbroken run of characters (a URL, a table residue): cut it
+        width = max(1, max_tokens * 4)
+        return [block[i : i + width] for i in range(0, len(block), width)]
+    half = len(words) // 2
     return _split_long(" ".join(words[:half]), max_tokens) + _split_long(
         " ".join(words[half:]), max_tokens
     )
@@ -251,7 +257,7 @@ async def load_reference(
         user_agent=user_agent(settings),
         cache_dir=settings.cache_dir,
         allowed_hosts=[urlsplit(text).netloc],
-        max_retries=2,
+        max_retries=1,
         backoff_base=0.25,
     ) as client:
         return await fetch_reference(text, http=client)
