@@ -1,0 +1,95 @@
+"""The storyline_memory tool: on-demand sync cached as bookmarks, reuse, derive, clear errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bookmarks_world import future_reads, scripted_model, write_storyline
+from langchain_core.tools import BaseTool
+
+from personae.graphs.bookmark_resources import forget_resources
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.testing import ScriptedChatModel, prompt_text
+from personae.tools.bookmark_tool import create_storyline_memory_tool
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    yield scripted_model()
+    forget_resources()
+
+
+@pytest.fixture
+def tool(tmp_path: Path, model: ScriptedChatModel) -> BaseTool:
+    story = write_storyline(tmp_path / "club.jsonl")
+    made: BaseTool = create_storyline_memory_tool(
+        str(story), memory_dir=str(tmp_path / "mem"), model=model, fast_model=model
+    )
+    return made
+
+
+async def ask(tool: BaseTool, model: ScriptedChatModel, position: int, **args: object) -> str:
+    before = len(model.calls)
+    answer = await tool.ainvoke({"character": "Kyon", "position": position, **args})
+    assert future_reads(model.calls[before:], position) == []
+    return str(answer)
+
+
+async def test_answers_are_synced_on_demand_and_reused(
+    tool: BaseTool, model: ScriptedChatModel, tmp_path: Path
+) -> None:
+    first = await ask(tool, model, 50, question="Where is Kyon now?")
+    assert first == (
+        "as of [49] in the club room (bookmark bm-0, new; valid at position 50: "
+        "reflects the actions before it)"
+    )
+    assert len(model.calls_for("StateUpdate")) == 1 and not model.calls_for("MatchChoice")
+    second = await ask(tool, model, 70, question="Where is Kyon now?")
+    assert second.startswith("as of [69] in the club room (bookmark bm-0, reused;")
+    chunk = prompt_text(model.calls_for("StateUpdate")[-1]).split("## New chunk")[-1]
+    assert "[50]" in chunk and "[49]" not in chunk  # only the unseen suffix was read
+    stored = BookmarkBank.open("club", tmp_path / "mem").get("bm-0")
+    assert stored.position == 70 and stored.answer_at(60) == "as of [49] in the club room"
+
+
+async def test_an_earlier_position_never_sees_a_later_answer(
+    tool: BaseTool, model: ScriptedChatModel
+) -> None:
+    await ask(tool, model, 120, question="Where is Kyon now?")
+    earlier = await ask(tool, model, 30, question="Where is Kyon now?")
+    assert earlier.startswith("as of [29] in the club room (bookmark bm-1, new;")
+
+
+async def test_related_questions_derive_and_concepts_scan_their_keyword(
+    tool: BaseTool, model: ScriptedChatModel, tmp_path: Path
+) -> None:
+    await ask(tool, model, 40, question="How does Kyon usually treat the club?", type="behavioral")
+    derived = await ask(
+        tool, model, 60, question="How does Kyon usually treat Haruhi?", type="behavioral"
+    )
+    assert "(bookmark bm-1, derived;" in derived
+    bank = BookmarkBank.open("club", tmp_path / "mem")
+    assert (bank.get("bm-1").parent_id, bank.get("bm-1").history[0].position) == ("bm-0", 40)
+    concept = await ask(
+        tool, model, 40, question="Who is Nagato?", type="concept", keyword="Nagato"
+    )
+    assert concept.startswith("concept seen through [39] (bookmark bm-2, new;")
+    assert bank.get("bm-2").keyword == "Nagato"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"character": "Koizumi", "position": 3}, "unknown character 'Koizumi'"),
+        ({"character": "Kyon", "position": 999}, "position 999 is out of range"),
+        ({"character": "Kyon", "position": 3, "question": "  "}, "the question is empty"),
+    ],
+)
+async def test_bad_arguments_come_back_as_one_line_errors(
+    tool: BaseTool, model: ScriptedChatModel, args: dict[str, object], message: str
+) -> None:
+    answer = await tool.ainvoke({"question": "Where is Kyon?", **args})
+    assert isinstance(answer, str) and message in answer and "\n" not in answer
+    assert not model.calls

@@ -1,0 +1,116 @@
+"""``storyline_memory``: the bookmark bank as a LangChain tool another agent can ask.
+
+An agent role-playing in a long story asks "what is true about X at position p?"; the tool
+finds a bookmark that already answers it (bank candidates, then the matcher) or starts one,
+syncs it on demand to p (reading only actions it has not seen, never p or later) and keeps it in
+the bank, so the next question about the same thing costs almost nothing. The storyline, the
+memory folder and the models are fixed by the factory; the calling model chooses only the
+character, the question, the position and the question's type.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field
+
+from personae.agents.bookmark_matcher import match_question
+from personae.errors import InputError
+from personae.graphs import bookmark_sync
+from personae.graphs.bookmark_resources import resources_for
+from personae.graphs.bookmarks import activate, save_synced
+from personae.llm import resolve_chat_model
+from personae.memory.bookmark import BookmarkType
+from personae.settings import load_settings
+
+UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
+
+
+class StorylineMemoryArgs(BaseModel):
+    """A question about the story as it stands at one position."""
+
+    character: str = Field(description="The character the question is for, e.g. 'Haruhi'.")
+    question: str = Field(description="One short question, e.g. 'Where is Haruhi now?'.")
+    position: int = Field(description="Story position: only actions before it are used.")
+    type: Literal["state", "behavioral", "concept"] = Field(
+        default="state",
+        description="state: the current situation; behavioral: a general habit of the "
+        "character; concept: about one named entity (give its name as keyword).",
+    )
+    keyword: str | None = Field(
+        default=None, description="Concept questions: the entity's name as written in the story."
+    )
+
+
+def create_storyline_memory_tool(
+    storyline_path: str,
+    *,
+    memory_dir: str | None = None,
+    model: str | BaseChatModel | None = None,
+    fast_model: str | BaseChatModel | None = None,
+) -> BaseTool:
+    """A ``storyline_memory`` tool over ``storyline_path``'s bookmark bank in ``memory_dir``.
+
+    ``model`` (summaries) and ``fast_model`` (matching, chunk and evidence checks) default to
+    ``PERSONAE_MODEL`` / ``PERSONAE_FAST_MODEL``, read once here. Bad characters, positions or
+    questions come back to the calling model as a one-line error string.
+    """
+    settings = load_settings() if model is None or fast_model is None else None
+    strong_spec = model if model is not None else settings.model if settings else ""
+    fast_spec = fast_model if fast_model is not None else settings.fast_model if settings else ""
+
+    async def storyline_memory(
+        character: str,
+        question: str,
+        position: int,
+        type: str = "state",
+        keyword: str | None = None,
+    ) -> str:
+        """Answer a question about the story as it stands at a position; cached as a bookmark."""
+        resources = resources_for(storyline_path, memory_dir)
+        storyline, bank = resources.storyline, resources.bank
+        try:
+            storyline.check_character(character)
+            storyline.check_position(position)
+            if not question.strip():
+                raise InputError("the question is empty", "ask one short question")
+        except InputError as error:
+            raise ToolException(str(error)) from None
+        kind = BookmarkType(type)
+        fast, strong = resolve_chat_model(fast_spec), resolve_chat_model(strong_spec)
+        candidates = bank.candidates(
+            question, type=kind, character=character, synced_by=position, k=5
+        )
+        match, _ = await match_question(
+            fast, question=question, type=str(kind), candidates=candidates, target=position
+        )
+        asked = {"question": question, "type": str(kind), "keyword": keyword}
+        bookmark = activate(bank, match, question=asked, character=character)
+        result = await bookmark_sync.sync_bookmark(
+            bookmark,
+            position,
+            storyline=storyline,
+            index=resources.index,
+            fast_model=fast,
+            model=strong,
+        )
+        stored = save_synced(bank, result.bookmark)
+        answer = stored.answer_at(position) or UNKNOWN_ANSWER
+        decision = {"reuse": "reused", "derive": "derived", "none": "new"}[match.decision]
+        return (
+            f"{answer} (bookmark {stored.id}, {decision}; valid at position {position}: "
+            f"reflects the actions before it)"
+        )
+
+    return StructuredTool.from_function(
+        coroutine=storyline_memory,
+        name="storyline_memory",
+        description=(
+            "Look up what is true in the story at a given position (only earlier actions are "
+            "used): the current situation, a character's habits, or who/what an entity is."
+        ),
+        args_schema=StorylineMemoryArgs,
+        handle_tool_error=True,
+    )
