@@ -126,7 +126,7 @@ async def test_extractor_retries_a_bad_type_then_keeps_verified_points() -> None
     ],
 )
 def test_judge_verdict_spellings_map_to_the_four_labels(said: str, verdict: str) -> None:
-    assert SupportJudgment(reason="r", verdict=said).verdict == verdict  # type: ignore[arg-type]
+    assert SupportJudgment(reason="r", verdict=said).verdict == verdict
 
 
 async def test_judge_sees_profile_and_point_and_an_unknown_verdict_fails_cleanly() -> None:
