@@ -1,0 +1,166 @@
+"""Test world for the bench harness: a tiny storyline, a scripted model and a stub method graph.
+
+The stub graph follows the acting contract and behaves like a memory method: it remembers per
+character how far it has read (on disk, in its memory folder) and reads only the unseen suffix,
+so the runner's story order, resume and persistence can be checked without the real agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from personae.agents.actor import act
+from personae.errors import RemoteError
+from personae.graphs.acting import ActingContext, ActInput, ActOutput
+from personae.llm import resolve_chat_model
+from personae.memory.storyline import open_storyline
+from personae.testing import ScriptedChatModel, prompt_text
+
+WRONG = "does nothing at all"
+
+# Alice acts at 0, 3, 6, ..., 39 (14 actions); Bob at 1, 4, ..., 37 (13); Other at 2, 5, ...
+ROWS = [
+    {
+        "action": f"{['Alice', 'Bob', 'Other'][i % 3]} move number {i}",
+        "character": ["Alice", "Bob", "Other"][i % 3],
+        "chapter": f"chapter {i // 20 + 1}",
+    }
+    for i in range(40)
+]
+
+
+def write_storyline(path: Path, rows: list[dict[str, Any]] | None = None) -> Path:
+    """Write ``rows`` (default :data:`ROWS`) as a JSONL storyline."""
+    path.write_text("\n".join(json.dumps(r) for r in rows or ROWS) + "\n", encoding="utf-8")
+    return path
+
+
+def true_action(position: int) -> str:
+    """The text of :data:`ROWS` at ``position``."""
+    return str(ROWS[position]["action"])
+
+
+def _target(messages: list[BaseMessage]) -> int:
+    """The target position: one after the last scene line ``[p] (...)`` in the actor prompt."""
+    positions = [int(p) for p in re.findall(r"^\[(\d+)\]", prompt_text(messages), re.M)]
+    return max(positions) + 1 if positions else 0
+
+
+def _between(text: str, start: str, end: str | None) -> str:
+    tail = text.split(start, 1)[1]
+    return (tail.split(end, 1)[0] if end else tail).strip()
+
+
+def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
+    """Actor right on even targets, wrong on odd ones; judges compare texts exactly.
+
+    With ``fail_after``, the actor raises a :class:`RemoteError` on its call number
+    ``fail_after + 1`` (a crash mid-benchmark).
+    """
+    acted = {"n": 0}
+
+    def actor(messages: list[BaseMessage]) -> dict[str, str]:
+        acted["n"] += 1
+        if fail_after is not None and acted["n"] > fail_after:
+            raise RemoteError("the LLM server went away", "rerun to resume")
+        target = _target(messages)
+        name = re.search(r"You are (\w+)", prompt_text(messages))
+        who = name.group(1) if name else "?"
+        return {"action": true_action(target) if target % 2 == 0 else f"{who} {WRONG}"}
+
+    def texts(messages: list[BaseMessage]) -> tuple[str, str]:
+        text = prompt_text(messages)
+        return _between(text, "True action:", "Predicted action:"), _between(
+            text, "Predicted action:", None
+        )
+
+    def key_move(messages: list[BaseMessage]) -> dict[str, Any]:
+        truth, prediction = texts(messages)
+        return {"key_move": truth, "match": truth == prediction}
+
+    def nli(messages: list[BaseMessage]) -> dict[str, Any]:
+        truth, prediction = texts(messages)
+        return {"reason": "compared", "label": "entail" if truth == prediction else "neutral"}
+
+    return ScriptedChatModel(
+        responders={"NextAction": actor, "KeyMoveVerdict": key_move, "NLIVerdict": nli}
+    )
+
+
+# --- the stub method graph -------------------------------------------------------------------
+
+CALLS: list[tuple[str, int]] = []
+"""(character, position) of every stub graph run, in call order."""
+READS: list[tuple[str, int, int]] = []
+"""(character, start, stop) of every window the stub read: it must always stop <= target."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StubContext(ActingContext):  # type: ignore[misc,unused-ignore]
+    """Run settings of the stub method."""
+
+
+class StubState(TypedDict):
+    """State of the stub method graph."""
+
+    character: str
+    """Who acts."""
+    position: int
+    """Target position."""
+    action: str
+    """Predicted action."""
+    grounding: list[str]
+    """What the actor was shown."""
+    stats: dict[str, int]
+    """Counters."""
+
+
+async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) -> dict[str, Any]:
+    """Read the unseen suffix, record progress on disk, then act."""
+    context = runtime.context
+    storyline = open_storyline(context.storyline_path)
+    character = storyline.check_character(state["character"])
+    position = storyline.check_position(state["position"])
+    memory = Path(context.memory_dir or ".") / f"stub-{character}.json"
+    start = json.loads(memory.read_text())["position"] if memory.is_file() else 0
+    if position < start:
+        raise ValueError(f"{character}: target {position} is behind memory at {start}")
+    read = storyline.before(position, start)
+    READS.append((character, start, position))
+    CALLS.append((character, position))
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text(json.dumps({"position": position}))
+    action, usage = await act(
+        resolve_chat_model(context.model),
+        character=character,
+        story=storyline.name,
+        scene=storyline.scene(position, context.scene_size),
+        grounding=[f"read {len(read)} actions"],
+    )
+    stats = {
+        "reuse": 1 if start else 0,
+        "derive": 1 if start and position % 2 == 0 else 0,
+        "new": 1,
+        "actions_read": len(read),
+        "actions_from_scratch": position,
+        **usage.as_dict(),
+    }
+    return {"action": action, "grounding": [f"read {len(read)} actions"], "stats": stats}
+
+
+_builder = StateGraph(
+    StubState, context_schema=StubContext, input_schema=ActInput, output_schema=ActOutput
+)
+_builder.add_node(act_with_stub_memory)
+_builder.add_edge(START, "act_with_stub_memory")
+_builder.add_edge("act_with_stub_memory", END)
+graph = _builder.compile(name="stub")

@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import bookmarks_bench_world as world
+import pytest
+from bookmarks_bench_world import scripted_model, write_storyline
+
+from personae.errors import ConfigurationError, InputError, RemoteError
+from personae.evals.bookmarks_bench import (
+    METHODS,
+    BenchConfig,
+    MethodSpec,
+    read_results,
+    result_key,
+    run_bench,
+)
+from personae.llm import register_model, unregister_model
+from personae.testing import ScriptedChatModel
+
+
+@pytest.fixture(autouse=True)
+def _stub_method(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setitem(METHODS, "stub", MethodSpec("bookmarks_bench_world", "StubContext"))
+    world.CALLS.clear()
+    world.READS.clear()
+    yield
+    unregister_model("bench-test")
+
+
+def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchConfig:
+    register_model("bench-test", model)
+    options: dict[str, Any] = {
+        "storylines": (str(write_storyline(tmp_path / "tiny.jsonl")),),
+        "methods": ("stub",),
+        "out_dir": tmp_path / "out",
+        "model": "registered:bench-test",
+        "fast_model": "registered:bench-test",
+        "judge_model": "registered:bench-test",
+        "model_names": {"judge_model": "judge-v1"},
+        "concurrency": 2,
+    }
+    options.update(changes)
+    return BenchConfig(**options)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_each_character_runs_in_story_order_and_is_judged(tmp_path: Path) -> None:
+    outcome = await run_bench(_config(tmp_path, scripted_model()))
+    assert (outcome.ran, outcome.skipped) == (14, 0)
+    for name in ("Alice", "Bob"):
+        mine = [p for c, p in world.CALLS if c == name]
+        assert mine == sorted(mine) and len(mine) == 7
+    assert all(stop <= target for _, stop, target in world.READS)
+    records = _lines(tmp_path / "out/results.jsonl")
+    first = next(r for r in records if r["character"] == "Alice")
+    assert first["position"] == 21 and first["truth"] == world.true_action(21)
+    assert first["prediction"] == f"Alice {world.WRONG}" and first["score"] == 0
+    assert first["label"] == "no_match" and first["judge_model"] == "judge-v1"
+    assert first["stats"]["actions_read"] == 21 and first["judge_usage"]["llm_calls"] == 1
+    hit = next(r for r in records if r["position"] == 24)
+    assert hit["prediction"] == world.true_action(24) and hit["score"] == 100
+
+
+async def test_summary_fields(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, scripted_model()))
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["judge"] == "exact" and summary["complete"] is True
+    assert summary["instances"] == 14
+    stub = summary["artifacts"]["tiny"]["stub"]
+    assert stub["n"] == 14 and stub["score"] == pytest.approx(600 / 14)
+    alice = stub["characters"]["Alice"]
+    assert alice["n"] == 7 and alice["score"] == pytest.approx(300 / 7)
+    # Alice: reads 21 then 3 per step; from scratch 21 + 24 + ... + 39
+    assert alice["actions_read"] == 21 + 6 * 3
+    assert alice["actions_from_scratch"] == sum(range(21, 40, 3))
+    assert alice["saved"] == pytest.approx(1 - 39 / 210)
+    # questions per step: new 1, reuse 1 after the first, derive 1 on even targets after it
+    assert (alice["reuse"], alice["derive"], alice["new"]) == (6, 3, 7)
+    assert alice["hit_rate"] == pytest.approx(9 / 16)
+    for key in ("llm_calls", "input_tokens", "output_tokens", "tokens", "judge_llm_calls"):
+        assert alice[key] > 0
+    assert summary["methods"]["stub"]["average_score"] == pytest.approx(600 / 14)
+
+
+async def test_resume_after_a_crash_runs_only_the_rest(tmp_path: Path) -> None:
+    with pytest.raises(RemoteError, match="the LLM server went away"):
+        await run_bench(_config(tmp_path, scripted_model(fail_after=5), concurrency=1))
+    results = tmp_path / "out/results.jsonl"
+    assert len(_lines(results)) == 5
+    partial = json.loads((tmp_path / "out/summary.json").read_text())
+    assert partial["complete"] is False and partial["instances"] == 5
+    first_calls = list(world.CALLS)
+
+    outcome = await run_bench(_config(tmp_path, scripted_model(), concurrency=1))
+    assert (outcome.ran, outcome.skipped) == (9, 5)
+    rerun = world.CALLS[len(first_calls) :]
+    done = {(r["character"], r["position"]) for r in _lines(results)[:5]}
+    assert not done & set(rerun) and len(rerun) == 9
+    keys = [result_key(r) for r in _lines(results)]
+    assert len(keys) == len(set(keys)) == 14
+    assert json.loads((tmp_path / "out/summary.json").read_text())["complete"] is True
+
+    again = await run_bench(_config(tmp_path, scripted_model()))
+    assert (again.ran, again.skipped) == (0, 14) and len(_lines(results)) == 14
+
+
+async def test_a_truncated_last_line_is_trimmed_and_its_instance_reruns(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, scripted_model(), limit=2))
+    results = tmp_path / "out/results.jsonl"
+    text = results.read_text()
+    last = text.splitlines()[-1]
+    results.write_text(text[: len(text) - len(last) // 2 - 1])  # a crash mid-write
+
+    records, notes = read_results(results)
+    assert len(records) == 3
+    assert notes and "trimmed a truncated last line" in notes[0]
+    assert results.read_text().endswith("}\n")
+
+    outcome = await run_bench(_config(tmp_path, scripted_model(), limit=2))
+    assert outcome.ran == 1
+    assert [result_key(r) for r in _lines(results)][-1] == result_key(json.loads(last))
+
+
+async def test_a_garbled_middle_line_is_skipped_and_reported(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    good = {"artifact": "a", "method": "m", "character": "c", "position": 1, "judge": "exact"}
+    results.write_text(json.dumps(good) + "\nnot json\n" + json.dumps(good) + "\n")
+    records, notes = read_results(results)
+    assert records == [good] and notes == [f"{results}:2 is not a valid result line; ignored it"]
+
+
+async def test_another_judge_rejudges_without_rerunning_the_method(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, scripted_model(), limit=3))
+    calls = len(world.CALLS)
+    model = scripted_model()
+    outcome = await run_bench(_config(tmp_path, model, limit=3, judge="nli"))
+    assert outcome.ran == 6 and len(world.CALLS) == calls
+    assert model.calls_for("NextAction") == [] and len(model.calls_for("NLIVerdict")) == 6
+    nli = [r for r in _lines(tmp_path / "out/results.jsonl") if r["judge"] == "nli"]
+    assert all(r["reused_prediction"] for r in nli)
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    # Alice 21, 24, 27: wrong (neutral 50), right (100), wrong (50)
+    assert summary["judge"] == "nli"
+    assert summary["artifacts"]["tiny"]["stub"]["characters"]["Alice"]["score"] == 200 / 3
+
+
+async def test_real_vanilla_graph(tmp_path: Path) -> None:
+    outcome = await run_bench(_config(tmp_path, scripted_model(), methods=("vanilla",), limit=2))
+    assert outcome.ran == 4
+    vanilla = outcome.summary["artifacts"]["tiny"]["vanilla"]
+    assert vanilla["llm_calls"] == 4 and vanilla["hit_rate"] is None and vanilla["saved"] is None
+    assert vanilla["score"] == 50  # Alice 21 wrong, 24 right; Bob 19 wrong, 22 right
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "message"),
+    [
+        ({"methods": ("magic",)}, InputError, "unknown method 'magic'; use one of: vanilla"),
+        ({"characters": ("Zed",)}, InputError, "unknown character 'Zed' in tiny"),
+        ({"storylines": ("missing.jsonl",)}, InputError, "missing.jsonl does not exist"),
+        ({"judge": "bleu"}, InputError, "unknown judge 'bleu'"),
+        ({"concurrency": 0}, InputError, "--concurrency must be at least 1"),
+    ],
+)
+async def test_bad_input_writes_nothing(
+    tmp_path: Path, changes: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        await run_bench(_config(tmp_path, scripted_model(), **changes))
+    assert not (tmp_path / "out").exists() and world.CALLS == []
+
+
+async def test_malformed_storyline_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"ch1": [{"action": "x", "character": "A"}')
+    with pytest.raises(InputError, match=r"bad.json is not valid JSON"):
+        await run_bench(_config(tmp_path, scripted_model(), storylines=(str(bad),)))
+    assert not (tmp_path / "out").exists()
+
+
+async def test_a_method_that_is_not_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(METHODS, "future", MethodSpec("personae.graphs.not_landed", "X"))
+    with pytest.raises(ConfigurationError, match="method 'future' is not available"):
+        await run_bench(_config(tmp_path, scripted_model(), methods=("future",)))
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bookmarks_bench_world import true_action, write_storyline
+
+from personae.errors import InputError
+from personae.evals.bookmarks_instances import (
+    benchmarked_characters,
+    build_instances,
+    instances_for,
+)
+from personae.memory.storyline import load_storyline
+
+
+def test_second_half_of_each_character_in_story_order(tmp_path: Path) -> None:
+    story = load_storyline(write_storyline(tmp_path / "tiny.jsonl"))
+    assert benchmarked_characters(story) == ["Alice", "Bob"]  # no majors listed: all named ones
+    alice = instances_for(story, "Alice")
+    assert [i.position for i in alice] == [21, 24, 27, 30, 33, 36, 39]
+    bob = instances_for(story, "Bob")
+    assert [i.position for i in bob] == [19, 22, 25, 28, 31, 34, 37]  # 13 actions: 6 history
+    first = alice[0]
+    assert first.truth == true_action(21) and first.artifact == "tiny"
+    assert [a.position for a in first.scene] == list(range(11, 21))
+    assert all(a.position < first.position for a in first.scene)
+
+
+def test_limit_and_character_filter(tmp_path: Path) -> None:
+    story = load_storyline(write_storyline(tmp_path / "tiny.jsonl"))
+    chosen = build_instances([story], characters=["Bob"], limit=2)
+    assert list(chosen) == [("tiny", "Bob")]
+    assert [i.position for i in chosen[("tiny", "Bob")]] == [19, 22]
+    every = build_instances([story])
+    assert {k: len(v) for k, v in every.items()} == {("tiny", "Alice"): 7, ("tiny", "Bob"): 7}
+
+
+def test_a_name_in_one_of_two_storylines_runs_there_only(tmp_path: Path) -> None:
+    tiny = load_storyline(write_storyline(tmp_path / "tiny.jsonl"))
+    rows = [{"action": f"Carol {i}", "character": "Carol"} for i in range(4)]
+    other = load_storyline(write_storyline(tmp_path / "other.jsonl", rows))
+    chosen = build_instances([tiny, other], characters=["Carol"])
+    assert list(chosen) == [("other", "Carol")]
+    assert [i.position for i in chosen[("other", "Carol")]] == [2, 3]
+
+
+@pytest.mark.parametrize("name", ["Zed", "Other", "Environment"])
+def test_unknown_character_is_a_clear_error(tmp_path: Path, name: str) -> None:
+    story = load_storyline(write_storyline(tmp_path / "tiny.jsonl"))
+    with pytest.raises(
+        InputError, match=rf"unknown character '{name}' in tiny; pick one of: Alice, Bob"
+    ):
+        build_instances([story], characters=[name])
+
+
+def test_limit_below_one_is_rejected(tmp_path: Path) -> None:
+    story = load_storyline(write_storyline(tmp_path / "tiny.jsonl"))
+    with pytest.raises(InputError, match="--limit must be at least 1"):
+        instances_for(story, "Alice", limit=0)
+
+
+def test_majors_from_all_characters_json(tmp_path: Path) -> None:
+    path = write_storyline(tmp_path / "title2action_series.tiny.json", [])
+    path.write_text(
+        json.dumps(
+            {
+                "ch1": [
+                    {"action": r["action"], "character": r["character"]}
+                    for r in [{"action": f"x{i}", "character": "AB"[i % 2]} for i in range(6)]
+                ]
+            }
+        )
+    )
+    (tmp_path / "all_characters.json").write_text(json.dumps({"tiny": {"major": ["B", "Ghost"]}}))
+    story = load_storyline(path)
+    assert benchmarked_characters(story) == ["B"]  # majors that act; "Ghost" never does
+
+
+def test_haruhi_instances(shared_dir: Path) -> None:
+    story = load_storyline(shared_dir / "data/bookmarks/title2action_series.haruhi.json")
+    assert len(story) == 991 and len(story.chapters) == 28
+    chosen = build_instances([story])
+    assert [c for _, c in chosen] == ["Haruhi", "Kyon", "Nagato", "Koizumi", "Asahina"]
+    for (_, name), instances in chosen.items():
+        mine = story.positions_of(name)
+        assert [i.position for i in instances] == list(mine[len(mine) // 2 :])
+        assert all(story.actions[i.position].by(name) for i in instances)
