@@ -69,9 +69,10 @@ async def run(
     allowed, excluded = write_profiles(tmp_path / "profiles")
     profiles = [(p, load_profile_document(p)) for p in (allowed, excluded)]
     reference = read_reference_file(FIXTURE)
-    return await evaluate_profiles(
+    report: dict[str, Any] = await evaluate_profiles(
         profiles, reference, context_for(model, cache, concurrency), reference_source=str(FIXTURE)
     )
+    return report
 
 
 async def test_report_scores_both_profiles_by_hand(tmp_path: Path) -> None:

@@ -1,0 +1,147 @@
+"""`personae eval profile` in-process: report and table, comparison, cache, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from profile_eval_world import FIXTURE, scripted_model, write_profiles
+
+from personae.cli import main
+from personae.fake_web import FakeMediaWiki, FakeWeb
+from personae.llm import register_model, unregister_model
+from personae.loopback import LoopbackWebServer
+from personae.testing import ScriptedChatModel
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = scripted_model()
+    register_model("eval-test", scripted)
+    yield scripted
+    unregister_model("eval-test")
+
+
+def evaluate(*args: str, model: bool = True) -> int:
+    flags = ["--model", "registered:eval-test"] if model else []
+    return main(["eval", "profile", *args, *flags])
+
+
+def files_under(root: Path) -> list[str]:
+    """Every file under ``root`` except the caches."""
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).parts[0] != "cache"
+    )
+
+
+def test_compares_allowed_and_excluded_profiles(
+    model: ScriptedChatModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allowed, excluded = write_profiles(tmp_path)
+    out = tmp_path / "report.json"
+    code = evaluate(str(allowed), str(excluded), "--reference", str(FIXTURE), "--out", str(out))
+    assert code == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert [p["reference_in_sources"] for p in report["profiles"]] == [True, False]
+    assert report["profiles"][0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
+    assert report["profiles"][1]["overall"]["support_score"] == pytest.approx(1.5 / 6)
+    assert report["models"] == {
+        "judge": "registered:eval-test",
+        "extractor": "registered:eval-test",  # --model alone serves both roles
+    }
+    stdout = capsys.readouterr().out
+    assert "Comparison (reference allowed vs excluded)" in stdout
+    assert f"report: {out}" in stdout
+    assert not list(tmp_path.glob(".report.json.*"))  # no temporary file left
+
+
+def test_rerun_is_served_from_the_judge_cache(
+    model: ScriptedChatModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
+    calls = len(model.calls)
+    assert calls == 5 + 6
+    assert evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1") == 0
+    assert len(model.calls) == calls
+    report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+    assert report["usage"]["llm_calls"] == 0 and report["usage"]["cache_hits"] == 11
+    assert "LLM calls 0, cache hits 11" in capsys.readouterr().out
+
+
+def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: Path) -> None:
+    wiki = FakeMediaWiki({"Toki": FIXTURE.read_text(encoding="utf-8")})
+    with LoopbackWebServer(FakeWeb(wiki=wiki).route) as server:
+        url = f"{server.url}/wiki/Toki"
+        allowed, excluded = write_profiles(tmp_path, reference_url=url)
+        assert evaluate(str(allowed), str(excluded), "--reference", url) == 0
+    report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+    assert report["reference"]["url"] == url
+    assert report["reference"]["knowledge_points"] == 6
+    assert [p["leaked_source_ids"] for p in report["profiles"]] == [["S1"], []]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("case", "code", "message"),
+    [
+        ("missing profile", 2, "profile file .*missing.json does not exist"),
+        ("malformed profile", 2, "is not valid JSON"),
+        ("not a profile", 2, "is not a Personae profile.json"),
+        ("missing reference", 2, "reference file .*nowhere.html does not exist"),
+        ("empty reference", 2, "has no content"),
+        ("unreachable reference", 3, "cannot fetch the reference http://127.0.0.1"),
+        ("no model", 2, "no LLM is configured; set OPENAI_API_KEY"),
+        ("bad concurrency", 2, "--concurrency must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_line_nonzero_and_writes_nothing(
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    code: int,
+    message: str,
+) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    profile, reference, extra = str(allowed), str(FIXTURE), []
+    if case == "missing profile":
+        profile = str(tmp_path / "missing.json")
+    elif case == "malformed profile":
+        profile = str(tmp_path / "broken.json")
+        Path(profile).write_text('{"character": "Toki", ', encoding="utf-8")
+    elif case == "not a profile":
+        profile = str(tmp_path / "card.json")
+        Path(profile).write_text(json.dumps({"spec": "chara_card_v3"}), encoding="utf-8")
+    elif case == "missing reference":
+        reference = str(tmp_path / "nowhere.html")
+    elif case == "empty reference":
+        reference = str(tmp_path / "empty.html")
+        Path(reference).write_text("<html><body></body></html>", encoding="utf-8")
+    elif case == "unreachable reference":
+        reference = f"http://127.0.0.1:{_closed_port()}/wiki/Toki"
+    elif case == "bad concurrency":
+        extra = ["--concurrency", "0"]
+    before = files_under(tmp_path)
+    out = tmp_path / "out" / "report.json"
+    result = evaluate(
+        profile, "--reference", reference, "--out", str(out), *extra, model=case != "no model"
+    )
+    assert result == code
+    err = capsys.readouterr().err
+    assert err.startswith("personae: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    assert re.search(message, err), err
+    assert not out.exists() and files_under(tmp_path) == before
+    assert model.calls == []
