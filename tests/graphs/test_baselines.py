@@ -12,9 +12,11 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.errors import InputError
-from personae.graphs import baseline_vanilla
+from personae.graphs import baseline_ricl, baseline_vanilla
+from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
 from personae.llm import register_model, unregister_model
+from personae.memory.storyline import load_storyline
 from personae.testing import ScriptedChatModel, prompt_text
 
 MARKER = re.compile(r"\[(\d+)\]")
@@ -123,3 +125,78 @@ async def test_vanilla_reports_a_missing_storyline_file(
     )
     with pytest.raises(InputError, match="nope.jsonl does not exist; check the path"):
         await baseline_vanilla.graph.ainvoke({"character": "Alice", "position": 5}, context=context)
+
+
+def ricl_context(story: Path, memory: Path | None, **changes: Any) -> RICLContext:
+    """A RICL run context on the scripted model."""
+    return RICLContext(
+        storyline_path=str(story),
+        model="registered:baselines",
+        fast_model="registered:baselines",
+        memory_dir=str(memory) if memory else None,
+        **changes,
+    )
+
+
+def grounded_positions(line: str) -> list[int]:
+    """Positions shown in one ``Scene: ... → Action: ...`` line."""
+    return [int(found) for found in MARKER.findall(line)]
+
+
+async def test_ricl_grounds_on_k_past_pairs_of_the_character(
+    model: ScriptedChatModel, story: Path, tmp_path: Path
+) -> None:
+    result = await baseline_ricl.graph.ainvoke(
+        {"character": "Alice", "position": 150}, context=ricl_context(story, tmp_path / "m")
+    )
+    assert len(result["grounding"]) == 8
+    storyline = load_storyline(story)
+    actions = []
+    for line in result["grounding"]:
+        assert line.startswith("Scene: [") and " → Action: [" in line
+        shown = grounded_positions(line)
+        action = shown[-1]
+        actions.append(action)
+        assert storyline.actions[action].by("Alice")
+        assert shown[:-1] == list(range(max(0, action - 10), action))
+        assert action < 150
+    assert actions == sorted(actions)
+    assert result["stats"]["pairs_retrieved"] == 8
+    alice_before = [p for p in storyline.positions_of("Alice") if 0 < p < 150]
+    assert result["stats"]["pairs_indexed"] == len(alice_before)
+    assert result["stats"]["llm_calls"] == 1
+    (prompt,) = model.calls_for("NextAction")
+    assert all(line in prompt_text(prompt) for line in result["grounding"])
+
+
+async def test_ricl_indexes_incrementally_and_never_retrieves_at_or_after_the_target(
+    model: ScriptedChatModel, story: Path, tmp_path: Path
+) -> None:
+    context = ricl_context(story, tmp_path / "m", k_pairs=50)
+    later = await baseline_ricl.graph.ainvoke(
+        {"character": "Bob", "position": 180}, context=context
+    )
+    earlier = await baseline_ricl.graph.ainvoke(
+        {"character": "Bob", "position": 60}, context=context
+    )
+    again = await baseline_ricl.graph.ainvoke(
+        {"character": "Bob", "position": 181}, context=context
+    )
+    assert later["stats"]["pairs_indexed"] > 0
+    assert earlier["stats"]["pairs_indexed"] == 0
+    assert again["stats"]["pairs_indexed"] == 0
+    bob_before_60 = [p for p in load_storyline(story).positions_of("Bob") if 0 < p < 60]
+    assert earlier["stats"]["pairs_retrieved"] == len(bob_before_60)
+    assert max(max(grounded_positions(line)) for line in earlier["grounding"]) < 60
+    assert max(max(grounded_positions(line)) for line in later["grounding"]) < 180
+
+
+async def test_ricl_at_the_story_start_has_nothing_to_recall(
+    model: ScriptedChatModel, story: Path
+) -> None:
+    result = await baseline_ricl.graph.ainvoke(
+        {"character": "Alice", "position": 0}, context=ricl_context(story, None)
+    )
+    assert result["grounding"] == []
+    assert result["stats"]["pairs_retrieved"] == 0
+    assert result["action"] == "Alice answers after nothing."
