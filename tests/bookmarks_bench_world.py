@@ -75,7 +75,8 @@ def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
         target = _target(messages)
         name = re.search(r"You are (\w+)", prompt_text(messages))
         who = name.group(1) if name else "?"
-        return {"action": true_action(target) if target % 2 == 0 else f"{who} {WRONG}"}
+        right = target % 2 == 0 and target < len(ROWS)
+        return {"action": true_action(target) if right else f"{who} {WRONG}"}
 
     def texts(messages: list[BaseMessage]) -> tuple[str, str]:
         text = prompt_text(messages)
