@@ -1,0 +1,216 @@
+"""How much reading incremental sync saves: the BOOKMARKS agent over a shared storyline.
+
+Run: uv run python benchmarks/bench_bookmarks_sync.py [--characters Haruhi] [--limit 60]
+
+Runs the real graph (real sync operators, real Chroma bank in a temporary folder) with a
+deterministic scripted model on ../shared/data/bookmarks/title2action_series.haruhi.json, over
+the characters' test instances in story order (one memory shared by all of them, as in the
+benchmark). Prints, not asserts: actions read by sync as a share of what from-scratch syncs of
+the same bookmarks would read (the paper saves 70-80 %), reuse / derive / new rates, LLM calls
+and tokens, prompts that showed a position at or after their target (must be 0), wall time per
+step and peak RSS. Matching latency at 100,000 bookmarks and concept scan time over a
+100,000-action storyline are measured by benchmarks/bench_bank.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from personae.graphs.bookmarks import BookmarksContext, graph
+from personae.llm import register_model
+from personae.memory.lexical import content_tokens
+from personae.memory.storyline import open_storyline
+from personae.testing import ScriptedChatModel, prompt_text
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"
+STORYLINE = SHARED / "title2action_series.haruhi.json"
+MARKER = re.compile(r"\[(\d+)\]")
+SCENE_LINE = re.compile(r"^\[(\d+)\] \(([^)]*)\) (.*)$", re.M)
+
+
+def _last_user(messages: Sequence[BaseMessage]) -> str:
+    return str(messages[-1].content)
+
+
+def _latest(text: str) -> int:
+    return max((int(m) for m in MARKER.findall(text)), default=-1)
+
+
+def _propose(messages: list[BaseMessage]) -> dict[str, Any]:
+    """Questions from the scene: the character's habit towards whoever is most present, their
+    situation, and who the other named people of the scene are (up to 5 in all)."""
+    text = _last_user(messages)
+    found = re.search(r"questions for (.+)'s next action", text)
+    me = found.group(1) if found else "the character"
+    seen = re.search(r"## Characters seen so far\n(.*)\n", text)
+    known = seen.group(1).split(", ") if seen else []
+    present = Counter(
+        name
+        for _, who, _ in SCENE_LINE.findall(text)
+        for name in who.split(", ")
+        if name in known and name != me
+    )
+    questions = [{"type": "state", "question": f"Where is {me} now and what is {me} doing?"}]
+    if present:
+        other = present.most_common(1)[0][0]
+        questions.append(
+            {"type": "behavioral", "question": f"How does {me} usually treat {other}?"}
+        )
+    for name, _ in present.most_common(3):
+        questions.append({"type": "concept", "question": f"Who is {name}?", "keyword": name})
+    return {"questions": questions[:5]}
+
+
+def _match(messages: list[BaseMessage]) -> dict[str, Any]:
+    """Derive from a candidate about the same people, else start anew."""
+    text = _last_user(messages)
+    wanted = content_tokens(text.split("\n")[1])
+    for short_id, question in re.findall(r"^(B\d+): Q: (.*?) \| A:", text, re.M):
+        if len(wanted & content_tokens(question)) >= 2:
+            return {"decision": "derive", "candidate": short_id}
+    return {"decision": "none", "candidate": None}
+
+
+def _state(messages: list[BaseMessage]) -> dict[str, Any]:
+    lines = SCENE_LINE.findall(_last_user(messages).split("## New chunk")[-1])
+    if not lines:
+        return {"operation": "no_change", "answer": ""}
+    position, _, action = lines[-1]
+    return {"operation": "update", "answer": f"Latest ([{position}]): {action[:120]}"}
+
+
+def _verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = _last_user(messages)
+    pattern = content_tokens(text.split("\n")[1])
+    items = re.findall(r"^(A\d+):\n(?:    .*\n)*>>> (.*)$", text, re.M)
+    return {
+        "verdicts": [{"id": i, "supports": bool(pattern & content_tokens(a))} for i, a in items]
+    }
+
+
+def _summary(messages: list[BaseMessage]) -> dict[str, Any]:
+    lines = SCENE_LINE.findall(_last_user(messages))
+    last = lines[-1][2][:160] if lines else "nothing yet"
+    return {"answer": f"Most recently ([{_latest(_last_user(messages))}]): {last}"}
+
+
+def _act(messages: list[BaseMessage]) -> dict[str, Any]:
+    found = re.search(r"What does (.+) do next", _last_user(messages))
+    return {"action": f"{found.group(1) if found else 'Someone'} reacts to the scene."}
+
+
+def scripted_model() -> ScriptedChatModel:
+    """Deterministic answers for every role of the graph."""
+    return ScriptedChatModel(
+        responders={
+            "ProposedQuestions": _propose,
+            "MatchChoice": _match,
+            "StateUpdate": _state,
+            "EvidenceVerdicts": _verdicts,
+            "BehaviorSummary": _summary,
+            "ConceptAnswer": _summary,
+            "NextAction": _act,
+        }
+    )
+
+
+def instances(storyline_path: Path, characters: list[str], limit: int) -> list[tuple[int, str]]:
+    """The characters' test instances (second half of their actions), in story order."""
+    storyline = open_storyline(storyline_path)
+    chosen = characters or list(storyline.major_characters[:1]) or storyline.characters[:1]
+    todo = [(p, c) for c in chosen for p in storyline.test_split(c)[1]]
+    return sorted(todo)[:limit]
+
+
+async def run(args: argparse.Namespace) -> None:
+    model = scripted_model()
+    register_model("bench-scripted", model)
+    todo = instances(args.storyline, args.characters, args.limit)
+    totals: Counter[str] = Counter()
+    leaks = 0
+    first_step: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as memory:
+        context = BookmarksContext(
+            storyline_path=str(args.storyline),
+            memory_dir=memory,
+            model="registered:bench-scripted",
+            fast_model="registered:bench-scripted",
+        )
+        start = time.perf_counter()
+        for position, character in todo:
+            before = len(model.calls)
+            result = await graph.ainvoke(
+                {"character": character, "position": position}, context=context
+            )
+            leaks += sum(_latest(prompt_text(m)) >= position for _, m in model.calls[before:])
+            first_step = first_step or dict(result["stats"])
+            totals.update(result["stats"])
+        wall = time.perf_counter() - start
+    report(todo, totals, first_step, leaks, wall)
+
+
+def report(
+    todo: list[tuple[int, str]],
+    totals: Counter[str],
+    first: dict[str, int],
+    leaks: int,
+    wall: float,
+) -> None:
+    steps = len(todo)
+    read, scratch = totals["actions_read"], totals["actions_from_scratch"]
+    later_read = read - first.get("actions_read", 0)
+    later_scratch = scratch - first.get("actions_from_scratch", 0)
+    matched = totals["reuse"] + totals["derive"] + totals["new"]
+    who = ", ".join(sorted({c for _, c in todo}))
+    print(f"steps: {steps} test instances of {who}, positions {todo[0][0]}..{todo[-1][0]}")
+    print(
+        f"sync: read {read:,} actions vs {scratch:,} from scratch = {read / scratch:.1%} "
+        f"(saves {1 - read / scratch:.1%}; paper: 70-80 %)"
+    )
+    if later_scratch:
+        print(
+            f"sync after the first step: {later_read:,} vs {later_scratch:,} = "
+            f"{later_read / later_scratch:.1%} (saves {1 - later_read / later_scratch:.1%})"
+        )
+    print(
+        f"match: {matched} questions, reuse {totals['reuse'] / matched:.1%}, derive "
+        f"{totals['derive'] / matched:.1%}, new {totals['new'] / matched:.1%} "
+        f"(hit rate {(totals['reuse'] + totals['derive']) / matched:.1%})"
+    )
+    print(
+        f"llm: {totals['llm_calls']:,} calls ({totals['llm_calls'] / steps:.1f}/step), "
+        f"{totals['input_tokens']:,} input + {totals['output_tokens']:,} output tokens"
+    )
+    print(f"invariant: {leaks} prompts showed a position at or after their target")
+    print(f"time: {wall:.1f} s wall, {wall / steps * 1000:.0f} ms/step (scripted model)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"memory: peak RSS {rss / 1024:.0f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--storyline", type=Path, default=STORYLINE)
+    parser.add_argument("--characters", nargs="*", default=[])
+    parser.add_argument("--limit", type=int, default=60)
+    args = parser.parse_args()
+    if not args.storyline.is_file():
+        print(f"{args.storyline} is absent (../shared only exists on developer machines); skipped")
+        return
+    print("$ " + " ".join(["python", *sys.argv]))
+    asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
