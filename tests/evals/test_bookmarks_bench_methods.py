@@ -1,0 +1,94 @@
+"""The harness through the real method graphs (BOOKMARKS agent, RICL, Vanilla)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import bookmarks_world as world
+import pytest
+from langchain_core.messages import BaseMessage
+
+from personae.evals.bookmarks_bench import BenchConfig, run_bench
+from personae.llm import register_model, unregister_model
+from personae.testing import ScriptedChatModel
+
+JUDGED: list[tuple[int, int]] = []
+"""(index in model.calls when the judge was called, target position of the judged instance)."""
+
+
+def _model() -> ScriptedChatModel:
+    model: ScriptedChatModel
+
+    def judge(messages: list[BaseMessage]) -> dict[str, Any]:
+        text = str(messages[-1].content)
+        target = re.search(r"True action:\n.* in scene (\d+)\.", text)
+        assert target is not None
+        JUDGED.append((len(model.calls) - 1, int(target.group(1))))
+        return {"key_move": "smiles", "match": "smiles" in text.split("Predicted action:")[1]}
+
+    model = world.scripted_model(KeyMoveVerdict=judge)
+    return model
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> Iterator[None]:
+    JUDGED.clear()
+    yield
+    unregister_model("bench-real")
+
+
+def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchConfig:
+    register_model("bench-real", model)
+    options: dict[str, Any] = {
+        "storylines": (str(world.write_storyline(tmp_path / "club.jsonl")),),
+        "methods": ("bookmarks",),
+        "out_dir": tmp_path / "out",
+        "model": "registered:bench-real",
+        "fast_model": "registered:bench-real",
+        "judge_model": "registered:bench-real",
+    }
+    return BenchConfig(**{**options, **changes})
+
+
+async def test_no_method_prompt_shows_the_target_or_later(tmp_path: Path) -> None:
+    model = _model()
+    await run_bench(_config(tmp_path, model, limit=3, concurrency=1))
+    assert len(JUDGED) == 12
+    start = 0
+    for judge_index, target in JUDGED:
+        instance_calls = model.calls[start:judge_index]
+        assert instance_calls, "the method made no model call"
+        assert world.future_reads(instance_calls, target) == [], target
+        start = judge_index + 1
+
+
+async def test_memory_methods_and_baselines_side_by_side(tmp_path: Path) -> None:
+    methods = ("vanilla", "ricl", "bookmarks")
+    outcome = await run_bench(_config(tmp_path, _model(), methods=methods, limit=2, concurrency=2))
+    assert outcome.ran == 3 * 4 * 2
+    figures = outcome.summary["artifacts"]["club"]
+    assert set(figures) == set(methods)
+    bookmarks = figures["bookmarks"]
+    assert bookmarks["n"] == 8 and bookmarks["questions"] > 0
+    assert 0 < bookmarks["hit_rate"] <= 1 and bookmarks["saved"] > 0
+    assert bookmarks["actions_read"] < bookmarks["actions_from_scratch"]
+    for baseline in ("vanilla", "ricl"):
+        assert figures[baseline]["hit_rate"] is None and figures[baseline]["llm_calls"] == 8
+    report = (tmp_path / "out/report.md").read_text()
+    assert "| Method | club | Average |" in report and "<polyline" in report
+
+
+async def test_a_later_run_continues_from_the_stored_memory(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, _model(), limit=2))
+    outcome = await run_bench(_config(tmp_path, _model(), limit=3))
+    assert (outcome.ran, outcome.skipped) == (4, 8)
+    lines = (tmp_path / "out/results.jsonl").read_text().splitlines()
+    third = [json.loads(line) for line in lines[8:]]
+    for record in third:  # the bank already covers most of the story: only a suffix is read
+        stats = record["stats"]
+        assert stats["reuse"] + stats["derive"] > 0
+        assert stats["actions_read"] < stats["actions_from_scratch"] / 2, stats
