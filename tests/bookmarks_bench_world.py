@@ -101,6 +101,8 @@ def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
 
 CALLS: list[tuple[str, int]] = []
 """(character, position) of every stub graph run, in call order."""
+ACTIVE = {"now": 0, "max": 0}
+"""Stub graph runs in progress, and the most seen at once (concurrency bound checks)."""
 READS: list[tuple[str, int, int]] = []
 """(character, start, stop) of every window the stub read: it must always stop <= target."""
 
@@ -140,13 +142,18 @@ async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) 
     CALLS.append((character, position))
     memory.parent.mkdir(parents=True, exist_ok=True)
     memory.write_text(json.dumps({"position": position}))
-    action, usage = await act(
-        resolve_chat_model(context.model),
-        character=character,
-        story=storyline.name,
-        scene=storyline.scene(position, context.scene_size),
-        grounding=[f"read {len(read)} actions"],
-    )
+    ACTIVE["now"] += 1
+    ACTIVE["max"] = max(ACTIVE["max"], ACTIVE["now"])
+    try:
+        action, usage = await act(
+            resolve_chat_model(context.model),
+            character=character,
+            story=storyline.name,
+            scene=storyline.scene(position, context.scene_size),
+            grounding=[f"read {len(read)} actions"],
+        )
+    finally:
+        ACTIVE["now"] -= 1
     stats = {
         "reuse": 1 if start else 0,
         "derive": 1 if start and position % 2 == 0 else 0,

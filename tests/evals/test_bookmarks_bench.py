@@ -27,6 +27,7 @@ def _stub_method(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setitem(METHODS, "stub", MethodSpec("bookmarks_bench_world", "StubContext"))
     world.CALLS.clear()
     world.READS.clear()
+    world.ACTIVE.update(now=0, max=0)
     yield
     unregister_model("bench-test")
 
@@ -192,3 +193,20 @@ async def test_a_method_that_is_not_installed(
     with pytest.raises(ConfigurationError, match="method 'future' is not available"):
         await run_bench(_config(tmp_path, scripted_model(), methods=("future",)))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 3])
+async def test_characters_run_concurrently_within_the_bound(
+    tmp_path: Path, concurrency: int
+) -> None:
+    rows = [{"action": f"{'ABCD'[i % 4]} acts {i}", "character": "ABCD"[i % 4]} for i in range(24)]
+    story = write_storyline(tmp_path / "four.jsonl", rows)
+    model = scripted_model()
+    model.latency = 0.002
+    config = _config(tmp_path, model, storylines=(str(story),), concurrency=concurrency)
+    outcome = await run_bench(config)
+    assert outcome.ran == 4 * 3
+    assert world.ACTIVE["max"] == concurrency
+    for name in "ABCD":
+        mine = [p for c, p in world.CALLS if c == name]
+        assert mine == sorted(mine) and len(mine) == 3
