@@ -12,7 +12,10 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.errors import InputError
-from personae.graphs import baseline_ricl, baseline_vanilla
+from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
+from personae.graphs.acting import ActingContext
+from personae.graphs.baseline_eta import ETAContext, chunk_bounds, rebuild_point
+from personae.graphs.baseline_resources import forget_baseline_resources
 from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
 from personae.llm import register_model, unregister_model
@@ -45,13 +48,31 @@ def markers(messages: list[BaseMessage]) -> list[int]:
 
 
 def scripted() -> ScriptedChatModel:
-    """A model that answers the actor with an action naming the last position it saw."""
+    """A model whose answers carry the positions it saw, so leaks would show downstream.
+
+    The actor names the last position in its prompt; the extractor states the first and last
+    positions of its chunk as ``[p]`` markers; the aggregator copies every fact it is given.
+    """
 
     def next_action(messages: list[BaseMessage]) -> dict[str, Any]:
         seen = markers(messages)
         return {"action": f"Alice answers after {max(seen) if seen else 'nothing'}."}
 
-    return ScriptedChatModel(responders={"NextAction": next_action})
+    def extracted(messages: list[BaseMessage]) -> dict[str, Any]:
+        seen = markers(messages)
+        return {"facts": [f"acted from [{min(seen)}]", f"acted until [{max(seen)}]"]}
+
+    def profile(messages: list[BaseMessage]) -> dict[str, Any]:
+        text = prompt_text(messages)
+        return {"statements": [line[2:] for line in text.splitlines() if line.startswith("- ")]}
+
+    return ScriptedChatModel(
+        responders={
+            "NextAction": next_action,
+            "ExtractedFacts": extracted,
+            "CharacterProfile": profile,
+        }
+    )
 
 
 @pytest.fixture
@@ -200,3 +221,204 @@ async def test_ricl_at_the_story_start_has_nothing_to_recall(
     assert result["grounding"] == []
     assert result["stats"]["pairs_retrieved"] == 0
     assert result["action"] == "Alice answers after nothing."
+
+
+def eta_context(story: Path, memory: Path | None, **changes: Any) -> ETAContext:
+    """An ETA run context on the scripted model."""
+    return ETAContext(
+        storyline_path=str(story),
+        model="registered:baselines",
+        fast_model="registered:baselines",
+        memory_dir=str(memory) if memory else None,
+        **changes,
+    )
+
+
+def test_rebuild_schedule_and_chunks() -> None:
+    assert [rebuild_point(t, 16) for t in (0, 15, 16, 17, 31, 32, 100)] == [
+        0,
+        0,
+        16,
+        16,
+        16,
+        32,
+        96,
+    ]
+    assert chunk_bounds(0, 64) == []
+    assert chunk_bounds(16, 64) == [(0, 16)]
+    assert chunk_bounds(64, 64) == [(0, 64)]
+    assert chunk_bounds(96, 64) == [(0, 64), (64, 96)]
+    assert chunk_bounds(128, 64) == [(0, 64), (64, 128)]
+
+
+def chunk_extents(model: ScriptedChatModel) -> list[tuple[int, int]]:
+    """``(first, last)`` position shown in each extraction prompt, in call order."""
+    return [(min(markers(m)), max(markers(m))) for m in model.calls_for("ExtractedFacts")]
+
+
+async def test_eta_builds_the_profile_from_chunks_before_the_last_rebuild_point(
+    model: ScriptedChatModel, story: Path, tmp_path: Path
+) -> None:
+    context = eta_context(story, tmp_path / "m")
+    first = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 100}, context=context
+    )
+    assert sorted(chunk_extents(model)) == [(0, 63), (64, 95)]
+    assert first["grounding"] == [
+        "acted from [0]",
+        "acted until [63]",
+        "acted from [64]",
+        "acted until [95]",
+    ]
+    stats = first["stats"]
+    assert stats["rebuild_point"] == 96
+    assert (stats["profile_rebuilt"], stats["chunks_extracted"], stats["chunks_reused"]) == (
+        1,
+        2,
+        0,
+    )
+    assert (stats["actions_read"], stats["actions_from_scratch"]) == (96, 96)
+    assert stats["llm_calls"] == 4  # two extractions, one aggregation, one action
+    assert len(model.calls_for("CharacterProfile")) == 1
+
+    same_point = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 111}, context=context
+    )
+    assert same_point["grounding"] == first["grounding"]
+    assert same_point["stats"]["profile_rebuilt"] == 0
+    assert same_point["stats"]["llm_calls"] == 1
+    assert len(model.calls_for("ExtractedFacts")) == 2
+
+    next_point = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 112}, context=context
+    )
+    assert chunk_extents(model)[2:] == [(64, 111)]  # only the grown last chunk
+    assert next_point["stats"]["chunks_reused"] == 1
+    assert next_point["stats"]["actions_read"] == 48
+    assert next_point["grounding"][-1] == "acted until [111]"
+
+
+async def test_eta_before_the_first_rebuild_point_has_no_profile(
+    model: ScriptedChatModel, story: Path
+) -> None:
+    result = await baseline_eta.graph.ainvoke(
+        {"character": "Bob", "position": 15}, context=eta_context(story, None)
+    )
+    assert result["grounding"] == []
+    assert result["stats"]["rebuild_point"] == 0
+    assert result["stats"]["llm_calls"] == 1
+    assert [name for name, _ in model.calls] == ["NextAction"]
+
+
+async def test_eta_skips_chunks_without_the_character(
+    model: ScriptedChatModel, tmp_path: Path
+) -> None:
+    rows = [{"character": "Other", "action": f"Someone waits, step {i}"} for i in range(64)]
+    rows += [{"character": "Carol", "action": f"Carol sings verse {i}"} for i in range(40)]
+    story = tmp_path / "carol.jsonl"
+    story.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    result = await baseline_eta.graph.ainvoke(
+        {"character": "Carol", "position": 100}, context=eta_context(story, None)
+    )
+    assert chunk_extents(model) == [(64, 95)]
+    assert result["stats"]["chunks_skipped"] == 1
+    assert result["grounding"] == ["acted from [64]", "acted until [95]"]
+
+
+ALL_METHODS: list[tuple[Any, Any]] = [
+    (baseline_vanilla.graph, VanillaContext),
+    (baseline_ricl.graph, RICLContext),
+    (baseline_eta.graph, ETAContext),
+]
+
+
+@pytest.mark.parametrize(("graph", "context_type"), ALL_METHODS, ids=["vanilla", "ricl", "eta"])
+async def test_no_prompt_ever_shows_an_action_at_or_after_the_target(
+    model: ScriptedChatModel, story: Path, tmp_path: Path, graph: Any, context_type: Any
+) -> None:
+    context: ActingContext = context_type(
+        storyline_path=str(story),
+        model="registered:baselines",
+        fast_model="registered:baselines",
+        memory_dir=str(tmp_path / "m"),
+    )
+    targets = [150, 40, 97, 199, 16, 63, 64, 180, 1, 120]
+    seen_before = 0
+    for character_index, target in enumerate(targets):
+        character = ("Alice", "Bob")[character_index % 2]
+        result = await graph.ainvoke({"character": character, "position": target}, context=context)
+        prompts = [messages for _, messages in model.calls[seen_before:]]
+        seen_before = len(model.calls)
+        assert prompts, "every run calls the actor"
+        shown = [p for messages in prompts for p in markers(messages)]
+        assert shown and max(shown) < target, (target, max(shown))
+        assert all(
+            max(grounded_positions(line), default=-1) < target for line in result["grounding"]
+        )
+
+
+async def test_memory_survives_fresh_stores_on_the_same_directory(
+    model: ScriptedChatModel, story: Path, tmp_path: Path
+) -> None:
+    memory = tmp_path / "m"
+    ricl = await baseline_ricl.graph.ainvoke(
+        {"character": "Alice", "position": 150}, context=ricl_context(story, memory)
+    )
+    eta = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 150}, context=eta_context(story, memory)
+    )
+    forget_baseline_resources()
+    model.calls.clear()
+    ricl_again = await baseline_ricl.graph.ainvoke(
+        {"character": "Alice", "position": 150}, context=ricl_context(story, memory)
+    )
+    eta_again = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 159}, context=eta_context(story, memory)
+    )
+    assert ricl_again["stats"]["pairs_indexed"] == 0
+    assert ricl_again["grounding"] == ricl["grounding"]
+    assert eta_again["stats"]["profile_rebuilt"] == 0
+    assert eta_again["grounding"] == eta["grounding"]
+    assert [name for name, _ in model.calls] == ["NextAction", "NextAction"]
+
+
+async def test_a_checkpointed_thread_reports_each_runs_own_stats(
+    model: ScriptedChatModel, story: Path
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = baseline_eta.build_graph(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "alice"}}
+    context = eta_context(story, None)
+    first = await graph.ainvoke({"character": "Alice", "position": 40}, config, context=context)
+    second = await graph.ainvoke({"character": "Alice", "position": 41}, config, context=context)
+    assert first["stats"]["llm_calls"] == 3
+    assert second["stats"]["llm_calls"] == 1
+    assert second["stats"]["profile_rebuilt"] == 0
+
+
+async def test_all_baselines_on_the_shared_haruhi_storyline(
+    model: ScriptedChatModel, shared_dir: Path, tmp_path: Path
+) -> None:
+    path = shared_dir / "data" / "bookmarks" / "title2action_series.haruhi.json"
+    storyline = load_storyline(path)
+    _, test = storyline.test_split("Kyon")
+    target = test[0]
+    for graph, context_type in ALL_METHODS:
+        context = context_type(
+            storyline_path=str(path),
+            model="registered:baselines",
+            fast_model="registered:baselines",
+            memory_dir=str(tmp_path / "m"),
+        )
+        before = len(model.calls)
+        result = await graph.ainvoke({"character": "Kyon", "position": target}, context=context)
+        shown = [p for _, messages in model.calls[before:] for p in markers(messages)]
+        assert max(shown) == target - 1
+        assert result["action"] == f"Alice answers after {target - 1}."
+    ricl_lines = await baseline_ricl.graph.ainvoke(
+        {"character": "Kyon", "position": target},
+        context=ricl_context(path, tmp_path / "m"),
+    )
+    assert len(ricl_lines["grounding"]) == 8
+    assert all("(Kyon)" in line.split(" → Action: ")[1] for line in ricl_lines["grounding"])
