@@ -6,6 +6,7 @@ Every step run through :func:`step` also audits the invariant: no prompt of that
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -258,3 +259,27 @@ async def test_memory_survives_a_process_restart(
     assert (result["stats"]["reuse"], result["stats"]["new"]) == (3, 0)
     assert result["stats"]["actions_read"] < result["stats"]["actions_from_scratch"] / 2
     assert {b.position for b in bank_at(memory).all()} == {48}
+
+
+async def test_concurrent_steps_sharing_a_bookmark_keep_positions_forward(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    model.responders["ProposedQuestions"] = lambda m: {
+        "questions": [{"type": "state", "question": "Where is the whole brigade?"}]
+    }
+    run_context = context(story, tmp_path / "mem")
+    await step(run_context, model, "Haruhi", 40)
+    before = len(model.calls)
+    later, earlier = await asyncio.gather(
+        graph.ainvoke({"character": "Kyon", "position": 90}, context=run_context),
+        graph.ainvoke({"character": "Nagato", "position": 70}, context=run_context),
+    )
+    assert (later["stats"]["reuse"], earlier["stats"]["reuse"]) == (1, 1)
+    assert later["stats"]["llm_calls"] + earlier["stats"]["llm_calls"] == len(model.calls) - before
+    assert future_reads(model.calls[before:], 90) == []
+    assert latest_marker(earlier["grounding"][0]) < 70
+    assert later["grounding"] == ["Q: Where is the whole brigade? A: as of [89] in the club room"]
+    assert earlier["grounding"][0].startswith("Q: Where is the whole brigade? A: as of [")
+    [stored] = bank_at(tmp_path / "mem").all()
+    assert stored.position == 90
+    assert stored.answer_at(70) in {"as of [39] in the club room", "as of [69] in the club room"}
