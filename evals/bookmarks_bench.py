@@ -460,6 +460,8 @@ def _write_outputs(
     summary: dict[str, Any] = {
         "judge": config.judge,
         "judge_model": config.name_of("judge_model"),
+        "model": config.name_of("model"),
+        "fast_model": config.name_of("fast_model"),
         "complete": complete,
         "instances": len(mine),
         **summarize(mine),

@@ -7,6 +7,7 @@ single self-contained document that can be attached or viewed offline.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 METHOD_ORDER = ("vanilla", "ricl", "eta", "bookmarks")
 JUDGE_TITLES = {"exact": "key-move exact match (100/0)", "nli": "NLI (100/50/0)"}
+_NUMERIC = re.compile(r"[-–0-9.,/% ]+")
 _COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
@@ -101,7 +103,9 @@ def character_rows(summary: Mapping[str, Any]) -> list[list[str]]:
 def markdown_table(rows: Sequence[Sequence[str]]) -> str:
     """A GitHub Markdown table; first row is the header, numeric columns right-aligned."""
     header, *body = rows
-    align = ["---"] + ["---:"] * (len(header) - 1)
+    align = [
+        "---:" if all(_NUMERIC.fullmatch(r[i]) for r in body) else "---" for i in range(len(header))
+    ]
 
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
@@ -227,7 +231,10 @@ def render_html(summary: Mapping[str, Any], records: Sequence[Record]) -> str:
         f"<title>BOOKMARKS benchmark</title><style>{style}</style></head><body>\n"
         "<h1>BOOKMARKS benchmark</h1>\n"
         f"<p>Judge: {html.escape(judge)}, judge model <code>"
-        f"{html.escape(str(summary['judge_model']))}</code>, {summary['instances']} instances.</p>"
+        f"{html.escape(str(summary['judge_model']))}</code>; acting model <code>"
+        f"{html.escape(str(summary.get('model', '?')))}</code>, fast model <code>"
+        f"{html.escape(str(summary.get('fast_model', '?')))}</code>; "
+        f"{summary['instances']} instances.</p>"
         f"{partial}\n<h2>Scores (Table 2 layout)</h2>\n{html_table(table2_rows(summary))}\n"
         f"<h2>Memory efficiency and cost</h2>\n{html_table(efficiency_rows(summary))}\n"
         f"<h2>Per character</h2>\n{html_table(character_rows(summary))}\n"
