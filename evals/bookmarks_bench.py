@@ -322,7 +322,7 @@ async def _run_instance(
         "method": method,
         "character": instance.character,
         "position": instance.position,
-        "chapter": instance.scene[-1].chapter if instance.scene else "",
+        "chapter": instance.chapter,
         "judge": run.config.judge,
         "judge_model": run.config.name_of("judge_model"),
         "model": run.config.name_of("model"),

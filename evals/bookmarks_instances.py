@@ -26,6 +26,8 @@ class BenchInstance:
     """Target position; the method may read only actions before it."""
     truth: str
     """The true action text at ``position``."""
+    chapter: str
+    """Chapter of the target action."""
     scene: tuple[StoryAction, ...]
     """The ``SCENE_SIZE`` actions before ``position``."""
 
@@ -63,6 +65,7 @@ def instances_for(
             character=character,
             position=position,
             truth=storyline.actions[position].text,
+            chapter=storyline.actions[position].chapter,
             scene=storyline.scene(position, scene_size),
         )
         for position in chosen

@@ -24,6 +24,8 @@ def test_second_half_of_each_character_in_story_order(tmp_path: Path) -> None:
     assert [i.position for i in bob] == [19, 22, 25, 28, 31, 34, 37]  # 13 actions: 6 history
     first = alice[0]
     assert first.truth == true_action(21) and first.artifact == "tiny"
+    assert first.chapter == "chapter 2" and alice[-1].chapter == "chapter 2"
+    assert [i.chapter for i in instances_for(story, "Bob")][:1] == ["chapter 1"]
     assert [a.position for a in first.scene] == list(range(11, 21))
     assert all(a.position < first.position for a in first.scene)
 
