@@ -40,7 +40,8 @@ def model() -> Iterator[ScriptedChatModel]:
 
 @pytest.fixture
 def story(tmp_path: Path) -> Path:
-    return write_storyline(tmp_path / "club.jsonl")
+    path: Path = write_storyline(tmp_path / "club.jsonl")
+    return path
 
 
 def context(story: Path, memory: Path, **changes: Any) -> BookmarksContext:
