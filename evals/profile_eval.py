@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ from personae.agents.knowledge_extractor import (
     ExtractedKnowledge,
     KnowledgePoint,
     extraction_messages,
+    normalize_quote,
     verify_points,
 )
 from personae.agents.query_planner import DIMENSIONS
@@ -32,7 +33,6 @@ from personae.agents.support_judge import SupportJudgment, judge_messages
 from personae.errors import InputError, RemoteError
 from personae.evals.judge_cache import JudgeCache
 from personae.evals.profile_metrics import (
-    SupportScores,
     count_tokens,
     knowledge_density,
     score_by_dimension,
@@ -131,17 +131,31 @@ def page_key(url: str) -> str:
     return f"{normal.netloc}{path}".casefold() + (f"?{normal.query}" if normal.query else "")
 
 
-def leaked_source_ids(document: ProfileDocument, reference_url: str) -> list[str]:
+def reference_urls(reference: ProfileReference, source: str = "") -> list[str]:
+    """Every URL naming the reference page: its own URL and the URL the user gave, if any."""
+    urls = [reference.url, source if urlsplit(source).scheme in ("http", "https") else ""]
+    return list(dict.fromkeys(u for u in urls if u))
+
+
+def leaked_source_ids(document: ProfileDocument, urls: Sequence[str]) -> list[str]:
     """Ids of the profile's sources taken from the reference page (any passage of it)."""
-    if not reference_url:
-        return []
-    wanted = page_key(reference_url)
-    return [s.id for s in document.sources if s.url and page_key(s.url) == wanted]
+    wanted = {page_key(url) for url in urls}
+    return [s.id for s in document.sources if s.url and page_key(s.url) in wanted]
 
 
-async def _bounded(slots: asyncio.Semaphore, work: Awaitable[T]) -> T:
-    async with slots:
-        return await work
+async def all_or_nothing(works: Iterable[Awaitable[T]]) -> list[T]:
+    """Run ``works`` concurrently; on the first failure cancel the rest, then raise it.
+
+    Finished answers are already in the judge cache, so a rerun resumes where this stopped.
+    """
+    tasks = [asyncio.ensure_future(work) for work in works]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def extract_points(
@@ -158,20 +172,21 @@ async def extract_points(
         messages = extraction_messages(
             name=name, chunk_id=chunk.id, heading=chunk.heading, text=chunk.text
         )
-        answer: tuple[ExtractedKnowledge, LLMUsage] = await cache.call_structured(
-            context.extractor_model, context.extractor_model_name, ExtractedKnowledge, messages
-        )
+        async with slots:
+            answer: tuple[ExtractedKnowledge, LLMUsage] = await cache.call_structured(
+                context.extractor_model, context.extractor_model_name, ExtractedKnowledge, messages
+            )
         return answer
 
-    answers = await asyncio.gather(*(_bounded(slots, one(c)) for c in chunks))
+    answers = await all_or_nothing(one(c) for c in chunks)
     points: list[KnowledgePoint] = []
     dropped = 0
     usage = LLMUsage()
-    seen: set[str] = set()
+    seen: set[str] = set()  # the same fact stated in two chunks is one point
     for chunk, (extracted, used) in zip(chunks, answers, strict=True):
         kept, lost = verify_points(extracted, chunk_id=chunk.id, text=chunk.text)
-        fresh = [p for p in kept if p.statement.casefold() not in seen]
-        seen.update(p.statement.casefold() for p in fresh)
+        fresh = [p for p in kept if normalize_quote(p.statement) not in seen]
+        seen.update(normalize_quote(p.statement) for p in fresh)
         points += fresh
         dropped += lost + len(kept) - len(fresh)
         usage = usage + used
@@ -196,12 +211,13 @@ async def judge_points(
             evidence=point.evidence,
             dimension=point.type,
         )
-        answer: tuple[SupportJudgment, LLMUsage] = await cache.call_structured(
-            context.judge_model, context.judge_model_name, SupportJudgment, messages
-        )
+        async with slots:
+            answer: tuple[SupportJudgment, LLMUsage] = await cache.call_structured(
+                context.judge_model, context.judge_model_name, SupportJudgment, messages
+            )
         return answer
 
-    answers = await asyncio.gather(*(_bounded(slots, one(p)) for p in points))
+    answers = await all_or_nothing(one(p) for p in points)
     usage = sum((used for _, used in answers), LLMUsage())
     return [judgment for judgment, _ in answers], usage
 
@@ -214,7 +230,7 @@ def _density(points: float, text: str) -> dict[str, Any]:
 def profile_result(
     path: Path,
     document: ProfileDocument,
-    reference: ProfileReference,
+    urls: Sequence[str],
     points: Sequence[KnowledgePoint],
     judgments: Sequence[SupportJudgment],
     usage: LLMUsage,
@@ -223,16 +239,17 @@ def profile_result(
 
     Density counts the points the profile carries (``Sup + 0.5·Par``) per 1k tokens, of the
     profile text and of the raw evidence its sources hold; their ratio is the compression.
+    Leakage is ``None`` (unknown) when the reference has no URL to look for.
     """
     overall, per_dimension = score_by_dimension(
         (p.type, j.verdict) for p, j in zip(points, judgments, strict=True)
     )
-    leaked = leaked_source_ids(document, reference.url)
+    leaked = leaked_source_ids(document, urls)
     evidence = "\n\n".join(s.content for s in document.sources if s.content.strip())
     return {
         "path": str(path),
         "character": document.character,
-        "reference_in_sources": bool(leaked),
+        "reference_in_sources": bool(leaked) if urls else None,
         "leaked_source_ids": leaked,
         "overall": overall.as_dict(),
         "per_dimension": {d: per_dimension[d].as_dict() for d in DIMENSIONS},
@@ -276,14 +293,13 @@ async def evaluate_profiles(
             "use a stronger --fast-model that quotes the reference exactly",
         )
     say(f"judging {len(points)} knowledge points against {len(profiles)} profile(s)")
-    judged = await asyncio.gather(
-        *(
-            judge_points(points, document, context=context, cache=cache, slots=slots)
-            for _, document in profiles
-        )
+    judged = await all_or_nothing(
+        judge_points(points, document, context=context, cache=cache, slots=slots)
+        for _, document in profiles
     )
+    urls = reference_urls(reference, reference_source)
     results = [
-        profile_result(path, document, reference, points, judgments, used)
+        profile_result(path, document, urls, points, judgments, used)
         for (path, document), (judgments, used) in zip(profiles, judged, strict=True)
     ]
     total = sum((used for _, used in judged), extraction_usage)
@@ -294,6 +310,7 @@ async def evaluate_profiles(
             "title": reference.title,
             "url": reference.url,
             "source": reference_source,
+            "leakage_urls": urls,
             "chunks": len(chunks),
             "knowledge_points": len(points),
             "dropped_points": dropped,
@@ -320,6 +337,14 @@ def _score_row(label: str, scores: dict[str, Any]) -> str:
     return f"{label:<13}" + "".join(f"{c:>5}" for c in counts) + "".join(f"{r:>14}" for r in rates)
 
 
+def _leakage(result: dict[str, Any], *, detailed: bool = False) -> str:
+    if result["reference_in_sources"] is None:
+        return "unknown (the reference has no URL)" if detailed else "unknown"
+    if not result["reference_in_sources"]:
+        return "no"
+    return f"yes ({', '.join(result['leaked_source_ids'])})" if detailed else "yes"
+
+
 def _density_text(density: dict[str, Any]) -> str:
     per_1k = density["per_1k_tokens"]
     shown = "-" if per_1k is None else f"{per_1k:.2f}"
@@ -340,11 +365,10 @@ def format_report(report: dict[str, Any]) -> str:
         + "".join(f"{h:>14}" for h in ("support", "irrelevant", "contradiction"))
     )
     for result in report["profiles"]:
-        leaked = ", ".join(result["leaked_source_ids"])
         lines += [
             "",
             f"{result['path']} ({result['character']}); reference page in sources: "
-            + (f"yes ({leaked})" if leaked else "no"),
+            + _leakage(result, detailed=True),
             header,
             _score_row("overall", result["overall"]),
             *(_score_row(d, s) for d, s in result["per_dimension"].items()),
@@ -360,7 +384,7 @@ def format_report(report: dict[str, Any]) -> str:
         for result in report["profiles"]:
             overall = result["overall"]
             lines.append(
-                f"{'yes' if result['reference_in_sources'] else 'no':<9}"
+                f"{_leakage(result):<9}"
                 f"{_rate(overall['support_score']):>9}{_rate(overall['irrelevant_rate']):>12}"
                 f"{_rate(overall['contradiction_rate']):>15}  {result['path']}"
             )
@@ -371,9 +395,3 @@ def format_report(report: dict[str, Any]) -> str:
         f"tokens {usage['input_tokens'] + usage['output_tokens']:,}",
     ]
     return "\n".join(lines)
-
-
-def summary_scores(report: dict[str, Any]) -> list[SupportScores]:
-    """Overall scores of every profile in ``report`` (for callers comparing runs)."""
-    keys = ("n", "supported", "partially_supported", "irrelevant", "contradicted")
-    return [SupportScores(**{k: r["overall"][k] for k in keys}) for r in report["profiles"]]

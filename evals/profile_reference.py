@@ -218,7 +218,7 @@ async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReferen
         root, title = article
         try:
             page = await MediaWikiClient(root, http=http).page(title)
-            return reference_from_page(page, url=url)
+            return reference_from_page(page, url=page.url or url)  # redirects resolved
         except InputError as error:
             if "no page" in error.problem:
                 raise InputError(f"the reference page {url} does not exist", _FIX) from None

@@ -58,9 +58,14 @@ _CHUNK = re.compile(
 _POINT = re.compile(r"## Knowledge point \((\w+)\)\n(.*?)\n", re.DOTALL)
 
 
+def first_prompt(messages: list[BaseMessage]) -> str:
+    """The task prompt (first human message); retries append feedback after it."""
+    return str(next(m.content for m in messages if m.type == "human"))
+
+
 def extract(messages: list[BaseMessage]) -> dict[str, Any]:
     """Scripted extractor: one point per line or sentence, plus one invented point."""
-    match = _CHUNK.search(str(messages[-1].content))
+    match = _CHUNK.search(first_prompt(messages))
     assert match is not None, "the extraction prompt lost its chunk header"
     _, heading, text = match.groups()
     points = []
@@ -93,7 +98,7 @@ def judge(tables: Mapping[str, Mapping[str, str]]) -> Any:
     """Scripted judge: the verdict for the point's dimension in the table of the profile shown."""
 
     def answer(messages: list[BaseMessage]) -> dict[str, Any]:
-        prompt = str(messages[-1].content)
+        prompt = first_prompt(messages)
         match = _POINT.search(prompt)
         assert match is not None, "the judge prompt lost its knowledge point"
         dimension = match.group(1)

@@ -7,9 +7,11 @@ import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from profile_eval_world import FIXTURE, scripted_model, write_profiles
+from langchain_core.messages import BaseMessage
+from profile_eval_world import FIXTURE, first_prompt, scripted_model, write_profiles
 
 from personae.cli import main
 from personae.fake_web import FakeMediaWiki, FakeWeb
@@ -145,3 +147,45 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(
     assert re.search(message, err), err
     assert not out.exists() and files_under(tmp_path) == before
     assert model.calls == []
+
+
+def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    broken = scripted_model()
+    good_judge = broken.responders["SupportJudgment"]
+
+    def flaky(messages: list[BaseMessage]) -> Any:
+        if "## Knowledge point (appearance)" in first_prompt(messages):
+            return "I cannot decide."  # no tool call: malformed, retried, then a RemoteError
+        return good_judge(messages)
+
+    broken.responders["SupportJudgment"] = flaky
+    register_model("eval-test", broken)
+    try:
+        code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
+    finally:
+        unregister_model("eval-test")
+    assert code == 3
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(
+        "personae: error: the model gave malformed SupportJudgment output 3 times"
+    )
+    assert "Traceback" not in err
+    assert not (allowed.parent / "eval-report.json").exists()
+    judged_before = sum(
+        "(appearance)" not in first_prompt(m) for m in broken.calls_for("SupportJudgment")
+    )
+    assert 3 <= judged_before < 6  # K1-K3 ran before K4 failed; the rest was cancelled
+
+    fixed = scripted_model()
+    register_model("eval-test", fixed)
+    try:
+        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
+    finally:
+        unregister_model("eval-test")
+    assert fixed.calls_for("ExtractedKnowledge") == []
+    assert len(fixed.calls_for("SupportJudgment")) == 6 - judged_before
+    report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+    assert report["profiles"][0]["overall"]["n"] == 6

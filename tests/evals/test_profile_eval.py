@@ -28,6 +28,7 @@ from personae.evals.profile_eval import (
     leaked_source_ids,
     load_profile_document,
     page_key,
+    reference_urls,
 )
 from personae.evals.profile_reference import read_reference_file
 from personae.testing import ScriptedChatModel
@@ -257,5 +258,24 @@ def test_leakage_matches_any_form_of_the_reference_url() -> None:
             ],
         }
     )
-    assert leaked_source_ids(document, REFERENCE_URL) == ["S2", "S4"]
-    assert leaked_source_ids(document, "") == []
+    assert leaked_source_ids(document, [REFERENCE_URL]) == ["S2", "S4"]
+    assert leaked_source_ids(document, []) == []
+    redirect = "https://hokuto.fandom.com/wiki/Toki_Gaiden"
+    assert leaked_source_ids(document, [REFERENCE_URL, redirect]) == ["S2", "S3", "S4"]
+
+
+async def test_leakage_is_unknown_when_the_reference_has_no_url(tmp_path: Path) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    reference = read_reference_file(FIXTURE).model_copy(update={"url": ""})
+    report = await evaluate_profiles(
+        [(allowed, load_profile_document(allowed))],
+        reference,
+        context_for(scripted_model(), None),
+        reference_source="saved/toki.html",
+    )
+    assert report["profiles"][0]["reference_in_sources"] is None
+    assert "reference page in sources: unknown (the reference has no URL)" in format_report(report)
+    assert reference_urls(read_reference_file(FIXTURE), "https://w/wiki/Toki_(alias)") == [
+        REFERENCE_URL,
+        "https://w/wiki/Toki_(alias)",
+    ]
