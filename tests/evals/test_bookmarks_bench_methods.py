@@ -1,4 +1,4 @@
-"""The harness through the real method graphs (BOOKMARKS agent, RICL, Vanilla)."""
+"""The harness through the real method graphs (BOOKMARKS agent, Vanilla, RICL, ETA)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,11 @@ def _model() -> ScriptedChatModel:
         JUDGED.append((len(model.calls) - 1, int(target.group(1))))
         return {"key_move": "smiles", "match": "smiles" in text.split("Predicted action:")[1]}
 
-    model = world.scripted_model(KeyMoveVerdict=judge)
+    model = world.scripted_model(
+        KeyMoveVerdict=judge,
+        ExtractedFacts=lambda _m: {"facts": ["cares about the club"]},
+        CharacterProfile=lambda _m: {"statements": ["cares about the club"]},
+    )
     return model
 
 
@@ -67,17 +71,21 @@ async def test_no_method_prompt_shows_the_target_or_later(tmp_path: Path) -> Non
 
 
 async def test_memory_methods_and_baselines_side_by_side(tmp_path: Path) -> None:
-    methods = ("vanilla", "ricl", "bookmarks")
+    methods = ("vanilla", "ricl", "eta", "bookmarks")
     outcome = await run_bench(_config(tmp_path, _model(), methods=methods, limit=2, concurrency=2))
-    assert outcome.ran == 3 * 4 * 2
+    assert outcome.ran == 4 * 4 * 2
     figures = outcome.summary["artifacts"]["club"]
     assert set(figures) == set(methods)
     bookmarks = figures["bookmarks"]
     assert bookmarks["n"] == 8 and bookmarks["questions"] > 0
     assert 0 < bookmarks["hit_rate"] <= 1 and bookmarks["saved"] > 0
     assert bookmarks["actions_read"] < bookmarks["actions_from_scratch"]
-    for baseline in ("vanilla", "ricl"):
-        assert figures[baseline]["hit_rate"] is None and figures[baseline]["llm_calls"] == 8
+    for baseline in ("vanilla", "ricl", "eta"):
+        assert figures[baseline]["hit_rate"] is None and figures[baseline]["questions"] is None
+    assert figures["vanilla"]["saved"] is None
+    assert figures["vanilla"]["llm_calls"] == figures["ricl"]["llm_calls"] == 8
+    assert figures["eta"]["llm_calls"] > 8  # extraction and aggregation calls counted
+    assert "| vanilla | 100.0 | 100.0 |" in (tmp_path / "out/report.md").read_text()
     report = (tmp_path / "out/report.md").read_text()
     assert "| Method | club | Average |" in report and "<polyline" in report
 
