@@ -375,6 +375,26 @@ def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
     return (preferred or leaves)[0]
 
 
+def _model_mismatches(
+    records: Iterable[Mapping[str, Any]], config: BenchConfig, methods: set[str]
+) -> list[str]:
+    """Warn when done results of these methods came from another acting model.
+
+    The resume key leaves the model out (a rerun must not redo work because a model alias
+    changed), so comparing models needs separate ``--out`` folders: say so instead of mixing.
+    """
+    model = config.name_of("model")
+    others = sorted(
+        {str(r.get("model")) for r in records if r["method"] in methods} - {model, "None"}
+    )
+    if not others:
+        return []
+    return [
+        f"{config.out_dir / RESULTS_FILE} already has results from model {', '.join(others)}; "
+        f"they are kept and skipped, not rerun with {model} (use another --out to compare models)"
+    ]
+
+
 def _prior_predictions(
     records: Iterable[Mapping[str, Any]],
 ) -> dict[tuple[str, str, str, int], Mapping[str, Any]]:
@@ -402,6 +422,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     judge_model = resolve_chat_model(config.judge_model)
     results_path = config.out_dir / RESULTS_FILE
     records, notes = read_results(results_path)
+    notes += _model_mismatches(records, config, set(methods))
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}

@@ -210,3 +210,46 @@ async def test_characters_run_concurrently_within_the_bound(
     for name in "ABCD":
         mine = [p for c, p in world.CALLS if c == name]
         assert mine == sorted(mine) and len(mine) == 3
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def start(self, total: int, skipped: int) -> None:
+        self.lines.append(f"start {total} {skipped}")
+
+    def advance(self, record: Any) -> None:
+        self.lines.append(f"done {record['character']} {record['position']}")
+
+    def note(self, message: str) -> None:
+        self.lines.append(message)
+
+    def close(self) -> None:
+        self.lines.append("close")
+
+
+async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> None:
+    first = _Notes()
+    await run_bench(_config(tmp_path, scripted_model(), limit=1), first)
+    assert first.lines[0] == "start 2 0" and first.lines[-1] == "close"
+    assert sorted(first.lines[1:3]) == ["done Alice 21", "done Bob 19"]
+    second = _Notes()
+    names = {"model": "openai:other", "judge_model": "judge-v1"}
+    outcome = await run_bench(
+        _config(tmp_path, scripted_model(), limit=1, model_names=names), second
+    )
+    assert outcome.ran == 0
+    assert "already has results from model registered:bench-test" in second.lines[0]
+    assert "use another --out to compare models" in second.lines[0]
+
+
+async def test_two_files_with_one_storyline_name(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    twin = write_storyline(tmp_path / "b/tiny.jsonl")
+    config = _config(tmp_path, scripted_model())
+    with pytest.raises(InputError, match="two storyline files are both named 'tiny'"):
+        await run_bench(
+            _config(tmp_path, scripted_model(), storylines=(*config.storylines, str(twin)))
+        )
+    assert not (tmp_path / "out").exists()
