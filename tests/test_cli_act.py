@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bookmarks_world import future_reads, scripted_model, write_storyline
+from langchain_core.messages import convert_to_messages
 
 from personae.cli import main
+from personae.fake_openai import FakeOpenAIChat
 from personae.graphs.bookmark_resources import forget_resources
 from personae.llm import NO_MODEL_HINT, register_model, unregister_model
+from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel
 
 MODELS = ["--model", "registered:t", "--fast-model", "registered:t"]
@@ -38,7 +42,8 @@ def act(*argv: str) -> list[str]:
 def test_prints_the_action_and_the_grounding_bookmarks(
     story: Path, tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(act(str(story), "--character", "Haruhi", "--at", "40", *MODELS))
+    memory = ["--memory", str(tmp_path / "mem")]
+    code = main(act(str(story), "--character", "Haruhi", "--at", "40", *memory, *MODELS))
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
@@ -112,3 +117,29 @@ def test_no_model_configured_prints_the_hint(
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err == f"personae: error: no LLM is configured; {NO_MODEL_HINT}\n"
+
+
+def test_runs_through_an_openai_compatible_server_from_the_environment(
+    story: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted = scripted_model()
+
+    def adapt(name: str) -> Callable[[list[dict[str, Any]]], Any]:
+        return lambda messages: scripted.responders[name](convert_to_messages(messages))
+
+    fake = FakeOpenAIChat({name: adapt(name) for name in scripted.responders})
+    with LoopbackWebServer(fake) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:fake")
+        memory = ["--memory", str(tmp_path / "mem")]
+        code = main(act(str(story), "--character", "Nagato", "--at", "42", "--json", *memory))
+    forget_resources()
+    assert code == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["action"] == "Nagato smiles at the brigade."
+    assert result["stats"]["llm_calls"] == len(fake.requests) == 6
+    tools = [r["tools"][0]["function"]["name"] for r in fake.requests]
+    assert tools[0] == "ProposedQuestions" and tools[-1] == "NextAction"
+    assert {"StateUpdate", "EvidenceVerdicts", "BehaviorSummary", "ConceptAnswer"} <= set(tools)
+    assert "[42]" not in json.dumps([r["messages"] for r in fake.requests])

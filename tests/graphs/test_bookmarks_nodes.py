@@ -129,7 +129,7 @@ def test_route_sends_one_sync_per_distinct_bookmark() -> None:
 
 
 async def test_characters_before_a_target_only(runtime: Runtime[BookmarksContext]) -> None:
-    storyline = resources_for(runtime.context.storyline_path, None).storyline
+    storyline = resources_for(runtime.context.storyline_path, runtime.context.memory_dir).storyline
     assert characters_before(storyline, 0) == []
     assert characters_before(storyline, 2) == ["Haruhi", "Kyon"]
     assert set(characters_before(storyline, 4)) == {"Haruhi", "Kyon", "Nagato", "Mikuru"}
