@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from personae.agents.query_planner import DIMENSIONS
 from personae.memory.profile_store import write_profile
 from personae.testing import ScriptedChatModel
 
@@ -165,3 +166,31 @@ def write_profiles(
         name=name,
     ).profile_json
     return allowed, excluded
+
+
+def sentence_extractor(messages: list[BaseMessage]) -> dict[str, Any]:
+    """A generic extractor: every sentence of the chunk is a point, quoted exactly, typed by
+    the dimension named in its heading (``other`` when none is)."""
+    match = _CHUNK.search(first_prompt(messages))
+    assert match is not None, "the extraction prompt lost its chunk header"
+    _, heading, text = match.groups()
+    named = [d for d in DIMENSIONS if d in heading.casefold()]
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n", text) if s.strip()]
+    return {
+        "points": [
+            {"statement": s, "evidence": s, "type": named[0] if named else "other"}
+            for s in sentences
+        ]
+    }
+
+
+def keyword_judge(keyword: str) -> Any:
+    """A generic judge: supported when the point and the profile both name ``keyword``."""
+
+    def answer(messages: list[BaseMessage]) -> dict[str, Any]:
+        prompt = first_prompt(messages)
+        profile, point = prompt.split("## Knowledge point", 1)
+        found = keyword in profile and keyword in point
+        return {"reason": "keyword", "verdict": "supported" if found else "irrelevant"}
+
+    return answer

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
-from profile_eval_world import FIXTURE, first_prompt, scripted_model, write_profiles
+from profile_eval_world import (
+    FIXTURE,
+    first_prompt,
+    keyword_judge,
+    scripted_model,
+    sentence_extractor,
+    write_profiles,
+)
+from profiler_world import fake_web
+from profiler_world import scripted_model as profiler_model
 
 from personae.cli import main
 from personae.fake_web import FakeMediaWiki, FakeWeb
@@ -189,3 +198,61 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     assert len(fixed.calls_for("SupportJudgment")) == 6 - judged_before
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
     assert report["profiles"][0]["overall"]["n"] == 6
+
+
+def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The documented workflow: profile twice (once with --exclude-url), then compare."""
+    web, _, _ = fake_web()
+    profiler = profiler_model(score=0.9)
+    evaluator = ScriptedChatModel(
+        responders={
+            "ExtractedKnowledge": sentence_extractor,
+            "SupportJudgment": keyword_judge("Hokuto Shinken"),
+        }
+    )
+    register_model("profiler", profiler)
+    register_model("evaluator", evaluator)
+    try:
+        with LoopbackWebServer(web.route) as server:
+            monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+            monkeypatch.setenv("TAVILY_BASE_URL", server.url)
+            monkeypatch.setenv("PERSONAE_MODEL", "registered:profiler")
+            reference = f"{server.url}/wiki/Kenshiro"
+            for out, extra in (("with", []), ("without", ["--exclude-url", reference])):
+                args = ["profile", "Kenshiro", "--wiki", server.url, "--out", str(tmp_path / out)]
+                assert main([*args, *extra]) == 0
+            profiles = [
+                str(tmp_path / out / "kenshiro" / "profile.json") for out in ("with", "without")
+            ]
+            out = tmp_path / "report.json"
+            code = main(
+                ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
+                + ["--model", "registered:evaluator"]
+            )
+    finally:
+        unregister_model("profiler")
+        unregister_model("evaluator")
+    assert code == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    allowed, excluded = report["profiles"]
+    assert allowed["reference_in_sources"] is True and allowed["leaked_source_ids"]
+    assert excluded["reference_in_sources"] is False and excluded["leaked_source_ids"] == []
+    points = report["knowledge_points"]
+    assert report["reference"]["knowledge_points"] == len(points) == 7  # lead line is cut in two
+    assert [p["type"] for p in points] == [
+        "other",
+        "other",
+        "appearance",
+        "personality",
+        "other",
+        "relationship",
+        "other",
+    ]
+    masters = next(p for p in points if "masters Hokuto Shinken" in p["statement"])
+    assert masters["type"] == "other"  # heading "Abilities" does not name the dimension
+    for result in (allowed, excluded):
+        assert result["overall"]["supported"] == 2  # the two sentences naming Hokuto Shinken
+        assert result["density"]["evidence"]["tokens"] > 0
+    assert "Comparison (reference allowed vs excluded)" in capsys.readouterr().out
