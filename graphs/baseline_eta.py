@@ -68,8 +68,25 @@ class ETAState(BaselineState):  # type: ignore[misc,unused-ignore]
 
     rebuild_point: int
     """``r``: the profile is built from actions ``[0, r)`` only."""
+    profile_found: bool
+    """Whether a stored profile (or the empty one before the first rebuild) was recalled."""
     chunk_facts: list[ChunkFactsEntry]
     """Extractions of every chunk of ``[0, r)`` in story order."""
+
+
+ETA_COUNTERS = (
+    "rebuild_point",
+    "profile_rebuilt",
+    "profile_statements",
+    "chunks_extracted",
+    "chunks_reused",
+    "chunks_skipped",
+    "actions_read",
+    "actions_from_scratch",
+)
+"""The method counters every ETA run reports in ``stats`` (besides the LLM usage):
+``actions_read`` counts the actions of the chunks processed in this run,
+``actions_from_scratch`` the ``r`` actions a rebuild from nothing would read."""
 
 
 def rebuild_point(target: int, every: int) -> int:
@@ -89,24 +106,29 @@ def mentions(chunk: Sequence[StoryAction], character: str) -> bool:
 
 
 def recall_profile(state: ETAState, runtime: Runtime[ETAContext]) -> dict[str, Any]:
-    """Use the stored profile of the last rebuild point when there is one."""
+    """Use the stored profile of the last rebuild point when there is one (none before 16)."""
     context = runtime.context
     point = rebuild_point(state["position"], context.rebuild_every)
-    stats = {"rebuild_point": point, "actions_from_scratch": point, "profile_rebuilt": 0}
     stored = eta_profiles_for(context.storyline_path, context.memory_dir).profile(
         state["character"], point
     )
-    if stored is None and point > 0:
-        return {"rebuild_point": point, "memory_stats": stats, "chunk_facts": []}
     statements = list(stored.statements) if stored else []
+    stats = {key: 0 for key in ETA_COUNTERS}
+    stats.update({"rebuild_point": point, "actions_from_scratch": point})
     stats["profile_statements"] = len(statements)
-    return {"rebuild_point": point, "memory_stats": stats, "grounding": statements}
+    found = stored is not None or point == 0
+    return {
+        "rebuild_point": point,
+        "profile_found": found,
+        "chunk_facts": [],
+        "grounding": statements,
+        "memory_stats": stats,
+    }
 
 
 def route_profile(state: ETAState) -> Literal["extract_chunks", "act_next"]:
-    """Rebuild when no profile was recalled for the rebuild point."""
-    recalled = "profile_statements" in state["memory_stats"]
-    return "act_next" if recalled else "extract_chunks"
+    """Rebuild when no profile is stored for the rebuild point."""
+    return "act_next" if state["profile_found"] else "extract_chunks"
 
 
 async def _extract_one(
@@ -150,7 +172,6 @@ async def extract_chunks(state: ETAState, runtime: Runtime[ETAContext]) -> dict[
         )
     )
     stats = dict(state["memory_stats"])
-    stats.update({"chunks_extracted": 0, "chunks_reused": 0, "chunks_skipped": 0})
     usage = LLMUsage()
     for _, cost, kind in results:
         stats[kind] += 1

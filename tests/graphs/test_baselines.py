@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from personae.errors import InputError
 from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.acting import ActingContext
-from personae.graphs.baseline_eta import ETAContext, chunk_bounds, rebuild_point
+from personae.graphs.baseline_eta import ETA_COUNTERS, ETAContext, chunk_bounds, rebuild_point
 from personae.graphs.baseline_resources import forget_baseline_resources
 from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
@@ -287,6 +287,9 @@ async def test_eta_builds_the_profile_from_chunks_before_the_last_rebuild_point(
     assert same_point["grounding"] == first["grounding"]
     assert same_point["stats"]["profile_rebuilt"] == 0
     assert same_point["stats"]["llm_calls"] == 1
+    assert same_point["stats"]["actions_read"] == 0
+    usage_keys = {"llm_calls", "input_tokens", "output_tokens"}
+    assert set(first["stats"]) == set(same_point["stats"]) == set(ETA_COUNTERS) | usage_keys
     assert len(model.calls_for("ExtractedFacts")) == 2
 
     next_point = await baseline_eta.graph.ainvoke(
