@@ -220,11 +220,19 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
             monkeypatch.setenv("TAVILY_BASE_URL", server.url)
             monkeypatch.setenv("PERSONAE_MODEL", "registered:profiler")
             reference = f"{server.url}/wiki/Kenshiro"
-            for out, extra in (("with", []), ("without", ["--exclude-url", reference])):
-                args = ["profile", "Kenshiro", "--wiki", server.url, "--out", str(tmp_path / out)]
+            for folder, extra in (("with", []), ("without", ["--exclude-url", reference])):
+                args = [
+                    "profile",
+                    "Kenshiro",
+                    "--wiki",
+                    server.url,
+                    "--out",
+                    str(tmp_path / folder),
+                ]
                 assert main([*args, *extra]) == 0
             profiles = [
-                str(tmp_path / out / "kenshiro" / "profile.json") for out in ("with", "without")
+                str(tmp_path / folder / "kenshiro" / "profile.json")
+                for folder in ("with", "without")
             ]
             out = tmp_path / "report.json"
             code = main(
