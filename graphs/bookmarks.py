@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from personae.agents.actor import act
 from personae.agents.bookmark_matcher import Match, match_question
 from personae.agents.question_proposer import propose_questions as ask_proposer
+from personae.errors import ConfigurationError
 from personae.graphs import bookmark_sync
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
@@ -59,7 +60,8 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     k_questions: int = 5
     """K: questions proposed per step."""
     k_candidates: int = 5
-    """K': candidates kept by the lexical filter for each question."""
+    """K': candidates kept by the lexical filter for each question (0: never reuse, an
+    ablation where every question starts a new bookmark)."""
     near_window: int = 5
     """Bookmarks synced within this many actions before the target also ground the actor."""
     state_chunk: int = 64
@@ -72,6 +74,13 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Concept sync: context window radius around keyword hits."""
     concept_top_windows: int = 8
     """Concept sync: windows summarised."""
+
+    def __post_init__(self) -> None:
+        """Reject impossible settings when the context is built, not mid-run."""
+        for name in ("k_questions", "k_candidates", "near_window"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
+        self.sync_settings()
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
         """The sync operators' settings taken from this context."""

@@ -18,7 +18,7 @@ import pytest
 from bookmarks_world import future_reads, latest_marker, scripted_model, write_storyline
 from langgraph.checkpoint.memory import InMemorySaver
 
-from personae.errors import InputError
+from personae.errors import ConfigurationError, InputError
 from personae.graphs.bookmark_resources import forget_resources
 from personae.graphs.bookmarks import BookmarksContext, build_graph, graph
 from personae.llm import register_model, unregister_model
@@ -284,3 +284,18 @@ async def test_concurrent_steps_sharing_a_bookmark_keep_positions_forward(
     [stored] = bank_at(tmp_path / "mem").all()
     assert stored.position == 90
     assert stored.answer_at(70) in {"as of [39] in the club room", "as of [69] in the club room"}
+
+
+async def test_settings_are_checked_and_zero_candidates_means_always_new(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    with pytest.raises(ConfigurationError, match="state_chunk must be at least 1"):
+        context(story, tmp_path / "mem", state_chunk=0)
+    with pytest.raises(ConfigurationError, match="near_window must not be negative"):
+        context(story, tmp_path / "mem", near_window=-1)
+    ablation = context(story, tmp_path / "mem", k_candidates=0, near_window=0)
+    await step(ablation, model, "Haruhi", 40)
+    second = await step(ablation, model, "Haruhi", 48)
+    assert (second["stats"]["new"], second["stats"]["reuse"]) == (3, 0)
+    assert second["stats"]["actions_read"] == second["stats"]["actions_from_scratch"]
+    assert len(bank_at(tmp_path / "mem")) == 6
