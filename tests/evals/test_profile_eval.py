@@ -14,10 +14,13 @@ from profile_eval_world import (
     EXCLUDED_PROFILE,
     FIXTURE,
     REFERENCE_URL,
+    keyword_judge,
     scripted_model,
+    sentence_extractor,
     write_profiles,
 )
 
+from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError, RemoteError
 from personae.evals.judge_cache import JudgeCache, prompt_key
 from personae.evals.profile_eval import (
@@ -279,3 +282,31 @@ async def test_leakage_is_unknown_when_the_reference_has_no_url(tmp_path: Path) 
         REFERENCE_URL,
         "https://w/wiki/Toki_(alias)",
     ]
+
+
+async def test_real_fandom_page_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
+    page = shared_dir / "fixtures" / "wiki" / "hokuto_toki_2020.html"
+    model = ScriptedChatModel(
+        responders={
+            "ExtractedKnowledge": sentence_extractor,
+            "SupportJudgment": keyword_judge("Raoh"),
+        }
+    )
+    allowed, _ = write_profiles(tmp_path)
+    document = load_profile_document(allowed).model_copy(
+        update={"profile": "I am Toki. Raoh is my older brother."}
+    )
+    report = await evaluate_profiles(
+        [(allowed, document)], read_reference_file(page), context_for(model, None)
+    )
+    points = report["knowledge_points"]
+    assert report["reference"]["dropped_points"] == 0  # exact quotes of real text all verify
+    assert len(points) > 30
+    assert any("柔の拳" in p["evidence"] for p in points)
+    assert {p["type"] for p in points} <= set(DIMENSIONS)
+    result = report["profiles"][0]
+    assert result["overall"]["n"] == len(points)
+    assert sum(s["n"] for s in result["per_dimension"].values()) == len(points)
+    raoh = sum("Raoh" in p["statement"] for p in points)
+    assert result["overall"]["supported"] == raoh > 0
+    assert result["overall"]["irrelevant"] == len(points) - raoh
