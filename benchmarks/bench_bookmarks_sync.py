@@ -1,6 +1,7 @@
 """How much reading incremental sync saves: the BOOKMARKS agent over a shared storyline.
 
 Run: uv run python benchmarks/bench_bookmarks_sync.py [--characters Haruhi] [--limit 60]
+     [--preload 100000]
 
 Runs the real graph (real sync operators, real Chroma bank in a temporary folder) with a
 deterministic scripted model on ../shared/data/bookmarks/title2action_series.haruhi.json, over
@@ -8,16 +9,21 @@ the characters' test instances in story order (one memory shared by all of them,
 benchmark). Prints, not asserts: actions read by sync as a share of what from-scratch syncs of
 the same bookmarks would read (the paper saves 70-80 %), reuse / derive / new rates, LLM calls
 and tokens, prompts that showed a position at or after their target (must be 0), wall time per
-step and peak RSS. Matching latency at 100,000 bookmarks and concept scan time over a
-100,000-action storyline are measured by benchmarks/bench_bank.py.
+step, the match node's latency per step and peak RSS. ``--preload N`` first fills the bank with
+N generated bookmarks about the same characters (positions before the first target), so the
+match node's latency is measured at that bank size; the reuse/derive figures then include
+matches to those synthetic bookmarks. The bank's own candidate latency at 100,000 bookmarks and
+the concept scan time over a 100,000-action storyline are in benchmarks/bench_bank.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import re
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -30,8 +36,10 @@ from langchain_core.messages import BaseMessage
 
 from personae.graphs.bookmarks import BookmarksContext, graph
 from personae.llm import register_model
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.lexical import content_tokens
-from personae.memory.storyline import open_storyline
+from personae.memory.storyline import Storyline, open_storyline
 from personae.testing import ScriptedChatModel, prompt_text
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"
@@ -134,14 +142,69 @@ def instances(storyline_path: Path, characters: list[str], limit: int) -> list[t
     return sorted(todo)[:limit]
 
 
+TOPICS = "club movie baseball book tea computer festival island snow song alien plan".split()
+TEMPLATES = {
+    BookmarkType.BEHAVIORAL: "How does {c} usually react to the {t} {n}?",
+    BookmarkType.STATE: "What is {c} doing with the {t} {n} now?",
+    BookmarkType.CONCEPT: "Who is {c} in the {t} {n}?",
+}
+
+
+def preload(storyline: Storyline, memory: str, count: int, horizon: int) -> float:
+    """Fill the bank with ``count`` generated bookmarks synced before ``horizon``; seconds."""
+    rng = random.Random(7)
+    names = storyline.characters[:12]
+    kinds = list(BookmarkType)
+    records = []
+    for number in range(count):
+        kind, name, topic = kinds[number % 3], rng.choice(names), rng.choice(TOPICS)
+        position = rng.randrange(max(1, horizon))
+        answer = f"{name} and the {topic} ({number})"
+        records.append(
+            Bookmark(
+                id=f"bm-{number}",
+                question=TEMPLATES[kind].format(c=name, t=topic, n=number % 997),
+                type=kind,
+                character=name,
+                answer=answer,
+                position=position,
+                keyword=name if kind is BookmarkType.CONCEPT else None,
+                history=[AnswerVersion(position=position, answer=answer)],
+            )
+        )
+    start = time.perf_counter()
+    BookmarkBank.open(storyline.name, Path(memory)).import_bookmarks(records)
+    return time.perf_counter() - start
+
+
+async def one_step(
+    context: BookmarksContext, character: str, position: int
+) -> tuple[dict[str, int], float]:
+    """Run one step; its stats and the match node's wall time in ms."""
+    marks: dict[str, float] = {}
+    stats: dict[str, int] = {}
+    async for update in graph.astream(
+        {"character": character, "position": position}, context=context, stream_mode="updates"
+    ):
+        for node, value in update.items():
+            marks[node] = time.perf_counter()
+            if node == "act_in_character":
+                stats = dict(value["stats"])
+    return stats, (marks["match_bookmarks"] - marks["propose_questions"]) * 1000
+
+
 async def run(args: argparse.Namespace) -> None:
     model = scripted_model()
     register_model("bench-scripted", model)
     todo = instances(args.storyline, args.characters, args.limit)
     totals: Counter[str] = Counter()
-    leaks = 0
+    leaks, match_ms = 0, []
     first_step: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as memory:
+        if args.preload:
+            storyline = open_storyline(args.storyline)
+            took = preload(storyline, memory, args.preload, todo[0][0])
+            print(f"preload: {args.preload:,} bookmarks imported in {took:.1f} s")
         context = BookmarksContext(
             storyline_path=str(args.storyline),
             memory_dir=memory,
@@ -151,14 +214,18 @@ async def run(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         for position, character in todo:
             before = len(model.calls)
-            result = await graph.ainvoke(
-                {"character": character, "position": position}, context=context
-            )
+            stats, match_time = await one_step(context, character, position)
             leaks += sum(_latest(prompt_text(m)) >= position for _, m in model.calls[before:])
-            first_step = first_step or dict(result["stats"])
-            totals.update(result["stats"])
+            first_step = first_step or stats
+            totals.update(stats)
+            match_ms.append(match_time)
         wall = time.perf_counter() - start
     report(todo, totals, first_step, leaks, wall)
+    size = f"{args.preload:,}+" if args.preload else "the agent's own"
+    print(
+        f"match node: p50 {statistics.median(match_ms):.0f} ms, max {max(match_ms):.0f} ms per "
+        f"step (K=5 questions, {size} bookmarks, scripted matcher)"
+    )
 
 
 def report(
@@ -204,6 +271,7 @@ def main() -> None:
     parser.add_argument("--storyline", type=Path, default=STORYLINE)
     parser.add_argument("--characters", nargs="*", default=[])
     parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--preload", type=int, default=0, help="generated bookmarks first")
     args = parser.parse_args()
     if not args.storyline.is_file():
         print(f"{args.storyline} is absent (../shared only exists on developer machines); skipped")
