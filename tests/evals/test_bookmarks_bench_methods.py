@@ -100,3 +100,30 @@ async def test_a_later_run_continues_from_the_stored_memory(tmp_path: Path) -> N
         stats = record["stats"]
         assert stats["reuse"] + stats["derive"] > 0
         assert stats["actions_read"] < stats["actions_from_scratch"] / 2, stats
+
+
+async def test_all_methods_on_a_shared_storyline(shared_dir: Path, tmp_path: Path) -> None:
+    story = shared_dir / "data/bookmarks/title2action_series.haruhi.json"
+    model = world.scripted_model(
+        KeyMoveVerdict=lambda _m: {"key_move": "k", "match": False},
+        ExtractedFacts=lambda _m: {"facts": ["cares about the brigade"]},
+        CharacterProfile=lambda _m: {"statements": ["cares about the brigade"]},
+    )
+    methods = ("vanilla", "ricl", "eta", "bookmarks")
+    config = _config(tmp_path, model, storylines=(str(story),), methods=methods, limit=1)
+    outcome = await run_bench(config)
+    assert outcome.ran == 4 * 5
+    figures = outcome.summary["artifacts"]["haruhi"]
+    assert sorted(figures["bookmarks"]["characters"]) == [
+        "Asahina",
+        "Haruhi",
+        "Koizumi",
+        "Kyon",
+        "Nagato",
+    ]
+    for line in (tmp_path / "out/results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        stats = record["stats"]
+        assert stats.get("actions_read", 0) <= stats.get("actions_from_scratch", 10**9)
+        assert record["truth"] and record["score"] == 0
+    assert figures["bookmarks"]["questions"] > 0 and figures["bookmarks"]["llm_calls"] > 5
