@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +134,31 @@ def test_fingerprint_changes_with_the_text(tmp_path: Path) -> None:
     rows = (tmp_path / "a.jsonl").read_text(encoding="utf-8").replace("(5)", "(five)")
     (tmp_path / "c.jsonl").write_text(rows, encoding="utf-8")
     assert storyline_fingerprint(load_storyline(tmp_path / "c.jsonl")) != storyline_fingerprint(one)
+
+
+def test_the_index_survives_a_process_restart(story: Storyline, tmp_path: Path) -> None:
+    store = ScenePairStore.open(story, "Alice", tmp_path / "m", scope="v1")
+    store.extend(90)
+    found = [p.position for p in store.similar(story.scene(100), 90, k=5)]
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from personae.memory.scene_pairs import ScenePairStore\n"
+        "from personae.memory.storyline import load_storyline\n"
+        "story = load_storyline(sys.argv[1])\n"
+        "store = ScenePairStore.open(story, 'Alice', Path(sys.argv[2]), scope='v1')\n"
+        "pairs = store.similar(story.scene(100), 90, k=5)\n"
+        "print(json.dumps([store.indexed_until, len(store), [p.position for p in pairs]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "rainy.jsonl"), str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [
+        90,
+        len(alice_before(story, 90)),
+        found,
+    ]
