@@ -11,6 +11,7 @@ so the harness works with whichever method graphs are installed.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib
 import os
 import sys
@@ -33,6 +34,10 @@ from personae.memory.storyline import Storyline, open_storyline
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 JUDGE_CACHE_FILE = "judge_cache.sqlite"
+CURRENT_INSTANCE: contextvars.ContextVar[BenchInstance | None] = contextvars.ContextVar(
+    "personae_bench_instance", default=None
+)
+"""The instance whose method graph is running in this task (log correlation, audits)."""
 ResultKey = tuple[str, str, str, int, str]
 """(artifact, method, character, position, judge): one line of results.jsonl."""
 
@@ -308,9 +313,14 @@ async def _run_instance(
         grounding = list(prior.get("grounding") or [])
         stats = dict(prior.get("stats") or {})
     else:
-        output = await graph.ainvoke(
-            {"character": instance.character, "position": instance.position}, context=context
-        )
+        token = CURRENT_INSTANCE.set(instance)
+        try:
+            output = await graph.ainvoke(
+                {"character": instance.character, "position": instance.position},
+                context=context,
+            )
+        finally:
+            CURRENT_INSTANCE.reset(token)
         prediction = str(output.get("action") or "")
         grounding = [str(line) for line in output.get("grounding") or []]
         stats = {str(k): int(v) for k, v in (output.get("stats") or {}).items()}

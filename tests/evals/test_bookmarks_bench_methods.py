@@ -12,9 +12,9 @@ import bookmarks_world as world
 import pytest
 from langchain_core.messages import BaseMessage
 
-from personae.evals.bookmarks_bench import BenchConfig, run_bench
+from personae.evals.bookmarks_bench import CURRENT_INSTANCE, BenchConfig, run_bench
 from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, prompt_text
 
 JUDGED: list[tuple[int, int]] = []
 """(index in model.calls when the judge was called, target position of the judged instance)."""
@@ -127,3 +127,33 @@ async def test_all_methods_on_a_shared_storyline(shared_dir: Path, tmp_path: Pat
         assert stats.get("actions_read", 0) <= stats.get("actions_from_scratch", 10**9)
         assert record["truth"] and record["score"] == 0
     assert figures["bookmarks"]["questions"] > 0 and figures["bookmarks"]["llm_calls"] > 5
+
+
+async def test_no_future_read_while_characters_run_concurrently(tmp_path: Path) -> None:
+    """Characters share one bank and run interleaved: still no prompt at or after a target."""
+    leaks: list[tuple[str, int, int]] = []
+    audited: set[tuple[str, int]] = set()
+    base = _model()
+
+    def audited_responder(name: str) -> Any:
+        inner = base.responders[name]
+
+        def respond(messages: list[BaseMessage]) -> Any:
+            instance = CURRENT_INSTANCE.get()
+            assert instance is not None, f"{name} called outside an instance"
+            audited.add((instance.character, instance.position))
+            latest = world.latest_marker(prompt_text(messages))
+            if latest >= instance.position:
+                leaks.append((name, latest, instance.position))
+            return inner(messages)
+
+        return respond
+
+    for name in list(base.responders):
+        if name != "KeyMoveVerdict":
+            base.responders[name] = audited_responder(name)
+    base.latency = 0.001  # let the four characters interleave
+    methods = ("bookmarks", "eta", "ricl")
+    await run_bench(_config(tmp_path, base, methods=methods, limit=4, concurrency=4))
+    assert leaks == []
+    assert len(audited) == 16  # every instance of every character was audited
