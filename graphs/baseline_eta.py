@@ -32,7 +32,12 @@ from typing_extensions import TypedDict
 from personae.agents.profile_extractor import aggregate_profile, extract_facts
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.baseline_resources import eta_profiles_for
-from personae.graphs.baseline_vanilla import BaselineState, act_next, check_target
+from personae.graphs.baseline_vanilla import (
+    BaselineState,
+    act_next,
+    check_positive,
+    check_target,
+)
 from personae.llm import LLMUsage, resolve_chat_model
 from personae.memory.eta_profile_store import ChunkFacts, ETAProfile
 from personae.memory.storyline import StoryAction, Storyline, open_storyline
@@ -50,6 +55,11 @@ class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Most recent extracted facts given to the aggregator (bounds its prompt)."""
     extract_concurrency: int = 4
     """Chunk extractions run at once when several are missing (a first, late target)."""
+
+    def __post_init__(self) -> None:
+        """Reject settings no run could use, naming the field."""
+        fields = ("scene_size", "chunk", "rebuild_every", "max_facts", "extract_concurrency")
+        check_positive(self, *fields)
 
 
 class ChunkFactsEntry(TypedDict):

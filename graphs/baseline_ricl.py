@@ -21,7 +21,7 @@ from langgraph.store.base import BaseStore
 
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.baseline_resources import scene_pairs_for
-from personae.graphs.baseline_vanilla import BaselineState, act_next, check_target
+from personae.graphs.baseline_vanilla import BaselineState, act_next, check_positive, check_target
 from personae.memory.scene_pairs import ScenePair
 from personae.memory.storyline import open_storyline
 
@@ -32,6 +32,10 @@ class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     k_pairs: int = 8
     """Past scene→action pairs shown to the actor (the paper's 8)."""
+
+    def __post_init__(self) -> None:
+        """Reject settings no run could use, naming the field."""
+        check_positive(self, "scene_size", "k_pairs")
 
 
 def _recall(context: RICLContext, character: str, position: int) -> tuple[list[ScenePair], int]:

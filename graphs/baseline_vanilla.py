@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
 from personae.agents.actor import act
+from personae.errors import ConfigurationError
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.llm import resolve_chat_model
 from personae.memory.storyline import open_storyline
@@ -27,6 +28,21 @@ from personae.memory.storyline import open_storyline
 @dataclass(frozen=True, kw_only=True)
 class VanillaContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the Vanilla baseline: the shared acting settings, nothing more."""
+
+    def __post_init__(self) -> None:
+        """Reject settings no run could use, naming the field."""
+        check_positive(self, "scene_size")
+
+
+def check_positive(context: object, *names: str) -> None:
+    """Raise :class:`ConfigurationError` if any named context field is below 1."""
+    for name in names:
+        value = getattr(context, name)
+        if not isinstance(value, int) or value < 1:
+            raise ConfigurationError(
+                f"{type(context).__name__}.{name} is {value!r}",
+                f"set {name} to a whole number >= 1",
+            )
 
 
 class BaselineState(TypedDict):

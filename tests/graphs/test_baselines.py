@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from personae.errors import InputError
+from personae.errors import ConfigurationError, InputError
 from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.acting import ActingContext
 from personae.graphs.baseline_eta import ETA_COUNTERS, ETAContext, chunk_bounds, rebuild_point
@@ -425,3 +425,21 @@ async def test_all_baselines_on_the_shared_haruhi_storyline(
     )
     assert len(ricl_lines["grounding"]) == 8
     assert all("(Kyon)" in line.split(" → Action: ")[1] for line in ricl_lines["grounding"])
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: VanillaContext(storyline_path="s", scene_size=0),
+            "VanillaContext.scene_size is 0",
+        ),
+        (lambda: RICLContext(storyline_path="s", k_pairs=0), "RICLContext.k_pairs is 0"),
+        (lambda: ETAContext(storyline_path="s", chunk=-64), "ETAContext.chunk is -64"),
+        (lambda: ETAContext(storyline_path="s", rebuild_every=0), "rebuild_every is 0"),
+    ],
+)
+def test_unusable_settings_are_rejected_with_the_field_name(make: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as raised:
+        make()
+    assert "set " in str(raised.value) and ">= 1" in str(raised.value)
