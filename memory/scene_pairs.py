@@ -161,22 +161,25 @@ class ScenePairStore:
         if wanted <= 0 or not scene:
             return []
         where: Any = {"$and": [{"character": self.character}, {"position": {"$lt": target}}]}
-        query = scene_document(scene)
+        vector = embed_text(scene_document(scene))
         found = self.collection.query(
-            query_texts=[query], n_results=wanted, where=where, include=["distances", "metadatas"]
+            query_embeddings=[vector],
+            n_results=wanted,
+            where=where,
+            include=["distances", "metadatas"],
         )
         metadatas, distances = (found["metadatas"] or [[]])[0], (found["distances"] or [[]])[0]
         ranked = [
             (float(d), int(str(m["position"]))) for m, d in zip(metadatas, distances, strict=True)
         ]
         if len(ranked) < wanted:
-            ranked = self._exact(query, where, wanted)
+            ranked = self._exact(vector, where, wanted)
         return self._pairs(ranked, target)
 
-    def _exact(self, query: str, where: Any, wanted: int) -> list[tuple[float, int]]:
+    def _exact(self, vector: np.ndarray, where: Any, wanted: int) -> list[tuple[float, int]]:
         stored = self.collection.get(where=where, include=["embeddings", "metadatas"])
         vectors = np.asarray(stored["embeddings"], dtype=np.float32)
-        distances = 1.0 - vectors @ embed_text(query)
+        distances = 1.0 - vectors @ vector
         order = np.argsort(distances, kind="stable")[:wanted]
         metadatas = stored["metadatas"] or []
         return [(float(distances[i]), int(str(metadatas[i]["position"]))) for i in order]
