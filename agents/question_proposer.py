@@ -146,6 +146,8 @@ async def propose_questions(
     ``scene`` and ``characters`` must come from before the target position only: they are all
     the model sees.
     """
+    if k <= 0:
+        return [], LLMUsage()
     messages = [
         SystemMessage(PROPOSER_SYSTEM.format(character=character, story=story, k=k)),
         HumanMessage(

@@ -53,7 +53,8 @@ def test_prints_the_action_and_the_grounding_bookmarks(
         "  bm-1 (state, synced to 40): Q: Where is Haruhi now and who is with them? "
         "A: as of [39] in the club room"
     )
-    assert len(lines) == 6
+    assert lines[6].startswith("Step: 0 reused, 0 derived, 3 new; sync read ")
+    assert lines[6].endswith(" from scratch); 6 LLM calls") and len(lines) == 7
     assert future_reads(model.calls, 40) == []
 
 

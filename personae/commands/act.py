@@ -52,13 +52,19 @@ def _models(settings: Settings) -> tuple[str, str]:
 
 
 def render_text(result: dict[str, Any]) -> str:
-    """The action, then one line per grounding bookmark."""
+    """The action, one line per grounding bookmark, then the step's counters."""
     lines = [result["action"], "", "Grounded by:" if result["bookmarks"] else "No bookmarks yet."]
     for bookmark in result["bookmarks"]:
         lines.append(
             f"  {bookmark['id']} ({bookmark['type']}, synced to {bookmark['position']}): "
             f"Q: {bookmark['question']} A: {bookmark['answer']}"
         )
+    stats = result["stats"]
+    lines.append(
+        f"Step: {stats['reuse']} reused, {stats['derive']} derived, {stats['new']} new; "
+        f"sync read {stats['actions_read']} actions ({stats['actions_from_scratch']} from "
+        f"scratch); {stats['llm_calls']} LLM calls"
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -86,3 +86,11 @@ def test_near_duplicate_is_by_content_words() -> None:
     assert not is_near_duplicate("Where is Haruhi?", ["Where is Kyon?"])
     assert not is_near_duplicate("Where is Haruhi?", ["Who is Haruhi?"])
     assert not is_near_duplicate("Where is Haruhi?", [])
+
+
+async def test_zero_questions_asked_costs_no_call() -> None:
+    model = scripted([{"type": "state", "question": "Where is Haruhi?"}])
+    questions, usage = await propose_questions(
+        model, character="Haruhi", story="haruhi", scene=SCENE, characters=["Haruhi"], k=0
+    )
+    assert (questions, usage.calls, model.calls) == ([], 0, [])
