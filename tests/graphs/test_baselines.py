@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -443,3 +444,44 @@ def test_unusable_settings_are_rejected_with_the_field_name(make: Any, message: 
     with pytest.raises(ConfigurationError, match=message) as raised:
         make()
     assert "set " in str(raised.value) and ">= 1" in str(raised.value)
+
+
+async def test_eta_aggregates_only_the_most_recent_facts_within_the_budget(
+    model: ScriptedChatModel, story: Path
+) -> None:
+    result = await baseline_eta.graph.ainvoke(
+        {"character": "Alice", "position": 150}, context=eta_context(story, None, max_facts=3)
+    )
+    (prompt,) = model.calls_for("CharacterProfile")
+    text = prompt_text(prompt)
+    assert "### Actions 0-63" not in text
+    assert "### Actions 64-127\n- acted until [127]" in text
+    assert "### Actions 128-143\n- acted from [128]\n- acted until [143]" in text
+    assert result["grounding"] == ["acted until [127]", "acted from [128]", "acted until [143]"]
+
+
+async def test_characters_run_concurrently_on_one_memory_directory(
+    model: ScriptedChatModel, story: Path, tmp_path: Path
+) -> None:
+    async def run(graph: Any, context: Any, character: str) -> list[dict[str, Any]]:
+        return [
+            await graph.ainvoke({"character": character, "position": target}, context=context)
+            for target in (120, 137, 160)
+        ]
+
+    for graph, context in (
+        (baseline_ricl.graph, ricl_context(story, tmp_path / "m")),
+        (baseline_eta.graph, eta_context(story, tmp_path / "m")),
+    ):
+        alice, bob = await asyncio.gather(run(graph, context, "Alice"), run(graph, context, "Bob"))
+        for results in (alice, bob):
+            for result, target in zip(results, (120, 137, 160), strict=True):
+                shown = [max(grounded_positions(g), default=-1) for g in result["grounding"]]
+                assert max(shown, default=-1) < target
+        assert alice[-1]["grounding"] and bob[-1]["grounding"]
+    bob_pairs = await baseline_ricl.graph.ainvoke(
+        {"character": "Bob", "position": 160}, context=ricl_context(story, tmp_path / "m")
+    )
+    storyline = load_storyline(story)
+    for line in bob_pairs["grounding"]:
+        assert storyline.actions[grounded_positions(line)[-1]].by("Bob")
