@@ -251,8 +251,25 @@ def _concept_windows(
     if not keyword:
         return None, []
     hits = index.positions(keyword, start, target)
-    windows = index.context_windows(hits, settings.concept_radius, end=target)
+    merged = index.context_windows(hits, settings.concept_radius, end=target)
+    span = 2 * (2 * settings.concept_radius + 1)
+    windows = [piece for window in merged for piece in _split_window(window, span)]
     return keyword, _top_windows(windows, hits, settings.concept_top_windows)
+
+
+def _split_window(window: tuple[int, int], span: int) -> list[tuple[int, int]]:
+    """A merged window cut into pieces of at most ``span`` actions, the last piece whole.
+
+    Where the entity is mentioned densely, merging chains windows into runs of hundreds of
+    actions; cutting them keeps every summarised passage (and so the prompt) bounded.
+    """
+    low, high = window
+    pieces = []
+    while high - low > span:
+        pieces.append((high - span, high))
+        high -= span
+    pieces.append((low, high))
+    return pieces[::-1]
 
 
 async def sync_concept(
@@ -267,7 +284,8 @@ async def sync_concept(
     """Concept operator: keyword hits in [p, target), best windows summarised with the answer.
 
     The keyword is ``bookmark.keyword``, else :func:`question_entity` of the question (then kept
-    on the copy). Windows may reach back before p for context, never to target or beyond. No
+    on the copy). Windows may reach back before p for context, never to target or beyond;
+    merged runs longer than two window spans are cut into pieces so prompts stay bounded. No
     hits -> no call, answer unchanged.
     """
     if bookmark.position >= target:

@@ -341,6 +341,35 @@ async def test_concept_top_windows_rank_by_hits_then_recency() -> None:
     assert sorted(positions_in_prompts(model)) == [4, 5, 6, 7, 8, 56, 57, 58]
 
 
+async def test_dense_mentions_are_cut_into_bounded_passages() -> None:
+    storyline = story([("Haruhi", f"talks about the SOS Brigade {i}") for i in range(200)])
+    model = scripted()
+    result = await sync_concept(
+        bookmark("concept", 0, keyword="SOS Brigade"),
+        200,
+        storyline=storyline,
+        index=index_for(storyline),
+        model=model,
+        settings=SyncSettings(concept_radius=2, concept_top_windows=3),
+    )  # one merged run [0, 200) cut into 10-action pieces; all have 10 hits: latest win
+    text = prompt_text(model.calls_for("ConceptAnswer")[0])
+    spans = [
+        sorted(int(p) for p in _POSITION.findall(p)) for p in re.split(r"Passage \d+:", text)[1:]
+    ]
+    assert [(s[0], s[-1]) for s in spans] == [(170, 179), (180, 189), (190, 199)]
+    assert result.actions_read == 30
+    assert (
+        actions_from_scratch(
+            bookmark("concept", 0, keyword="SOS Brigade"),
+            200,
+            storyline=storyline,
+            index=index_for(storyline),
+            settings=SyncSettings(concept_radius=2, concept_top_windows=3),
+        )
+        == 30
+    )
+
+
 async def test_concept_without_hits_calls_nothing_and_keeps_the_answer() -> None:
     storyline = brigade_story()
     model = scripted()
