@@ -150,6 +150,16 @@ def hit_rate_svg(curves: Mapping[str, Sequence[tuple[int, float]]], width: int =
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" font-size="12" '
         'text-anchor="middle">story position (each storyline from its first to last target)</text>'
     )
+    drawn = [curve for curve in curves.values() if curve]
+    if len(drawn) == 1:  # one storyline: its own positions label the x axis
+        for x, anchor, value in (
+            (left, "start", drawn[0][0][0]),
+            (left + plot_w, "end", drawn[0][-1][0]),
+        ):
+            parts.append(
+                f'<text x="{x}" y="{top + plot_h + 14}" font-size="11" text-anchor="{anchor}">'
+                f"{value}</text>"
+            )
     for index, (artifact, curve) in enumerate(sorted(curves.items())):
         if not curve:
             continue

@@ -93,6 +93,9 @@ def test_the_svg_is_well_formed_with_one_line_per_storyline() -> None:
     first = [tuple(map(float, p.split(","))) for p in lines[0].attrib["points"].split()]
     assert first[0][1] > first[1][1]  # 0 % is drawn below 40 %
     assert "haruhi (500–510): 40%" in svg
+    single = ET.fromstring(hit_rate_svg({"kon": [(40, 0.5), (90, 0.75)]}))
+    labels = [t.text for t in single.findall("{http://www.w3.org/2000/svg}text")]
+    assert "40" in labels and "90" in labels
 
 
 def test_a_note_when_no_bookmarks_run(tmp_path: Path) -> None:
