@@ -7,7 +7,8 @@ Prints, not asserts, with a deterministic scripted model (no sleeps, no network)
 1. the incremental schedule on the shared haruhi storyline (synthetic text when ../shared is
    absent): one bookmark of each type synced every ``--every`` actions up to ``--until``, the
    actions its operator read against what a from-scratch sync would read at each step
-   (:func:`actions_from_scratch`), with LLM calls;
+   (:func:`actions_from_scratch`), with LLM calls (from-scratch calls estimated); an
+   ``--until`` beyond the storyline runs the schedule on haruhi repeated to that length;
 2. the concept operator over a ``--actions``-action storyline (haruhi repeated, chapters
    renumbered): the index build time, then one ``sync_concept`` from 0 to the end;
 3. peak RSS of the process.
@@ -113,6 +114,20 @@ def new_bookmark(kind: BookmarkType, character: str, keyword: str) -> Bookmark:
     )
 
 
+def scratch_calls(
+    mark: Bookmark, target: int, storyline: Storyline, index: StorylineIndex, settings: SyncSettings
+) -> int:
+    """LLM calls a from-scratch sync would make (estimate: a summary whenever there is input)."""
+    if mark.type is BookmarkType.STATE:
+        chunks: int = -(-target // settings.state_chunk)
+        return chunks
+    if mark.type is BookmarkType.BEHAVIORAL:
+        checked = sum(1 for p in storyline.positions_of(mark.character) if p < target)
+        batches: int = -(-checked // settings.behavior_batch)
+        return batches + (1 if checked else 0)
+    return 1 if index.positions(mark.keyword or "", 0, target) else 0
+
+
 async def schedule(storyline: Storyline, index: StorylineIndex, args: argparse.Namespace) -> None:
     until = min(args.until, len(storyline))
     settings = SyncSettings()
@@ -121,11 +136,11 @@ async def schedule(storyline: Storyline, index: StorylineIndex, args: argparse.N
         f"sync every {args.every} actions up to {until} =="
     )
     print(f"{'type':<11} {'steps':>5} {'read':>8} {'from scratch':>13} {'share':>7} "
-          f"{'saved':>7} {'LLM calls':>9} {'future reads':>12} {'time':>8}")  # fmt: skip
+          f"{'saved':>7} {'LLM calls':>9} {'scratch calls':>13} {'future reads':>12} {'time':>8}")  # fmt: skip
     for kind in BookmarkType:
         model = scripted_model()
         mark = new_bookmark(kind, args.character, args.keyword)
-        read = scratch = steps = future = 0
+        read = scratch = steps = future = calls_scratch = 0
         usage = LLMUsage()
         started = time.perf_counter()
         for target in range(args.every, until + 1, args.every):
@@ -136,6 +151,7 @@ async def schedule(storyline: Storyline, index: StorylineIndex, args: argparse.N
             scratch += actions_from_scratch(
                 mark, target, storyline=storyline, index=index, settings=settings
             )
+            calls_scratch += scratch_calls(mark, target, storyline, index, settings)
             mark, read, usage, steps = result.bookmark, read + result.actions_read, usage + result.usage, steps + 1  # fmt: skip
             future += sum(
                 1
@@ -148,7 +164,7 @@ async def schedule(storyline: Storyline, index: StorylineIndex, args: argparse.N
         share = read / scratch if scratch else 0.0
         print(
             f"{kind.value:<11} {steps:>5} {read:>8,} {scratch:>13,} {share:>7.1%} "
-            f"{1 - share:>7.1%} {usage.calls:>9,} {future:>12} {elapsed:>7.2f}s"
+            f"{1 - share:>7.1%} {usage.calls:>9,} {calls_scratch:>13,} {future:>12} {elapsed:>7.2f}s"
         )
 
 
@@ -200,7 +216,8 @@ async def main() -> None:
     args = parser.parse_args()
     base = base_storyline()
     print(f"python {sys.version.split()[0]}; storyline {base.name} ({len(base)} actions)")
-    await schedule(base, StorylineIndex(base), args)
+    scheduled = base if args.until <= len(base) else repeated(base, args.until)
+    await schedule(scheduled, StorylineIndex(scheduled), args)
     await concept_scan(base, args)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS {peak:.0f} MiB")
