@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from bookmarks_world import future_reads, scripted_model, write_storyline
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from personae.graphs.bookmark_resources import forget_resources
 from personae.memory.bookmark_bank import BookmarkBank
@@ -93,3 +95,22 @@ async def test_bad_arguments_come_back_as_one_line_errors(
     answer = await tool.ainvoke({"question": "Where is Kyon?", **args})
     assert isinstance(answer, str) and message in answer and "\n" not in answer
     assert not model.calls
+
+
+async def test_an_agent_tool_call_gets_a_tool_message(tool: BaseTool) -> None:
+    schema = convert_to_openai_tool(tool)["function"]
+    assert schema["name"] == "storyline_memory"
+    assert set(schema["parameters"]["properties"]) == {
+        "character",
+        "question",
+        "position",
+        "type",
+        "keyword",
+    }
+    assert sorted(schema["parameters"]["required"]) == ["character", "position", "question"]
+    call = {"character": "Nagato", "question": "Where is Nagato now?", "position": 30}
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "call-1", "name": "storyline_memory", "args": call}
+    )
+    assert isinstance(message, ToolMessage) and message.tool_call_id == "call-1"
+    assert str(message.content).startswith("as of [29] in the club room (bookmark bm-0, new;")
