@@ -265,6 +265,8 @@ class BenchOutcome:
     summary_path: Path
     report_paths: tuple[Path, Path]
     notes: list[str] = field(default_factory=list)
+    rejudged: int = 0
+    """Of ``ran``: earlier predictions (another judge's run) judged again, method not rerun."""
 
 
 @dataclass
@@ -278,6 +280,7 @@ class _Run:
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
     progress: ProgressSink
     ran: int = 0
+    rejudged: int = 0
 
 
 def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
@@ -367,6 +370,7 @@ async def _run_character(
             append_jsonl(run.results_path, record)
             run.done.add(result_key(record))
             run.ran += 1
+            run.rejudged += int(record["reused_prediction"])
             run.progress.advance(record)
 
 
@@ -479,7 +483,9 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         sink.close()
         store.close()
         summary, summary_path, report_paths = _write_outputs(config, complete)
-    return BenchOutcome(run.ran, total - remaining, summary, summary_path, report_paths, notes)
+    return BenchOutcome(
+        run.ran, total - remaining, summary, summary_path, report_paths, notes, run.rejudged
+    )
 
 
 def _write_outputs(

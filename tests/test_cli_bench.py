@@ -148,3 +148,16 @@ def test_shared_storyline_with_vanilla(
     )
     assert len(records) == 10 and all(r["artifact"] == "haruhi" for r in records)
     assert "| Method | haruhi | Average |" in capsys.readouterr().out
+
+
+def test_a_second_judge_says_it_rejudged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
+    assert _bench(story, out, "--method", "vanilla", "--limit", "1") == 0
+    capsys.readouterr()
+    assert _bench(story, out, "--method", "vanilla", "--limit", "1", "--judge", "nli") == 0
+    printed = capsys.readouterr().out
+    assert "2 instances run (2 re-judged from earlier predictions), 0 already done" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["judge"] == "nli" and summary["instances"] == 2

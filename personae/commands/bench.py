@@ -104,10 +104,13 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         model_names=names,
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
+    rejudged = (
+        f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
+    )
     if outcome.summary["artifacts"]:
         sys.stdout.write(markdown_table(table2_rows(outcome.summary)) + "\n\n")
     sys.stdout.write(
-        f"{outcome.ran} instances run, {outcome.skipped} already done; "
+        f"{outcome.ran} instances run{rejudged}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
         f"report in {outcome.report_paths[0]}\n"
     )

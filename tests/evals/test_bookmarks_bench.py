@@ -142,7 +142,7 @@ async def test_another_judge_rejudges_without_rerunning_the_method(tmp_path: Pat
     calls = len(world.CALLS)
     model = scripted_model()
     outcome = await run_bench(_config(tmp_path, model, limit=3, judge="nli"))
-    assert outcome.ran == 6 and len(world.CALLS) == calls
+    assert outcome.ran == outcome.rejudged == 6 and len(world.CALLS) == calls
     assert model.calls_for("NextAction") == [] and len(model.calls_for("NLIVerdict")) == 6
     nli = [r for r in _lines(tmp_path / "out/results.jsonl") if r["judge"] == "nli"]
     assert all(r["reused_prediction"] for r in nli)
