@@ -111,6 +111,9 @@ class BenchConfig:
     concurrency: int = 2
     """Characters run at once."""
     scene_size: int = 10
+    judge_cache: Path | None = None
+    """SQLite verdict cache; default ``<out_dir>/judge_cache.sqlite`` (the CLI uses the shared
+    ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
     model_names: Mapping[str, str] = field(default_factory=dict)
     """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
     the specs are ``registered:`` aliases."""
@@ -440,7 +443,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
-    store = JudgeStore(config.out_dir / JUDGE_CACHE_FILE)
+    store = JudgeStore(config.judge_cache or config.out_dir / JUDGE_CACHE_FILE)
     run = _Run(
         config=config,
         judge=CachedJudge(store, judge_model, config.name_of("judge_model"), config.judge),

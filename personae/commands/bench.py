@@ -3,7 +3,8 @@
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
 ``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model); the method graphs'
-memory reads ``CHROMA_HOST``/``CHROMA_PORT``. A rerun of the same command resumes: finished
+memory reads ``CHROMA_HOST``/``CHROMA_PORT``; judge verdicts are cached in
+``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes: finished
 instances are skipped and cached verdicts are reused.
 """
 
@@ -21,6 +22,7 @@ from personae.llm import register_model, resolve_chat_model
 from personae.settings import Settings, load_settings
 
 DEFAULT_OUT = Path("runs/bench")
+JUDGE_CACHE_NAME = "bookmarks_verdicts.sqlite"
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
 
 
@@ -102,6 +104,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         limit=args.limit,
         concurrency=args.concurrency,
         model_names=names,
+        judge_cache=settings.cache_dir / "judge" / JUDGE_CACHE_NAME,
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (
