@@ -25,6 +25,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "OPENAI_BASE_URL",
         "PERSONAE_MODEL",
         "PERSONAE_FAST_MODEL",
+        "PERSONAE_JUDGE_MODEL",
         "TAVILY_API_KEY",
         "TAVILY_BASE_URL",
         "CHROMA_HOST",

@@ -75,7 +75,7 @@ def test_writes_profile_markdown_and_valid_card(
     assert document["franchise"] == "Fist of the North Star"
     assert document["profile"].startswith("I am")
     ids = {s["id"] for s in document["sources"]}
-    assert all(set(s) == {"id", "url", "title", "origin"} for s in document["sources"])
+    assert all(set(s) == {"id", "url", "title", "origin", "content"} for s in document["sources"])
     for facts in document["dimensions"].values():
         assert all(f["source_ids"] and set(f["source_ids"]) <= ids for f in facts)
     assert document["rounds"][0]["queries"] and document["rounds"][0]["notes"]
