@@ -9,6 +9,17 @@ from pathlib import Path
 from typing import Any
 
 
+def _read_umask() -> int:
+    """The process umask (read once at import: setting it is the only way to read it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates 0600 files; outputs get the mode a plain open() would have given them.
+_FILE_MODE = 0o666 & ~_read_umask()
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and an atomic rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -18,6 +29,7 @@ def write_text_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

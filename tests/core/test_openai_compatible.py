@@ -42,7 +42,9 @@ async def test_unreachable_server_is_a_one_line_remote_error() -> None:
     settings = load_settings({"OPENAI_BASE_URL": f"{closed}/v1", "PERSONAE_MODEL": "openai:m"})
     model = resolve_chat_model(settings.model, settings)
     model.max_retries = 0  # type: ignore[attr-defined]
-    with pytest.raises(RemoteError, match="cannot reach the LLM server at http://127.0.0.1") as caught:
+    with pytest.raises(
+        RemoteError, match="cannot reach the LLM server at http://127.0.0.1"
+    ) as caught:
         await call_structured(model, Verdict, [HumanMessage("judge this")])
     assert "\n" not in str(caught.value)
     assert "OPENAI_BASE_URL" in str(caught.value)

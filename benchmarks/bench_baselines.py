@@ -1,0 +1,153 @@
+"""What the three baselines cost without LLM latency, and RICL retrieval at storyline scale.
+
+Run: uv run python benchmarks/bench_baselines.py [--size 100000]
+
+1. Story-order runs of the vanilla, RICL and ETA graphs over every major character's test
+   instances of ../shared/data/bookmarks/title2action_series.haruhi.json, with a scripted model
+   (so the figures are the framework's own overhead: Chroma, storyline slicing, profile store),
+   LLM calls per instance and, for ETA, the actions its incremental rebuilds read as a share of
+   rebuilding from scratch at every instance. Skipped when ../shared is absent.
+2. RICL's scene->action pair index over a generated storyline of ``--size`` actions: build time
+   and query latency (p50 / max) for the 8 most similar past pairs, asserting that no retrieved
+   pair sits at or after its target.
+Prints figures; asserts only correctness (the no-future invariant).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
+from personae.graphs.baseline_eta import ETAContext
+from personae.graphs.baseline_ricl import RICLContext
+from personae.graphs.baseline_vanilla import VanillaContext
+from personae.llm import register_model
+from personae.memory.scene_pairs import ScenePairStore
+from personae.memory.storyline import load_storyline
+from personae.testing import ScriptedChatModel
+
+HARUHI = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared/data/bookmarks/title2action_series.haruhi.json"
+)
+IGNORED_STATS = (
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "rebuild_point",
+    "profile_statements",
+)
+
+
+def scripted_model() -> ScriptedChatModel:
+    """Fixed answers for every structured call the baselines make."""
+    return ScriptedChatModel(
+        responders={
+            "NextAction": lambda m: {"action": "X does something."},
+            "ExtractedFacts": lambda m: {"facts": ["X is a fact", "X is another fact"]},
+            "CharacterProfile": lambda m: {"statements": ["X is summarised"]},
+        }
+    )
+
+
+async def story_order(method: str, graph: Any, context_type: Any, memory: str) -> None:
+    """Every test instance in story order, one memory shared by all of them."""
+    register_model("bench", scripted_model())
+    story = load_storyline(HARUHI)
+    context = context_type(
+        storyline_path=str(HARUHI),
+        model="registered:bench",
+        fast_model="registered:bench",
+        memory_dir=memory,
+    )
+    totals: dict[str, int] = {}
+    count = 0
+    start = time.perf_counter()
+    for character in story.major_characters:
+        for position in story.test_split(character)[1]:
+            out = await graph.ainvoke(
+                {"character": character, "position": position}, context=context
+            )
+            count += 1
+            for key, value in out["stats"].items():
+                totals[key] = totals.get(key, 0) + value
+    wall = time.perf_counter() - start
+    print(
+        f"{method}: {count} instances, {wall / count * 1000:.1f} ms/instance overhead "
+        f"(no LLM latency), LLM calls {totals['llm_calls']} ({totals['llm_calls'] / count:.2f}/instance)"
+    )
+    extra = {k: v for k, v in totals.items() if k not in IGNORED_STATS}
+    if extra:
+        print("   ", extra)
+    if totals.get("actions_from_scratch"):
+        share = 100 * totals["actions_read"] / totals["actions_from_scratch"]
+        print(
+            f"    ETA actions read {totals['actions_read']} vs from scratch "
+            f"{totals['actions_from_scratch']} = {share:.1f}%"
+        )
+
+
+def ricl_scale(size: int) -> None:
+    """Index a generated storyline's pairs for one character and time the retrieval."""
+    tmp = Path(tempfile.mkdtemp())
+    topics = ["rain", "cake", "cards", "boat", "road", "moon"]
+    rows = [
+        {
+            "character": "Alice" if i % 5 == 0 else "Other",
+            "action": f"step {i} of the {topics[i // 37 % 6]} story",
+        }
+        for i in range(size)
+    ]
+    (tmp / "big.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    story = load_storyline(tmp / "big.jsonl")
+    store = ScenePairStore.open(story, "Alice", tmp / "memory")
+    start = time.perf_counter()
+    added = store.extend(size)
+    built = time.perf_counter() - start
+    print(
+        f"RICL index: {added} pairs of a {size}-action storyline in {built:.1f} s "
+        f"({built / added * 1e3:.2f} ms/pair)"
+    )
+    late = range(size - 2000, size, 20)
+    early = range(min(1000, size // 4), min(3000, size // 2), 20)
+    for label, targets in (("late targets", late), ("early targets (selective filter)", early)):
+        times = []
+        for target in targets:
+            begin = time.perf_counter()
+            pairs = store.similar(story.scene(target), target, 8)
+            times.append(time.perf_counter() - begin)
+            assert pairs and max(p.position for p in pairs) < target, "a pair from the future"
+        print(
+            f"RICL query, {label}: p50 {statistics.median(times) * 1e3:.1f} ms, "
+            f"max {max(times) * 1e3:.1f} ms"
+        )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000, help="actions in the RICL storyline")
+    args = parser.parse_args()
+    if HARUHI.is_file():
+        with tempfile.TemporaryDirectory() as tmp:
+            for method, graph, context_type in (
+                ("vanilla", baseline_vanilla.graph, VanillaContext),
+                ("ricl", baseline_ricl.graph, RICLContext),
+                ("eta", baseline_eta.graph, ETAContext),
+            ):
+                await story_order(method, graph, context_type, f"{tmp}/{method}")
+    else:
+        print(f"{HARUHI} is absent: story-order runs skipped")
+    ricl_scale(args.size)
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,30 @@
+"""Atomic writes: whole files or nothing, with the mode a plain open() would give."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from personae.files import write_json_atomic, write_text_atomic
+
+
+def test_written_file_is_readable_like_a_plain_open(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    target = tmp_path / "out" / "profile.json"
+    write_json_atomic(target, {"character": "Kenshiro"})
+    assert target.read_text(encoding="utf-8") == '{\n  "character": "Kenshiro"\n}\n'
+    assert stat.S_IMODE(target.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+
+
+def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "profile.md"
+    write_text_atomic(target, "old")
+
+    with pytest.raises(TypeError):
+        write_text_atomic(target, 42)  # type: ignore[arg-type]
+    assert target.read_text(encoding="utf-8") == "old"
+    assert os.listdir(tmp_path) == ["profile.md"]
