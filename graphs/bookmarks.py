@@ -198,16 +198,20 @@ async def match_bookmarks(
     context, bank = runtime.context, _resources(runtime).bank
     target, character = state["position"], state["character"]
     fast_model = resolve_chat_model(context.fast_model)
-    pools = [
-        bank.candidates(
-            q["question"],
-            type=BookmarkType(q["type"]),
-            character=character,
-            synced_by=target,
-            k=context.k_candidates,
+    # Chroma queries block: run them in threads so other characters' steps keep moving.
+    pools = await asyncio.gather(
+        *(
+            asyncio.to_thread(
+                bank.candidates,
+                q["question"],
+                type=BookmarkType(q["type"]),
+                character=character,
+                synced_by=target,
+                k=context.k_candidates,
+            )
+            for q in state["questions"]
         )
-        for q in state["questions"]
-    ]
+    )
     decided = await asyncio.gather(
         *(
             match_question(
@@ -272,7 +276,7 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
     scratch = bookmark_sync.actions_from_scratch(
         bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings
     )
-    stored = save_synced(resources.bank, result.bookmark)
+    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark)
     if not stored.answer_at(target):
         resources.unknown.record(state["character"], stored.question)
     record = {
@@ -295,7 +299,9 @@ async def ground_context(
     """Active bookmarks plus those synced near the target; answers as valid at the target."""
     bank, target = _resources(runtime).bank, state["position"]
     active = [bank.get(i) for i in dict.fromkeys(item["id"] for item in state["active"])]
-    near = bank.near(target, character=state["character"], window=runtime.context.near_window)
+    near = await asyncio.to_thread(
+        bank.near, target, character=state["character"], window=runtime.context.near_window
+    )
     chosen = list({b.id: b for b in [*active, *near]}.values())
     known = [b for b in chosen if b.answer_at(target)]
     return {

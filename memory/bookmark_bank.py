@@ -28,7 +28,7 @@ from chromadb.api.models.Collection import Collection
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType, StateTransition
 from personae.memory.chroma import open_chroma, safe_collection_name
 from personae.memory.embeddings import HashingEmbedding, embed_text
 from personae.memory.lexical import lexical_filter
@@ -137,8 +137,11 @@ class BookmarkBank:
         """Write answer, position and memory in one upsert (never half-updated).
 
         A changed answer adds a history version valid from ``bookmark.position``; an answer
-        changed twice at the same position replaces that position's version. Positions only
-        move forward: saving a bookmark behind its stored position raises ``ValueError``.
+        changed twice at the same position replaces that position's version. A state bookmark
+        synced over several chunks also records each chunk's answer (its transitions past the
+        stored position), so "what was true at q" is exact between two saves too, not only
+        at the saved positions. Positions only move forward: saving a bookmark behind its
+        stored position raises ``ValueError``.
         On success ``bookmark.history`` is updated in place; on failure nothing is stored.
         """
         with _WRITE_LOCK:
@@ -149,7 +152,10 @@ class BookmarkBank:
                     f"{stored.position}; bookmarks only sync forward (reload it with get())"
                 )
             updated = bookmark.model_copy(deep=True)
-            updated.history = _with_version(stored.history, bookmark.position, bookmark.answer)
+            history = stored.history
+            for step in _unsaved_transitions(bookmark, since=stored.position):
+                history = _with_version(history, step.position, step.answer)
+            updated.history = _with_version(history, bookmark.position, bookmark.answer)
             self._write([updated])
         bookmark.history = updated.history
 
@@ -294,6 +300,11 @@ class BookmarkBank:
     def export_json(self, path: Path) -> None:
         """Write :meth:`export` to ``path`` atomically."""
         write_json_atomic(path, self.export())
+
+
+def _unsaved_transitions(bookmark: Bookmark, *, since: int) -> list[StateTransition]:
+    """State transitions strictly after the stored position and up to the saved one."""
+    return [t for t in bookmark.transitions if since < t.position < bookmark.position]
 
 
 def _with_version(history: list[AnswerVersion], position: int, answer: str) -> list[AnswerVersion]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from personae.errors import InputError
-from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType, StateTransition
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import open_chroma
 from personae.memory.embeddings import embed_text
@@ -72,6 +72,30 @@ def test_save_keeps_answer_history_and_never_leaks_later_answers(bank: BookmarkB
     with pytest.raises(ValueError, match="only sync forward"):
         bank.save(bm)
     assert bank.get(bm.id).position == 192
+
+
+def test_state_sync_over_several_chunks_keeps_each_chunk_answer(bank: BookmarkBank) -> None:
+    bm = bank.create(question="Where is the band practising?", type=S, character="Kasumi")
+    bm.position, bm.answer = 64, "in the storage room"
+    bm.transitions = [StateTransition(position=64, operation="update", answer=bm.answer)]
+    bank.save(bm)
+    # One sync from 64 to 256 in three chunks: each chunk's answer becomes a version.
+    bm.transitions += [
+        StateTransition(position=128, operation="update", answer="at SPACE"),
+        StateTransition(position=192, operation="no_change", answer="at SPACE"),
+        StateTransition(position=256, operation="update", answer="on the roof"),
+    ]
+    bm.position, bm.answer = 256, "on the roof"
+    bank.save(bm)
+    stored = bank.get(bm.id)
+    assert [(v.position, v.answer) for v in stored.history] == [
+        (0, ""),
+        (64, "in the storage room"),
+        (128, "at SPACE"),
+        (256, "on the roof"),
+    ]
+    assert stored.answer_at(127) == "in the storage room"
+    assert stored.answer_at(200) == "at SPACE" and stored.answer_at(256) == "on the roof"
 
 
 def test_failed_save_leaves_the_previous_bookmark_whole(
