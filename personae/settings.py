@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from personae.errors import ConfigurationError
+
 DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
@@ -64,6 +66,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     api_key = get("OPENAI_API_KEY")
     base_url = get("OPENAI_BASE_URL")
     port = get("CHROMA_PORT") or "8000"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigurationError(
+            f"CHROMA_PORT={port!r} is not a port number", "set CHROMA_PORT to 1-65535 or unset it"
+        )
     return Settings(
         openai_api_key=api_key,
         openai_base_url=base_url,
@@ -75,7 +81,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         cache_dir=Path(get("PERSONAE_CACHE_DIR") or _cache_home(source)),
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
         chroma_host=get("CHROMA_HOST"),
-        chroma_port=int(port) if port.isdigit() else 8000,
+        chroma_port=int(port),
     )
 
 

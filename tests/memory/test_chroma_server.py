@@ -1,0 +1,116 @@
+"""The bookmark bank on a real Chroma server (``CHROMA_HOST``), started on a loopback port.
+
+The server is the ``chroma`` executable installed with chromadb; the tests skip without it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from personae.errors import ConfigurationError
+from personae.memory.bookmark import BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.settings import Settings, load_settings
+
+CHROMA = Path(sys.executable).parent / "chroma"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    if not CHROMA.exists():
+        pytest.skip("the chroma executable is not installed")
+    data, port = tmp_path_factory.mktemp("chroma-server"), _free_port()
+    log = (data / "server.log").open("wb")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    process = subprocess.Popen(
+        [
+            str(CHROMA),
+            "run",
+            "--path",
+            str(data / "db"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail(f"chroma run did not start:\n{(data / 'server.log').read_text()[-2000:]}")
+        yield load_settings({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port)})
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+        log.close()
+
+
+def test_bank_lives_on_the_server_and_a_new_client_sees_it(
+    chroma_server: Settings, tmp_path: Path
+) -> None:
+    ignored = tmp_path / "ignored"
+    bank = BookmarkBank.open("Poppin'Party", ignored, chroma_server)
+    bm = bank.create(
+        question="Where does the band practise?", type=BookmarkType.STATE, character="Kasumi"
+    )
+    bm.position, bm.answer = 64, "in the storage room"
+    bank.save(bm)
+    again = BookmarkBank.open("Poppin'Party", ignored, chroma_server)
+    stored = again.get(bm.id)
+    assert (stored.position, stored.answer_at(63), stored.answer_at(64)) == (
+        64,
+        "",
+        "in the storage room",
+    )
+    found = again.candidates(
+        "Where does the band practise now?",
+        type=BookmarkType.STATE,
+        character="Arisa",
+        synced_by=100,
+    )
+    assert [b.id for b in found] == [bm.id]
+    assert (
+        again.create(question="Who plays guitar?", type=BookmarkType.CONCEPT, character="Tae").id
+        == "bm-1"
+    )
+    assert not ignored.exists(), "with CHROMA_HOST the local memory folder is not used"
+
+
+def test_unreachable_server_is_a_configuration_error() -> None:
+    settings = load_settings({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(_free_port())})
+    with pytest.raises(ConfigurationError, match="cannot reach the Chroma server") as caught:
+        BookmarkBank.open("haruhi", None, settings)
+    assert caught.value.fix and "unset CHROMA_HOST" in caught.value.fix
+
+
+@pytest.mark.parametrize("port", ["eighty", "0", "70000"])
+def test_bad_chroma_port_names_the_setting(port: str) -> None:
+    with pytest.raises(ConfigurationError, match="CHROMA_PORT") as caught:
+        load_settings({"CHROMA_HOST": "localhost", "CHROMA_PORT": port})
+    assert caught.value.fix and "1-65535" in caught.value.fix
