@@ -86,6 +86,33 @@ def test_rerun_is_served_from_the_judge_cache(
     assert "LLM calls 0, cache hits 11" in capsys.readouterr().out
 
 
+def test_judge_model_comes_from_its_own_setting(
+    model: ScriptedChatModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge, flagged = scripted_model(), scripted_model()
+    register_model("eval-judge", judge)
+    register_model("eval-flag-judge", flagged)
+    try:
+        allowed, _ = write_profiles(tmp_path)
+        monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "registered:eval-judge")
+        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
+        # The extractor (5 chunks) ran on --model, the 6 judgements on PERSONAE_JUDGE_MODEL.
+        assert (len(model.calls), len(judge.calls)) == (5, 6)
+        report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+        assert report["models"] == {
+            "judge": "registered:eval-judge",
+            "extractor": "registered:eval-test",
+        }
+        out = tmp_path / "flag.json"
+        flags = ["--judge-model", "registered:eval-flag-judge", "--out", str(out)]
+        assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
+        assert len(flagged.calls) == 6 and len(model.calls) == 5  # extractor points cached
+        assert json.loads(out.read_text())["models"]["judge"] == "registered:eval-flag-judge"
+    finally:
+        unregister_model("eval-judge")
+        unregister_model("eval-flag-judge")
+
+
 def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: Path) -> None:
     wiki = FakeMediaWiki({"Toki": FIXTURE.read_text(encoding="utf-8")})
     with LoopbackWebServer(FakeWeb(wiki=wiki).route) as server:

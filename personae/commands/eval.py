@@ -7,8 +7,8 @@ profile made with the reference page and one made with ``--exclude-url REFERENCE
 "reference allowed / excluded" comparison.
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``: the judge), ``PERSONAE_FAST_MODEL`` (``--fast-model``: the
-knowledge extractor), ``PERSONAE_CACHE_DIR`` (judge answers under ``judge/``, fetched pages under
+``PERSONAE_MODEL`` (``--model``: the judge unless ``PERSONAE_JUDGE_MODEL`` / ``--judge-model``
+names another), ``PERSONAE_FAST_MODEL`` (``--fast-model``: the knowledge extractor), ``PERSONAE_CACHE_DIR`` (judge answers under ``judge/``, fetched pages under
 ``http/``), ``PERSONAE_CONTACT`` (User-Agent when fetching a reference URL).
 """
 
@@ -53,7 +53,11 @@ def register(commands: Any) -> None:
     profile.add_argument(
         "--out", type=Path, help=f"report path (default: next to the first profile, {REPORT_NAME})"
     )
-    profile.add_argument("--model", help="judge model provider:model (PERSONAE_MODEL)")
+    profile.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
+    profile.add_argument(
+        "--judge-model",
+        help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
+    )
     profile.add_argument(
         "--fast-model", help="knowledge extractor model provider:model (PERSONAE_FAST_MODEL)"
     )
@@ -84,9 +88,10 @@ def make_context(args: argparse.Namespace, settings: Settings) -> ProfileEvalCon
     """Resolve both models up front, so a bad setting fails before any fetch or call."""
     if not settings.model_configured:
         raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
+    judge = args.judge_model or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip() or settings.model
     return ProfileEvalContext(
-        judge_model=resolve_chat_model(settings.model, settings),
-        judge_model_name=_model_name(settings.model, settings),
+        judge_model=resolve_chat_model(judge, settings),
+        judge_model_name=_model_name(judge, settings),
         extractor_model=resolve_chat_model(settings.fast_model, settings),
         extractor_model_name=_model_name(settings.fast_model, settings),
         concurrency=args.concurrency,
