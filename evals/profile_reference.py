@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.evals.profile_metrics import count_tokens
-from personae.settings import Settings, user_agent
+from personae.settings import Settings
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.wiki import APPARATUS_SECTIONS, MediaWikiClient
 from personae.tools.wiki_page import WikiPage
@@ -239,9 +239,7 @@ async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReferen
     return reference_from_page(parse_wiki_html(fetched.text, url=url), url=url)
 
 
-async def load_reference(
-    source: str, *, settings: Settings, http: PoliteHttpClient | None = None
-) -> ProfileReference:
+async def load_reference(source: str, *, settings: Settings) -> ProfileReference:
     """The reference named by ``source``: an http(s) URL, a ``.html`` or a ``.json`` file.
 
     A URL's host is allowed even when private: the user named it explicitly.
@@ -251,13 +249,7 @@ async def load_reference(
         raise InputError("the reference is empty", _FIX)
     if urlsplit(text).scheme not in ("http", "https"):
         return read_reference_file(Path(text).expanduser())
-    if http is not None:
-        return await fetch_reference(text, http=http)
-    async with PoliteHttpClient(
-        user_agent=user_agent(settings),
-        cache_dir=settings.cache_dir,
-        allowed_hosts=[urlsplit(text).netloc],
-        max_retries=1,
-        backoff_base=0.25,
+    async with PoliteHttpClient.from_settings(
+        settings, allowed_hosts=[urlsplit(text).netloc], max_retries=1, backoff_base=0.25
     ) as client:
         return await fetch_reference(text, http=client)
