@@ -4,35 +4,29 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
 
-def _read_umask() -> int:
-    """The process umask (read once at import: setting it is the only way to read it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-# mkstemp creates 0600 files; outputs get the mode a plain open() would have given them.
-_FILE_MODE = 0o666 & ~_read_umask()
-
-
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and an atomic rename."""
+    """Write ``text`` to ``path`` via a temporary file and an atomic rename.
+
+    The temporary file is opened with mode ``"x"`` (exclusive create) rather than made by
+    ``tempfile.mkstemp``, whose files are 0600: the output gets the mode a plain ``open()``
+    gives, with the umask in force at the time of the write.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    handle = tmp.open("x", encoding="utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -20,6 +20,15 @@ def test_written_file_is_readable_like_a_plain_open(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
 
 
+def test_written_file_follows_the_umask_in_force_when_writing(tmp_path: Path) -> None:
+    previous = os.umask(0o027)
+    try:
+        write_text_atomic(tmp_path / "card.json", "{}")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "card.json").stat().st_mode) == 0o640
+
+
 def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "profile.md"
     write_text_atomic(target, "old")
