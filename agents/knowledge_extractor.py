@@ -90,21 +90,30 @@ def normalize_quote(text: str) -> str:
 
 def quote_occurs(evidence: str, text: str) -> bool:
     """True when ``evidence`` (non-empty) occurs in ``text`` up to :func:`normalize_quote`."""
+    return _quoted_in(evidence, normalize_quote(text))
+
+
+def _quoted_in(evidence: str, normal_text: str) -> bool:
     wanted = normalize_quote(evidence).strip(" .\"'")
-    return bool(wanted) and wanted in normalize_quote(text)
+    return bool(wanted) and wanted in normal_text
 
 
 def verify_points(
-    extracted: ExtractedKnowledge, *, chunk_id: str, text: str
+    extracted: ExtractedKnowledge, *, chunk_id: str, text: str, seen: set[str] | None = None
 ) -> tuple[list[KnowledgePoint], int]:
-    """Points whose evidence really occurs in ``text`` (duplicates merged), and how many dropped."""
+    """Points whose evidence really occurs in ``text`` (duplicates merged), and how many dropped.
+
+    ``seen`` holds the normalised statements already kept (from earlier chunks of the same
+    reference) and is updated, so one fact stated in two chunks is kept once.
+    """
     kept: list[KnowledgePoint] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
+    normal_text = normalize_quote(text)
     dropped = 0
     for point in extracted.points:
         statement = point.statement.strip()
         key = normalize_quote(statement)
-        if not statement or not quote_occurs(point.evidence, text) or key in seen:
+        if not statement or not _quoted_in(point.evidence, normal_text) or key in seen:
             dropped += 1
             continue
         seen.add(key)

@@ -25,7 +25,6 @@ from personae.agents.knowledge_extractor import (
     ExtractedKnowledge,
     KnowledgePoint,
     extraction_messages,
-    normalize_quote,
     verify_points,
 )
 from personae.agents.query_planner import DIMENSIONS
@@ -184,11 +183,9 @@ async def extract_points(
     usage = LLMUsage()
     seen: set[str] = set()  # the same fact stated in two chunks is one point
     for chunk, (extracted, used) in zip(chunks, answers, strict=True):
-        kept, lost = verify_points(extracted, chunk_id=chunk.id, text=chunk.text)
-        fresh = [p for p in kept if normalize_quote(p.statement) not in seen]
-        seen.update(normalize_quote(p.statement) for p in fresh)
-        points += fresh
-        dropped += lost + len(kept) - len(fresh)
+        kept, lost = verify_points(extracted, chunk_id=chunk.id, text=chunk.text, seen=seen)
+        points += kept
+        dropped += lost
         usage = usage + used
     return points, dropped, usage
 

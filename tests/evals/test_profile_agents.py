@@ -68,6 +68,23 @@ def test_points_without_a_real_quote_are_dropped_and_duplicates_merged() -> None
     assert dropped == 2
 
 
+def test_a_fact_kept_from_an_earlier_chunk_is_dropped_as_a_duplicate() -> None:
+    point = ExtractedPoint(
+        statement="Toki is the second Hokuto brother.",
+        evidence="four Hokuto brothers",
+        type="identity",
+    )
+    seen: set[str] = set()
+    first, _ = verify_points(
+        ExtractedKnowledge(points=[point]), chunk_id="C1", text=CHUNK, seen=seen
+    )
+    again, dropped = verify_points(
+        ExtractedKnowledge(points=[point]), chunk_id="C2", text=CHUNK, seen=seen
+    )
+    assert [p.chunk_id for p in first] == ["C1"]
+    assert (again, dropped) == ([], 1)
+
+
 def test_point_type_is_one_of_the_seven_dimensions() -> None:
     assert ExtractedPoint(statement="s", evidence="e", type=" Abilities ").type == "ability"
     assert ExtractedPoint(statement="s", evidence="e", type="Personality").type == "personality"
