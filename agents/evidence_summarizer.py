@@ -51,9 +51,14 @@ def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> 
     return kept
 
 
-def unknown_ids(facts: Sequence[CitedFact], known_ids: Collection[str]) -> list[str]:
-    """Cited ids the code never assigned (the model invented them)."""
-    return sorted({i for f in facts for i in f.source_ids if i.strip() not in known_ids})
+def reject_unknown_ids(facts: Sequence[CitedFact], known_ids: Collection[str]) -> None:
+    """Raise ``ValueError`` naming cited ids the code never assigned (the model invented them).
+
+    Used as a ``call_structured`` check, so the message is what the model reads on retry.
+    """
+    invented = sorted({i for f in facts for i in f.source_ids if i.strip() not in known_ids})
+    if invented:
+        raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
 
 
 def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 1200) -> str:
@@ -70,12 +75,6 @@ async def summarize_round(
 ) -> tuple[list[CitedFact], LLMUsage]:
     """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out."""
     known = {sid for sid, _, _ in sources}
-
-    def only_known_ids(notes: EvidenceNotes) -> None:
-        invented = unknown_ids(notes.facts, known)
-        if invented:
-            raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
-
     messages = [
         SystemMessage(
             SUMMARIZER_SYSTEM.format(
@@ -86,5 +85,7 @@ async def summarize_round(
         ),
         HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources), name=name)),
     ]
-    notes, usage = await call_structured(model, EvidenceNotes, messages, check=only_known_ids)
+    notes, usage = await call_structured(
+        model, EvidenceNotes, messages, check=lambda notes: reject_unknown_ids(notes.facts, known)
+    )
     return keep_cited_facts(notes.facts, known), usage

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.evidence_summarizer import CitedFact, unknown_ids
+from personae.agents.evidence_summarizer import CitedFact, reject_unknown_ids
 from personae.agents.query_planner import DIMENSIONS
 from personae.llm import LLMUsage, call_structured
 
@@ -67,9 +67,7 @@ async def rewrite_first_person(
     """The first-person profile; answers citing unknown ids or with no profile are retried."""
 
     def valid(draft: ProfileDraft) -> None:
-        invented = unknown_ids(draft.facts, known_ids)
-        if invented:
-            raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
+        reject_unknown_ids(draft.facts, known_ids)
         if not draft.profile.strip():
             raise ValueError("the profile is empty")
 

@@ -116,3 +116,4 @@ async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
     )
     assert result.facts[0].source_ids == ["S1"] and usage.calls == 2
     assert "ONE canon" in prompt_text(model.calls_for("ProfileDraft")[0])
+    assert "unknown ids: S5" in prompt_text(model.calls_for("ProfileDraft")[1])
