@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as _json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +49,13 @@ class WebResponse:
 
 
 Route = Callable[[WebRequest], WebResponse]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on: for a server a test starts, or an unreachable URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class LoopbackWebServer:

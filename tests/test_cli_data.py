@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 
 from personae.cli import main
-from personae.loopback import LoopbackWebServer, WebRequest, WebResponse
+from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 from personae.memory.storyline import load_storyline
 from personae.tools.hf_datasets import BOOKMARKS_DATASETS
 
@@ -76,9 +75,7 @@ def test_missing_dataset_exits_3_with_one_line(
 
 
 def test_unreachable_endpoint_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    url = f"http://127.0.0.1:{free_port()}"
     assert (
         main(["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import httpx
 import pytest
 
 from personae.fake_openai import FakeOpenAIChat
-from personae.loopback import LoopbackWebServer
+from personae.loopback import LoopbackWebServer, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
@@ -42,7 +41,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 def _start_server(
     config: Path, env: dict[str, str], log: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()  # `--port 0` is reported as ":0" (it does not print the bound port)
+    port = free_port()  # `--port 0` is reported as ":0" (it does not print the bound port)
     with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
         process = _spawn(config, env, handle, port)
     url = f"http://127.0.0.1:{port}"
@@ -58,12 +57,6 @@ def _start_server(
         time.sleep(0.5)
     _stop(process)
     raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _spawn(

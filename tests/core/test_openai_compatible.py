@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from personae.errors import RemoteError
 from personae.fake_openai import FakeOpenAIChat
 from personae.llm import call_structured, resolve_chat_model
-from personae.loopback import LoopbackWebServer
+from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
 
 
@@ -37,9 +37,8 @@ async def test_structured_call_through_openai_compatible_server() -> None:
 
 
 async def test_unreachable_server_is_a_one_line_remote_error() -> None:
-    with LoopbackWebServer(FakeOpenAIChat({})) as server:
-        closed = server.url  # the port is free again once the server stops
-    settings = load_settings({"OPENAI_BASE_URL": f"{closed}/v1", "PERSONAE_MODEL": "openai:m"})
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    settings = load_settings({"OPENAI_BASE_URL": closed, "PERSONAE_MODEL": "openai:m"})
     model = resolve_chat_model(settings.model, settings)
     model.max_retries = 0  # type: ignore[attr-defined]
     with pytest.raises(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 
 from personae.errors import InputError, RemoteError
-from personae.loopback import LoopbackWebServer, WebRequest, WebResponse
+from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 from personae.memory.storyline import load_storyline
 from personae.tools.hf_datasets import HubClient, HubFile, convert_rows, fetch_bookmarks
 
@@ -180,10 +179,7 @@ def test_truncated_download_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_unreachable_endpoint_and_bad_urls_are_one_line_errors(tmp_path: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    with HubClient(f"http://127.0.0.1:{port}", user_agent=UA, timeout=5) as client:
+    with HubClient(f"http://127.0.0.1:{free_port()}", user_agent=UA, timeout=5) as client:
         with pytest.raises(RemoteError, match="cannot reach http://127.0.0.1") as error:
             client.list_files(FANDOM)
     assert "\n" not in str(error.value) and "HF_ENDPOINT" in str(error.value)
