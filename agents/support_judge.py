@@ -35,6 +35,9 @@ Reference evidence: "{evidence}"
 
 Is the knowledge point supported by the profile?"""
 
+Verdict = Literal["supported", "partially_supported", "irrelevant", "contradicted"]
+"""The closed verdict set the judge answers (and the metrics count)."""
+
 _VERDICT_ALIASES = {
     "support": "supported",
     "partially supported": "partially_supported",
@@ -51,7 +54,7 @@ class SupportJudgment(BaseModel):
     """The judge's decision for one knowledge point."""
 
     reason: str = Field(description="One sentence naming the part of the profile relied on.")
-    verdict: Literal["supported", "partially_supported", "irrelevant", "contradicted"] = Field(
+    verdict: Verdict = Field(
         description="supported, partially_supported, irrelevant (not mentioned) or contradicted."
     )
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from personae.agents.query_planner import DIMENSIONS
+from personae.agents.support_judge import Verdict
 
-Verdict = Literal["supported", "partially_supported", "irrelevant", "contradicted"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 """The four judge verdicts, in report order."""
 
