@@ -66,7 +66,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     api_key = get("OPENAI_API_KEY")
     base_url = get("OPENAI_BASE_URL")
     port = get("CHROMA_PORT") or "8000"
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not port.isdecimal() or not 0 < int(port) < 65536:  # isdigit() admits "²"
         raise ConfigurationError(
             f"CHROMA_PORT={port!r} is not a port number", "set CHROMA_PORT to 1-65535 or unset it"
         )
