@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import operator
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -53,9 +53,16 @@ STAT_KEYS = (
 """Every counter in a step's ``stats``."""
 
 
+_SYNC_DEFAULTS = bookmark_sync.SyncSettings()
+
+
 @dataclass(frozen=True, kw_only=True)
 class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
-    """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes)."""
+    """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
+
+    The sync sizes are flat fields (so LangGraph Studio shows them) whose defaults come from
+    :class:`~personae.graphs.bookmark_sync.SyncSettings`, the operators' own settings.
+    """
 
     k_questions: int = 5
     """K: questions proposed per step."""
@@ -64,15 +71,15 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     ablation where every question starts a new bookmark)."""
     near_window: int = 5
     """Bookmarks synced within this many actions before the target also ground the actor."""
-    state_chunk: int = 64
+    state_chunk: int = _SYNC_DEFAULTS.state_chunk
     """State sync: actions per chunk."""
-    behavior_batch: int = 8
+    behavior_batch: int = _SYNC_DEFAULTS.behavior_batch
     """Behavioral sync: actions checked per classifier call."""
-    local_scene: int = 3
+    local_scene: int = _SYNC_DEFAULTS.local_scene
     """Behavioral sync: actions shown before each checked action."""
-    concept_radius: int = 8
+    concept_radius: int = _SYNC_DEFAULTS.concept_radius
     """Concept sync: context window radius around keyword hits."""
-    concept_top_windows: int = 8
+    concept_top_windows: int = _SYNC_DEFAULTS.concept_top_windows
     """Concept sync: windows summarised."""
 
     def __post_init__(self) -> None:
@@ -83,14 +90,9 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
         self.sync_settings()
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
-        """The sync operators' settings taken from this context."""
-        return bookmark_sync.SyncSettings(
-            state_chunk=self.state_chunk,
-            behavior_batch=self.behavior_batch,
-            local_scene=self.local_scene,
-            concept_radius=self.concept_radius,
-            concept_top_windows=self.concept_top_windows,
-        )
+        """The sync operators' settings taken from this context (every SyncSettings field)."""
+        names = (f.name for f in fields(bookmark_sync.SyncSettings))
+        return bookmark_sync.SyncSettings(**{name: getattr(self, name) for name in names})
 
 
 class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]

@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from personae.errors import ConfigurationError, InputError
 from personae.graphs.bookmark_resources import forget_resources
+from personae.graphs.bookmark_sync import SyncSettings
 from personae.graphs.bookmarks import BookmarksContext, build_graph, graph
 from personae.llm import register_model, unregister_model
 from personae.memory.bookmark import BookmarkType
@@ -289,6 +290,10 @@ async def test_concurrent_steps_sharing_a_bookmark_keep_positions_forward(
 async def test_settings_are_checked_and_zero_candidates_means_always_new(
     story: Path, tmp_path: Path, model: ScriptedChatModel
 ) -> None:
+    assert context(story, tmp_path / "mem").sync_settings() == SyncSettings()
+    assert context(story, tmp_path / "mem", local_scene=0).sync_settings() == SyncSettings(
+        local_scene=0
+    )
     with pytest.raises(ConfigurationError, match="state_chunk must be at least 1"):
         context(story, tmp_path / "mem", state_chunk=0)
     with pytest.raises(ConfigurationError, match="near_window must not be negative"):
