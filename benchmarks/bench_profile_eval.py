@@ -23,7 +23,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from personae.evals.profile_eval import ProfileDocument, ProfileEvalContext, evaluate_profiles
-from personae.evals.profile_reference import chunk_reference, read_reference_file
+from personae.evals.profile_reference import (
+    ProfileReference,
+    chunk_reference,
+    read_reference_file,
+)
 from personae.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +58,13 @@ def judge(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 async def one_run(
-    page: Path, concurrency: int, latency: float, profiles: int, cache: Path | None
+    reference: ProfileReference,
+    concurrency: int,
+    latency: float,
+    profiles: int,
+    cache: Path | None,
 ) -> tuple[float, dict[str, Any]]:
+    """Wall time of one evaluation of ``profiles`` documents (the page is parsed beforehand)."""
     model = ScriptedChatModel(
         responders={"ExtractedKnowledge": extract, "SupportJudgment": judge}, latency=latency
     )
@@ -75,7 +84,7 @@ async def one_run(
         for i in range(profiles)
     ]
     start = time.perf_counter()
-    report = await evaluate_profiles(documents, read_reference_file(page), context)
+    report = await evaluate_profiles(documents, reference, context)
     return time.perf_counter() - start, report
 
 
@@ -89,7 +98,9 @@ def main() -> None:
     print(f"reference: {page.name}, {len(chunk_reference(reference))} chunks")
     print(f"model latency {args.latency * 1000:.0f} ms per call, {args.profiles} profiles")
     for concurrency in (1, 4, 8, 16):
-        seconds, report = asyncio.run(one_run(page, concurrency, args.latency, args.profiles, None))
+        seconds, report = asyncio.run(
+            one_run(reference, concurrency, args.latency, args.profiles, None)
+        )
         ref = report["reference"]
         print(
             f"concurrency {concurrency:>2}: {seconds:6.2f} s, {report['usage']['llm_calls']} calls "
@@ -97,8 +108,8 @@ def main() -> None:
         )
     with tempfile.TemporaryDirectory() as folder:
         cache = Path(folder)
-        cold, _ = asyncio.run(one_run(page, 8, args.latency, args.profiles, cache))
-        warm, report = asyncio.run(one_run(page, 8, args.latency, args.profiles, cache))
+        cold, _ = asyncio.run(one_run(reference, 8, args.latency, args.profiles, cache))
+        warm, report = asyncio.run(one_run(reference, 8, args.latency, args.profiles, cache))
         print(
             f"judge cache: first run {cold:.2f} s, rerun {warm:.3f} s with "
             f"{report['usage']['llm_calls']} calls and {report['usage']['cache_hits']} cache hits"
