@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.evidence_summarizer import CitedFact
 from personae.agents.query_planner import DIMENSIONS, anchor_query
 from personae.llm import LLMUsage, call_structured
 
@@ -70,20 +71,27 @@ def settle_coverage(
     return scores, follow_ups
 
 
+def render_notes(facts_by_dimension: Mapping[str, Sequence[CitedFact]]) -> str:
+    """One line per dimension: its facts with their ids, as the model reads them."""
+    lines = []
+    for dimension in DIMENSIONS:
+        facts = facts_by_dimension.get(dimension, [])
+        notes = "; ".join(f"{f.text} ({', '.join(f.source_ids)})" for f in facts)
+        lines.append(f"{dimension}: {notes or '(nothing yet)'}")
+    return "\n".join(lines)
+
+
 async def review_coverage(
     model: BaseChatModel,
     *,
     name: str,
     franchise: str | None,
-    notes: Mapping[str, Sequence[str]],
+    facts_by_dimension: Mapping[str, Sequence[CitedFact]],
     done_queries: Sequence[str],
     target: float,
     per_dimension: int = 1,
 ) -> tuple[CoverageReview, LLMUsage]:
     """Ask the model to score coverage per dimension and propose follow-up queries."""
-    rendered = "\n".join(
-        f"{d}: " + ("; ".join(notes.get(d, [])) or "(nothing yet)") for d in DIMENSIONS
-    )
     messages = [
         SystemMessage(
             REFLECTOR_SYSTEM.format(
@@ -94,6 +102,10 @@ async def review_coverage(
                 per_dimension=per_dimension,
             )
         ),
-        HumanMessage(REFLECTOR_USER.format(notes=rendered, queries="\n".join(done_queries))),
+        HumanMessage(
+            REFLECTOR_USER.format(
+                notes=render_notes(facts_by_dimension), queries="\n".join(done_queries)
+            )
+        ),
     ]
     return await call_structured(model, CoverageReview, messages)

@@ -200,14 +200,14 @@ async def summarize_evidence(
     return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
 
 
-def notes_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Fact texts per dimension, each suffixed with its ids, de-duplicated."""
-    notes: dict[str, list[str]] = defaultdict(list)
+def facts_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[CitedFact]]:
+    """The cited facts of every round per dimension, de-duplicated (rounds repeat facts)."""
+    grouped: dict[str, list[CitedFact]] = defaultdict(list)
     for fact in facts:
-        line = f"{fact['text']} ({', '.join(fact['source_ids'])})"
-        if line not in notes[fact["dimension"]]:
-            notes[fact["dimension"]].append(line)
-    return dict(notes)
+        cited = CitedFact.model_validate(fact)
+        if cited not in grouped[cited.dimension]:
+            grouped[cited.dimension].append(cited)
+    return dict(grouped)
 
 
 async def reflect_coverage(
@@ -217,20 +217,20 @@ async def reflect_coverage(
     context = runtime.context
     if state["rounds"][-1]["results"] == 0:
         return {"coverage": dict.fromkeys(DIMENSIONS, 0.0), "pending": []}
-    notes = notes_by_dimension(state["facts"])
-    done = [s["query"] for s in state["searches"]]
+    grouped = facts_by_dimension(state["facts"])
+    done = list(dict.fromkeys(s["query"] for s in state["searches"]))
     review, usage = await review_coverage(
         resolve_chat_model(context.fast_model),
         name=state["name"],
         franchise=state.get("franchise"),
-        notes=notes,
-        done_queries=list(dict.fromkeys(done)),
+        facts_by_dimension=grouped,
+        done_queries=done,
         target=context.coverage_target,
         per_dimension=context.queries_per_dimension,
     )
     scores, follow_ups = settle_coverage(
         review,
-        facts_per_dimension={d: len(n) for d, n in notes.items()},
+        facts_per_dimension={d: len(f) for d, f in grouped.items()},
         name=state["name"],
         franchise=state.get("franchise"),
         done_queries=done,
@@ -299,16 +299,11 @@ async def rewrite_profile(
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
     known = {s["id"] for s in sources}
-    grouped: dict[str, list[CitedFact]] = defaultdict(list)
-    for fact in state.get("facts", []):
-        cited = CitedFact(**{k: fact[k] for k in ("dimension", "text", "source_ids")})
-        if cited not in grouped[cited.dimension]:
-            grouped[cited.dimension].append(cited)
     draft, usage = await rewrite_first_person(
         resolve_chat_model(runtime.context.model),
         name=state["name"],
         franchise=state.get("franchise"),
-        facts_by_dimension=grouped,
+        facts_by_dimension=facts_by_dimension(state.get("facts", [])),
         sources=[(s["id"], s["title"]) for s in sources],
         known_ids=known,
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.agents.coverage_reflector import CoverageReview, settle_coverage
+from personae.agents.coverage_reflector import CoverageReview, review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
@@ -88,6 +88,22 @@ def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() ->
     assert scores["appearance"] == 1.0  # clamped
     assert scores["ability"] == 0.0  # no fact: a model cannot call it covered
     assert follow_ups == [("appearance", "Kenshiro scars")]
+
+
+async def test_reflector_reads_each_dimension_s_cited_notes() -> None:
+    model = ScriptedChatModel(responders={"CoverageReview": lambda m: {"dimensions": []}})
+    fact = CitedFact(dimension="appearance", text="Seven scars.", source_ids=["S1", "S2"])
+    await review_coverage(
+        model,
+        name="Kenshiro",
+        franchise=None,
+        facts_by_dimension={"appearance": [fact]},
+        done_queries=["Kenshiro appearance"],
+        target=0.7,
+    )
+    prompt = prompt_text(model.calls_for("CoverageReview")[0])
+    assert "appearance: Seven scars. (S1, S2)\n" in prompt
+    assert "ability: (nothing yet)" in prompt and "Kenshiro appearance" in prompt
 
 
 async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
