@@ -15,6 +15,7 @@ from personae.agents.knowledge_extractor import (
     quote_occurs,
     verify_points,
 )
+from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import SupportJudgment, judge_support
 from personae.errors import RemoteError
 from personae.testing import ScriptedChatModel, prompt_text
@@ -91,15 +92,7 @@ def test_point_type_is_one_of_the_seven_dimensions() -> None:
     with pytest.raises(ValidationError):
         ExtractedPoint(statement="s", evidence="e", type="hobbies")
     schema = ExtractedKnowledge.model_json_schema()
-    assert schema["$defs"]["ExtractedPoint"]["properties"]["type"]["enum"] == [
-        "identity",
-        "appearance",
-        "ability",
-        "relationship",
-        "experience",
-        "personality",
-        "other",
-    ]
+    assert schema["$defs"]["ExtractedPoint"]["properties"]["type"]["enum"] == list(DIMENSIONS)
 
 
 async def test_extractor_retries_a_bad_type_then_keeps_verified_points() -> None:

@@ -33,6 +33,7 @@ from personae.evals.profile_eval import (
     page_key,
     reference_urls,
 )
+from personae.evals.profile_metrics import score_verdicts
 from personae.evals.profile_reference import read_reference_file
 from personae.testing import ScriptedChatModel
 
@@ -102,16 +103,7 @@ async def test_report_scores_both_profiles_by_hand(tmp_path: Path) -> None:
     per = allowed["per_dimension"]
     assert per["identity"]["support_score"] == 0.5
     assert per["experience"]["contradiction_rate"] == 1.0
-    assert per["other"] == {
-        "n": 0,
-        "supported": 0,
-        "partially_supported": 0,
-        "irrelevant": 0,
-        "contradicted": 0,
-        "support_score": None,
-        "irrelevant_rate": None,
-        "contradiction_rate": None,
-    }
+    assert per["other"] == score_verdicts([]).as_dict()  # no point: counts 0, rates None
     assert [j["verdict"] for j in allowed["judgments"]] == list(ALLOWED_VERDICTS.values())
     assert allowed["judgments"][0]["point"] == "K1"
     assert (allowed["reference_in_sources"], allowed["leaked_source_ids"]) == (True, ["S1"])
@@ -206,7 +198,13 @@ async def test_table_shows_overall_dimensions_density_and_comparison(tmp_path: P
     )
     assert any(line.split() == ["other", "0", "0", "0", "0", "0", "-", "-", "-"] for line in lines)
     assert "reference page in sources: yes (S1)" in table
-    assert "knowledge density (points per 1k tokens): profile" in table
+    density = report["profiles"][0]["density"]
+    profile, evidence = density["profile"], density["evidence"]
+    assert (
+        "knowledge density (points per 1k tokens): "
+        f"profile {profile['per_1k_tokens']:.2f} ({profile['tokens']:,} tokens), "
+        f"evidence {evidence['per_1k_tokens']:.2f} ({evidence['tokens']:,} tokens)"
+    ) in lines
     comparison = lines[lines.index("Comparison (reference allowed vs excluded)") + 2 :]
     assert comparison[0].split()[:4] == ["yes", "0.583", "0.167", "0.167"]
     assert comparison[1].split()[:4] == ["no", "0.250", "0.667", "0.000"]

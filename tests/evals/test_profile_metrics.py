@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from personae.agents.query_planner import DIMENSIONS
 from personae.evals.profile_metrics import (
     VERDICTS,
     count_tokens,
@@ -62,15 +63,7 @@ def test_per_dimension_split_and_every_dimension_reported() -> None:
     overall, per_dimension = score_by_dimension(judged)
     assert overall.n == 6
     assert overall.support_score == pytest.approx(2.5 / 6)
-    assert list(per_dimension) == [
-        "identity",
-        "appearance",
-        "ability",
-        "relationship",
-        "experience",
-        "personality",
-        "other",
-    ]
+    assert list(per_dimension) == list(DIMENSIONS)
     assert per_dimension["identity"].support_score == pytest.approx(0.75)
     assert per_dimension["ability"].support_score == pytest.approx(1 / 3)
     assert per_dimension["ability"].contradiction_rate == pytest.approx(1 / 3)
