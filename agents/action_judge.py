@@ -2,9 +2,9 @@
 
 Two protocols. ``exact`` is the BOOKMARKS paper's key-move exact match (100 if the prediction
 makes the same key move as the truth, else 0). ``nli`` is a graded variant (entailment 100,
-neutral 50, contradiction 0). The judge sees only the character, the prediction and the truth:
-those are exactly the fields of the verdict cache key, so a cached verdict is always the verdict
-the judge would give again.
+neutral 50, contradiction 0). A :class:`~personae.evals.judge_cache.JudgeCache` may stand in
+front of the model: it is keyed by the exact prompt, so a cached verdict is always the verdict the
+judge would give again, and a reworded prompt is simply asked anew.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.errors import InputError
-from personae.llm import LLMUsage, call_structured
+from personae.evals.judge_cache import JudgeCache
+from personae.llm import LLMUsage
 
 JudgeName = Literal["exact", "nli"]
 JUDGES: tuple[JudgeName, ...] = ("exact", "nli")
@@ -110,19 +111,23 @@ async def judge_action(
     character: str,
     prediction: str,
     truth: str,
+    cache: JudgeCache | None = None,
+    model_name: str = "",
 ) -> tuple[Verdict, LLMUsage]:
     """Judge ``prediction`` against ``truth`` with the ``exact`` or ``nli`` protocol.
 
-    An empty prediction scores 0 without a model call: there is no move to compare.
+    An empty prediction scores 0 without a model call: there is no move to compare. With
+    ``cache``, a verdict ``model_name`` already gave for this exact prompt costs no call.
     """
     name = check_judge(judge)
     if not prediction.strip():
         return Verdict(0, "no_match" if name == "exact" else "contradict", "empty"), LLMUsage()
+    ask = cache or JudgeCache(None)
     if name == "exact":
         messages = _messages(KEY_MOVE_SYSTEM, character, prediction.strip(), truth)
-        key_move, usage = await call_structured(model, KeyMoveVerdict, messages)
+        key_move, usage = await ask.call_structured(model, model_name, KeyMoveVerdict, messages)
         label = "match" if key_move.match else "no_match"
         return Verdict(100 if key_move.match else 0, label, key_move.key_move), usage
     messages = _messages(NLI_SYSTEM, character, prediction.strip(), truth)
-    nli, usage = await call_structured(model, NLIVerdict, messages)
+    nli, usage = await ask.call_structured(model, model_name, NLIVerdict, messages)
     return Verdict(NLI_SCORES[nli.label], nli.label, nli.reason), usage

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from personae.agents.action_judge import check_judge
+from langchain_core.language_models import BaseChatModel
+
+from personae.agents.action_judge import check_judge, judge_action
 from personae.errors import ConfigurationError, InputError, PersonaeError
 from personae.evals.bookmarks_instances import BenchInstance, build_instances
 from personae.evals.bookmarks_metrics import summarize
 from personae.evals.bookmarks_report import write_report
-from personae.evals.judge_store import CachedJudge, JudgeStore
+from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
 from personae.llm import resolve_chat_model
@@ -33,7 +35,7 @@ from personae.memory.storyline import Storyline, open_storyline
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
-JUDGE_CACHE_FILE = "judge_cache.sqlite"
+JUDGE_CACHE_DIR = "judge_cache"
 CURRENT_INSTANCE: contextvars.ContextVar[BenchInstance | None] = contextvars.ContextVar(
     "personae_bench_instance", default=None
 )
@@ -112,7 +114,7 @@ class BenchConfig:
     """Characters run at once."""
     scene_size: int = 10
     judge_cache: Path | None = None
-    """SQLite verdict cache; default ``<out_dir>/judge_cache.sqlite`` (the CLI uses the shared
+    """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
     model_names: Mapping[str, str] = field(default_factory=dict)
     """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
@@ -277,7 +279,8 @@ class _Run:
     """Shared state of one invocation's character tasks."""
 
     config: BenchConfig
-    judge: CachedJudge
+    judge_model: BaseChatModel
+    judge_cache: JudgeCache
     results_path: Path
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
@@ -330,8 +333,14 @@ async def _run_instance(
         prediction = str(output.get("action") or "")
         grounding = [str(line) for line in output.get("grounding") or []]
         stats = {str(k): int(v) for k, v in (output.get("stats") or {}).items()}
-    verdict, usage = await run.judge(
-        character=instance.character, prediction=prediction, truth=instance.truth
+    verdict, usage = await judge_action(
+        run.judge_model,
+        run.config.judge,
+        character=instance.character,
+        prediction=prediction,
+        truth=instance.truth,
+        cache=run.judge_cache,
+        model_name=run.config.name_of("judge_model"),
     )
     return {
         "artifact": instance.artifact,
@@ -443,10 +452,10 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
-    store = JudgeStore(config.judge_cache or config.out_dir / JUDGE_CACHE_FILE)
     run = _Run(
         config=config,
-        judge=CachedJudge(store, judge_model, config.name_of("judge_model"), config.judge),
+        judge_model=judge_model,
+        judge_cache=JudgeCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
         results_path=results_path,
         done=done,
         predictions=_prior_predictions(records),
@@ -484,7 +493,6 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         raise _first_error(errors) from None
     finally:
         sink.close()
-        store.close()
         summary, summary_path, report_paths = _write_outputs(config, complete)
     return BenchOutcome(
         run.ran, total - remaining, summary, summary_path, report_paths, notes, run.rejudged

@@ -58,7 +58,7 @@ def test_two_methods_end_to_end_then_a_resumed_rerun(
     assert summary["artifacts"]["tiny"]["bookmarks"]["hit_rate"] == pytest.approx(4 / 8)
     assert "<svg" in (out / "report.md").read_text() and "<svg" in (out / "report.html").read_text()
     assert (out / "memory/bookmarks/stub-Alice.json").is_file()  # default memory: OUT/memory
-    assert (tmp_path / "cache/judge/bookmarks_verdicts.sqlite").is_file()  # PERSONAE_CACHE_DIR
+    assert list((tmp_path / "cache/judge").rglob("*.json"))  # verdicts in PERSONAE_CACHE_DIR
 
     assert _bench(story, out, "--method", "vanilla", "--method", "bookmarks", "--limit", "2") == 0
     assert "0 instances run, 8 already done" in capsys.readouterr().out

@@ -22,7 +22,6 @@ from personae.llm import register_model, resolve_chat_model
 from personae.settings import Settings, load_settings
 
 DEFAULT_OUT = Path("runs/bench")
-JUDGE_CACHE_NAME = "bookmarks_verdicts.sqlite"
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
 
 
@@ -104,7 +103,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         limit=args.limit,
         concurrency=args.concurrency,
         model_names=names,
-        judge_cache=settings.cache_dir / "judge" / JUDGE_CACHE_NAME,
+        judge_cache=settings.cache_dir / "judge",
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from personae.agents.action_judge import Verdict
-from personae.evals.judge_store import CachedJudge, JudgeStore
+from personae.agents.action_judge import Verdict, judge_action
+from personae.evals.judge_cache import JudgeCache
 from personae.testing import ScriptedChatModel
 
 
@@ -12,33 +12,67 @@ def _model() -> ScriptedChatModel:
     def respond(messages: Any) -> dict[str, Any]:
         return {"key_move": "km", "match": "same" in str(messages[-1].content)}
 
-    return ScriptedChatModel(responders={"KeyMoveVerdict": respond})
+    return ScriptedChatModel(
+        responders={
+            "KeyMoveVerdict": respond,
+            "NLIVerdict": lambda _m: {"reason": "r", "label": "neutral"},
+        }
+    )
+
+
+def _entries(folder: Path) -> int:
+    return len(list(folder.rglob("*.json")))
 
 
 async def test_a_rerun_makes_zero_judge_calls(tmp_path: Path) -> None:
-    path = tmp_path / "judge.sqlite"
+    folder = tmp_path / "judge"
     first_model = _model()
-    store = JudgeStore(path)
-    judge = CachedJudge(store, first_model, "openai:gpt-4.1", "exact")
-    verdict, usage = await judge(character="A", prediction="A same", truth="A acts")
+    cache = JudgeCache(folder)
+    verdict, usage = await judge_action(
+        first_model,
+        "exact",
+        character="A",
+        prediction="A same",
+        truth="A acts",
+        cache=cache,
+        model_name="openai:gpt-4.1",
+    )
     assert verdict == Verdict(100, "match", "km") and usage.calls == 1
-    store.close()
 
-    second_model = _model()  # a new process: new store object, new model
-    reopened = JudgeStore(path)
-    again = CachedJudge(reopened, second_model, "openai:gpt-4.1", "exact")
-    cached, cached_usage = await again(character="A", prediction="A same", truth="A acts")
+    second_model = _model()  # a new process: new cache object, new model
+    reopened = JudgeCache(folder)
+    cached, cached_usage = await judge_action(
+        second_model,
+        "exact",
+        character="A",
+        prediction="A same",
+        truth="A acts",
+        cache=reopened,
+        model_name="openai:gpt-4.1",
+    )
     assert cached == verdict and cached_usage.calls == 0
-    assert second_model.calls == [] and len(reopened) == 1
+    assert second_model.calls == [] and _entries(folder) == 1
+    assert (reopened.hits, reopened.misses) == (1, 0)
 
 
-async def test_the_key_separates_judge_model_and_texts(tmp_path: Path) -> None:
-    store = JudgeStore(None)
+async def test_the_key_separates_judge_model_texts_and_character(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path)
     model = _model()
-    await CachedJudge(store, model, "m1", "exact")(character="A", prediction="p", truth="t")
-    await CachedJudge(store, model, "m2", "exact")(character="A", prediction="p", truth="t")
-    await CachedJudge(store, model, "m1", "exact")(character="A", prediction="p2", truth="t")
-    await CachedJudge(store, model, "m1", "exact")(character="A", prediction="p", truth="t")
-    assert len(model.calls) == 3 and len(store) == 3
-    assert store.get("nli", "m1", "p", "t") is None
-    assert store.get("exact", "m1", " p ", "t") == Verdict(0, "no_match", "km")
+
+    async def judge(name: str, judge: str = "exact", prediction: str = "p", **kw: str) -> Verdict:
+        options = {"character": "A", "truth": "t", **kw}
+        verdict, _ = await judge_action(
+            model, judge, prediction=prediction, cache=cache, model_name=name, **options
+        )
+        return verdict
+
+    await judge("m1")
+    await judge("m2")
+    await judge("m1", prediction="p2")
+    await judge("m1")
+    assert len(model.calls) == 3 and _entries(tmp_path) == 3
+    assert await judge("m1", prediction=" p ") == Verdict(0, "no_match", "km")  # stripped: a hit
+    assert len(model.calls) == 3
+    assert await judge("m1", "nli") == Verdict(50, "neutral", "r")  # another judge: asked
+    await judge("m1", character="B")  # the character is part of the prompt
+    assert len(model.calls) == 5 and _entries(tmp_path) == 5
