@@ -58,7 +58,6 @@ class ProfileSource(BaseModel):
 
     id: str
     url: str = ""
-    title: str = ""
     content: str = ""
     """Raw evidence text (profile.json files from before it was kept have none)."""
 
@@ -69,10 +68,8 @@ class ProfileDocument(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     character: str
-    franchise: str | None = None
     profile: str
     sources: list[ProfileSource] = Field(default_factory=list)
-    wiki_page: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
