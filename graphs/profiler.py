@@ -36,6 +36,7 @@ from personae.graphs.profiler_state import (
     ProfilerContext,
     ProfilerState,
     SearchTask,
+    SearchTool,
 )
 from personae.llm import resolve_chat_model
 from personae.tools.web_search import normalize_url
@@ -89,7 +90,7 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
     """One ``Send`` per (query, tool): the wiki always (when found), the web when enabled."""
-    tools = (["web"] if web_search_enabled(runtime.context) else []) + (
+    tools: list[SearchTool] = (["web"] if web_search_enabled(runtime.context) else []) + (
         ["wiki"] if state.get("wiki_base") else []
     )
     return [
@@ -110,8 +111,7 @@ def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -
 
 async def search(task: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Run one search through the real web or wiki client and keep its passages."""
-    tool: Literal["web", "wiki"] = "web" if task["tool"] == "web" else "wiki"
-    outcome = await search_once(tool, task["query"], task["wiki_base"], runtime.context)
+    outcome = await search_once(task["tool"], task["query"], task["wiki_base"], runtime.context)
     passages = [
         {
             "url": e.url,
@@ -131,12 +131,12 @@ async def search(task: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[st
         "results": len(passages),
         "error": outcome.error,
     }
-    usage = {"searches": outcome.searches, "search_credits": outcome.credits}
-    return {
-        "evidence": passages,
-        "searches": [log],
-        "usage": {**usage, "pages_fetched": outcome.pages_fetched},
+    usage = {
+        "searches": outcome.searches,
+        "search_credits": outcome.credits,
+        "pages_fetched": outcome.pages_fetched,
     }
+    return {"evidence": passages, "searches": [log], "usage": usage}
 
 
 def source_key(url: str, content: str) -> str:

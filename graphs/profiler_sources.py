@@ -12,7 +12,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, RemoteError
@@ -25,13 +25,11 @@ from personae.tools.wiki_discovery import open_wiki
 from personae.tools.wiki_page import WikiPage
 
 if TYPE_CHECKING:
-    from personae.graphs.profiler_state import ProfilerContext
+    from personae.graphs.profiler_state import ProfilerContext, SearchTool
 
 WEB_DISABLED_NOTICE = (
     "web search disabled: TAVILY_API_KEY is not set; profiling from the wiki alone"
 )
-
-SearchTool = Literal["web", "wiki"]
 
 _SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()

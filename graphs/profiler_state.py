@@ -5,11 +5,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
 from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL, DEFAULT_TAVILY_BASE_URL
+
+SearchTool = Literal["web", "wiki"]
+"""Where one search runs: Tavily web search or the character's wiki."""
 
 
 def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
@@ -103,8 +106,8 @@ class SearchTask(TypedDict):
     """Dimension the query was planned for."""
     query: str
     """Query text."""
-    tool: str
-    """``web`` or ``wiki``."""
+    tool: SearchTool
+    """Client the search runs through."""
     wiki_base: str | None
     """Wiki to search (``tool == "wiki"``)."""
 
