@@ -111,7 +111,8 @@ class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
     active: list[dict[str, Any]]
     """One ``{"id", "decision", "question"}`` per question, in question order."""
     synced: Annotated[list[dict[str, Any]], operator.add]
-    """Per synced bookmark: id, actions read, actions from scratch, LLM usage (fan-in)."""
+    """Per synced bookmark: its grounding entry as stored (``bookmark``, see BookmarksOutput),
+    actions read, actions from scratch, LLM usage (fan-in)."""
     propose_usage: dict[str, int]
     """LLM usage of the propose node."""
     match_usage: dict[str, int]
@@ -224,7 +225,9 @@ async def match_bookmarks(
     )
     usage, counts, active = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}, []
     for question, (match, used) in zip(state["questions"], decided, strict=True):
-        bookmark = activate(bank, match, question=question, character=character)
+        bookmark = await asyncio.to_thread(
+            activate, bank, match, question=question, character=character
+        )
         usage = usage + used
         counts["new" if match.decision == "none" else match.decision] += 1
         active.append({"id": bookmark.id, "decision": match.decision, "question": question})
@@ -261,7 +264,8 @@ def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
 async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> dict[str, Any]:
     """Bring one bookmark from its position to the target, reading only the unseen suffix."""
     context, resources = runtime.context, _resources(runtime)
-    target, bookmark = state["position"], resources.bank.get(state["bookmark_id"])
+    target = state["position"]
+    bookmark = await asyncio.to_thread(resources.bank.get, state["bookmark_id"])
     settings = context.sync_settings()
     models: dict[str, BaseChatModel] = {
         "fast_model": resolve_chat_model(context.fast_model),
@@ -279,10 +283,11 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
         bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings
     )
     stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark)
-    if not stored.answer_at(target):
+    entry = grounding_entry(stored, target)
+    if not entry["answer"]:
         resources.unknown.record(state["character"], stored.question)
     record = {
-        "id": stored.id,
+        "bookmark": entry,
         "actions_read": result.actions_read,
         "actions_from_scratch": scratch,
         **result.usage.as_dict(),
@@ -290,35 +295,42 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
     return {"synced": [record]}
 
 
-def grounding_line(bookmark: Bookmark, target: int) -> str:
-    """``Q: question A: answer`` with the answer valid at ``target``."""
-    return f"Q: {bookmark.question} A: {bookmark.answer_at(target)}"
+def grounding_entry(bookmark: Bookmark, target: int) -> dict[str, Any]:
+    """A bookmark as grounding at ``target`` shows it (see BookmarksOutput.bookmarks)."""
+    return {
+        "id": bookmark.id,
+        "type": str(bookmark.type),
+        "question": bookmark.question,
+        "answer": bookmark.answer_at(target),
+        "position": bookmark.position,
+    }
+
+
+def grounding_line(entry: dict[str, Any]) -> str:
+    """``Q: question A: answer`` for a grounding entry."""
+    return f"Q: {entry['question']} A: {entry['answer']}"
 
 
 async def ground_context(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
-    """Active bookmarks plus those synced near the target; answers as valid at the target."""
-    bank, target = _resources(runtime).bank, state["position"]
-    active = [bank.get(i) for i in dict.fromkeys(item["id"] for item in state["active"])]
+    """Active bookmarks plus those synced near the target; answers as valid at the target.
+
+    Active bookmarks come from their sync records (the stored copy each sync left), so they
+    are not read from the bank again; only the near ones are.
+    """
+    target = state["position"]
     near = await asyncio.to_thread(
-        bank.near, target, character=state["character"], window=runtime.context.near_window
+        _resources(runtime).bank.near,
+        target,
+        character=state["character"],
+        window=runtime.context.near_window,
     )
-    chosen = list({b.id: b for b in [*active, *near]}.values())
-    known = [b for b in chosen if b.answer_at(target)]
-    return {
-        "grounding": [grounding_line(b, target) for b in known],
-        "bookmarks": [
-            {
-                "id": b.id,
-                "type": str(b.type),
-                "question": b.question,
-                "answer": b.answer_at(target),
-                "position": b.position,
-            }
-            for b in known
-        ],
-    }
+    synced = {record["bookmark"]["id"]: record["bookmark"] for record in state["synced"]}
+    active = [synced[i] for i in dict.fromkeys(item["id"] for item in state["active"])]
+    entries = [*active, *(grounding_entry(b, target) for b in near)]
+    known = [e for e in {e["id"]: e for e in entries}.values() if e["answer"]]
+    return {"grounding": [grounding_line(e) for e in known], "bookmarks": known}
 
 
 def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:

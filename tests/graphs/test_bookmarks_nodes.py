@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bookmarks_world import scripted_model, write_storyline
@@ -61,22 +62,50 @@ def ahead_bookmark(bank: BookmarkBank) -> str:
     return str(bookmark.id)
 
 
-def state(character: str, position: int, active_ids: list[str]) -> BookmarksState:
+def state(
+    character: str,
+    position: int,
+    active_ids: list[str],
+    synced: list[dict[str, Any]] | None = None,
+) -> BookmarksState:
     return BookmarksState(  # type: ignore[typeddict-item,unused-ignore]
         character=character,
         position=position,
         active=[{"id": i, "decision": "reuse", "question": {}} for i in active_ids],
+        synced=synced or [],
     )
 
 
+async def synced_then_grounded(
+    runtime: Runtime[BookmarksContext], bookmark_id: str, target: int
+) -> dict[str, Any]:
+    """The sync node then the ground node for one active bookmark, as the graph runs them."""
+    task = SyncTask(bookmark_id=bookmark_id, character="Haruhi", position=target)
+    records = (await sync_bookmark(task, runtime))["synced"]
+    grounded: dict[str, Any] = await ground_context(
+        state("Haruhi", target, [bookmark_id], records), runtime
+    )
+    return grounded
+
+
 async def test_ground_uses_the_answer_valid_at_the_target(
-    runtime: Runtime[BookmarksContext],
+    runtime: Runtime[BookmarksContext], model: ScriptedChatModel
 ) -> None:
     bookmark_id = ahead_bookmark(bank_of(runtime))
-    grounded = await ground_context(state("Haruhi", 60, [bookmark_id]), runtime)
+    grounded = await synced_then_grounded(runtime, bookmark_id, 60)
     assert grounded["grounding"] == ["Q: Where is Kyon now? A: at school [39]"]
-    early = await ground_context(state("Haruhi", 30, [bookmark_id]), runtime)
-    assert early["grounding"] == []  # nothing was known before 40
+    assert grounded["bookmarks"] == [
+        {
+            "id": bookmark_id,
+            "type": "state",
+            "question": "Where is Kyon now?",
+            "answer": "at school [39]",
+            "position": 120,
+        }
+    ]
+    early = await synced_then_grounded(runtime, bookmark_id, 30)
+    assert early["grounding"] == [] and early["bookmarks"] == []  # nothing known before 40
+    assert not model.calls
 
 
 async def test_sync_of_a_bookmark_already_ahead_reads_nothing(
