@@ -25,7 +25,6 @@ from personae.agents.profile_rewriter import rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
 from personae.errors import InputError
 from personae.graphs.profiler_sources import (
-    WEB_DISABLED_NOTICE,
     find_character,
     search_once,
     web_search_enabled,
@@ -61,12 +60,9 @@ async def resolve_character(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Find the character's wiki page; an ambiguous name raises unless the franchise picks one."""
-    context = runtime.context
     wiki_base, page, notices = await find_character(
-        state["name"], state.get("franchise"), state.get("wiki_url"), context
+        state["name"], state.get("franchise"), state.get("wiki_url"), runtime.context
     )
-    if not web_search_enabled(context):
-        notices = [WEB_DISABLED_NOTICE, *notices]
     return {
         "wiki_base": wiki_base,
         "wiki_page": page.url if page else None,

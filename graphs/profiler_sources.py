@@ -105,7 +105,8 @@ async def find_character(
     """The wiki base URL, the character's page and notices; ambiguity and bad wikis raise.
 
     Without a pinned wiki the franchise's Fandom wiki is discovered; when none is found and web
-    search is on, profiling goes on from the web alone (and says so).
+    search is on, profiling goes on from the web alone (and says so). With web search off,
+    profiling goes on from the wiki alone (and says so too).
     """
     if not name.strip():
         raise InputError("the character name is empty", "pass a character name")
@@ -123,4 +124,4 @@ async def find_character(
                 raise
             return None, None, [f"no wiki used ({error.problem}); profiling from the web alone"]
         page = await wiki.find_character_page(name, franchise)
-    return wiki.base_url, page, []
+    return wiki.base_url, page, [] if web else [WEB_DISABLED_NOTICE]
