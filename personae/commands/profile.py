@@ -72,7 +72,7 @@ def _check_options(args: argparse.Namespace) -> None:
         raise InputError("--max-rounds and --concurrency must be at least 1", "pass 1 or more")
 
 
-def _models(args: argparse.Namespace, settings: Settings) -> tuple[str, str]:
+def _models(settings: Settings) -> tuple[str, str]:
     """Resolve both models once, up front, so a bad setting fails before any search."""
     if not settings.model_configured:
         raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
@@ -85,7 +85,7 @@ def _models(args: argparse.Namespace, settings: Settings) -> tuple[str, str]:
 
 def make_context(args: argparse.Namespace, settings: Settings) -> ProfilerContext:
     """The run context from settings and flags."""
-    model, fast_model = _models(args, settings)
+    model, fast_model = _models(settings)
     return ProfilerContext(
         model=model,
         fast_model=fast_model,
@@ -123,9 +123,13 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
-    models: tuple[str, str] = ("", ""),
+    models: tuple[str, str],
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
+
+    ``models`` are the strong and fast model specs behind the context's registered aliases; they
+    key the checkpoint thread, so changing a model starts a fresh run instead of resuming.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -173,13 +177,12 @@ def run(args: argparse.Namespace) -> int:
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
     context = make_context(args, settings)
+    models = (settings.model, settings.fast_model)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        models = (settings.model, settings.fast_model)
         paths = asyncio.run(profile_one(row, context, args.out, progress, models))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
-    models = (settings.model, settings.fast_model)
     kept, dropped = deduplicate(rows)
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
