@@ -28,7 +28,7 @@ from chromadb.api.models.Collection import Collection
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType, StateTransition
+from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.chroma import open_chroma, safe_collection_name
 from personae.memory.embeddings import HashingEmbedding, embed_text
 from personae.memory.lexical import lexical_filter
@@ -151,11 +151,15 @@ class BookmarkBank:
                     f"{bookmark.id}: position {bookmark.position} is behind the stored "
                     f"{stored.position}; bookmarks only sync forward (reload it with get())"
                 )
+            chunks = [
+                (t.position, t.answer)
+                for t in bookmark.transitions
+                if stored.position < t.position < bookmark.position
+            ]
             updated = bookmark.model_copy(deep=True)
-            history = stored.history
-            for step in _unsaved_transitions(bookmark, since=stored.position):
-                history = _with_version(history, step.position, step.answer)
-            updated.history = _with_version(history, bookmark.position, bookmark.answer)
+            updated.history = _with_versions(
+                stored.history, [*chunks, (bookmark.position, bookmark.answer)]
+            )
             self._write([updated])
         bookmark.history = updated.history
 
@@ -302,18 +306,19 @@ class BookmarkBank:
         write_json_atomic(path, self.export())
 
 
-def _unsaved_transitions(bookmark: Bookmark, *, since: int) -> list[StateTransition]:
-    """State transitions strictly after the stored position and up to the saved one."""
-    return [t for t in bookmark.transitions if since < t.position < bookmark.position]
+def _with_versions(
+    history: list[AnswerVersion], answers: Iterable[tuple[int, str]]
+) -> list[AnswerVersion]:
+    """``history`` plus each ``(position, answer)`` in order, as a new list.
 
-
-def _with_version(history: list[AnswerVersion], position: int, answer: str) -> list[AnswerVersion]:
-    versions = [v.model_copy() for v in history]
-    if versions and versions[-1].answer == answer:
-        return versions
-    if versions and versions[-1].position == position:
-        versions[-1] = AnswerVersion(position=position, answer=answer)
-    else:
+    An unchanged answer adds nothing; a second answer at the same position replaces the first.
+    """
+    versions = list(history)
+    for position, answer in answers:
+        if versions and versions[-1].answer == answer:
+            continue
+        if versions and versions[-1].position == position:
+            versions.pop()
         versions.append(AnswerVersion(position=position, answer=answer))
     return versions
 
