@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import unicodedata
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -69,31 +70,34 @@ def read_batch(path: Path) -> list[BatchRow]:
 
 
 def _normal(text: str | None) -> str:
+    """``text`` compared ignoring case, accents and hyphens/spacing (``Kenshirō`` = ``kenshiro``)."""
     ascii_text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode()
     return " ".join(ascii_text.casefold().replace("-", " ").split())
 
 
-def name_similarity(left: str, right: str) -> float:
-    """Similarity of two names in [0, 1], ignoring case, accents and punctuation spacing."""
-    return SequenceMatcher(None, _normal(left), _normal(right)).ratio()
-
-
 def deduplicate(rows: Sequence[BatchRow]) -> tuple[list[BatchRow], list[tuple[BatchRow, BatchRow]]]:
-    """Kept rows, and ``(duplicate, kept original)`` pairs (same franchise, similar name)."""
+    """Kept rows, and ``(duplicate, kept original)`` pairs (same franchise, similar name).
+
+    Each row is normalised once and compared only with the kept rows of its own franchise, so
+    a long character list does not cost a full pairwise pass.
+    """
     kept: list[BatchRow] = []
     dropped: list[tuple[BatchRow, BatchRow]] = []
+    by_franchise: dict[str, list[tuple[str, BatchRow]]] = defaultdict(list)
     for row in rows:
+        name = _normal(row.name)
+        same_franchise = by_franchise[_normal(row.franchise)]
         original = next(
             (
                 k
-                for k in kept
-                if _normal(k.franchise) == _normal(row.franchise)
-                and name_similarity(k.name, row.name) >= NAME_SIMILARITY
+                for n, k in same_franchise
+                if SequenceMatcher(None, n, name).ratio() >= NAME_SIMILARITY
             ),
             None,
         )
         if original is None:
             kept.append(row)
+            same_franchise.append((name, row))
         else:
             dropped.append((row, original))
     return kept, dropped
