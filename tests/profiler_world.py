@@ -85,7 +85,7 @@ def plan(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def notes(messages: list[BaseMessage]) -> dict[str, Any]:
-    """One fact per dimension citing the first id shown, plus one invented-free fact."""
+    """One fact per dimension citing the first id shown."""
     ids = shown_ids(messages)
     return {
         "facts": [
@@ -115,8 +115,12 @@ def coverage(score: float, follow_up: bool = True) -> Callable[[list[BaseMessage
     return respond
 
 
+UNSOURCED_FACT = "I never lose."
+"""A fact the draft gives without a source id: the profiler must drop it."""
+
+
 def draft(messages: list[BaseMessage]) -> dict[str, Any]:
-    """A first-person draft citing real ids, one invented id and one unsourced fact."""
+    """A first-person draft citing real ids, plus one unsourced fact."""
     ids = shown_ids(messages)
     return {
         "profile": "I am Kenshiro, successor of Hokuto Shinken.",
@@ -124,6 +128,7 @@ def draft(messages: list[BaseMessage]) -> dict[str, Any]:
         "facts": [
             {"dimension": "identity", "text": "I am the 64th successor.", "source_ids": ids[:1]},
             {"dimension": "ability", "text": "I strike pressure points.", "source_ids": ids[:2]},
+            {"dimension": "ability", "text": UNSOURCED_FACT, "source_ids": []},
         ],
         "conflicts": ["The anime changes Shin's motive; kept the manga."],
     }

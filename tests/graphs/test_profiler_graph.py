@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from profiler_world import fake_web, scripted_model
+from profiler_world import UNSOURCED_FACT, fake_web, scripted_model
 
 from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import build_graph, graph
@@ -62,8 +62,11 @@ async def test_profile_cites_only_known_sources(
     assert [s["id"] for s in result["sources"]] == [f"S{i}" for i in range(1, len(ids) + 1)]
     assert result["profile"].startswith("I am Kenshiro")
     assert result["wiki_page"] == f"{server.url}/wiki/Kenshiro"
-    cited = [i for facts in result["dimensions"].values() for f in facts for i in f["source_ids"]]
+    facts = [f for facts in result["dimensions"].values() for f in facts]
+    cited = [i for f in facts for i in f["source_ids"]]
     assert cited and set(cited) <= ids
+    assert all(f["source_ids"] for f in facts)
+    assert UNSOURCED_FACT not in {f["text"] for f in facts}  # the draft gave it no source
     assert result["stop_reason"] == "coverage_reached"
     assert result["usage"]["llm_calls"] == 4  # plan, summarize, reflect, rewrite
     assert {s["origin"] for s in result["sources"]} == {"web", "wiki"}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.memory.character_card import card_problems
 from personae.memory.profile_store import load_profile, slugify, write_profile
@@ -76,15 +77,7 @@ def test_writes_three_files_with_profile_json_fields(tmp_path: Path) -> None:
             "content": "long passage",
         }
     ]
-    assert set(document["dimensions"]) == {
-        "identity",
-        "appearance",
-        "ability",
-        "relationship",
-        "experience",
-        "personality",
-        "other",
-    }
+    assert list(document["dimensions"]) == list(DIMENSIONS)
     assert document["rounds"][0]["coverage"] == {"identity": 0.8}
     assert document["rounds"][0]["queries"] == ["Kenshiro identity"]
     assert document["usage"] == {"llm_calls": 4, "searches": 14}
