@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from personae.graphs.bookmark_resources import forget_resources
+from personae.llm import register_model, unregister_model
 from personae.testing import ScriptedChatModel, prompt_text
 
 MARKER = re.compile(r"\[(\d+)\]")
@@ -106,6 +109,19 @@ def scripted_model(**overrides: Any) -> ScriptedChatModel:
     }
     responders.update(overrides)
     return ScriptedChatModel(responders=responders)
+
+
+@contextmanager
+def registered_scripted_model(name: str) -> Iterator[ScriptedChatModel]:
+    """:func:`scripted_model` as ``registered:<name>``; afterwards unregistered and the cached
+    banks forgotten, so the next test opens its own memory folder."""
+    scripted = scripted_model()
+    register_model(name, scripted)
+    try:
+        yield scripted
+    finally:
+        unregister_model(name)
+        forget_resources()
 
 
 def future_reads(

@@ -8,13 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bookmarks_world import future_reads, scripted_model, write_storyline
+from bookmarks_world import (
+    future_reads,
+    registered_scripted_model,
+    scripted_model,
+    write_storyline,
+)
 from langchain_core.messages import convert_to_messages
 
 from personae.cli import main
 from personae.fake_openai import FakeOpenAIChat
 from personae.graphs.bookmark_resources import forget_resources
-from personae.llm import NO_MODEL_HINT, register_model, unregister_model
+from personae.llm import NO_MODEL_HINT
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel
 
@@ -23,11 +28,8 @@ MODELS = ["--model", "registered:t", "--fast-model", "registered:t"]
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    scripted = scripted_model()
-    register_model("t", scripted)
-    yield scripted
-    unregister_model("t")
-    forget_resources()
+    with registered_scripted_model("t") as scripted:
+        yield scripted
 
 
 @pytest.fixture

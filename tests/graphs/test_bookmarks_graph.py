@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bookmarks_world import future_reads, latest_marker, scripted_model, write_storyline
+from bookmarks_world import (
+    future_reads,
+    latest_marker,
+    registered_scripted_model,
+    write_storyline,
+)
 from langgraph.checkpoint.memory import InMemorySaver
 
 from personae.errors import ConfigurationError, InputError
-from personae.graphs.bookmark_resources import forget_resources
 from personae.graphs.bookmark_sync import SyncSettings
 from personae.graphs.bookmarks import BookmarksContext, build_graph, graph
-from personae.llm import register_model, unregister_model
 from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.testing import ScriptedChatModel, prompt_text
@@ -32,11 +35,8 @@ TESTS = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    scripted = scripted_model()
-    register_model("bm-test", scripted)
-    yield scripted
-    unregister_model("bm-test")
-    forget_resources()
+    with registered_scripted_model("bm-test") as scripted:
+        yield scripted
 
 
 @pytest.fixture

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any, SupportsIndex
 
 import pytest
-from bookmarks_world import future_reads, scripted_model, write_storyline
+from bookmarks_world import future_reads, registered_scripted_model, write_storyline
 
 from personae.graphs import bookmarks
-from personae.graphs.bookmark_resources import BookmarkResources, forget_resources, resources_for
+from personae.graphs.bookmark_resources import BookmarkResources, resources_for
 from personae.graphs.bookmarks import BookmarksContext, graph
-from personae.llm import register_model, unregister_model
 from personae.memory.storyline import StoryAction, Storyline
 from personae.testing import ScriptedChatModel
 from personae.tools.storyline_index import StorylineIndex
@@ -55,11 +54,8 @@ def recording(resources: BookmarkResources) -> tuple[BookmarkResources, Recordin
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    scripted = scripted_model()
-    register_model("bm-inv", scripted)
-    yield scripted
-    unregister_model("bm-inv")
-    forget_resources()
+    with registered_scripted_model("bm-inv") as scripted:
+        yield scripted
 
 
 def haruhi(shared_dir: Path) -> Path:

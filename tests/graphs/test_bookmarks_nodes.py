@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bookmarks_world import scripted_model, write_storyline
+from bookmarks_world import registered_scripted_model, write_storyline
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from personae.graphs.bookmark_resources import forget_resources, resources_for
+from personae.graphs.bookmark_resources import resources_for
 from personae.graphs.bookmarks import (
     BookmarksContext,
     BookmarksState,
@@ -22,7 +22,6 @@ from personae.graphs.bookmarks import (
     save_synced,
     sync_bookmark,
 )
-from personae.llm import register_model, unregister_model
 from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.testing import ScriptedChatModel
@@ -30,11 +29,8 @@ from personae.testing import ScriptedChatModel
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    scripted = scripted_model()
-    register_model("bm-nodes", scripted)
-    yield scripted
-    unregister_model("bm-nodes")
-    forget_resources()
+    with registered_scripted_model("bm-nodes") as scripted:
+        yield scripted
 
 
 @pytest.fixture
