@@ -10,6 +10,7 @@ character, the question, the position and the question's type.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -80,14 +81,17 @@ def create_storyline_memory_tool(
             raise ToolException(str(error)) from None
         kind = BookmarkType(type)
         fast, strong = resolve_chat_model(fast_spec), resolve_chat_model(strong_spec)
-        candidates = bank.candidates(
-            question, type=kind, character=character, synced_by=position, k=5
+        # Chroma calls block: threads keep the calling agent's other tool calls moving.
+        candidates = await asyncio.to_thread(
+            bank.candidates, question, type=kind, character=character, synced_by=position, k=5
         )
         match, _ = await match_question(
             fast, question=question, type=str(kind), candidates=candidates, target=position
         )
         asked = {"question": question, "type": str(kind), "keyword": keyword}
-        bookmark = activate(bank, match, question=asked, character=character)
+        bookmark = await asyncio.to_thread(
+            activate, bank, match, question=asked, character=character
+        )
         result = await bookmark_sync.sync_bookmark(
             bookmark,
             position,
@@ -96,7 +100,7 @@ def create_storyline_memory_tool(
             fast_model=fast,
             model=strong,
         )
-        stored = save_synced(bank, result.bookmark)
+        stored = await asyncio.to_thread(save_synced, bank, result.bookmark)
         answer = stored.answer_at(position) or UNKNOWN_ANSWER
         decision = {"reuse": "reused", "derive": "derived", "none": "new"}[match.decision]
         return (
