@@ -7,13 +7,17 @@ Only the remote web (FakeMediaWiki/FakeTavily over a real loopback HTTP server) 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.agents.query_planner import DIMENSIONS
 from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
+from personae.graphs.profiler_state import ProfilerContext
+from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel, prompt_text
 
 KENSHIRO = """<p><b>Kenshiro</b> is the 64th successor of Hokuto Shinken and the main character of
@@ -67,6 +71,25 @@ def fake_web(tavily: bool = True) -> tuple[FakeWeb, FakeMediaWiki, FakeTavily]:
     wiki = hokuto_wiki()
     search = FakeTavily(web_results, api_key="tvly-test")
     return FakeWeb(tavily=search if tavily else None, wiki=wiki), wiki, search
+
+
+@contextmanager
+def serve_fake_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
+    """The whole fake web on a loopback server, with a Tavily key so web search is on."""
+    web, _, _ = fake_web()
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    with LoopbackWebServer(web.route) as running:
+        yield running
+
+
+def profiler_context(server: LoopbackWebServer, model: str, **changes: Any) -> ProfilerContext:
+    """Run settings with the model registered as ``model`` in both roles and the loopback Tavily."""
+    return ProfilerContext(
+        model=f"registered:{model}",
+        fast_model=f"registered:{model}",
+        tavily_base_url=server.url,
+        **changes,
+    )
 
 
 _ID = re.compile(r"\[(S\d+)\]")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
-from profiler_world import UNSOURCED_FACT, fake_web, scripted_model
+from profiler_world import UNSOURCED_FACT, profiler_context, scripted_model, serve_fake_web
 
 from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import build_graph, graph
@@ -20,9 +20,7 @@ from personae.tools.wiki import AmbiguousCharacterError
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
-    web, _, _ = fake_web()
-    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-    with LoopbackWebServer(web.route) as running:
+    with serve_fake_web(monkeypatch) as running:
         yield running
 
 
@@ -38,12 +36,7 @@ def model() -> Iterator[ScriptedChatModel]:
 
 
 def context(server: LoopbackWebServer, **changes: Any) -> ProfilerContext:
-    return ProfilerContext(
-        model="registered:profiler-test",
-        fast_model="registered:profiler-test",
-        tavily_base_url=server.url,
-        **changes,
-    )
+    return profiler_context(server, "profiler-test", **changes)
 
 
 async def run(server: LoopbackWebServer, name: str = "Kenshiro", **changes: Any) -> dict[str, Any]:

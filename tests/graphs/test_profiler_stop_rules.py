@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from profiler_world import fake_web, scripted_model
+from profiler_world import profiler_context, scripted_model, serve_fake_web
 
 from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import STOP_RULES, graph, stop_rule
@@ -70,9 +70,7 @@ def test_one_dimension_below_target_keeps_searching() -> None:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
-    web, _, _ = fake_web()
-    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-    with LoopbackWebServer(web.route) as running:
+    with serve_fake_web(monkeypatch) as running:
         yield running
 
 
@@ -81,12 +79,7 @@ async def run(server: LoopbackWebServer, score: float, **settings: Any) -> dict[
     try:
         result: dict[str, Any] = await graph.ainvoke(
             {"name": "Kenshiro", "franchise": None, "wiki_url": server.url},
-            context=ProfilerContext(
-                model="registered:stop-test",
-                fast_model="registered:stop-test",
-                tavily_base_url=server.url,
-                **settings,
-            ),
+            context=profiler_context(server, "stop-test", **settings),
         )
         return result
     finally:

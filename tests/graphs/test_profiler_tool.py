@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph.graph import END, START, StateGraph
-from profiler_world import fake_web, scripted_model
+from profiler_world import profiler_context, scripted_model, serve_fake_web
 from typing_extensions import TypedDict
 
 from personae.graphs.profiler import graph
@@ -19,18 +19,14 @@ from personae.tools.profile_tool import create_profile_tool
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
-    web, _, _ = fake_web()
-    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
     register_model("tool-test", scripted_model(score=0.9))
-    with LoopbackWebServer(web.route) as running:
+    with serve_fake_web(monkeypatch) as running:
         yield running
     unregister_model("tool-test")
 
 
 def context(server: LoopbackWebServer) -> ProfilerContext:
-    return ProfilerContext(
-        model="registered:tool-test", fast_model="registered:tool-test", tavily_base_url=server.url
-    )
+    return profiler_context(server, "tool-test")
 
 
 async def test_tool_returns_first_person_profile_with_sources(server: LoopbackWebServer) -> None:
