@@ -15,6 +15,7 @@ from personae.agents.behavior_checker import BehaviorItem
 from personae.errors import ConfigurationError, InputError
 from personae.graphs.bookmark_sync import (
     MAX_TRANSITIONS,
+    SyncResult,
     SyncSettings,
     actions_from_scratch,
     question_entity,
@@ -279,18 +280,29 @@ def brigade_story() -> Storyline:
     return story(rows)
 
 
-async def test_concept_windows_are_merged_and_clipped_at_the_target() -> None:
-    storyline = brigade_story()
-    model = scripted(concept="The SOS Brigade is Haruhi's club.")
-    start = bookmark("concept", 20, keyword="SOS Brigade", answer="A club.")
-    result = await sync_concept(
+async def concept(
+    start: Bookmark,
+    target: int,
+    model: ScriptedChatModel,
+    storyline: Storyline | None = None,
+    **settings: int,
+) -> SyncResult:
+    """``sync_concept`` over ``storyline`` (default: the brigade story) and its index."""
+    storyline = storyline or brigade_story()
+    return await sync_concept(
         start,
-        58,
+        target,
         storyline=storyline,
         index=index_for(storyline),
         model=model,
-        settings=SyncSettings(concept_radius=4),
+        settings=SyncSettings(**settings),
     )
+
+
+async def test_concept_windows_are_merged_and_clipped_at_the_target() -> None:
+    model = scripted(concept="The SOS Brigade is Haruhi's club.")
+    start = bookmark("concept", 20, keyword="SOS Brigade", answer="A club.")
+    result = await concept(start, 58, model, concept_radius=4)
     (call,) = model.calls_for("ConceptAnswer")
     text = prompt_text(call)
     passages = re.split(r"Passage \d+:", text)[1:]
@@ -303,40 +315,31 @@ async def test_concept_windows_are_merged_and_clipped_at_the_target() -> None:
 
 
 async def test_concept_windows_may_reach_back_before_p_but_hits_come_from_the_suffix() -> None:
-    storyline = brigade_story()
     model = scripted()
-    result = await sync_concept(
-        bookmark("concept", 29, keyword="SOS Brigade"),
-        40,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
-        settings=SyncSettings(concept_radius=4),
+    result = await concept(
+        bookmark("concept", 29, keyword="SOS Brigade"), 40, model, concept_radius=4
     )
     assert sorted(positions_in_prompts(model)) == list(range(26, 35))  # hit 30 only, not 5 or 7
     assert result.actions_read == 9
 
 
 async def test_concept_top_windows_rank_by_hits_then_recency() -> None:
-    storyline = brigade_story()
     model = scripted()
-    await sync_concept(
+    await concept(
         bookmark("concept", 0, keyword="SOS Brigade"),
         45,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
-        settings=SyncSettings(concept_radius=1, concept_top_windows=2),
+        model,
+        concept_radius=1,
+        concept_top_windows=2,
     )  # windows [4, 9) (2 hits), [29, 32) (1 hit); [49, 52) etc. are after the target
     assert sorted(positions_in_prompts(model)) == [4, 5, 6, 7, 8, 29, 30, 31]
     model = scripted()
-    await sync_concept(
+    await concept(
         bookmark("concept", 0, keyword="SOS Brigade"),
         60,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
-        settings=SyncSettings(concept_radius=1, concept_top_windows=2),
+        model,
+        concept_radius=1,
+        concept_top_windows=2,
     )  # [4, 9) has most hits; then the latest single-hit window [56, 59) beats [29, 32), [49, 52)
     assert sorted(positions_in_prompts(model)) == [4, 5, 6, 7, 8, 56, 57, 58]
 
@@ -344,13 +347,13 @@ async def test_concept_top_windows_rank_by_hits_then_recency() -> None:
 async def test_dense_mentions_are_cut_into_bounded_passages() -> None:
     storyline = story([("Haruhi", f"talks about the SOS Brigade {i}") for i in range(200)])
     model = scripted()
-    result = await sync_concept(
+    result = await concept(
         bookmark("concept", 0, keyword="SOS Brigade"),
         200,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
-        settings=SyncSettings(concept_radius=2, concept_top_windows=3),
+        model,
+        storyline,
+        concept_radius=2,
+        concept_top_windows=3,
     )  # one merged run [0, 200) cut into 10-action pieces; all have 10 hits: latest win
     text = prompt_text(model.calls_for("ConceptAnswer")[0])
     spans = [
@@ -371,28 +374,18 @@ async def test_dense_mentions_are_cut_into_bounded_passages() -> None:
 
 
 async def test_concept_without_hits_calls_nothing_and_keeps_the_answer() -> None:
-    storyline = brigade_story()
     model = scripted()
-    result = await sync_concept(
-        bookmark("concept", 8, keyword="SOS Brigade", answer="A club."),
-        29,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
+    result = await concept(
+        bookmark("concept", 8, keyword="SOS Brigade", answer="A club."), 29, model
     )
     assert model.calls == [] and result.actions_read == 0
     assert result.bookmark.answer == "A club." and result.bookmark.position == 29
 
 
 async def test_concept_keyword_falls_back_to_the_question_entity() -> None:
-    storyline = brigade_story()
     model = scripted()
-    result = await sync_concept(
-        bookmark("concept", 0, question="What does the SOS Brigade do?"),
-        10,
-        storyline=storyline,
-        index=index_for(storyline),
-        model=model,
+    result = await concept(
+        bookmark("concept", 0, question="What does the SOS Brigade do?"), 10, model
     )
     assert result.bookmark.keyword == "SOS Brigade"
     assert len(model.calls_for("ConceptAnswer")) == 1
