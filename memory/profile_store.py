@@ -7,7 +7,6 @@ so an interrupted write never looks finished.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -114,9 +113,3 @@ def write_profile(
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)
     return paths
-
-
-def load_profile(path: Path) -> dict[str, Any]:
-    """Read a ``profile.json`` back."""
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return loaded

@@ -11,7 +11,7 @@ import pytest
 from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.memory.character_card import card_problems
-from personae.memory.profile_store import load_profile, slugify, write_profile
+from personae.memory.profile_store import slugify, write_profile
 
 RESULT: dict[str, Any] = {
     "name": "Kenshiro",
@@ -66,7 +66,7 @@ def test_non_latin_names_get_a_stable_hash_slug_and_empty_is_refused() -> None:
 def test_writes_three_files_with_profile_json_fields(tmp_path: Path) -> None:
     paths = write_profile(tmp_path, RESULT, name="Kenshirō")
     assert paths.directory == tmp_path / "kenshiro"
-    document = load_profile(paths.profile_json)
+    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
     assert document["character"] == "Kenshiro"
     assert document["sources"] == [
         {
