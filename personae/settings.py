@@ -66,7 +66,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     api_key = get("OPENAI_API_KEY")
     base_url = get("OPENAI_BASE_URL")
     port = get("CHROMA_PORT") or "8000"
-    if not port.isdecimal() or not 0 < int(port) < 65536:  # isdigit() admits "²"
+    chroma_host = get("CHROMA_HOST")
+    # Checked only when a server is configured: a stray CHROMA_PORT must not break commands
+    # that never talk to Chroma.
+    valid_port = port.isdecimal() and 0 < int(port) < 65536  # isdigit() admits "²"
+    if chroma_host and not valid_port:
         raise ConfigurationError(
             f"CHROMA_PORT={port!r} is not a port number", "set CHROMA_PORT to 1-65535 or unset it"
         )
@@ -80,8 +84,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         tavily_base_url=get("TAVILY_BASE_URL") or DEFAULT_TAVILY_BASE_URL,
         cache_dir=Path(get("PERSONAE_CACHE_DIR") or _cache_home(source)),
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
-        chroma_host=get("CHROMA_HOST"),
-        chroma_port=int(port),
+        chroma_host=chroma_host,
+        chroma_port=int(port) if valid_port else 8000,
     )
 
 
