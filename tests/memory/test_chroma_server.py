@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import httpx
 import pytest
 
 from personae.errors import ConfigurationError
+from personae.loopback import free_port
 from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.settings import Settings, load_settings
@@ -25,17 +25,11 @@ from personae.settings import Settings, load_settings
 CHROMA = Path(sys.executable).parent / "chroma"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     if not CHROMA.exists():
         pytest.skip("the chroma executable is not installed")
-    data, port = tmp_path_factory.mktemp("chroma-server"), _free_port()
+    data, port = tmp_path_factory.mktemp("chroma-server"), free_port()
     log = (data / "server.log").open("wb")
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     process = subprocess.Popen(
@@ -103,7 +97,7 @@ def test_bank_lives_on_the_server_and_a_new_client_sees_it(
 
 
 def test_unreachable_server_is_a_configuration_error() -> None:
-    settings = load_settings({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(_free_port())})
+    settings = load_settings({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(free_port())})
     with pytest.raises(ConfigurationError, match="cannot reach the Chroma server") as caught:
         BookmarkBank.open("haruhi", None, settings)
     assert caught.value.fix and "unset CHROMA_HOST" in caught.value.fix
