@@ -4,7 +4,9 @@ Run: uv run python benchmarks/bench_search_round.py [--latency 0.2] [--concurren
 
 One round = the 7 planned queries x (web, wiki) = 14 searches, each through the REAL Tavily,
 MediaWiki and polite HTTP clients (``search_once``, what the graph's ``search`` node runs)
-against a loopback server that adds ``--latency`` seconds to every request. Prints (does not
+against two loopback servers (the Tavily API and the wiki on different hosts) that add
+``--latency`` seconds to every request. Wiki requests run one at a time across all searches
+(politeness), Tavily requests in parallel, so the wiki bounds the round. Prints (does not
 assert) the wall time at concurrency 1 and at ``--concurrency``, the requests served and the
 speedup. No disk cache, so both runs send the same requests.
 """
@@ -41,28 +43,35 @@ def web_results(payload: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def fake_web() -> FakeWeb:
-    """Tavily and a one-character wiki on one loopback server."""
+def fake_tavily() -> FakeWeb:
+    """The Tavily API (its own host: requests to it may run in parallel)."""
+    return FakeWeb(tavily=FakeTavily(web_results))
+
+
+def fake_wiki() -> FakeWeb:
+    """A one-character wiki on another host (one request at a time, as for a real wiki)."""
     wiki = FakeMediaWiki({"Kenshiro": KENSHIRO, "Raoh": "<p>Raoh, brother of Kenshiro.</p>"})
-    return FakeWeb(tavily=FakeTavily(web_results), wiki=wiki)
+    return FakeWeb(wiki=wiki)
 
 
-async def one_round(server: LoopbackWebServer, concurrency: int) -> tuple[float, int, int]:
+async def one_round(
+    tavily: LoopbackWebServer, wiki: LoopbackWebServer, concurrency: int
+) -> tuple[float, int, int]:
     """Seconds, passages and requests of one round at ``concurrency``."""
-    context = ProfilerContext(tavily_base_url=server.url, search_concurrency=concurrency)
+    context = ProfilerContext(tavily_base_url=tavily.url, search_concurrency=concurrency)
     queries = [f"Kenshiro {DIMENSION_KEYWORDS[d].split()[0]}" for d in DIMENSIONS]
-    before = len(server.requests)
+    before = len(tavily.requests) + len(wiki.requests)
     start = time.perf_counter()
     outcomes = await asyncio.gather(
         *(
-            search_once(tool, query, server.url, context)
+            search_once(tool, query, wiki.url, context)
             for query in queries
             for tool in ("web", "wiki")
         )
     )
     elapsed = time.perf_counter() - start
     passages = sum(len(o.evidence) for o in outcomes)
-    return elapsed, passages, len(server.requests) - before
+    return elapsed, passages, len(tavily.requests) + len(wiki.requests) - before
 
 
 def main() -> None:
@@ -72,9 +81,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=14, help="parallel searches")
     args = parser.parse_args()
     os.environ["TAVILY_API_KEY"] = "tvly-test"
-    with LoopbackWebServer(fake_web().route, latency=args.latency) as server:
-        sequential = asyncio.run(one_round(server, 1))
-        parallel = asyncio.run(one_round(server, args.concurrency))
+    with (
+        LoopbackWebServer(fake_tavily().route, latency=args.latency) as tavily,
+        LoopbackWebServer(fake_wiki().route, latency=args.latency) as wiki,
+    ):
+        sequential = asyncio.run(one_round(tavily, wiki, 1))
+        parallel = asyncio.run(one_round(tavily, wiki, args.concurrency))
     sys.stdout.write(
         f"search round: 7 queries x (web, wiki) = 14 searches, {args.latency:.2f} s per request\n"
         f"sequential (concurrency 1): {sequential[0]:6.2f} s  "

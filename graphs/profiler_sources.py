@@ -57,12 +57,17 @@ def _configured_hosts(*urls: str | None) -> list[str]:
 
 
 def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClient:
-    """A polite HTTP client allowing the hosts the user configured explicitly."""
+    """A polite HTTP client allowing the hosts the user configured explicitly.
+
+    Wiki and result-page hosts get one request at a time across all the run's searches; the
+    Tavily API, built for concurrent clients, does not.
+    """
     settings = load_settings()
     return PoliteHttpClient(
         user_agent=user_agent(settings),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
         allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url),
+        parallel_hosts=_configured_hosts(context.tavily_base_url),
     )
 
 

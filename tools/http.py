@@ -8,6 +8,7 @@ politeness, the size cap, the public-host policy and the on-disk cache hold ever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import hashlib
 import ipaddress
@@ -15,6 +16,7 @@ import json
 import random
 import socket
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,28 @@ MAX_REDIRECTS = 5
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 Sleeper = Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class _HostGates:
+    """Per-host locks and last-request times, shared by every client of one event loop."""
+
+    locks: dict[str, asyncio.Lock]
+    last_request: dict[str, float]
+
+
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _HostGates] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _host_gates() -> _HostGates:
+    """The gates of the running loop: politeness holds across clients, not per client.
+
+    A graph fans out searches that each open their own client; a lock held by one client
+    object would let them hit the same wiki at once.
+    """
+    return _GATES.setdefault(asyncio.get_running_loop(), _HostGates({}, {}))
 
 
 class HttpStatusError(RemoteError):
@@ -107,9 +131,10 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 class PoliteHttpClient:
     """Async HTTP with per-host serial access, retries with backoff, a size cap and a disk cache.
 
-    Requests to one host run one at a time (an ``asyncio.Lock`` per host, plus an optional
-    ``min_delay`` between them); different hosts run in parallel, at most ``max_concurrency``
-    transfers at once. 429/5xx and connection errors
+    Requests to one host run one at a time (an ``asyncio.Lock`` per host shared by every
+    client in the event loop, plus an optional ``min_delay`` between them); different hosts run
+    in parallel, at most ``max_concurrency`` transfers at once per client. ``parallel_hosts``
+    are APIs built for concurrent clients (the Tavily API): their requests skip the host lock. 429/5xx and connection errors
     are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
     ``max_backoff``). Only public hosts are reachable, except hosts listed in ``allowed_hosts``
     (``"127.0.0.1"`` or ``"127.0.0.1:8080"``). GET 200 responses are cached on disk under
@@ -129,6 +154,7 @@ class PoliteHttpClient:
         max_backoff: float = 30.0,
         min_delay: float = 0.0,
         max_concurrency: int = 8,
+        parallel_hosts: Collection[str] = (),
         cache_ttl: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         resolver: Resolver | None = None,
@@ -147,6 +173,7 @@ class PoliteHttpClient:
         self.max_backoff = max_backoff
         self.min_delay = min_delay
         self._slots = asyncio.Semaphore(max_concurrency)
+        self.parallel_hosts = frozenset(h.lower() for h in parallel_hosts)
         self.cache_ttl = cache_ttl
         self.requests_made = 0
         """Requests actually sent (retries included)."""
@@ -156,8 +183,6 @@ class PoliteHttpClient:
         """Body bytes received over the network."""
         self._resolve = resolver or _system_resolver
         self._sleep = sleep or asyncio.sleep
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._last_request: dict[str, float] = {}
         self._checked_hosts: set[str] = set()
         self._client = httpx.AsyncClient(
             transport=transport,
@@ -283,8 +308,8 @@ class PoliteHttpClient:
         self, method: str, url: str, body: str | None, headers: dict[str, str]
     ) -> tuple[int, dict[str, str], bytes]:
         host = urlsplit(url).netloc.lower()
-        lock = self._locks.setdefault(host, asyncio.Lock())
-        async with lock:
+        gate = self._host_gate(host)
+        async with gate:
             attempt = 0
             while True:
                 await self._respect_min_delay(host)
@@ -341,7 +366,7 @@ class PoliteHttpClient:
                 chunks.append(chunk)
         finally:
             await response.aclose()
-            self._last_request[urlsplit(url).netloc.lower()] = time.monotonic()
+            _host_gates().last_request[urlsplit(url).netloc.lower()] = time.monotonic()
         return response.status_code, response_headers, b"".join(chunks)
 
     def _too_big(self, url: str) -> RemoteError:
@@ -350,8 +375,14 @@ class PoliteHttpClient:
             "raise max_bytes or skip this page",
         )
 
+    def _host_gate(self, host: str) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The host's shared lock; no lock for a parallel (API) host."""
+        if host in self.parallel_hosts:
+            return contextlib.nullcontext()
+        return _host_gates().locks.setdefault(host, asyncio.Lock())
+
     async def _respect_min_delay(self, host: str) -> None:
-        last = self._last_request.get(host)
+        last = _host_gates().last_request.get(host)
         if self.min_delay and last is not None:
             wait = last + self.min_delay - time.monotonic()
             if wait > 0:

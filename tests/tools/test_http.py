@@ -70,6 +70,25 @@ async def test_serial_per_host_parallel_across_hosts() -> None:
     assert any(a0 < b1 and b0 < a1 for a0, a1 in first.spans for b0, b1 in second.spans)
 
 
+async def test_host_stays_serial_across_clients_except_parallel_api_hosts() -> None:
+    """A graph's fan-out opens one client per search: politeness must hold across them."""
+    wiki, api = InFlight(), InFlight()
+    with LoopbackWebServer(wiki.route) as one, LoopbackWebServer(api.route) as two:
+        hosts = [one.url.split("//")[1], two.url.split("//")[1]]
+
+        async def fetch(url: str) -> str:
+            async with PoliteHttpClient(
+                user_agent=UA, cache_dir=None, allowed_hosts=hosts, parallel_hosts=hosts[1:]
+            ) as client:
+                return (await client.get_text(url)).text
+
+        urls = [f"{one.url}/w{i}" for i in range(4)] + [f"{two.url}/a{i}" for i in range(4)]
+        texts = await asyncio.gather(*(fetch(u) for u in urls))
+    assert texts[0] == "<p>/w0</p>" and texts[4] == "<p>/a0</p>"
+    assert wiki.peak == 1  # four clients, still one request at a time on the wiki
+    assert api.peak > 1  # the API host is declared parallel
+
+
 def failing(
     times: int, status: int, headers: dict[str, str] | None = None
 ) -> Callable[[WebRequest], WebResponse]:
