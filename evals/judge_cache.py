@@ -9,11 +9,12 @@ same answer twice). Only the validated answer is stored: code-side filtering rer
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
@@ -28,13 +29,19 @@ CACHE_VERSION = 1
 """Bumped when the key recipe or entry shape changes, so old entries are simply not found."""
 
 
+@functools.cache
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """A schema's JSON schema, built once: every cached call hashes it."""
+    return schema.model_json_schema()
+
+
 def prompt_key(model_name: str, schema: type[BaseModel], messages: Sequence[BaseMessage]) -> str:
     """SHA-256 of the model name, the schema (name and JSON schema) and every message."""
     payload = {
         "version": CACHE_VERSION,
         "model": model_name,
         "schema": schema.__name__,
-        "json_schema": schema.model_json_schema(),
+        "json_schema": _json_schema(schema),
         "messages": [[m.type, m.content] for m in messages],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

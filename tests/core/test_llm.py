@@ -53,3 +53,18 @@ def test_resolve_openai_compatible_server() -> None:
     model = resolve_chat_model(settings.model, settings)
     assert model.model_name == "qwen"  # type: ignore[attr-defined]
     assert settings.fast_model == "openai:qwen"
+
+
+def test_openai_models_are_built_once_per_server_and_callers_get_their_own_copy() -> None:
+    settings = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    first = resolve_chat_model("openai:qwen", settings)
+    second = resolve_chat_model("openai:qwen", settings)
+    # One underlying client (built once), but a caller's field change stays its own.
+    assert first is not second
+    assert first.root_async_client is second.root_async_client  # type: ignore[attr-defined]
+    first.max_retries = 0  # type: ignore[attr-defined]
+    assert resolve_chat_model("openai:qwen", settings).max_retries == 2  # type: ignore[attr-defined]
+    other = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:10/v1"})
+    elsewhere = resolve_chat_model("openai:qwen", other)
+    assert elsewhere.root_async_client is not first.root_async_client  # type: ignore[attr-defined]
+    assert elsewhere.openai_api_base == "http://127.0.0.1:10/v1"  # type: ignore[attr-defined]
