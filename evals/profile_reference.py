@@ -22,7 +22,12 @@ from personae.errors import InputError, PersonaeError, RemoteError
 from personae.evals.profile_metrics import count_tokens
 from personae.settings import Settings
 from personae.tools.http import HttpStatusError, PoliteHttpClient
-from personae.tools.wiki import APPARATUS_SECTIONS, MediaWikiClient
+from personae.tools.wiki import (
+    APPARATUS_SECTIONS,
+    MediaWikiClient,
+    NotAMediaWikiSite,
+    WikiPageNotFound,
+)
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html
 
@@ -219,13 +224,10 @@ async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReferen
         try:
             page = await MediaWikiClient(root, http=http).page(title)
             return reference_from_page(page, url=page.url or url)  # redirects resolved
-        except InputError as error:
-            if "no page" in error.problem:
-                raise InputError(f"the reference page {url} does not exist", _FIX) from None
-            if "is not a MediaWiki site" not in error.problem:
-                raise
-        except RemoteError:
-            pass  # an API that fails may still serve the article HTML
+        except WikiPageNotFound:
+            raise InputError(f"the reference page {url} does not exist", _FIX) from None
+        except (NotAMediaWikiSite, RemoteError):
+            pass  # a site without an API, or whose API fails, may still serve the article HTML
     try:
         fetched = await http.get_text(url)
     except HttpStatusError as error:

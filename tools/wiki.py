@@ -50,6 +50,14 @@ _STOPWORDS = frozenset(
 )
 
 
+class WikiPageNotFound(InputError):
+    """The wiki has no page by that title (nor, for a character, a search hit that matches)."""
+
+
+class NotAMediaWikiSite(InputError):
+    """The URL answers no ``meta=siteinfo``: callers may fall back to fetching plain HTML."""
+
+
 class AmbiguousCharacterError(InputError):
     """The name leads to a disambiguation page and the franchise does not pick one entry."""
 
@@ -128,12 +136,12 @@ class MediaWikiClient:
         self._site_lock = asyncio.Lock()
 
     async def site(self) -> SiteInfo:
-        """The wiki's API endpoint and article URLs, detected once; ``InputError`` if not a wiki."""
+        """The wiki's API endpoint and article URLs, detected once; ``NotAMediaWikiSite`` if not."""
         async with self._site_lock:
             if self._site is None:
                 self._site = await probe_mediawiki(self.http, self.base_url, self.api_path)
             if self._site is None:
-                raise InputError(
+                raise NotAMediaWikiSite(
                     f"{self.base_url} is not a MediaWiki site (no answer to meta=siteinfo)",
                     "check --wiki URL (e.g. https://hokuto.fandom.com)",
                 )
@@ -145,7 +153,7 @@ class MediaWikiClient:
         return site.article_url.replace("$1", quote(title.replace(" ", "_"), safe="/:()'!,"))
 
     async def page(self, title: str) -> WikiPage:
-        """Parse the page ``title`` (redirects followed); ``InputError`` when it does not exist."""
+        """Parse the page ``title`` (redirects followed); ``WikiPageNotFound`` if there is none."""
         page, _ = await self._parse(title)
         return page
 
@@ -194,7 +202,7 @@ class MediaWikiClient:
             raise InputError("the character name is empty", "pass a character name")
         try:
             page, html = await self._parse(name)
-        except InputError:
+        except WikiPageNotFound:
             page, html = await self._first_search_hit(name, franchise)
         if page.is_disambiguation:
             return await self._resolve_disambiguation(name, franchise, html)
@@ -205,7 +213,7 @@ class MediaWikiClient:
         for title in await self.search_titles(name, limit=5):
             if name_words & _words(title):
                 return await self._parse(title)
-        raise InputError(
+        raise WikiPageNotFound(
             f"no page for {name!r} on {self.base_url}",
             "check the spelling, or pass --wiki for the franchise's wiki",
         )
@@ -225,7 +233,7 @@ class MediaWikiClient:
     async def _parse_or_none(self, title: str) -> WikiPage | None:
         try:
             return await self.page(title)
-        except InputError:
+        except WikiPageNotFound:
             return None  # a hit deleted since indexing is simply skipped
 
     async def _parse(self, title: str) -> tuple[WikiPage, str]:
@@ -242,7 +250,7 @@ class MediaWikiClient:
         error = answer.get("error")
         if isinstance(error, dict):
             if error.get("code") in ("missingtitle", "invalidtitle", "pagecannotexist"):
-                raise InputError(
+                raise WikiPageNotFound(
                     f"no page {title!r} on {self.base_url}", "check the page title or the wiki"
                 )
             raise RemoteError(

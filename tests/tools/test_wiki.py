@@ -12,7 +12,12 @@ from personae.fake_web import FakeMediaWiki, FakeWeb
 from personae.loopback import LoopbackWebServer, WebResponse
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
-from personae.tools.wiki import AmbiguousCharacterError, MediaWikiClient
+from personae.tools.wiki import (
+    AmbiguousCharacterError,
+    MediaWikiClient,
+    NotAMediaWikiSite,
+    WikiPageNotFound,
+)
 from personae.tools.wiki_discovery import discover_wiki, fandom_slugs, open_wiki, slugs_from_urls
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -86,9 +91,9 @@ async def test_missing_page_falls_back_to_search_then_errors(
         client = MediaWikiClient(server.url, http=http)
         # no page titled "Toki Hokuto": full-text search finds "Toki"
         assert (await client.find_character_page("Toki Hokuto")).title == "Toki"
-        with pytest.raises(InputError, match="no page for 'Shin' on http://127.0.0.1"):
+        with pytest.raises(WikiPageNotFound, match="no page for 'Shin' on http://127.0.0.1"):
             await client.find_character_page("Shin", "Fist of the North Star")
-        with pytest.raises(InputError, match="no page 'Jagi'"):
+        with pytest.raises(WikiPageNotFound, match="no page 'Jagi'"):
             await client.page("Jagi")
 
 
@@ -101,9 +106,12 @@ async def test_non_mediawiki_url_is_reported(
             user_agent=UA, cache_dir=None, allowed_hosts=[shop.url.split("//")[1]]
         ) as http:
             client = MediaWikiClient(shop.url, http=http)
-            with pytest.raises(InputError, match="is not a MediaWiki site.*check --wiki URL"):
+            with pytest.raises(
+                NotAMediaWikiSite, match="is not a MediaWiki site.*check --wiki URL"
+            ):
                 await client.find_character_page("Toki")
-    assert {r.path for r in shop.requests} == {"/api.php", "/w/api.php"}
+    # one probe round: a site that is no wiki is not probed again for the search fallback
+    assert [r.path for r in shop.requests] == ["/api.php", "/w/api.php"]
 
 
 async def test_wikipedia_style_api_path_detected() -> None:
@@ -258,7 +266,7 @@ async def test_open_wiki_pinned_discovered_or_neither() -> None:
                 franchise="Fist of the North Star",
                 domain_template=server.url + "/{slug}",
             )
-            with pytest.raises(InputError, match="is not a MediaWiki site"):
+            with pytest.raises(NotAMediaWikiSite, match="is not a MediaWiki site"):
                 await open_wiki(http=http, wiki_url=f"{server.url}/shop")
             with pytest.raises(InputError, match="neither a wiki URL nor a franchise"):
                 await open_wiki(http=http)
