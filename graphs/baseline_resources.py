@@ -5,53 +5,29 @@ character: reparsing the storyline, fingerprinting it or reopening Chroma on eve
 dominate the run. Stores are keyed by the memory directory, the storyline file and its version,
 and the Chroma server setting (``CHROMA_HOST``, read here, once per key).
 
-Each store is scoped by a fingerprint of the storyline's content, not only its name: Chroma's
-in-memory client is one per process, and a corrected re-download of a storyline must not reuse
-pairs or profiles built from the old text.
+Each store is scoped by :attr:`Storyline.scope` (name and content fingerprint), not only the
+name: Chroma's in-memory client is one per process, and a corrected re-download of a storyline
+must not reuse pairs or profiles built from the old text.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from pathlib import Path
 
 from personae.memory.eta_profile_store import ETAProfileStore
 from personae.memory.scene_pairs import ScenePairStore
-from personae.memory.storyline import Storyline, open_storyline
+from personae.memory.storyline import open_storyline
 from personae.settings import load_settings
 
-_SCOPES: dict[tuple[str, int], str] = {}
 _PAIRS: dict[tuple[str, ...], ScenePairStore] = {}
 _PROFILES: dict[tuple[str, ...], ETAProfileStore] = {}
 _LOCK = threading.Lock()
 
 
-def storyline_fingerprint(storyline: Storyline) -> str:
-    """A short digest of every action (position, characters, text): the storyline's version."""
-    digest = hashlib.blake2b(digest_size=6)
-    for action in storyline.actions:
-        digest.update(action.render().encode("utf-8"))
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
 def _file_key(storyline_path: str) -> tuple[str, int]:
     resolved = Path(storyline_path).resolve()
     return str(resolved), resolved.stat().st_mtime_ns
-
-
-def storyline_scope(storyline_path: str) -> tuple[Storyline, str]:
-    """The storyline and its store scope ``<name>.<fingerprint>`` (cached per file version)."""
-    storyline = open_storyline(storyline_path)
-    key = _file_key(storyline_path)
-    with _LOCK:
-        scope = _SCOPES.get(key)
-    if scope is None:
-        scope = f"{storyline.name}.{storyline_fingerprint(storyline)}"
-        with _LOCK:
-            _SCOPES[key] = scope
-    return storyline, scope
 
 
 def _memory_key(memory_dir: str | None) -> str:
@@ -70,7 +46,7 @@ def scene_pairs_for(
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
     """
-    storyline, scope = storyline_scope(storyline_path)
+    storyline = open_storyline(storyline_path)
     memory = _memory_key(memory_dir)
     key = (memory, *map(str, _file_key(storyline_path)), _host(), character, str(scene_size))
     with _LOCK:
@@ -81,7 +57,7 @@ def scene_pairs_for(
                 character,
                 Path(memory) if memory else None,
                 load_settings(),
-                scope=scope,
+                scope=storyline.scope,
                 scene_size=scene_size,
             )
             _PAIRS[key] = store
@@ -90,7 +66,7 @@ def scene_pairs_for(
 
 def eta_profiles_for(storyline_path: str, memory_dir: str | None) -> ETAProfileStore:
     """The cached ETA profile store of a storyline (JSON under ``memory_dir`` or in process)."""
-    _, scope = storyline_scope(storyline_path)
+    scope = open_storyline(storyline_path).scope
     memory = _memory_key(memory_dir)
     key = (memory, *map(str, _file_key(storyline_path)))
     with _LOCK:
@@ -104,6 +80,5 @@ def eta_profiles_for(storyline_path: str, memory_dir: str | None) -> ETAProfileS
 def forget_baseline_resources() -> None:
     """Drop every cached store (tests that simulate a restart; long-lived servers)."""
     with _LOCK:
-        _SCOPES.clear()
         _PAIRS.clear()
         _PROFILES.clear()

@@ -8,8 +8,13 @@ storyline file (and its version) and the Chroma server setting.
 It also keeps the "answered unknown" list: after a sync, a bookmark whose answer is still ``""``
 at the target is recorded as unknown for (character, question), and the proposer is told not to
 ask it again (its code also drops near-duplicate re-asks). The list is a small JSON file beside
-the Chroma directory (``unknown-<storyline>.json``), written atomically; with no memory
+the Chroma directory (``unknown-<scope>.json``), written atomically; with no memory
 directory it lives in the process only, like the in-memory bank.
+
+The bank and the list are scoped by :attr:`Storyline.scope` (name and content fingerprint), like
+the baselines' stores: a corrected re-download of a storyline must not reuse bookmarks built
+from the old text, whose answers and positions may no longer hold. Banks and lists written
+before this scoping (named by the storyline alone) are left in place and no longer read.
 """
 
 from __future__ import annotations
@@ -100,8 +105,8 @@ def resources_for(storyline_path: str, memory_dir: str | None) -> BookmarkResour
         if cached is not None:
             return cached
         path = Path(memory) if memory else None
-        bank = BookmarkBank.open(storyline.name, path, settings)
-        name = safe_collection_name(storyline.name, prefix="unknown-")
+        bank = BookmarkBank.open(storyline.name, path, settings, scope=storyline.scope)
+        name = safe_collection_name(storyline.scope, prefix="unknown-")
         unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
         resources = BookmarkResources(storyline, index_for(storyline), bank, unknown)
         _CACHE[key] = resources

@@ -1,4 +1,4 @@
-"""The bookmark bank: one Chroma collection per storyline.
+"""The bookmark bank: one Chroma collection per storyline version (its scope).
 
 Why Chroma and why this layout: candidate search is "same type, already synced, same character
 for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
@@ -49,12 +49,17 @@ _WRITE_LOCK = threading.RLock()
 class BookmarkBank:
     """All bookmarks of one storyline, persisted in Chroma."""
 
-    def __init__(self, client: ClientAPI, storyline: str) -> None:
-        """Open (or create) the storyline's collection with the hashing embedding."""
+    def __init__(self, client: ClientAPI, storyline: str, scope: str | None = None) -> None:
+        """Open (or create) the collection of ``scope`` (default: the storyline's name).
+
+        The graphs pass :attr:`Storyline.scope <personae.memory.storyline.Storyline.scope>`, so
+        a changed storyline text gets a fresh bank. A bank created before scopes existed (named
+        by the storyline alone) is simply not found: a new, empty one is created beside it.
+        """
         self.storyline = storyline
         self.client = client
         self.collection: Collection = client.get_or_create_collection(
-            safe_collection_name(storyline, prefix=COLLECTION_PREFIX),
+            safe_collection_name(scope or storyline, prefix=COLLECTION_PREFIX),
             embedding_function=_EMBEDDING,
             metadata={"storyline": storyline, _COUNTER: 0},
         )
@@ -62,7 +67,12 @@ class BookmarkBank:
 
     @classmethod
     def open(
-        cls, storyline: str, path: Path | None, settings: Settings | None = None
+        cls,
+        storyline: str,
+        path: Path | None,
+        settings: Settings | None = None,
+        *,
+        scope: str | None = None,
     ) -> BookmarkBank:
         """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
 
@@ -71,7 +81,7 @@ class BookmarkBank:
         Chroma's in-memory client, which is one per process: every ``open(name, None)`` in the
         process sees the same bank, so tests wanting isolation pass a temporary directory.
         """
-        return cls(open_chroma(path, settings), storyline)
+        return cls(open_chroma(path, settings), storyline, scope)
 
     def create(
         self,

@@ -7,11 +7,12 @@ has one place to hold.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from personae.errors import InputError
@@ -65,6 +66,18 @@ class Storyline:
     def __len__(self) -> int:
         return len(self.actions)
 
+    @cached_property
+    def scope(self) -> str:
+        """``<name>.<fingerprint>``: the storyline version every store of its memory is named by.
+
+        The bookmark bank, its unknown-question list, the RICL pairs and the ETA profiles are
+        all scoped by it, so a corrected re-download of a storyline starts from fresh memory
+        instead of reusing answers (and positions) built from the old text, while the same text
+        under the same name, wherever its file lives, finds the memory it already has.
+        Computed once per loaded storyline (:func:`open_storyline` reuses the object).
+        """
+        return f"{self.name}.{storyline_fingerprint(self)}"
+
     @property
     def characters(self) -> list[str]:
         """Every character who acts, special ones excluded, most active first."""
@@ -108,6 +121,15 @@ class Storyline:
         positions = self.positions_of(self.check_character(character))
         half = len(positions) // 2
         return positions[:half], positions[half:]
+
+
+def storyline_fingerprint(storyline: Storyline) -> str:
+    """A short digest of every action (position, characters, text): the storyline's version."""
+    digest = hashlib.blake2b(digest_size=6)
+    for action in storyline.actions:
+        digest.update(action.render().encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def artifact_name(path: Path) -> str:

@@ -18,6 +18,8 @@ from langchain_core.messages import BaseMessage
 
 from personae.graphs.bookmark_resources import forget_resources
 from personae.llm import register_model, unregister_model
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.storyline import open_storyline
 from personae.testing import ScriptedChatModel, prompt_text
 
 MARKER = re.compile(r"\[(\d+)\]")
@@ -35,6 +37,12 @@ def write_storyline(path: Path, size: int = 160) -> Path:
         lines.append(json.dumps({"action": text, "character": who, "chapter": chapter}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def stored_bank(story: Path, memory: Path) -> BookmarkBank:
+    """A fresh bank object on ``memory`` for ``story``'s text, scoped as the graph opens it."""
+    storyline = open_storyline(story)
+    return BookmarkBank.open(storyline.name, memory, scope=storyline.scope)
 
 
 def last_user_text(messages: Sequence[BaseMessage]) -> str:

@@ -17,6 +17,8 @@ from personae.graphs.bookmark_resources import (
     forget_resources,
     resources_for,
 )
+from personae.memory.bookmark import BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +40,40 @@ def test_resources_are_opened_once_per_memory_dir_and_file_version(tmp_path: Pat
     assert changed is not first and len(changed.storyline) == 80
     with pytest.raises(InputError, match="does not exist"):
         resources_for(str(tmp_path / "nope.json"), None)
+
+
+def test_the_bank_and_unknown_list_belong_to_the_storyline_text(tmp_path: Path) -> None:
+    memory = tmp_path / "mem"
+    story = write_storyline(tmp_path / "club.jsonl")
+    first = resources_for(str(story), str(memory))
+    first.bank.create(question="Where is Kyon?", type=BookmarkType.STATE, character="Kyon")
+    assert first.unknown.record("Kyon", "Who is the club president?")
+    assert first.storyline.scope.startswith("club.")
+    forget_resources()
+    (tmp_path / "elsewhere").mkdir()
+    copy = write_storyline(tmp_path / "elsewhere" / "club.jsonl")
+    same_text = resources_for(str(copy), str(memory))
+    assert [b.question for b in same_text.bank.all()] == ["Where is Kyon?"]
+    assert same_text.unknown.questions("Kyon") == ["Who is the club president?"]
+    forget_resources()
+    stat = story.stat()
+    story.write_text(story.read_text().replace("scene 7.", "scene seven."), encoding="utf-8")
+    os.utime(story, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    corrected = resources_for(str(story), str(memory))
+    assert corrected.storyline.scope != first.storyline.scope
+    assert len(corrected.bank) == 0 and corrected.unknown.questions("Kyon") == []
+    assert len(resources_for(str(copy), str(memory)).bank) == 1
+
+
+def test_a_bank_from_before_scoping_is_left_alone(tmp_path: Path) -> None:
+    memory = tmp_path / "mem"
+    old = BookmarkBank.open("club", memory)
+    old.create(question="Where is Kyon?", type=BookmarkType.STATE, character="Kyon")
+    (memory / "unknown-club.json").write_text('{"Kyon": ["Who is it?"]}', encoding="utf-8")
+    story = write_storyline(tmp_path / "club.jsonl")
+    resources = resources_for(str(story), str(memory))
+    assert len(resources.bank) == 0 and resources.unknown.questions("Kyon") == []
+    assert len(BookmarkBank.open("club", memory)) == 1
 
 
 def test_unknown_questions_persist_and_skip_near_duplicates(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from bookmarks_world import (
     future_reads,
     latest_marker,
     registered_scripted_model,
+    stored_bank,
     write_storyline,
 )
 from langgraph.checkpoint.memory import InMemorySaver
@@ -70,7 +71,8 @@ async def step(
 
 
 def bank_at(memory: Path) -> BookmarkBank:
-    return BookmarkBank.open("club", memory)
+    """The bank of the ``club.jsonl`` storyline beside ``memory`` (the ``story`` fixture)."""
+    return stored_bank(memory.parent / "club.jsonl", memory)
 
 
 async def test_first_step_creates_three_typed_bookmarks_synced_from_scratch(

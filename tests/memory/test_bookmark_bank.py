@@ -191,6 +191,18 @@ def test_collections_are_per_storyline_with_safe_names(tmp_path: Path) -> None:
     assert one.collection.name != two.collection.name and "*" not in one.collection.name
 
 
+def test_a_scope_names_the_collection_and_the_storyline_stays_the_name(tmp_path: Path) -> None:
+    client = open_chroma(tmp_path / "db")
+    by_name = BookmarkBank(client, "Poppin'Party")
+    by_name.create(question="Who is Aya?", type=C, character="Aya")
+    scoped = BookmarkBank(client, "Poppin'Party", scope="Poppin'Party.0a1b2c")
+    assert len(scoped) == 0 and scoped.collection.name != by_name.collection.name
+    assert "'" not in scoped.collection.name and scoped.export()["storyline"] == "Poppin'Party"
+    scoped.create(question="Who is Kasumi?", type=C, character="Kasumi")
+    again = BookmarkBank.open("Poppin'Party", tmp_path / "db", scope="Poppin'Party.0a1b2c")
+    assert [b.question for b in again.all()] == ["Who is Kasumi?"]
+
+
 def test_bank_survives_a_process_restart(tmp_path: Path) -> None:
     bank = BookmarkBank.open("haruhi", tmp_path / "bank")
     bm = bank.create(question="What is the SOS Brigade planning?", type=S, character="Kyon")

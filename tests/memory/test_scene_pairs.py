@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from personae.graphs.baseline_resources import storyline_fingerprint
 from personae.memory.scene_pairs import ScenePairStore, scene_document
-from personae.memory.storyline import Storyline, load_storyline
+from personae.memory.storyline import Storyline, load_storyline, storyline_fingerprint
 
 TOPICS = ("rain on the roof", "cake in the kitchen", "cards at the table", "boat on the lake")
 

@@ -6,13 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bookmarks_world import future_reads, scripted_model, write_storyline
+from bookmarks_world import future_reads, scripted_model, stored_bank, write_storyline
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from personae.graphs.bookmark_resources import forget_resources
-from personae.memory.bookmark_bank import BookmarkBank
 from personae.testing import ScriptedChatModel, prompt_text
 from personae.tools.bookmark_tool import create_storyline_memory_tool
 
@@ -52,7 +51,7 @@ async def test_answers_are_synced_on_demand_and_reused(
     assert second.startswith("as of [69] in the club room (bookmark bm-0, reused;")
     chunk = prompt_text(model.calls_for("StateUpdate")[-1]).split("## New chunk")[-1]
     assert "[50]" in chunk and "[49]" not in chunk  # only the unseen suffix was read
-    stored = BookmarkBank.open("club", tmp_path / "mem").get("bm-0")
+    stored = stored_bank(tmp_path / "club.jsonl", tmp_path / "mem").get("bm-0")
     assert stored.position == 70 and stored.answer_at(60) == "as of [49] in the club room"
 
 
@@ -72,7 +71,7 @@ async def test_related_questions_derive_and_concepts_scan_their_keyword(
         tool, model, 60, question="How does Kyon usually treat Haruhi?", type="behavioral"
     )
     assert "(bookmark bm-1, derived;" in derived
-    bank = BookmarkBank.open("club", tmp_path / "mem")
+    bank = stored_bank(tmp_path / "club.jsonl", tmp_path / "mem")
     assert (bank.get("bm-1").parent_id, bank.get("bm-1").history[0].position) == ("bm-0", 40)
     concept = await ask(
         tool, model, 40, question="Who is Nagato?", type="concept", keyword="Nagato"
