@@ -9,6 +9,7 @@ point that fails is dropped instead of scored.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +18,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
 from personae.agents.query_planner import DIMENSIONS
-from personae.llm import LLMUsage, call_structured
+from personae.evals.judge_cache import JudgeCache
+from personae.llm import LLMUsage
 
 Dimension = Literal[
     "identity", "appearance", "ability", "relationship", "experience", "personality", "other"
@@ -99,15 +101,11 @@ def _quoted_in(evidence: str, normal_text: str) -> bool:
 
 
 def verify_points(
-    extracted: ExtractedKnowledge, *, chunk_id: str, text: str, seen: set[str] | None = None
+    extracted: ExtractedKnowledge, *, chunk_id: str, text: str
 ) -> tuple[list[KnowledgePoint], int]:
-    """Points whose evidence really occurs in ``text`` (duplicates merged), and how many dropped.
-
-    ``seen`` holds the normalised statements already kept (from earlier chunks of the same
-    reference) and is updated, so one fact stated in two chunks is kept once.
-    """
+    """Points whose evidence really occurs in ``text`` (duplicates merged), and how many dropped."""
     kept: list[KnowledgePoint] = []
-    seen = set() if seen is None else seen
+    seen: set[str] = set()
     normal_text = normalize_quote(text)
     dropped = 0
     for point in extracted.points:
@@ -118,6 +116,28 @@ def verify_points(
             continue
         seen.add(key)
         kept.append(KnowledgePoint(statement, point.evidence.strip(), point.type, chunk_id))
+    return kept, dropped
+
+
+def merge_chunk_points(
+    per_chunk: Iterable[Sequence[KnowledgePoint]],
+) -> tuple[list[KnowledgePoint], int]:
+    """The points of every chunk in order, a fact stated in two chunks kept once (the first).
+
+    Chunks are extracted concurrently, so the merge happens after all of them answered, in chunk
+    order: which chunk keeps a repeated fact never depends on which answer came back first.
+    Returns the points and how many repeats were dropped.
+    """
+    kept: list[KnowledgePoint] = []
+    seen: set[str] = set()
+    dropped = 0
+    for point in (point for points in per_chunk for point in points):
+        key = normalize_quote(point.statement)
+        if key in seen:
+            dropped += 1
+            continue
+        seen.add(key)
+        kept.append(point)
     return kept, dropped
 
 
@@ -138,9 +158,16 @@ async def extract_knowledge(
     chunk_id: str,
     heading: str,
     text: str,
+    cache: JudgeCache | None = None,
+    model_name: str = "",
 ) -> tuple[list[KnowledgePoint], int, LLMUsage]:
-    """Verified knowledge points of one chunk, the number dropped, and the usage."""
+    """Verified knowledge points of one chunk, the number dropped, and the usage.
+
+    With ``cache``, an extraction ``model_name`` already made for this exact prompt costs no
+    call; the verification reruns on the cached answer.
+    """
     prompt = extraction_messages(name=name, chunk_id=chunk_id, heading=heading, text=text)
-    extracted, usage = await call_structured(model, ExtractedKnowledge, prompt)
+    ask = cache or JudgeCache(None)
+    extracted, usage = await ask.call_structured(model, model_name, ExtractedKnowledge, prompt)
     kept, dropped = verify_points(extracted, chunk_id=chunk_id, text=text)
     return kept, dropped, usage

@@ -14,7 +14,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from personae.llm import LLMUsage, call_structured
+from personae.evals.judge_cache import JudgeCache
+from personae.llm import LLMUsage
 
 JUDGE_SYSTEM = """You check a character profile of the fictional character {name} against one
 knowledge point taken from a reference wiki page. Decide what the profile says about the point:
@@ -92,9 +93,16 @@ async def judge_support(
     statement: str,
     evidence: str,
     dimension: str,
+    cache: JudgeCache | None = None,
+    model_name: str = "",
 ) -> tuple[SupportJudgment, LLMUsage]:
-    """The verdict and reason for one knowledge point against ``profile``."""
+    """The verdict and reason for one knowledge point against ``profile``.
+
+    With ``cache``, a verdict ``model_name`` already gave for this exact prompt costs no call.
+    """
     messages = judge_messages(
         name=name, profile=profile, statement=statement, evidence=evidence, dimension=dimension
     )
-    return await call_structured(model, SupportJudgment, messages)
+    ask = cache or JudgeCache(None)
+    judgment, usage = await ask.call_structured(model, model_name, SupportJudgment, messages)
+    return judgment, usage

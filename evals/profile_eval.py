@@ -22,13 +22,12 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from personae.agents.knowledge_extractor import (
-    ExtractedKnowledge,
     KnowledgePoint,
-    extraction_messages,
-    verify_points,
+    extract_knowledge,
+    merge_chunk_points,
 )
 from personae.agents.query_planner import DIMENSIONS
-from personae.agents.support_judge import SupportJudgment, judge_messages
+from personae.agents.support_judge import SupportJudgment, judge_support
 from personae.errors import InputError, RemoteError
 from personae.evals.judge_cache import JudgeCache
 from personae.evals.profile_metrics import (
@@ -164,27 +163,23 @@ async def extract_points(
 ) -> tuple[list[KnowledgePoint], int, LLMUsage]:
     """Verified knowledge points of every chunk (in chunk order), points dropped, usage."""
 
-    async def one(chunk: ReferenceChunk) -> tuple[ExtractedKnowledge, LLMUsage]:
-        messages = extraction_messages(
-            name=name, chunk_id=chunk.id, heading=chunk.heading, text=chunk.text
-        )
+    async def one(chunk: ReferenceChunk) -> tuple[list[KnowledgePoint], int, LLMUsage]:
         async with slots:
-            answer: tuple[ExtractedKnowledge, LLMUsage] = await cache.call_structured(
-                context.extractor_model, context.extractor_model_name, ExtractedKnowledge, messages
+            answer: tuple[list[KnowledgePoint], int, LLMUsage] = await extract_knowledge(
+                context.extractor_model,
+                name=name,
+                chunk_id=chunk.id,
+                heading=chunk.heading,
+                text=chunk.text,
+                cache=cache,
+                model_name=context.extractor_model_name,
             )
         return answer
 
     answers = await all_or_nothing(one(c) for c in chunks)
-    points: list[KnowledgePoint] = []
-    dropped = 0
-    usage = LLMUsage()
-    seen: set[str] = set()  # the same fact stated in two chunks is one point
-    for chunk, (extracted, used) in zip(chunks, answers, strict=True):
-        kept, lost = verify_points(extracted, chunk_id=chunk.id, text=chunk.text, seen=seen)
-        points += kept
-        dropped += lost
-        usage = usage + used
-    return points, dropped, usage
+    points, repeated = merge_chunk_points(kept for kept, _, _ in answers)
+    dropped = repeated + sum(lost for _, lost, _ in answers)
+    return points, dropped, sum((used for _, _, used in answers), LLMUsage())
 
 
 async def judge_points(
@@ -198,16 +193,16 @@ async def judge_points(
     """One verdict per point against ``document``'s profile text, in point order."""
 
     async def one(point: KnowledgePoint) -> tuple[SupportJudgment, LLMUsage]:
-        messages = judge_messages(
-            name=document.character,
-            profile=document.profile,
-            statement=point.statement,
-            evidence=point.evidence,
-            dimension=point.type,
-        )
         async with slots:
-            answer: tuple[SupportJudgment, LLMUsage] = await cache.call_structured(
-                context.judge_model, context.judge_model_name, SupportJudgment, messages
+            answer: tuple[SupportJudgment, LLMUsage] = await judge_support(
+                context.judge_model,
+                name=document.character,
+                profile=document.profile,
+                statement=point.statement,
+                evidence=point.evidence,
+                dimension=point.type,
+                cache=cache,
+                model_name=context.judge_model_name,
             )
         return answer
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,12 +13,14 @@ from personae.agents.knowledge_extractor import (
     ExtractedKnowledge,
     ExtractedPoint,
     extract_knowledge,
+    merge_chunk_points,
     quote_occurs,
     verify_points,
 )
 from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import SupportJudgment, judge_support
 from personae.errors import RemoteError
+from personae.evals.judge_cache import JudgeCache
 from personae.testing import ScriptedChatModel, prompt_text
 
 CHUNK = "Toki is the second of the four Hokuto brothers.\nHe was exposed to “nuclear fallout”."
@@ -75,15 +78,11 @@ def test_a_fact_kept_from_an_earlier_chunk_is_dropped_as_a_duplicate() -> None:
         evidence="four Hokuto brothers",
         type="identity",
     )
-    seen: set[str] = set()
-    first, _ = verify_points(
-        ExtractedKnowledge(points=[point]), chunk_id="C1", text=CHUNK, seen=seen
-    )
-    again, dropped = verify_points(
-        ExtractedKnowledge(points=[point]), chunk_id="C2", text=CHUNK, seen=seen
-    )
-    assert [p.chunk_id for p in first] == ["C1"]
-    assert (again, dropped) == ([], 1)
+    first, _ = verify_points(ExtractedKnowledge(points=[point]), chunk_id="C1", text=CHUNK)
+    again, _ = verify_points(ExtractedKnowledge(points=[point]), chunk_id="C2", text=CHUNK)
+    merged, dropped = merge_chunk_points([first, again])
+    assert [p.chunk_id for p in merged] == ["C1"]
+    assert dropped == 1
 
 
 def test_point_type_is_one_of_the_seven_dimensions() -> None:
@@ -169,3 +168,48 @@ async def test_judge_sees_profile_and_point_and_an_unknown_verdict_fails_cleanly
         dimension="appearance",
     )
     assert (judgment.verdict, judgment.reason, usage.calls) == ("supported", "says so", 1)
+
+
+async def test_with_a_cache_a_repeated_prompt_costs_no_call(
+    tmp_path: Path,
+) -> None:
+    point = {"statement": "Toki is a Hokuto brother.", "evidence": "four Hokuto brothers"}
+    model = ScriptedChatModel(
+        responders={
+            "ExtractedKnowledge": lambda _m: {"points": [{**point, "type": "relationship"}]},
+            "SupportJudgment": lambda _m: {"reason": "says so", "verdict": "supported"},
+        }
+    )
+    cache = JudgeCache(tmp_path)
+    extracted = [
+        await extract_knowledge(
+            model,
+            name="Toki",
+            chunk_id=chunk_id,
+            heading="Introduction",
+            text=text,
+            cache=cache,
+            model_name="m",
+        )
+        for chunk_id, text in [("C1", CHUNK), ("C1", CHUNK), ("C1", "Toki heals.")]
+    ]
+    judged = [
+        await judge_support(
+            model,
+            name="Toki",
+            profile="I am a Hokuto brother.",
+            statement=point["statement"],
+            evidence=point["evidence"],
+            dimension="relationship",
+            cache=cache,
+            model_name="m",
+        )
+        for _ in range(2)
+    ]
+    assert [usage.calls for _, _, usage in extracted] == [1, 0, 1]
+    assert [[p.statement for p in kept] for kept, _, _ in extracted[:2]] == [
+        [point["statement"]]
+    ] * 2
+    assert extracted[2][:2] == ([], 1)  # another chunk is another prompt: its quote is absent
+    assert [(j.verdict, usage.calls) for j, usage in judged] == [("supported", 1), ("supported", 0)]
+    assert (len(model.calls), cache.hits, cache.misses) == (3, 2, 3)
