@@ -39,7 +39,7 @@ _PROPER_NOUN = re.compile(r"\b[A-Z][\w'-]{2,}\b")
 def lore_keys(text: str, name: str) -> list[str]:
     """Trigger words of a fact: its proper nouns other than the character's own name."""
     own = {part.casefold() for part in name.split()}
-    found = [w for w in _PROPER_NOUN.findall(text) if w.casefold() not in own and w != "I"]
+    found = [w for w in _PROPER_NOUN.findall(text) if w.casefold() not in own]
     return list(dict.fromkeys(found))[:5] or [name]
 
 

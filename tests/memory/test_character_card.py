@@ -47,6 +47,7 @@ def test_lorebook_has_one_entry_per_fact_with_keys_and_sources() -> None:
     assert entries[0]["constant"] is True and entries[2]["constant"] is False
     assert entries[2]["keys"] == ["Raoh"]
     assert entries[0]["keys"] == ["Hokuto", "Shinken"]
+    assert entries[1]["keys"] == ["Kenshiro"]  # "I" is too short to be a key: the name stands in
     assert entries[2]["extensions"]["personae"]["source_ids"] == ["S1", "S3"]
     assert all(e["enabled"] and e["use_regex"] is False for e in entries)
 
