@@ -2,8 +2,8 @@
 
 The benchmark invokes the graph once per test instance, thousands of times on one storyline:
 reopening Chroma, reparsing the storyline or rebuilding its inverted index on every step would
-dominate the run. :func:`resources_for` caches them, keyed by the memory directory, the
-storyline file (and its version) and the Chroma server setting.
+dominate the run. :func:`resources_for` caches them under the
+:class:`~personae.graphs.resource_cache.StorylineKey` the baselines use too.
 
 It also keeps the "answered unknown" list: after a sync, a bookmark whose answer is still ``""``
 at the target is recorded as unknown for (character, question), and the proposer is told not to
@@ -26,10 +26,10 @@ from pathlib import Path
 
 from personae.agents.question_proposer import is_near_duplicate
 from personae.files import write_json_atomic
+from personae.graphs.resource_cache import ResourceCache, StorylineKey, storyline_key
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import safe_collection_name
-from personae.memory.storyline import Storyline, open_storyline
-from personae.settings import load_settings
+from personae.memory.storyline import Storyline
 from personae.tools.storyline_index import StorylineIndex, index_for
 
 UNKNOWN_LIMIT = 50
@@ -84,36 +84,28 @@ class BookmarkResources:
     unknown: UnknownQuestions
 
 
-_CACHE: dict[tuple[str, str, int, str], BookmarkResources] = {}
-_LOCK = threading.Lock()
+_CACHE: ResourceCache[BookmarkResources] = ResourceCache()
 
 
 def resources_for(storyline_path: str, memory_dir: str | None) -> BookmarkResources:
     """The cached resources for a storyline file and memory directory.
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
-    ``CHROMA_HOST`` (read here, once per key) puts the bank on a Chroma server instead.
+    ``CHROMA_HOST`` puts the bank on a Chroma server instead.
     """
-    storyline = open_storyline(storyline_path)
-    resolved = Path(storyline_path).resolve()
-    settings = load_settings()
-    host = f"{settings.chroma_host}:{settings.chroma_port}" if settings.chroma_host else ""
-    memory = str(Path(memory_dir).resolve()) if memory_dir else ""
-    key = (memory, str(resolved), resolved.stat().st_mtime_ns, host)
-    with _LOCK:
-        cached = _CACHE.get(key)
-        if cached is not None:
-            return cached
-        path = Path(memory) if memory else None
-        bank = BookmarkBank.open(storyline.name, path, settings, scope=storyline.scope)
-        name = safe_collection_name(storyline.scope, prefix="unknown-")
-        unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
-        resources = BookmarkResources(storyline, index_for(storyline), bank, unknown)
-        _CACHE[key] = resources
-        return resources
+    key = storyline_key(storyline_path, memory_dir)
+    resources: BookmarkResources = _CACHE.get(key, lambda: _open(key))
+    return resources
+
+
+def _open(key: StorylineKey) -> BookmarkResources:
+    storyline, path = key.storyline(), key.memory_dir
+    bank = BookmarkBank.open(storyline.name, path, key.settings, scope=storyline.scope)
+    name = safe_collection_name(storyline.scope, prefix="unknown-")
+    unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
+    return BookmarkResources(storyline, index_for(storyline), bank, unknown)
 
 
 def forget_resources() -> None:
     """Drop every cached resource (tests that simulate a restart; long-lived servers)."""
-    with _LOCK:
-        _CACHE.clear()
+    _CACHE.clear()

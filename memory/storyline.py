@@ -242,9 +242,17 @@ def _cached(path: str, mtime_ns: int, majors: tuple[str, ...]) -> Storyline:
     return load_storyline(path, majors)
 
 
+def storyline_version(path: str | Path) -> tuple[str, int]:
+    """The resolved file and its modification time: one version of a storyline file.
+
+    Raises :class:`InputError` when the file does not exist.
+    """
+    given = Path(path)
+    if not given.is_file():
+        raise InputError(f"storyline file {given} does not exist", "check the path")
+    return str(given.resolve()), given.stat().st_mtime_ns
+
+
 def open_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> Storyline:
     """:func:`load_storyline`, cached per file version: graph nodes call it on every step."""
-    resolved = Path(path)
-    if not resolved.is_file():
-        raise InputError(f"storyline file {resolved} does not exist", "check the path")
-    return _cached(str(resolved.resolve()), resolved.stat().st_mtime_ns, tuple(major_characters))
+    return _cached(*storyline_version(path), tuple(major_characters))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,11 @@ from personae.errors import ConfigurationError, InputError
 from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.acting import ActingContext
 from personae.graphs.baseline_eta import ETA_COUNTERS, ETAContext, chunk_bounds, rebuild_point
-from personae.graphs.baseline_resources import forget_baseline_resources
+from personae.graphs.baseline_resources import (
+    eta_profiles_for,
+    forget_baseline_resources,
+    scene_pairs_for,
+)
 from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
 from personae.llm import register_model, unregister_model
@@ -233,6 +238,25 @@ def eta_context(story: Path, memory: Path | None, **changes: Any) -> ETAContext:
         memory_dir=str(memory) if memory else None,
         **changes,
     )
+
+
+def test_stores_are_opened_once_per_key_and_scoped_by_the_text(story: Path, tmp_path: Path) -> None:
+    memory = str(tmp_path / "m")
+    pairs = scene_pairs_for(str(story), memory, "Alice", 10)
+    assert scene_pairs_for(str(story), memory, "Alice", 10) is pairs
+    assert scene_pairs_for(str(story), memory, "Bob", 10) is not pairs
+    assert scene_pairs_for(str(story), memory, "Alice", 5) is not pairs
+    profiles = eta_profiles_for(str(story), memory)
+    assert eta_profiles_for(str(story), memory) is profiles
+    stat = story.stat()
+    story.write_text(story.read_text().replace("number 7 ", "number seven "), encoding="utf-8")
+    os.utime(story, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert eta_profiles_for(str(story), memory).directory != profiles.directory
+    assert scene_pairs_for(str(story), memory, "Alice", 10).collection.name != pairs.collection.name
+    forget_baseline_resources()
+    assert eta_profiles_for(str(story), memory) is not profiles
+    with pytest.raises(InputError, match="does not exist"):
+        eta_profiles_for(str(tmp_path / "nope.jsonl"), memory)
 
 
 def test_rebuild_schedule_and_chunks() -> None:
