@@ -1,10 +1,10 @@
 """`personae act`: predict a character's next action with the BOOKMARKS agent, show its grounding.
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``), ``CHROMA_HOST`` /
-``CHROMA_PORT`` (bank on a Chroma server instead of ``--memory``). With ``--memory DIR`` the
-bookmark bank persists there, so later calls reuse and extend it; without it the bank lives in
-this process only and starts empty.
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``; precedence in
+:mod:`personae.commands.models`), ``CHROMA_HOST`` / ``CHROMA_PORT`` (bank on a Chroma server
+instead of ``--memory``). With ``--memory DIR`` the bookmark bank persists there, so later calls
+reuse and extend it; without it the bank lives in this process only and starts empty.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
+from personae.commands.models import add_model_flags, resolve_models
 from personae.memory.storyline import open_storyline
-from personae.settings import Settings, load_settings
 
 
 def register(commands: Any) -> None:
@@ -35,20 +33,8 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
-    parser.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
+    add_model_flags(parser)
     parser.set_defaults(handler=run)
-
-
-def _models(settings: Settings) -> tuple[str, str]:
-    """Resolve both models up front, so a bad setting fails before any work."""
-    if not settings.model_configured:
-        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
-    specs = []
-    for role, spec in (("strong", settings.model), ("fast", settings.fast_model)):
-        register_model(f"act-{role}", resolve_chat_model(spec, settings))
-        specs.append(f"registered:act-{role}")
-    return specs[0], specs[1]
 
 
 def render_text(result: dict[str, Any]) -> str:
@@ -75,15 +61,12 @@ def run(args: argparse.Namespace) -> int:
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    settings = load_settings().with_overrides(model=args.model, fast_model=args.fast_model)
-    if args.model:
-        settings = settings.with_overrides(model_configured=True)
-    model, fast_model = _models(settings)
+    specs = resolve_models(args, ("strong", "fast")).register("act")
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
-        model=model,
-        fast_model=fast_model,
+        model=specs["strong"],
+        fast_model=specs["fast"],
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

@@ -2,24 +2,22 @@
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
-``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model); the method graphs'
-memory reads ``CHROMA_HOST``/``CHROMA_PORT``; judge verdicts are cached in
-``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes: finished
-instances are skipped and cached verdicts are reused.
+``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model; precedence in
+:mod:`personae.commands.models`); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
+judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
+finished instances are skipped and cached verdicts are reused.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
-from personae.llm import register_model, resolve_chat_model
-from personae.settings import Settings, load_settings
 
 DEFAULT_OUT = Path("runs/bench")
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
@@ -48,11 +46,7 @@ def register(commands: Any) -> None:
     bookmarks.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     bookmarks.add_argument("--memory", type=Path, help="memory folder (default OUT/memory)")
     bookmarks.add_argument("--concurrency", type=int, default=2, help="characters at once")
-    bookmarks.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
-    bookmarks.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
-    bookmarks.add_argument(
-        "--judge-model", help="judge model provider:model (PERSONAE_JUDGE_MODEL; default --model)"
-    )
+    add_model_flags(bookmarks, judge=True)
     bookmarks.set_defaults(handler=run_bookmarks)
 
 
@@ -63,22 +57,6 @@ def _methods(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _models(args: argparse.Namespace, settings: Settings) -> tuple[dict[str, str], dict[str, str]]:
-    """Resolve the three models once, up front; return registered specs and display names."""
-    names = {
-        "model": settings.model,
-        "fast_model": settings.fast_model,
-        "judge_model": args.judge_model
-        or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip()
-        or settings.model,
-    }
-    specs = {}
-    for role, spec in names.items():
-        register_model(f"bench-{role}", resolve_chat_model(spec, settings))
-        specs[role] = f"registered:bench-{role}"
-    return specs, names
-
-
 def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks_bench import BenchConfig, default_progress, run_bench
@@ -86,24 +64,26 @@ def run_bookmarks(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
-    settings = load_settings().with_overrides(model=args.model, fast_model=args.fast_model)
-    if args.model and not args.fast_model and not os.environ.get("PERSONAE_FAST_MODEL"):
-        settings = settings.with_overrides(fast_model=args.model)
-    specs, names = _models(args, settings)
+    models = resolve_models(args, ("strong", "fast", "judge"))
+    specs = models.register("bench")
     config = BenchConfig(
         storylines=tuple(args.storylines),
         methods=_methods(args),
         out_dir=args.out,
         memory_dir=args.memory,
-        model=specs["model"],
-        fast_model=specs["fast_model"],
-        judge_model=specs["judge_model"],
+        model=specs["strong"],
+        fast_model=specs["fast"],
+        judge_model=specs["judge"],
         judge=args.judge,
         characters=tuple(args.characters or ()),
         limit=args.limit,
         concurrency=args.concurrency,
-        model_names=names,
-        judge_cache=settings.cache_dir / "judge",
+        model_names={
+            "model": models.specs["strong"],
+            "fast_model": models.specs["fast"],
+            "judge_model": models.specs["judge"],
+        },
+        judge_cache=models.settings.cache_dir / "judge",
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (

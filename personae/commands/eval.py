@@ -6,22 +6,24 @@ JSON report (atomically, only once everything succeeded) plus a table on stdout.
 profile made with the reference page and one made with ``--exclude-url REFERENCE_URL`` gives the
 "reference allowed / excluded" comparison.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``: the judge unless ``PERSONAE_JUDGE_MODEL`` / ``--judge-model``
-names another), ``PERSONAE_FAST_MODEL`` (``--fast-model``: the knowledge extractor), ``PERSONAE_CACHE_DIR`` (judge answers under ``judge/``, fetched pages under
-``http/``), ``PERSONAE_CONTACT`` (User-Agent when fetching a reference URL).
+Environment read here, at the edge (flags win; precedence in :mod:`personae.commands.models`):
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: the judge unless
+``PERSONAE_JUDGE_MODEL`` / ``--judge-model`` names another), ``PERSONAE_FAST_MODEL``
+(``--fast-model``: the knowledge extractor), ``PERSONAE_CACHE_DIR`` (judge answers under
+``judge/``, fetched pages under ``http/``), ``PERSONAE_CONTACT`` (User-Agent when fetching a
+reference URL).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from personae.errors import ConfigurationError, InputError
+from personae.commands.models import CommandModels, add_model_flags, resolve_models
+from personae.errors import InputError
 from personae.evals.profile_eval import (
     ProfileEvalContext,
     evaluate_profiles,
@@ -30,8 +32,7 @@ from personae.evals.profile_eval import (
 )
 from personae.evals.profile_reference import load_reference
 from personae.files import write_json_atomic
-from personae.llm import NO_MODEL_HINT, resolve_chat_model
-from personae.settings import Settings, load_settings
+from personae.settings import Settings
 
 REPORT_NAME = "eval-report.json"
 
@@ -53,14 +54,7 @@ def register(commands: Any) -> None:
     profile.add_argument(
         "--out", type=Path, help=f"report path (default: next to the first profile, {REPORT_NAME})"
     )
-    profile.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
-    profile.add_argument(
-        "--judge-model",
-        help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
-    )
-    profile.add_argument(
-        "--fast-model", help="knowledge extractor model provider:model (PERSONAE_FAST_MODEL)"
-    )
+    add_model_flags(profile, judge=True, fast_help="knowledge extractor model")
     profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
     profile.set_defaults(handler=run_profile)
 
@@ -72,28 +66,14 @@ def _model_name(spec: str, settings: Settings) -> str:
     return spec
 
 
-def settings_for(args: argparse.Namespace) -> Settings:
-    """Settings with the flags applied; ``--model`` alone also serves as the extractor model."""
-    settings = load_settings()
-    fast_model = args.fast_model
-    if args.model and not fast_model and not os.environ.get("PERSONAE_FAST_MODEL", "").strip():
-        fast_model = args.model  # as PERSONAE_MODEL alone does
-    settings = settings.with_overrides(model=args.model, fast_model=fast_model)
-    if args.model:
-        settings = settings.with_overrides(model_configured=True)
-    return settings
-
-
-def make_context(args: argparse.Namespace, settings: Settings) -> ProfileEvalContext:
-    """Resolve both models up front, so a bad setting fails before any fetch or call."""
-    if not settings.model_configured:
-        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
-    judge = args.judge_model or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip() or settings.model
+def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEvalContext:
+    """The evaluation context: the judge, the fast model as knowledge extractor, their names."""
+    settings, specs = models.settings, models.specs
     return ProfileEvalContext(
-        judge_model=resolve_chat_model(judge, settings),
-        judge_model_name=_model_name(judge, settings),
-        extractor_model=resolve_chat_model(settings.fast_model, settings),
-        extractor_model_name=_model_name(settings.fast_model, settings),
+        judge_model=models.chat_models["judge"],
+        judge_model_name=_model_name(specs["judge"], settings),
+        extractor_model=models.chat_models["fast"],
+        extractor_model_name=_model_name(specs["fast"], settings),
         concurrency=args.concurrency,
         cache_dir=settings.cache_dir / "judge",
     )
@@ -117,12 +97,12 @@ def run_profile(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
     profiles = [(path, load_profile_document(path)) for path in args.profiles]
-    settings = settings_for(args)
-    context = make_context(args, settings)
+    models = resolve_models(args, ("fast", "judge"))
+    context = make_context(args, models)
     out = report_path(args)
 
     async def evaluate() -> dict[str, Any]:
-        reference = await load_reference(args.reference, settings=settings)
+        reference = await load_reference(args.reference, settings=models.settings)
         _progress(f"reference {reference.title}: {len(reference.sections)} sections")
         report: dict[str, Any] = await evaluate_profiles(
             profiles, reference, context, reference_source=args.reference, progress=_progress

@@ -1,10 +1,11 @@
 """`personae profile`: deep-search a character's profile into profile.json, profile.md, card.json.
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
-(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
-``TAVILY_API_KEY`` (none: wiki only), ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``,
-``PERSONAE_CONTACT``. Runs are checkpointed in ``OUT/.checkpoints.sqlite`` so an interrupted
-profile resumes where it stopped instead of starting over.
+(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``;
+precedence in :mod:`personae.commands.models`), ``TAVILY_API_KEY`` (none: wiki only),
+``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``, ``PERSONAE_CONTACT``. Runs are checkpointed in
+``OUT/.checkpoints.sqlite`` so an interrupted profile resumes where it stopped instead of
+starting over.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from personae.errors import ConfigurationError, InputError
+from personae.commands.models import CommandModels, add_model_flags, resolve_models
+from personae.errors import InputError
 from personae.graphs.profiler import build_graph
 from personae.graphs.profiler_state import ProfileInput, ProfilerContext
-from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
 from personae.memory.profile_store import ProfilePaths, paths_for, slugify, write_profile
 from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
-from personae.settings import Settings, load_settings
 
 DEFAULT_OUT = Path("profiles")
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -48,8 +48,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--exclude-url", action="append", default=[], help="page never used as a source"
     )
-    parser.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
-    parser.add_argument("--fast-model", help="cheap model provider:model (PERSONAE_FAST_MODEL)")
+    add_model_flags(parser)
     parser.add_argument("--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)")
     parser.add_argument("--no-web", action="store_true", help="search wikis only")
     parser.add_argument("--batch", type=Path, help="CSV with columns name,franchise[,wiki]")
@@ -72,23 +71,13 @@ def _check_options(args: argparse.Namespace) -> None:
         raise InputError("--max-rounds and --concurrency must be at least 1", "pass 1 or more")
 
 
-def _models(settings: Settings) -> tuple[str, str]:
-    """Resolve both models once, up front, so a bad setting fails before any search."""
-    if not settings.model_configured:
-        raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
-    specs = []
-    for role, spec in (("strong", settings.model), ("fast", settings.fast_model)):
-        register_model(f"profile-{role}", resolve_chat_model(spec, settings))
-        specs.append(f"registered:profile-{role}")
-    return specs[0], specs[1]
-
-
-def make_context(args: argparse.Namespace, settings: Settings) -> ProfilerContext:
-    """The run context from settings and flags."""
-    model, fast_model = _models(settings)
+def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
+    """The run context from the resolved models, their settings and the flags."""
+    settings = models.settings
+    specs = models.register("profile")
     return ProfilerContext(
-        model=model,
-        fast_model=fast_model,
+        model=specs["strong"],
+        fast_model=specs["fast"],
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
         max_rounds=args.max_rounds,
@@ -169,15 +158,11 @@ def _progress() -> Progress:
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
     _check_options(args)
-    settings = load_settings().with_overrides(
-        model=args.model, fast_model=args.fast_model, openai_base_url=args.base_url
-    )
-    if args.model or args.base_url:
-        settings = settings.with_overrides(model_configured=True)
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
-    context = make_context(args, settings)
-    models = (settings.model, settings.fast_model)
+    resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
+    context = make_context(args, resolved)
+    models = (resolved.specs["strong"], resolved.specs["fast"])
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
         paths = asyncio.run(profile_one(row, context, args.out, progress, models))
