@@ -81,7 +81,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         model_names={
             "model": models.specs["strong"],
             "fast_model": models.specs["fast"],
-            "judge_model": models.specs["judge"],
+            "judge_model": models.cache_name("judge"),  # the verdict cache's key
         },
         judge_cache=models.settings.cache_dir / "judge",
     )

@@ -32,7 +32,6 @@ from personae.evals.profile_eval import (
 )
 from personae.evals.profile_reference import load_reference
 from personae.files import write_json_atomic
-from personae.settings import Settings
 
 REPORT_NAME = "eval-report.json"
 
@@ -59,23 +58,15 @@ def register(commands: Any) -> None:
     profile.set_defaults(handler=run_profile)
 
 
-def _model_name(spec: str, settings: Settings) -> str:
-    """Cache-key name of a model: the spec, plus the server for OpenAI-compatible ones."""
-    if spec.startswith("openai:") and settings.openai_base_url:
-        return f"{spec}@{settings.openai_base_url}"
-    return spec
-
-
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEvalContext:
     """The evaluation context: the judge, the fast model as knowledge extractor, their names."""
-    settings, specs = models.settings, models.specs
     return ProfileEvalContext(
         judge_model=models.chat_models["judge"],
-        judge_model_name=_model_name(specs["judge"], settings),
+        judge_model_name=models.cache_name("judge"),
         extractor_model=models.chat_models["fast"],
-        extractor_model_name=_model_name(specs["fast"], settings),
+        extractor_model_name=models.cache_name("fast"),
         concurrency=args.concurrency,
-        cache_dir=settings.cache_dir / "judge",
+        cache_dir=models.settings.cache_dir / "judge",
     )
 
 

@@ -40,6 +40,16 @@ class CommandModels:
     chat_models: Mapping[Role, BaseChatModel]
     """The chat model of each resolved role."""
 
+    def cache_name(self, role: Role) -> str:
+        """The name answers of ``role`` are cached under: spec, plus server for ``openai:``.
+
+        The same model name on another OpenAI-compatible server is another model.
+        """
+        spec = self.specs[role]
+        if spec.startswith("openai:") and self.settings.openai_base_url:
+            return f"{spec}@{self.settings.openai_base_url}"
+        return spec
+
     def register(self, prefix: str) -> dict[Role, str]:
         """Register every role as ``<prefix>-<role>``; return the ``registered:`` specs.
 

@@ -164,3 +164,13 @@ def test_act_with_model_alone_runs_everything_on_it(
     assert capsys.readouterr().out.startswith("Haruhi smiles at the brigade.\n")
     called = {name for name, _ in scripted.calls}
     assert {"ProposedQuestions", "StateUpdate", "NextAction"} <= called
+
+
+def test_cache_names_tell_openai_compatible_servers_apart() -> None:
+    args = build_parser().parse_args([*COMMANDS["bench"], "--judge-model", "openai:qwen"])
+    local = resolve_models(args, ("judge",), env={"OPENAI_BASE_URL": "http://llm-a/v1"})
+    other = resolve_models(args, ("judge",), env={"OPENAI_BASE_URL": "http://llm-b/v1"})
+    assert local.cache_name("judge") == "openai:qwen@http://llm-a/v1"
+    assert other.cache_name("judge") != local.cache_name("judge")
+    hosted = resolve_models(args, ("judge",), env=KEY)
+    assert hosted.cache_name("judge") == "openai:qwen"  # OpenAI itself: the spec alone
