@@ -173,7 +173,7 @@ def preload(storyline: Storyline, memory: str, count: int, horizon: int) -> floa
             )
         )
     start = time.perf_counter()
-    BookmarkBank.open(storyline.name, Path(memory)).import_bookmarks(records)
+    BookmarkBank.open(storyline.name, Path(memory), scope=storyline.scope).import_bookmarks(records)
     return time.perf_counter() - start
 
 
