@@ -19,7 +19,6 @@ from bisect import bisect_left
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -267,17 +266,14 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
     target = state["position"]
     bookmark = await asyncio.to_thread(resources.bank.get, state["bookmark_id"])
     settings = context.sync_settings()
-    models: dict[str, BaseChatModel] = {
-        "fast_model": resolve_chat_model(context.fast_model),
-        "model": resolve_chat_model(context.model),
-    }
     result = await bookmark_sync.sync_bookmark(
         bookmark,
         target,
         storyline=resources.storyline,
         index=resources.index,
         settings=settings,
-        **models,
+        fast_model=resolve_chat_model(context.fast_model),
+        model=resolve_chat_model(context.model),
     )
     scratch = bookmark_sync.actions_from_scratch(
         bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings

@@ -86,9 +86,11 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
     """One ``Send`` per (query, tool): the wiki always (when found), the web when enabled."""
-    tools: list[SearchTool] = (["web"] if web_search_enabled(runtime.context) else []) + (
-        ["wiki"] if state.get("wiki_base") else []
-    )
+    tools: list[SearchTool] = []
+    if web_search_enabled(runtime.context):
+        tools.append("web")
+    if state.get("wiki_base"):
+        tools.append("wiki")
     return [
         Send(
             "search",
@@ -105,25 +107,25 @@ def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -
     ]
 
 
-async def search(task: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
+async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Run one search through the real web or wiki client and keep its passages."""
-    outcome = await search_once(task["tool"], task["query"], task["wiki_base"], runtime.context)
+    outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
     passages = [
         {
             "url": e.url,
             "title": e.title,
             "content": e.content,
             "origin": e.origin,
-            "query": task["query"],
-            "round": task["round"],
+            "query": state["query"],
+            "round": state["round"],
         }
         for e in outcome.evidence
     ]
     log = {
-        "round": task["round"],
-        "dimension": task["dimension"],
-        "query": task["query"],
-        "tool": task["tool"],
+        "round": state["round"],
+        "dimension": state["dimension"],
+        "query": state["query"],
+        "tool": state["tool"],
         "results": len(passages),
         "error": outcome.error,
     }
