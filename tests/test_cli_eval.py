@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from profiler_world import scripted_model as profiler_model
 from personae.cli import main
 from personae.fake_web import FakeMediaWiki, FakeWeb
 from personae.llm import register_model, unregister_model
-from personae.loopback import LoopbackWebServer
+from personae.loopback import LoopbackWebServer, free_port
 from personae.testing import ScriptedChatModel
 
 
@@ -125,12 +124,6 @@ def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: P
     assert [p["leaked_source_ids"] for p in report["profiles"]] == [["S1"], []]
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.parametrize(
     ("case", "code", "message"),
     [
@@ -168,7 +161,7 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(
         reference = str(tmp_path / "empty.html")
         Path(reference).write_text("<html><body></body></html>", encoding="utf-8")
     elif case == "unreachable reference":
-        reference = f"http://127.0.0.1:{_closed_port()}/wiki/Toki"
+        reference = f"http://127.0.0.1:{free_port()}/wiki/Toki"
     elif case == "bad concurrency":
         extra = ["--concurrency", "0"]
     before = files_under(tmp_path)

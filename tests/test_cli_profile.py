@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from profiler_world import fake_web, scripted_model
 from personae.cli import main
 from personae.fake_web import FakeTavily, FakeWeb
 from personae.llm import register_model, unregister_model
-from personae.loopback import LoopbackWebServer
+from personae.loopback import LoopbackWebServer, free_port
 from personae.memory.character_card import card_problems
 from personae.testing import ScriptedChatModel
 
@@ -183,9 +182,7 @@ def test_unreachable_llm_is_one_line_exit_3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server, _ = world
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     monkeypatch.setenv("PERSONAE_MODEL", "openai:test-model")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     assert profile(server, tmp_path) == 3

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from personae.evals.profile_reference import (
     wiki_article,
 )
 from personae.fake_web import FakeMediaWiki, FakeWeb
-from personae.loopback import LoopbackWebServer
+from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
 
 
@@ -168,9 +167,7 @@ async def test_missing_wiki_page_is_an_input_error() -> None:
 
 
 async def test_unreachable_reference_is_a_remote_error() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     with pytest.raises(RemoteError, match="cannot fetch the reference") as caught:
         await load_reference(f"http://127.0.0.1:{port}/wiki/Toki", settings=load_settings())
     assert "\n" not in str(caught.value)
