@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import importlib
 import os
 import sys
@@ -32,6 +33,7 @@ from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
 from personae.llm import resolve_chat_model
 from personae.memory.storyline import Storyline, open_storyline
+from personae.settings import DEFAULT_EMBEDDINGS
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -60,6 +62,12 @@ METHODS: dict[str, MethodSpec] = {
     "bookmarks": MethodSpec("personae.graphs.bookmarks", "BookmarksContext"),
 }
 """Method name → graph module; tests and plugins may add entries."""
+
+
+def _embedding_field(context_cls: type[ActingContext], embeddings: str) -> dict[str, str]:
+    """``{"embeddings": ...}`` for contexts that have the field (methods using Chroma)."""
+    names = {f.name for f in dataclasses.fields(context_cls)}
+    return {"embeddings": embeddings} if "embeddings" in names else {}
 
 
 def load_method(name: str) -> tuple[Any, type[ActingContext]]:
@@ -116,6 +124,9 @@ class BenchConfig:
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
+    embeddings: str = DEFAULT_EMBEDDINGS
+    """Embedding of the methods' Chroma stores (``PERSONAE_EMBEDDINGS``), given to every method
+    whose context has an ``embeddings`` field (BOOKMARKS, RICL)."""
     model_names: Mapping[str, str] = field(default_factory=dict)
     """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
     the specs are ``registered:`` aliases."""
@@ -486,6 +497,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
                     fast_model=config.fast_model,
                     memory_dir=str(memory_root / method),
                     scene_size=config.scene_size,
+                    **_embedding_field(context_cls, config.embeddings),
                 )
                 group.create_task(_run_character(run, semaphore, method, graph, context, pending))
         complete = True

@@ -24,6 +24,7 @@ from personae.graphs.baseline_resources import scene_pairs_for
 from personae.graphs.baseline_vanilla import BaselineState, act_next, check_positive, check_target
 from personae.memory.scene_pairs import ScenePair
 from personae.memory.storyline import open_storyline
+from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,15 +33,23 @@ class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     k_pairs: int = 8
     """Past scene→action pairs shown to the actor (the paper's 8)."""
+    embeddings: str = DEFAULT_EMBEDDINGS
+    """Embedding of the scenes (``PERSONAE_EMBEDDINGS``): ``hashing`` (word overlap, offline),
+    ``local`` (all-MiniLM-L6-v2 on numpy, offline) or ``openai:<model>`` (the LLM's server)."""
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
         check_positive(self, "scene_size", "k_pairs")
+        check_embeddings_spec(self.embeddings)
 
 
 def _recall(context: RICLContext, character: str, position: int) -> tuple[list[ScenePair], int]:
     store = scene_pairs_for(
-        context.storyline_path, context.memory_dir, character, context.scene_size
+        context.storyline_path,
+        context.memory_dir,
+        character,
+        context.scene_size,
+        context.embeddings,
     )
     indexed = store.extend(position)
     scene = open_storyline(context.storyline_path).scene(position, context.scene_size)

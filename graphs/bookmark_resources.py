@@ -29,7 +29,9 @@ from personae.files import write_json_atomic
 from personae.graphs.resource_cache import ResourceCache, StorylineKey, storyline_key
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import safe_collection_name
+from personae.memory.embeddings import open_embedding
 from personae.memory.storyline import Storyline
+from personae.settings import DEFAULT_EMBEDDINGS
 from personae.tools.storyline_index import StorylineIndex, index_for
 
 UNKNOWN_LIMIT = 50
@@ -87,20 +89,26 @@ class BookmarkResources:
 _CACHE: ResourceCache[BookmarkResources] = ResourceCache()
 
 
-def resources_for(storyline_path: str, memory_dir: str | None) -> BookmarkResources:
-    """The cached resources for a storyline file and memory directory.
+def resources_for(
+    storyline_path: str, memory_dir: str | None, embeddings: str = DEFAULT_EMBEDDINGS
+) -> BookmarkResources:
+    """The cached resources for a storyline file, memory directory and embedding.
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
-    ``CHROMA_HOST`` puts the bank on a Chroma server instead.
+    ``CHROMA_HOST`` puts the bank on a Chroma server instead. ``embeddings`` (a
+    ``PERSONAE_EMBEDDINGS`` value) picks the bank's embedding: each has its own collection.
     """
     key = storyline_key(storyline_path, memory_dir)
-    resources: BookmarkResources = _CACHE.get(key, lambda: _open(key))
+    resources: BookmarkResources = _CACHE.get((key, embeddings), lambda: _open(key, embeddings))
     return resources
 
 
-def _open(key: StorylineKey) -> BookmarkResources:
+def _open(key: StorylineKey, embeddings: str) -> BookmarkResources:
     storyline, path = key.storyline(), key.memory_dir
-    bank = BookmarkBank.open(storyline.name, path, key.settings, scope=storyline.scope)
+    embedding = open_embedding(embeddings, key.settings)
+    bank = BookmarkBank.open(
+        storyline.name, path, key.settings, scope=storyline.scope, embedding=embedding
+    )
     name = safe_collection_name(storyline.scope, prefix="unknown-")
     unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
     return BookmarkResources(storyline, index_for(storyline), bank, unknown)

@@ -38,6 +38,7 @@ from personae.llm import LLMUsage, resolve_chat_model
 from personae.memory.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import Storyline
+from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
 
 STAT_KEYS = (
     "reuse",
@@ -80,12 +81,17 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Concept sync: context window radius around keyword hits."""
     concept_top_windows: int = _SYNC_DEFAULTS.concept_top_windows
     """Concept sync: windows summarised."""
+    embeddings: str = DEFAULT_EMBEDDINGS
+    """Embedding of the bank's questions (``PERSONAE_EMBEDDINGS``): ``hashing`` (word overlap,
+    offline), ``local`` (all-MiniLM-L6-v2 on numpy, offline) or ``openai:<model>``. Each
+    embedding keeps its own bank."""
 
     def __post_init__(self) -> None:
         """Reject impossible settings when the context is built, not mid-run."""
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
+        check_embeddings_spec(self.embeddings)
         self.sync_settings()
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
@@ -138,7 +144,8 @@ class SyncTask(TypedDict):
 
 
 def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
-    return resources_for(runtime.context.storyline_path, runtime.context.memory_dir)
+    context = runtime.context
+    return resources_for(context.storyline_path, context.memory_dir, context.embeddings)
 
 
 def characters_before(storyline: Storyline, target: int) -> list[str]:

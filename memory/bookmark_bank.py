@@ -29,10 +29,10 @@ from chromadb.api.models.Collection import Collection
 from personae.errors import InputError
 from personae.files import write_json_atomic
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
-from personae.memory.chroma import open_chroma, safe_collection_name
-from personae.memory.embeddings import HashingEmbedding, embed_text
+from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
+from personae.memory.embeddings import TextEmbedding, open_embedding
 from personae.memory.lexical import lexical_filter
-from personae.settings import Settings
+from personae.settings import DEFAULT_EMBEDDINGS, Settings
 
 COLLECTION_PREFIX = "bookmarks-"
 CANDIDATE_POOL = 50
@@ -40,8 +40,6 @@ CANDIDATE_POOL = 50
 _COUNTER = "personae_next_id"
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
-_EMBEDDING: Any = HashingEmbedding()
-"""Typed loosely: chromadb's EmbeddingFunction generic does not accept a str-only function."""
 _WRITE_LOCK = threading.RLock()
 """Serialises id reservation and read-check-write saves of every bank in this process."""
 
@@ -49,19 +47,31 @@ _WRITE_LOCK = threading.RLock()
 class BookmarkBank:
     """All bookmarks of one storyline, persisted in Chroma."""
 
-    def __init__(self, client: ClientAPI, storyline: str, scope: str | None = None) -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        storyline: str,
+        scope: str | None = None,
+        *,
+        embedding: TextEmbedding | None = None,
+    ) -> None:
         """Open (or create) the collection of ``scope`` (default: the storyline's name).
 
         The graphs pass :attr:`Storyline.scope <personae.memory.storyline.Storyline.scope>`, so
         a changed storyline text gets a fresh bank. A bank created before scopes existed (named
         by the storyline alone) is simply not found: a new, empty one is created beside it.
+        ``embedding`` (default ``hashing``) embeds the questions; each embedding has its own
+        collection, and one holding another embedding's vectors is refused.
         """
         self.storyline = storyline
         self.client = client
-        self.collection: Collection = client.get_or_create_collection(
-            safe_collection_name(scope or storyline, prefix=COLLECTION_PREFIX),
-            embedding_function=_EMBEDDING,
-            metadata={"storyline": storyline, _COUNTER: 0},
+        self.embedding = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+        name = embedded_name(scope or storyline, self.embedding)
+        self.collection: Collection = open_collection(
+            client,
+            safe_collection_name(name, prefix=COLLECTION_PREFIX),
+            self.embedding,
+            {"storyline": storyline, _COUNTER: 0},
         )
         self._next_id = self._stored_counter()
 
@@ -73,6 +83,7 @@ class BookmarkBank:
         settings: Settings | None = None,
         *,
         scope: str | None = None,
+        embedding: TextEmbedding | None = None,
     ) -> BookmarkBank:
         """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
 
@@ -81,7 +92,7 @@ class BookmarkBank:
         Chroma's in-memory client, which is one per process: every ``open(name, None)`` in the
         process sees the same bank, so tests wanting isolation pass a temporary directory.
         """
-        return cls(open_chroma(path, settings), storyline, scope)
+        return cls(open_chroma(path, settings), storyline, scope, embedding=embedding)
 
     def create(
         self,
@@ -127,7 +138,10 @@ class BookmarkBank:
         return f"bm-{number}"
 
     def _stored_counter(self) -> int:
-        fresh = self.client.get_collection(self.collection.name, embedding_function=_EMBEDDING)
+        fresh = self.client.get_collection(
+            self.collection.name,
+            embedding_function=self.embedding.chroma_function(),
+        )
         stored = (fresh.metadata or {}).get(_COUNTER, 0)
         return int(stored) if isinstance(stored, int | float | str) else 0
 
@@ -177,7 +191,7 @@ class BookmarkBank:
         self.collection.upsert(
             ids=[b.id for b in bookmarks],
             documents=[b.question for b in bookmarks],
-            embeddings=[embed_text(b.question) for b in bookmarks],
+            embeddings=self.embedding.embed([b.question for b in bookmarks]),
             metadatas=[_metadata(b) for b in bookmarks],
         )
 
@@ -195,7 +209,7 @@ class BookmarkBank:
         kind = BookmarkType(type)
         scope = _scope(kind, character)
         size = max(CANDIDATE_POOL, 10 * k)
-        vector = embed_text(question)
+        vector = self.embedding.embed_one(question)
         pool = self._nearest_passing(vector, scope, synced_by, size)
         kept = lexical_filter(
             question, pool, lambda row: row[0].question, k=k, distance_of=lambda row: row[1]

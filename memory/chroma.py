@@ -5,13 +5,21 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
 from personae.errors import ConfigurationError
 from personae.settings import Settings
+
+if TYPE_CHECKING:
+    from personae.memory.embeddings import TextEmbedding
+
+EMBEDDING_KEY = "personae_embedding"
+"""Collection metadata naming the embedding its vectors come from (absent: ``hashing``)."""
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
 
@@ -52,3 +60,43 @@ def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAP
         return chromadb.EphemeralClient(settings=chroma_settings)
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def embedded_name(name: str, embedding: TextEmbedding) -> str:
+    """``name`` keyed by the embedding: ``name.<key>`` (plain ``name`` for default hashing)."""
+    return f"{name}.{embedding.key}" if embedding.key else name
+
+
+def open_collection(
+    client: ClientAPI, name: str, embedding: TextEmbedding, metadata: dict[str, Any]
+) -> Collection:
+    """Get or create collection ``name`` for vectors of ``embedding``; refuse any other.
+
+    The embedding's spec is stored in the metadata at creation. A collection holding another
+    embedding's vectors (written by an older version, another setting, or a shared Chroma
+    server) raises :class:`~personae.errors.ConfigurationError` instead of mixing vectors.
+    """
+    fix = (
+        "set PERSONAE_EMBEDDINGS to the embedding the memory was built with, or use another "
+        "memory folder"
+    )
+    try:
+        collection = client.get_or_create_collection(
+            name,
+            embedding_function=embedding.chroma_function(),
+            metadata={**metadata, EMBEDDING_KEY: embedding.spec},
+        )
+    except ValueError as error:
+        if "embedding function" not in str(error).lower():
+            raise
+        raise ConfigurationError(
+            f"Chroma collection {name} was made with another embedding function than "
+            f"{embedding.spec!r}",
+            fix,
+        ) from None
+    stored = str((collection.metadata or {}).get(EMBEDDING_KEY, "hashing"))
+    if stored != embedding.spec:
+        raise ConfigurationError(
+            f"Chroma collection {name} holds {stored!r} vectors, not {embedding.spec!r}", fix
+        )
+    return collection

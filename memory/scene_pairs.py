@@ -25,16 +25,14 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from personae.memory.chroma import open_chroma, safe_collection_name
-from personae.memory.embeddings import HashingEmbedding, embed_text
+from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
+from personae.memory.embeddings import TextEmbedding, open_embedding
 from personae.memory.storyline import SCENE_SIZE, StoryAction, Storyline
-from personae.settings import Settings
+from personae.settings import DEFAULT_EMBEDDINGS, Settings
 
 COLLECTION_PREFIX = "ricl-"
 _MARK = "indexed_until"
 _BATCH = 1000
-_EMBEDDING: Any = HashingEmbedding()
-"""Typed loosely: chromadb's EmbeddingFunction generic does not accept a str-only function."""
 
 
 def scene_document(scene: tuple[StoryAction, ...]) -> str:
@@ -72,17 +70,24 @@ class ScenePairStore:
         *,
         scope: str | None = None,
         scene_size: int = SCENE_SIZE,
+        embedding: TextEmbedding | None = None,
     ) -> None:
-        """Open (or create) the pair collection; ``scope`` names the storyline version."""
+        """Open (or create) the pair collection; ``scope`` names the storyline version.
+
+        ``embedding`` (default ``hashing``) embeds the scenes; each embedding has its own
+        collection, and one holding another embedding's vectors is refused.
+        """
         self.storyline = storyline
         self.client = client
         self.character = character
         self.scene_size = scene_size
-        name = f"{scope or storyline.name}.s{scene_size}.{character}"
-        self.collection: Collection = client.get_or_create_collection(
+        self.embedding = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+        name = embedded_name(f"{scope or storyline.name}.s{scene_size}.{character}", self.embedding)
+        self.collection: Collection = open_collection(
+            client,
             safe_collection_name(name, prefix=COLLECTION_PREFIX),
-            embedding_function=_EMBEDDING,
-            metadata={"storyline": storyline.name, "character": character, _MARK: 0},
+            self.embedding,
+            {"storyline": storyline.name, "character": character, _MARK: 0},
         )
         self._lock = threading.Lock()
 
@@ -96,10 +101,18 @@ class ScenePairStore:
         *,
         scope: str | None = None,
         scene_size: int = SCENE_SIZE,
+        embedding: TextEmbedding | None = None,
     ) -> ScenePairStore:
         """Open the store under ``path`` (embedded Chroma), on ``CHROMA_HOST``, or in memory."""
         client = open_chroma(path, settings)
-        return cls(client, storyline, character, scope=scope, scene_size=scene_size)
+        return cls(
+            client,
+            storyline,
+            character,
+            scope=scope,
+            scene_size=scene_size,
+            embedding=embedding,
+        )
 
     @property
     def indexed_until(self) -> int:
@@ -107,7 +120,10 @@ class ScenePairStore:
 
         Re-read on every use so two store objects on one collection never trust a stale mark.
         """
-        fresh = self.client.get_collection(self.collection.name, embedding_function=_EMBEDDING)
+        fresh = self.client.get_collection(
+            self.collection.name,
+            embedding_function=self.embedding.chroma_function(),
+        )
         stored = (fresh.metadata or {}).get(_MARK, 0)
         return int(stored) if isinstance(stored, int | float) else 0
 
@@ -140,9 +156,11 @@ class ScenePairStore:
     def _upsert(self, positions: list[int], target: int) -> None:
         scenes = [self.storyline.before(p, p - self.scene_size) for p in positions]
         assert all(p < target for p in positions)
+        documents = [scene_document(scene) for scene in scenes]
         self.collection.upsert(
             ids=[f"p{p}" for p in positions],
-            documents=[scene_document(scene) for scene in scenes],
+            documents=documents,
+            embeddings=self.embedding.embed(documents),
             metadatas=[{"character": self.character, "position": p} for p in positions],
         )
 
@@ -161,7 +179,7 @@ class ScenePairStore:
         if wanted <= 0 or not scene:
             return []
         where: Any = {"$and": [{"character": self.character}, {"position": {"$lt": target}}]}
-        vector = embed_text(scene_document(scene))
+        vector = self.embedding.embed_one(scene_document(scene))
         found = self.collection.query(
             query_embeddings=[vector],
             n_results=wanted,

@@ -13,6 +13,13 @@ DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
 DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
+DEFAULT_EMBEDDINGS = "hashing"
+LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+"""The one local embedding model shipped today (sentence-transformers' all-MiniLM-L6-v2)."""
+EMBEDDINGS_HINT = (
+    "set PERSONAE_EMBEDDINGS to hashing, local (all-MiniLM-L6-v2 on numpy) or "
+    "openai:<model> (the /embeddings endpoint of OPENAI_BASE_URL)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +48,9 @@ class Settings:
     """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
     chroma_port: int
     """Chroma server port (``CHROMA_PORT``)."""
+    embeddings: str = DEFAULT_EMBEDDINGS
+    """Text embedding of the Chroma stores (``PERSONAE_EMBEDDINGS``): ``hashing``,
+    ``openai:<model>`` or ``local`` (see :mod:`personae.memory.embeddings`)."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -86,7 +96,29 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
+        embeddings=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
     )
+
+
+def check_embeddings_spec(spec: str) -> str:
+    """The canonical form of a ``PERSONAE_EMBEDDINGS`` value; ``ConfigurationError`` if unknown.
+
+    Checks the syntax only (no model is loaded, no server called), so settings and contexts can
+    reject a typo at once.
+    """
+    value = spec.strip()
+    kind, sep, name = value.partition(":")
+    if value == "hashing":
+        return value
+    if kind == "hashing" and name.isdecimal() and 8 <= int(name) <= 8192:
+        return f"hashing:{int(name)}"
+    if kind == "openai" and name.strip():
+        return f"openai:{name.strip()}"
+    if kind == "local" and (not sep or name == LOCAL_EMBEDDING_MODEL):
+        return f"local:{LOCAL_EMBEDDING_MODEL}"
+    if kind == "registered" and name:
+        return value
+    raise ConfigurationError(f"unknown embeddings {spec!r}", EMBEDDINGS_HINT)
 
 
 def user_agent(settings: Settings) -> str:

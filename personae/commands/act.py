@@ -3,7 +3,7 @@
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``; precedence in
 :mod:`personae.commands.models`), ``CHROMA_HOST`` / ``CHROMA_PORT`` (bank on a Chroma server
-instead of ``--memory``). With ``--memory DIR`` the bookmark bank persists there, so later calls
+instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (the bank's embedding; each has its own bank). With ``--memory DIR`` the bookmark bank persists there, so later calls
 reuse and extend it; without it the bank lives in this process only and starts empty.
 """
 
@@ -57,16 +57,21 @@ def render_text(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph
+    from personae.memory.embeddings import open_embedding
 
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    specs = resolve_models(args, ("strong", "fast")).register("act")
+    models = resolve_models(args, ("strong", "fast"))
+    specs = models.register("act")
+    embeddings = models.settings.embeddings
+    open_embedding(embeddings, models.settings)  # a missing model or server fails here, at once
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
         model=specs["strong"],
         fast_model=specs["fast"],
+        embeddings=embeddings,
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

@@ -3,7 +3,8 @@
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
 ``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model; precedence in
-:mod:`personae.commands.models`); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
+:mod:`personae.commands.models`); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``
+and ``PERSONAE_EMBEDDINGS`` (BOOKMARKS' and RICL's embedding);
 judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
 finished instances are skipped and cached verdicts are reused.
 """
@@ -84,6 +85,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
             "judge_model": models.cache_name("judge"),  # the verdict cache's key
         },
         judge_cache=models.settings.cache_dir / "judge",
+        embeddings=models.settings.embeddings,
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (
