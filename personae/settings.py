@@ -20,6 +20,7 @@ EMBEDDINGS_HINT = (
     "set PERSONAE_EMBEDDINGS to hashing, local (all-MiniLM-L6-v2 on numpy) or "
     "openai:<model> (the /embeddings endpoint of OPENAI_BASE_URL)"
 )
+DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +52,8 @@ class Settings:
     embeddings: str = DEFAULT_EMBEDDINGS
     """Text embedding of the Chroma stores (``PERSONAE_EMBEDDINGS``): ``hashing``,
     ``openai:<model>`` or ``local`` (see :mod:`personae.memory.embeddings`)."""
+    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -97,6 +100,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
         embeddings=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
+        fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
     )
 
 
