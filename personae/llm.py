@@ -8,7 +8,7 @@ are retried with the error fed back, and usage is counted so graphs can enforce 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -18,11 +18,12 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
 from personae.errors import ConfigurationError, RemoteError
-from personae.settings import Settings
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
-_REGISTERED: dict[str, BaseChatModel] = {}
+_EVERY_SPEC = "*"
+_OVERRIDES: dict[str, BaseChatModel] = {}
+"""Models injected by :func:`override_models`, by spec (``*``: every spec)."""
 
 NO_MODEL_HINT = (
     "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server: vLLM, "
@@ -59,51 +60,79 @@ class LLMUsage:
         }
 
 
-def register_model(name: str, model: BaseChatModel) -> None:
-    """Make ``model`` resolvable as ``registered:<name>`` (tests, embedding apps, servers)."""
-    _REGISTERED[name] = model
+def override_models(
+    model: BaseChatModel | None = None, *, specs: Mapping[str, BaseChatModel] | None = None
+) -> ModelOverride:
+    """Make :func:`resolve_chat_model` answer with these models instead of building clients.
 
-
-def unregister_model(name: str) -> None:
-    """Forget a model registered with :func:`register_model`."""
-    _REGISTERED.pop(name, None)
-
-
-def resolve_chat_model(
-    spec: str | BaseChatModel, settings: Settings | None = None
-) -> BaseChatModel:
-    """Return the chat model for ``spec``: an instance, ``registered:name`` or ``openai:model``.
-
-    ``openai`` covers every OpenAI-compatible server through ``OPENAI_BASE_URL``. Raises
-    :class:`ConfigurationError` naming the setting to fix when no model can be built.
+    The one way tests (and apps testing themselves) inject a model into graphs, tools and the
+    CLI: ``model`` answers every spec, ``specs`` answers the named ones (``openai:judge``) and
+    wins over ``model``. Takes effect at once and adds to earlier overrides; leaving the
+    returned context manager (``with override_models(...)``) restores the earlier ones, and
+    :func:`reset_model_overrides` clears all (Personae's test suite does it after every test).
+    Re-exported by :mod:`personae.testing`.
     """
-    if isinstance(spec, BaseChatModel):
-        return spec
+    return ModelOverride(model, dict(specs or {}))
+
+
+def reset_model_overrides() -> None:
+    """Forget every :func:`override_models` override."""
+    _OVERRIDES.clear()
+
+
+class ModelOverride:
+    """An applied :func:`override_models`; as a context manager, undone on exit."""
+
+    def __init__(self, model: BaseChatModel | None, specs: dict[str, BaseChatModel]) -> None:
+        self._before = dict(_OVERRIDES)
+        if model is not None:
+            _OVERRIDES[_EVERY_SPEC] = model
+        _OVERRIDES.update(specs)
+
+    def __enter__(self) -> ModelOverride:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _OVERRIDES.clear()
+        _OVERRIDES.update(self._before)
+
+
+def _parse_spec(spec: str) -> str:
+    """The model name of an ``openai:<model>`` spec; a one-line error for anything else."""
     provider, sep, name = spec.partition(":")
     if not sep or not name:
         raise ConfigurationError(
             f"model {spec!r} is not a provider:model string",
             "write it like openai:gpt-4.1 (PERSONAE_MODEL / --model)",
         )
-    if provider == "registered":
-        if name not in _REGISTERED:
-            raise ConfigurationError(
-                f"no model registered as {name!r}", "call register_model first"
-            )
-        return _REGISTERED[name]
     if provider != "openai":
         raise ConfigurationError(
             f"unknown model provider {provider!r} in {spec!r}",
             "use openai:<model> with OPENAI_BASE_URL for any OpenAI-compatible server",
         )
-    if settings is None:
-        from personae.settings import load_settings
+    return name
 
-        settings = load_settings()
-    if not settings.openai_api_key and not settings.openai_base_url:
+
+def resolve_chat_model(
+    spec: str | BaseChatModel, *, base_url: str | None = None, api_key: str | None = None
+) -> BaseChatModel:
+    """Return the chat model for ``spec``: an instance, or ``openai:<model>`` on a server.
+
+    ``openai`` covers every OpenAI-compatible server (``base_url``; OpenAI itself when unset).
+    The caller passes the server and key it read at the edge: this function reads no
+    environment. Raises :class:`ConfigurationError` naming the setting to fix when no model can
+    be built.
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    name = _parse_spec(spec)
+    overridden = _OVERRIDES.get(spec) or _OVERRIDES.get(_EVERY_SPEC)
+    if overridden is not None:
+        return overridden
+    if not api_key and not base_url:
         raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
     # A shallow copy (microseconds): a caller setting a field changes it for nobody else.
-    return _openai_chat_model(name, settings.openai_api_key, settings.openai_base_url).model_copy()
+    return _openai_chat_model(name, api_key, base_url or None).model_copy()
 
 
 @functools.lru_cache(maxsize=32)

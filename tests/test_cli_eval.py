@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_web import FakeMediaWiki, FakeWeb
 from langchain_core.messages import BaseMessage
 from profile_eval_world import (
     FIXTURE,
@@ -22,22 +23,19 @@ from profiler_world import fake_web
 from profiler_world import scripted_model as profiler_model
 
 from personae.cli import main
-from personae.fake_web import FakeMediaWiki, FakeWeb
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer, free_port
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = scripted_model()
-    register_model("eval-test", scripted)
+    override_models(specs={"openai:eval-test": scripted})
     yield scripted
-    unregister_model("eval-test")
 
 
 def evaluate(*args: str, model: bool = True) -> int:
-    flags = ["--model", "registered:eval-test"] if model else []
+    flags = ["--model", "openai:eval-test"] if model else []
     return main(["eval", "profile", *args, *flags])
 
 
@@ -62,8 +60,8 @@ def test_compares_allowed_and_excluded_profiles(
     assert report["profiles"][0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
     assert report["profiles"][1]["overall"]["support_score"] == pytest.approx(1.5 / 6)
     assert report["models"] == {
-        "judge": "registered:eval-test",
-        "extractor": "registered:eval-test",  # --model alone serves both roles
+        "judge": "openai:eval-test",
+        "extractor": "openai:eval-test",  # --model alone serves both roles
     }
     stdout = capsys.readouterr().out
     assert "Comparison (reference allowed vs excluded)" in stdout
@@ -89,27 +87,23 @@ def test_judge_model_comes_from_its_own_setting(
     model: ScriptedChatModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     judge, flagged = scripted_model(), scripted_model()
-    register_model("eval-judge", judge)
-    register_model("eval-flag-judge", flagged)
-    try:
-        allowed, _ = write_profiles(tmp_path)
-        monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "registered:eval-judge")
-        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
-        # The extractor (5 chunks) ran on --model, the 6 judgements on PERSONAE_JUDGE_MODEL.
-        assert (len(model.calls), len(judge.calls)) == (5, 6)
-        report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-        assert report["models"] == {
-            "judge": "registered:eval-judge",
-            "extractor": "registered:eval-test",
-        }
-        out = tmp_path / "flag.json"
-        flags = ["--judge-model", "registered:eval-flag-judge", "--out", str(out)]
-        assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
-        assert len(flagged.calls) == 6 and len(model.calls) == 5  # extractor points cached
-        assert json.loads(out.read_text())["models"]["judge"] == "registered:eval-flag-judge"
-    finally:
-        unregister_model("eval-judge")
-        unregister_model("eval-flag-judge")
+    override_models(specs={"openai:eval-judge": judge})
+    override_models(specs={"openai:eval-flag-judge": flagged})
+    allowed, _ = write_profiles(tmp_path)
+    monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "openai:eval-judge")
+    assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
+    # The extractor (5 chunks) ran on --model, the 6 judgements on PERSONAE_JUDGE_MODEL.
+    assert (len(model.calls), len(judge.calls)) == (5, 6)
+    report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+    assert report["models"] == {
+        "judge": "openai:eval-judge",
+        "extractor": "openai:eval-test",
+    }
+    out = tmp_path / "flag.json"
+    flags = ["--judge-model", "openai:eval-flag-judge", "--out", str(out)]
+    assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
+    assert len(flagged.calls) == 6 and len(model.calls) == 5  # extractor points cached
+    assert json.loads(out.read_text())["models"]["judge"] == "openai:eval-flag-judge"
 
 
 def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: Path) -> None:
@@ -191,11 +185,8 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
         return good_judge(messages)
 
     broken.responders["SupportJudgment"] = flaky
-    register_model("eval-test", broken)
-    try:
-        code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
-    finally:
-        unregister_model("eval-test")
+    override_models(specs={"openai:eval-test": broken})
+    code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
     assert code == 3
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith(
@@ -209,11 +200,8 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     assert 3 <= judged_before < 6  # K1-K3 ran before K4 failed; the rest was cancelled
 
     fixed = scripted_model()
-    register_model("eval-test", fixed)
-    try:
-        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
-    finally:
-        unregister_model("eval-test")
+    override_models(specs={"openai:eval-test": fixed})
+    assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
     assert fixed.calls_for("ExtractedKnowledge") == []
     assert len(fixed.calls_for("SupportJudgment")) == 6 - judged_before
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
@@ -232,36 +220,31 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
             "SupportJudgment": keyword_judge("Hokuto Shinken"),
         }
     )
-    register_model("profiler", profiler)
-    register_model("evaluator", evaluator)
-    try:
-        with LoopbackWebServer(web.route) as server:
-            monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-            monkeypatch.setenv("TAVILY_BASE_URL", server.url)
-            monkeypatch.setenv("PERSONAE_MODEL", "registered:profiler")
-            reference = f"{server.url}/wiki/Kenshiro"
-            for folder, extra in (("with", []), ("without", ["--exclude-url", reference])):
-                args = [
-                    "profile",
-                    "Kenshiro",
-                    "--wiki",
-                    server.url,
-                    "--out",
-                    str(tmp_path / folder),
-                ]
-                assert main([*args, *extra]) == 0
-            profiles = [
-                str(tmp_path / folder / "kenshiro" / "profile.json")
-                for folder in ("with", "without")
+    override_models(specs={"openai:profiler": profiler})
+    override_models(specs={"openai:evaluator": evaluator})
+    with LoopbackWebServer(web.route) as server:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", server.url)
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:profiler")
+        reference = f"{server.url}/wiki/Kenshiro"
+        for folder, extra in (("with", []), ("without", ["--exclude-url", reference])):
+            args = [
+                "profile",
+                "Kenshiro",
+                "--wiki",
+                server.url,
+                "--out",
+                str(tmp_path / folder),
             ]
-            out = tmp_path / "report.json"
-            code = main(
-                ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
-                + ["--model", "registered:evaluator"]
-            )
-    finally:
-        unregister_model("profiler")
-        unregister_model("evaluator")
+            assert main([*args, *extra]) == 0
+        profiles = [
+            str(tmp_path / folder / "kenshiro" / "profile.json") for folder in ("with", "without")
+        ]
+        out = tmp_path / "report.json"
+        code = main(
+            ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
+            + ["--model", "openai:evaluator"]
+        )
     assert code == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     allowed, excluded = report["profiles"]

@@ -7,6 +7,9 @@ Each role takes the first that is set, flag before environment before default:
   ``openai:gpt-4.1-mini`` (so ``--model`` alone serves both roles, as ``PERSONAE_MODEL`` does);
 - judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, the strong model.
 
+Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
+applies when the LangGraph server or a tool factory builds it: one rule for every way in.
+
 Commands resolve the roles they use before any fetch or model call, so a bad setting fails at
 once with its one-line :class:`~personae.errors.ConfigurationError`. Kept in one place because
 four commands each had their own copy, and the copies disagreed.
@@ -23,8 +26,8 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 
 from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
-from personae.settings import Settings, load_settings
+from personae.llm import NO_MODEL_HINT, resolve_chat_model
+from personae.settings import Settings, load_settings, model_specs
 
 Role = Literal["strong", "fast", "judge"]
 
@@ -49,15 +52,6 @@ class CommandModels:
         if spec.startswith("openai:") and self.settings.openai_base_url:
             return f"{spec}@{self.settings.openai_base_url}"
         return spec
-
-    def register(self, prefix: str) -> dict[Role, str]:
-        """Register every role as ``<prefix>-<role>``; return the ``registered:`` specs.
-
-        Graph contexts carry model specs (strings), so the resolved instances travel this way.
-        """
-        for role, model in self.chat_models.items():
-            register_model(f"{prefix}-{role}", model)
-        return {role: f"registered:{prefix}-{role}" for role in self.chat_models}
 
 
 def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap model") -> None:
@@ -87,11 +81,9 @@ def resolve_models(
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
     source = os.environ if env is None else env
-    fast_flag = args.fast_model
-    if not fast_flag and not source.get("PERSONAE_FAST_MODEL", "").strip():
-        fast_flag = args.model
+    strong, fast = model_specs(args.model, args.fast_model, source)
     settings = load_settings(source).with_overrides(
-        model=args.model, fast_model=fast_flag, openai_base_url=base_url
+        model=strong, fast_model=fast, openai_base_url=base_url
     )
     if args.model or base_url:
         settings = settings.with_overrides(model_configured=True)
@@ -104,5 +96,10 @@ def resolve_models(
         "judge": judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
-    chat_models = {role: resolve_chat_model(spec, settings) for role, spec in specs.items()}
+    chat_models = {
+        role: resolve_chat_model(
+            spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+        )
+        for role, spec in specs.items()
+    }
     return CommandModels(settings=settings, specs=specs, chat_models=chat_models)

@@ -86,10 +86,13 @@ def test_a_fact_kept_from_an_earlier_chunk_is_dropped_as_a_duplicate() -> None:
 
 
 def test_point_type_is_one_of_the_seven_dimensions() -> None:
-    assert ExtractedPoint(statement="s", evidence="e", type=" Abilities ").type == "ability"
-    assert ExtractedPoint(statement="s", evidence="e", type="Personality").type == "personality"
+    def point(said: str) -> ExtractedPoint:
+        return ExtractedPoint.model_validate({"statement": "s", "evidence": "e", "type": said})
+
+    assert point(" Abilities ").type == "ability"
+    assert point("Personality").type == "personality"
     with pytest.raises(ValidationError):
-        ExtractedPoint(statement="s", evidence="e", type="hobbies")
+        point("hobbies")
     schema = ExtractedKnowledge.model_json_schema()
     assert schema["$defs"]["ExtractedPoint"]["properties"]["type"]["enum"] == list(DIMENSIONS)
 
@@ -135,7 +138,7 @@ async def test_extractor_retries_a_bad_type_then_keeps_verified_points() -> None
     ],
 )
 def test_judge_verdict_spellings_map_to_the_four_labels(said: str, verdict: str) -> None:
-    assert SupportJudgment(reason="r", verdict=said).verdict == verdict
+    assert SupportJudgment.model_validate({"reason": "r", "verdict": said}).verdict == verdict
 
 
 async def test_judge_sees_profile_and_point_and_an_unknown_verdict_fails_cleanly() -> None:

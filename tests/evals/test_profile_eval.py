@@ -60,9 +60,9 @@ def context_for(
 ) -> ProfileEvalContext:
     return ProfileEvalContext(
         judge_model=model,
-        judge_model_name="registered:judge",
+        judge_model_name="openai:judge",
         extractor_model=model,
-        extractor_model_name="registered:extractor",
+        extractor_model_name="openai:extractor",
         concurrency=concurrency,
         cache_dir=cache_dir,
     )
