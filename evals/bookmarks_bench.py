@@ -118,6 +118,10 @@ class BenchConfig:
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
     openai_base_url: str = ""
     """OpenAI-compatible server of the three models; empty: ``OPENAI_BASE_URL``, else OpenAI."""
+    temperature: str = ""
+    """Sampling temperature per role (``strong=0.7,judge=0``); empty: ``PERSONAE_TEMPERATURE``."""
+    top_p: str = ""
+    """Nucleus sampling top-p per role; empty: ``PERSONAE_TOP_P``."""
     judge_cache_name: str = ""
     """The judge's name in the verdict cache and records (the CLI adds the server to the spec:
     the same model name on another server is another judge); default ``judge_model``."""
@@ -307,6 +311,17 @@ def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
     return opened
 
 
+def _models(config: BenchConfig) -> LLMContext:
+    """The server and sampling settings of the run's models (environment for what is unset)."""
+    return LLMContext(
+        model=config.model,
+        fast_model=config.fast_model,
+        openai_base_url=config.openai_base_url,
+        temperature=config.temperature,
+        top_p=config.top_p,
+    )
+
+
 def _check_config(config: BenchConfig) -> None:
     check_judge(config.judge)
     if not config.storylines:
@@ -449,9 +464,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         (s for s, _ in storylines.values()), config.characters, config.limit, config.scene_size
     )
     methods = {name: load_method(name) for name in dict.fromkeys(config.methods)}
-    judge_model = LLMContext(model=config.judge_model, openai_base_url=config.openai_base_url).llm(
-        "strong"
-    )
+    judge_model = _models(config).chat_model(config.judge_model, "judge")
     results_path = config.out_dir / RESULTS_FILE
     records, notes = read_results(results_path)
     notes += _model_mismatches(records, config, set(methods))
@@ -491,6 +504,8 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
                     model=config.model,
                     fast_model=config.fast_model,
                     openai_base_url=config.openai_base_url,
+                    temperature=config.temperature,
+                    top_p=config.top_p,
                     memory_dir=str(memory_root / method),
                     scene_size=config.scene_size,
                 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -29,6 +29,56 @@ NO_MODEL_HINT = (
     "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server: vLLM, "
     "Ollama, llama.cpp), and optionally PERSONAE_MODEL / PERSONAE_FAST_MODEL as provider:model"
 )
+
+
+ModelRole = Literal["strong", "fast", "judge"]
+"""The three model roles: strong (writing, acting), fast (routine calls), judge (evals)."""
+ROLES: tuple[ModelRole, ...] = ("strong", "fast", "judge")
+SAMPLING_VARIABLES = {"temperature": "PERSONAE_TEMPERATURE", "top_p": "PERSONAE_TOP_P"}
+"""Sampling settings and the variable each is read from (the flags ``--temperature``/``--top-p``
+win). A value is either one number for every role (``0.7``) or per role
+(``judge=0,strong=0.85``), or both (``0.7,judge=0``)."""
+_SAMPLING_RANGE = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def parse_sampling(text: str, setting: str) -> dict[ModelRole, float]:
+    """``{role: value}`` from ``0.7``, ``judge=0,strong=0.85`` or ``0.7,judge=0``.
+
+    Raises:
+        ConfigurationError: A value is not a number in range, or names an unknown role.
+    """
+    low, high = _SAMPLING_RANGE[setting]
+    values: dict[ModelRole, float] = {}
+    fix = f"write {setting} as 0.7 or judge=0,strong=0.85 (roles: {', '.join(ROLES)})"
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        role, sep, number = part.rpartition("=") if "=" in part else ("", "", part)
+        try:
+            value = float(number)
+        except ValueError:
+            raise ConfigurationError(f"{setting} {part!r} is not a number", fix) from None
+        if not low <= value <= high:
+            raise ConfigurationError(f"{setting} {value} is outside {low}-{high}", fix)
+        if sep and role.strip() not in ROLES:
+            raise ConfigurationError(f"{setting} names an unknown role {role!r}", fix)
+        targets: tuple[ModelRole, ...] = (role.strip(),) if sep else ROLES  # type: ignore[assignment]
+        for target in targets:
+            if sep or target not in values:
+                values[target] = value
+    return values
+
+
+def with_sampling(model: BaseChatModel, sampling: Mapping[str, float]) -> BaseChatModel:
+    """``model`` with its sampling fields set (a copy); models without such fields unchanged."""
+    fields = type(model).model_fields
+    update = {k: v for k, v in sampling.items() if k in fields}
+    return model.model_copy(update=update) if update else model
+
+
+def sampling_text(sampling: Mapping[ModelRole, Mapping[str, float]], setting: str) -> str:
+    """``{role: {setting: value}}`` back in :func:`parse_sampling`'s form (``strong=0.7,...``)."""
+    return ",".join(
+        f"{role}={values[setting]}" for role, values in sampling.items() if setting in values
+    )
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,18 @@ import os
 import textwrap
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
+from langchain_core.language_models import BaseChatModel
+
+from personae.llm import (
+    SAMPLING_VARIABLES,
+    ModelRole,
+    parse_sampling,
+    resolve_chat_model,
+    with_sampling,
+)
 from personae.settings import model_specs
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
 
 C = TypeVar("C", bound=type)
 
@@ -67,6 +73,12 @@ class LLMContext:
     openai_base_url: str = ""
     """OpenAI-compatible server (vLLM, Ollama, llama.cpp). Empty: OPENAI_BASE_URL, else
     OpenAI. The key is read from OPENAI_API_KEY, never from a run's context."""
+    temperature: str = ""
+    """Sampling temperature, one number for every role (0.7) or per role (strong=0.85,fast=0).
+    Empty: PERSONAE_TEMPERATURE, else the server's default."""
+    top_p: str = ""
+    """Nucleus sampling top-p, in the same forms as temperature. Empty: PERSONAE_TOP_P, else
+    the server's default."""
 
     def __post_init__(self) -> None:
         """Fill what the run left empty from the environment (this is the edge)."""
@@ -76,16 +88,28 @@ class LLMContext:
         object.__setattr__(self, "fast_model", fast)
         base_url = self.openai_base_url or env.get("OPENAI_BASE_URL", "").strip()
         object.__setattr__(self, "openai_base_url", base_url)
+        for setting, variable in SAMPLING_VARIABLES.items():
+            text = getattr(self, setting) or env.get(variable, "").strip()
+            parse_sampling(text, setting)  # a bad value fails here, naming the setting
+            object.__setattr__(self, setting, text)
         # Not a field: a secret must not travel in run contexts, schemas or checkpoints.
         object.__setattr__(self, "_openai_api_key", env.get("OPENAI_API_KEY", "").strip())
 
     def llm(self, role: Literal["strong", "fast"]) -> BaseChatModel:
-        """The chat model of ``role`` on this context's server.
+        """The chat model of ``role`` on this context's server, with its sampling settings.
 
         Raises :class:`~personae.errors.ConfigurationError` when no LLM is configured.
         """
-        from personae.llm import resolve_chat_model
+        return self.chat_model(self.model if role == "strong" else self.fast_model, role)
 
-        spec = self.model if role == "strong" else self.fast_model
+    def chat_model(self, spec: str, role: ModelRole) -> BaseChatModel:
+        """The chat model of ``spec`` on this context's server, sampled as ``role`` is."""
         key: str = getattr(self, "_openai_api_key", "")
-        return resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key or None)
+        model = resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key or None)
+        sampling = {
+            setting: value
+            for setting in SAMPLING_VARIABLES
+            for role_named, value in parse_sampling(getattr(self, setting), setting).items()
+            if role_named == role
+        }
+        return with_sampling(model, sampling)

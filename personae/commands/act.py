@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         model=models.settings.model,
         fast_model=models.settings.fast_model,
         openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

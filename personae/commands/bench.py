@@ -74,6 +74,8 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         fast_model=models.specs["fast"],
         judge_model=models.specs["judge"],
         openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         judge=args.judge,
         characters=tuple(args.characters or ()),
         limit=args.limit,

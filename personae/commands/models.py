@@ -9,6 +9,7 @@ Each role takes the first that is set, flag before environment before default:
 
 Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
 applies when the LangGraph server or a tool factory builds it: one rule for every way in.
+Graph contexts carry the specs, their server and the sampling settings, not model instances.
 
 Commands resolve the roles they use before any fetch or model call, so a bad setting fails at
 once with its one-line :class:`~personae.errors.ConfigurationError`. Kept in one place because
@@ -20,16 +21,24 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, resolve_chat_model
+from personae.llm import (
+    NO_MODEL_HINT,
+    SAMPLING_VARIABLES,
+    ModelRole,
+    parse_sampling,
+    resolve_chat_model,
+    sampling_text,
+    with_sampling,
+)
 from personae.settings import Settings, load_settings, model_specs
 
-Role = Literal["strong", "fast", "judge"]
+Role = ModelRole
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,12 @@ class CommandModels:
     """The ``provider:model`` each resolved role uses, as the user named it."""
     chat_models: Mapping[Role, BaseChatModel]
     """The chat model of each resolved role."""
+    sampling: Mapping[Role, Mapping[str, float]] = field(default_factory=dict)
+    """Temperature / top-p set for each role (absent: the server's default)."""
+
+    def describe(self, role: Role) -> dict[str, Any]:
+        """What a report records about ``role``: its model and sampling settings."""
+        return {"model": self.cache_name(role), **self.sampling.get(role, {})}
 
     def cache_name(self, role: Role) -> str:
         """The name answers of ``role`` are cached under: spec, plus server for ``openai:``.
@@ -52,6 +67,10 @@ class CommandModels:
         if spec.startswith("openai:") and self.settings.openai_base_url:
             return f"{spec}@{self.settings.openai_base_url}"
         return spec
+
+    def sampling_text(self, setting: str) -> str:
+        """``setting`` (``temperature``/``top_p``) of every role, as a run context carries it."""
+        return sampling_text(self.sampling, setting)
 
 
 def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap model") -> None:
@@ -66,6 +85,28 @@ def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap
             "--judge-model",
             help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
         )
+    parser.add_argument(
+        "--temperature",
+        help="sampling temperature, one number or per role: judge=0,strong=0.85 "
+        "(PERSONAE_TEMPERATURE; default the server's)",
+    )
+    parser.add_argument(
+        "--top-p", help="nucleus sampling top-p, same forms as --temperature (PERSONAE_TOP_P)"
+    )
+
+
+def sampling_settings(
+    args: argparse.Namespace, roles: tuple[Role, ...], source: Mapping[str, str]
+) -> dict[Role, dict[str, float]]:
+    """Temperature / top-p per role from the flags, else ``PERSONAE_TEMPERATURE``/``_TOP_P``."""
+    chosen: dict[Role, dict[str, float]] = {}
+    for setting, variable in SAMPLING_VARIABLES.items():
+        flag = getattr(args, setting, None)
+        text = flag if flag is not None else source.get(variable, "").strip()
+        for role, value in parse_sampling(text, setting).items():
+            if role in roles:
+                chosen.setdefault(role, {})[setting] = value
+    return chosen
 
 
 def resolve_models(
@@ -96,10 +137,14 @@ def resolve_models(
         "judge": judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
+    sampling = sampling_settings(args, roles, source)
     chat_models = {
-        role: resolve_chat_model(
-            spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+        role: with_sampling(
+            resolve_chat_model(
+                spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+            ),
+            sampling.get(role, {}),
         )
         for role, spec in specs.items()
     }
-    return CommandModels(settings=settings, specs=specs, chat_models=chat_models)
+    return CommandModels(settings=settings, specs=specs, chat_models=chat_models, sampling=sampling)

@@ -82,6 +82,8 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         model=models.settings.model,
         fast_model=models.settings.fast_model,
         openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
         max_rounds=args.max_rounds,
