@@ -7,11 +7,17 @@ context that extends :class:`ActingContext`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL
+from personae.run_context import LLMContext, described
+from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
+
+if TYPE_CHECKING:
+    from personae.memory.embeddings import TextEmbedding
 
 
 class ActInput(TypedDict):
@@ -35,17 +41,46 @@ class ActOutput(TypedDict):
     specific ones (``reuse``, ``derive``, ``new``, ``actions_read``, ``actions_from_scratch``)."""
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ActingContext:
-    """Run settings shared by every method; method contexts subclass it."""
+class ActingContext(LLMContext):
+    """Run settings shared by every method; method contexts subclass it.
+
+    The strong model acts; the fast one does routine calls (matching, sync checks).
+    """
 
     storyline_path: str
     """BOOKMARKS release JSON or JSONL file of the storyline."""
-    model: str = DEFAULT_MODEL
-    """Strong model (``provider:model``) for acting."""
-    fast_model: str = DEFAULT_FAST_MODEL
-    """Cheap model for routine calls (matching, sync checks)."""
     memory_dir: str | None = None
     """Directory of the persistent Chroma store; ``None`` keeps memory in process."""
     scene_size: int = 10
     """Actions shown as the current scene."""
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingContext(ActingContext):
+    """Run settings of methods whose memory is in Chroma (BOOKMARKS, RICL): plus the embedding."""
+
+    embeddings: str = ""
+    """Embedding of the Chroma memory: hashing (word overlap, offline), local (all-MiniLM-L6-v2
+    on numpy, offline) or openai:<model> (the /embeddings endpoint of this run's server). Each
+    embedding keeps its own collections. Empty: PERSONAE_EMBEDDINGS, else hashing."""
+
+    def __post_init__(self) -> None:
+        """Fill the embedding from the environment if the run left it empty (the edge)."""
+        super().__post_init__()
+        spec = self.embeddings or os.environ.get("PERSONAE_EMBEDDINGS", "").strip()
+        object.__setattr__(self, "embeddings", check_embeddings_spec(spec or DEFAULT_EMBEDDINGS))
+
+    def embedding(self) -> TextEmbedding:
+        """The embedding this run's stores use (``openai:`` on this context's server).
+
+        Raises :class:`~personae.errors.ConfigurationError` when it cannot be opened.
+        """
+        from personae.memory.embeddings import open_embedding
+
+        key: str = getattr(self, "_openai_api_key", "")
+        return open_embedding(
+            self.embeddings, base_url=self.openai_base_url or None, api_key=key or None
+        )

@@ -15,7 +15,7 @@ must not reuse pairs or profiles built from the old text.
 from __future__ import annotations
 
 from personae.graphs.resource_cache import ResourceCache, storyline_key
-from personae.memory.embeddings import open_embedding
+from personae.memory.embeddings import TextEmbedding, open_embedding
 from personae.memory.eta_profile_store import ETAProfileStore
 from personae.memory.scene_pairs import ScenePairStore
 from personae.settings import DEFAULT_EMBEDDINGS
@@ -29,12 +29,12 @@ def scene_pairs_for(
     memory_dir: str | None,
     character: str,
     scene_size: int,
-    embeddings: str = DEFAULT_EMBEDDINGS,
+    embedding: TextEmbedding | None = None,
 ) -> ScenePairStore:
     """The cached RICL pair store of ``character`` (Chroma under ``memory_dir`` or in memory).
 
-    ``embeddings`` (a ``PERSONAE_EMBEDDINGS`` value) embeds the scenes; each embedding has its
-    own collection. Raises :class:`~personae.errors.InputError` for a missing or malformed
+    ``embedding`` (default ``hashing``) embeds the scenes; each embedding has its own
+    collection. Raises :class:`~personae.errors.InputError` for a missing or malformed
     storyline file.
     """
     key = storyline_key(storyline_path, memory_dir)
@@ -48,10 +48,11 @@ def scene_pairs_for(
             key.settings,
             scope=storyline.scope,
             scene_size=scene_size,
-            embedding=open_embedding(embeddings, key.settings),
+            embedding=chosen,
         )
 
-    return _PAIRS.get((key, character, scene_size, embeddings), open_pairs)
+    chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+    return _PAIRS.get((key, character, scene_size, chosen), open_pairs)
 
 
 def eta_profiles_for(storyline_path: str, memory_dir: str | None) -> ETAProfileStore:

@@ -19,28 +19,26 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from personae.graphs.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.acting import ActInput, ActOutput, EmbeddingContext
 from personae.graphs.baseline_resources import scene_pairs_for
 from personae.graphs.baseline_vanilla import BaselineState, act_next, check_positive, check_target
 from personae.memory.scene_pairs import ScenePair
 from personae.memory.storyline import open_storyline
-from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
+class RICLContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the RICL baseline."""
 
     k_pairs: int = 8
     """Past scene→action pairs shown to the actor (the paper's 8)."""
-    embeddings: str = DEFAULT_EMBEDDINGS
-    """Embedding of the scenes (``PERSONAE_EMBEDDINGS``): ``hashing`` (word overlap, offline),
-    ``local`` (all-MiniLM-L6-v2 on numpy, offline) or ``openai:<model>`` (the LLM's server)."""
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         check_positive(self, "scene_size", "k_pairs")
-        check_embeddings_spec(self.embeddings)
 
 
 def _recall(context: RICLContext, character: str, position: int) -> tuple[list[ScenePair], int]:
@@ -49,7 +47,7 @@ def _recall(context: RICLContext, character: str, position: int) -> tuple[list[S
         context.memory_dir,
         character,
         context.scene_size,
-        context.embeddings,
+        context.embedding(),
     )
     indexed = store.extend(position)
     scene = open_storyline(context.storyline_path).scene(position, context.scene_size)

@@ -29,7 +29,7 @@ from personae.files import write_json_atomic
 from personae.graphs.resource_cache import ResourceCache, StorylineKey, storyline_key
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import safe_collection_name
-from personae.memory.embeddings import open_embedding
+from personae.memory.embeddings import TextEmbedding, open_embedding
 from personae.memory.storyline import Storyline
 from personae.settings import DEFAULT_EMBEDDINGS
 from personae.tools.storyline_index import StorylineIndex, index_for
@@ -90,22 +90,23 @@ _CACHE: ResourceCache[BookmarkResources] = ResourceCache()
 
 
 def resources_for(
-    storyline_path: str, memory_dir: str | None, embeddings: str = DEFAULT_EMBEDDINGS
+    storyline_path: str, memory_dir: str | None, embedding: TextEmbedding | None = None
 ) -> BookmarkResources:
     """The cached resources for a storyline file, memory directory and embedding.
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
-    ``CHROMA_HOST`` puts the bank on a Chroma server instead. ``embeddings`` (a
-    ``PERSONAE_EMBEDDINGS`` value) picks the bank's embedding: each has its own collection.
+    ``CHROMA_HOST`` puts the bank on a Chroma server instead. ``embedding`` (default
+    ``hashing``; a context's :meth:`~personae.graphs.acting.EmbeddingContext.embedding`) embeds
+    the bank's questions: each embedding has its own collection.
     """
     key = storyline_key(storyline_path, memory_dir)
-    resources: BookmarkResources = _CACHE.get((key, embeddings), lambda: _open(key, embeddings))
+    chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+    resources: BookmarkResources = _CACHE.get((key, chosen), lambda: _open(key, chosen))
     return resources
 
 
-def _open(key: StorylineKey, embeddings: str) -> BookmarkResources:
+def _open(key: StorylineKey, embedding: TextEmbedding) -> BookmarkResources:
     storyline, path = key.storyline(), key.memory_dir
-    embedding = open_embedding(embeddings, key.settings)
     bank = BookmarkBank.open(
         storyline.name, path, key.settings, scope=storyline.scope, embedding=embedding
     )

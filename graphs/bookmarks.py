@@ -32,13 +32,13 @@ from personae.agents.bookmark_matcher import Match, match_question
 from personae.agents.question_proposer import propose_questions as ask_proposer
 from personae.errors import ConfigurationError
 from personae.graphs import bookmark_sync
-from personae.graphs.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.acting import ActInput, ActOutput, EmbeddingContext
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import Storyline
-from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
+from personae.run_context import described
 
 STAT_KEYS = (
     "reuse",
@@ -56,8 +56,9 @@ STAT_KEYS = (
 _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
+class BookmarksContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
 
     The sync sizes are flat fields (so LangGraph Studio shows them) whose defaults come from
@@ -81,17 +82,13 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Concept sync: context window radius around keyword hits."""
     concept_top_windows: int = _SYNC_DEFAULTS.concept_top_windows
     """Concept sync: windows summarised."""
-    embeddings: str = DEFAULT_EMBEDDINGS
-    """Embedding of the bank's questions (``PERSONAE_EMBEDDINGS``): ``hashing`` (word overlap,
-    offline), ``local`` (all-MiniLM-L6-v2 on numpy, offline) or ``openai:<model>``. Each
-    embedding keeps its own bank."""
 
     def __post_init__(self) -> None:
         """Reject impossible settings when the context is built, not mid-run."""
+        super().__post_init__()
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
-        check_embeddings_spec(self.embeddings)
         self.sync_settings()
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
@@ -145,7 +142,7 @@ class SyncTask(TypedDict):
 
 def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
     context = runtime.context
-    return resources_for(context.storyline_path, context.memory_dir, context.embeddings)
+    return resources_for(context.storyline_path, context.memory_dir, context.embedding())
 
 
 def characters_before(storyline: Storyline, target: int) -> list[str]:
@@ -163,7 +160,7 @@ async def propose_questions(
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
     questions, usage = await ask_proposer(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=character,
         story=storyline.name,
         scene=storyline.scene(target, context.scene_size),
@@ -206,7 +203,7 @@ async def match_bookmarks(
     """Match every question to the bank's candidates: reuse, derive, or start a new bookmark."""
     context, bank = runtime.context, _resources(runtime).bank
     target, character = state["position"], state["character"]
-    fast_model = resolve_chat_model(context.fast_model)
+    fast_model = context.llm("fast")
     # Chroma queries block: run them in threads so other characters' steps keep moving.
     pools = await asyncio.gather(
         *(
@@ -279,8 +276,8 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
         storyline=resources.storyline,
         index=resources.index,
         settings=settings,
-        fast_model=resolve_chat_model(context.fast_model),
-        model=resolve_chat_model(context.model),
+        fast_model=context.llm("fast"),
+        model=context.llm("strong"),
     )
     scratch = bookmark_sync.actions_from_scratch(
         bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings
@@ -353,7 +350,7 @@ async def act_in_character(
     context, storyline = runtime.context, _resources(runtime).storyline
     target = state["position"]
     action, usage = await act(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=state["character"],
         story=storyline.name,
         scene=storyline.scene(target, context.scene_size),

@@ -303,11 +303,17 @@ _OPENED: dict[tuple[str, str | None, str | None], TextEmbedding] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_embedding(spec: str, settings: Settings | None = None) -> TextEmbedding:
+def open_embedding(
+    spec: str,
+    settings: Settings | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+) -> TextEmbedding:
     """The embedding a ``PERSONAE_EMBEDDINGS`` value names (one instance per model and server).
 
-    ``settings`` gives ``openai:`` its server and key; without it they are read from the
-    environment, as :func:`personae.llm.resolve_chat_model` does. Raises
+    ``openai:`` uses ``base_url`` / ``api_key`` when given, else ``settings``, else the
+    environment (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``). Raises
     :class:`~personae.errors.ConfigurationError` for an unknown kind, an ``openai:`` model with
     no server configured, or ``local`` without its model package.
     """
@@ -319,13 +325,15 @@ def open_embedding(spec: str, settings: Settings | None = None) -> TextEmbedding
                 f"no embedding registered as {name!r}", "call register_embedding first"
             )
         return _REGISTERED[name]
-    api_key = base_url = None
-    if kind == "openai":
+    if kind != "openai":
+        api_key = base_url = None
+    elif not (api_key or base_url):
         if settings is None:
             from personae.settings import load_settings
 
             settings = load_settings()
         api_key, base_url = settings.openai_api_key, settings.openai_base_url
+    if kind == "openai":
         if not api_key and not base_url:
             raise ConfigurationError(
                 f"embeddings {canonical!r} need an OpenAI-compatible server",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from personae.testing import block_remote_network
+from personae.testing import block_remote_network, reset_model_overrides
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -19,6 +19,14 @@ def _no_remote_network() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_model_overrides() -> Iterator[None]:
+    """Every test starts and ends with no injected model (personae.testing.override_models)."""
+    reset_model_overrides()
+    yield
+    reset_model_overrides()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in (
         "OPENAI_API_KEY",
@@ -26,6 +34,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "PERSONAE_MODEL",
         "PERSONAE_FAST_MODEL",
         "PERSONAE_JUDGE_MODEL",
+        "PERSONAE_EMBEDDINGS",
         "TAVILY_API_KEY",
         "TAVILY_BASE_URL",
         "CHROMA_HOST",

@@ -57,22 +57,22 @@ def render_text(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph
-    from personae.memory.embeddings import open_embedding
 
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
     models = resolve_models(args, ("strong", "fast"))
-    specs = models.register("act")
-    embeddings = models.settings.embeddings
-    open_embedding(embeddings, models.settings)  # a missing model or server fails here, at once
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
-        model=specs["strong"],
-        fast_model=specs["fast"],
-        embeddings=embeddings,
+        model=models.settings.model,
+        fast_model=models.settings.fast_model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        embeddings=models.settings.embeddings,
     )
+    context.embedding()  # a missing model package or server fails here, before any model call
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)
     )

@@ -18,6 +18,7 @@ from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import open_chroma
 from personae.memory.embeddings import (
+    OpenAITextEmbedding,
     TextEmbedding,
     embed_text,
     open_embedding,
@@ -83,6 +84,21 @@ def test_setting_is_read_once_and_checked() -> None:
             load_settings({"PERSONAE_EMBEDDINGS": bad})
     with pytest.raises(ConfigurationError, match="unknown embeddings 'glove'"):
         BookmarksContext(storyline_path="s.json", embeddings="glove")
+
+
+def test_context_fills_the_embedding_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from personae.graphs.baseline_ricl import RICLContext
+
+    assert BookmarksContext(storyline_path="s.json").embeddings == "hashing"
+    monkeypatch.setenv("PERSONAE_EMBEDDINGS", "openai:embed-small")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    context = RICLContext(storyline_path="s.json")
+    assert context.embeddings == "openai:embed-small"  # read once, at construction
+    embedding = context.embedding()
+    assert isinstance(embedding, OpenAITextEmbedding)
+    assert embedding.base_url == "http://127.0.0.1:9/v1"
+    explicit = RICLContext(storyline_path="s.json", embeddings="local", openai_base_url="")
+    assert explicit.embeddings == "local:all-MiniLM-L6-v2"  # a run's value beats the variable
 
 
 def test_openai_kind_needs_a_server() -> None:
