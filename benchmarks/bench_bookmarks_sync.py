@@ -222,7 +222,8 @@ async def run(args: argparse.Namespace) -> None:
     report(todo, totals, first_step, leaks, wall)
     size = f"{args.preload:,}+" if args.preload else "the agent's own"
     print(
-        f"match node: p50 {statistics.median(match_ms):.0f} ms, max {max(match_ms):.0f} ms per "
+        f"match node: p50 {statistics.median(match_ms):.1f} ms, p95 "
+        f"{sorted(match_ms)[int(0.95 * (len(match_ms) - 1))]:.1f} ms, max {max(match_ms):.0f} ms per "
         f"step (K=5 questions, {size} bookmarks, scripted matcher)"
     )
 

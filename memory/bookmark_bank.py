@@ -23,11 +23,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
+from personae.memory.bank_index import BankIndex, IndexedBookmark, index_for
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
 from personae.memory.embeddings import TextEmbedding, open_embedding
@@ -188,12 +190,34 @@ class BookmarkBank:
         bookmark.history = updated.history
 
     def _write(self, bookmarks: list[Bookmark]) -> None:
-        self.collection.upsert(
-            ids=[b.id for b in bookmarks],
-            documents=[b.question for b in bookmarks],
-            embeddings=self.embedding.embed([b.question for b in bookmarks]),
-            metadatas=[_metadata(b) for b in bookmarks],
-        )
+        vectors = self.embedding.embed([b.question for b in bookmarks])
+        with _WRITE_LOCK:  # the index and Chroma change together
+            index = self._index()
+            self.collection.upsert(
+                ids=[b.id for b in bookmarks],
+                documents=[b.question for b in bookmarks],
+                embeddings=vectors,
+                metadatas=[_metadata(b) for b in bookmarks],
+            )
+            index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
+
+    def _index(self) -> BankIndex:
+        """This collection's in-process index (filled from Chroma on first use)."""
+        with _WRITE_LOCK:
+            return index_for(str(self.collection.id), self._scan_index)
+
+    def _scan_index(self) -> Iterator[IndexedBookmark]:
+        offset = 0
+        while True:
+            page = self.collection.get(
+                include=["metadatas", "embeddings"], limit=_PAGE, offset=offset
+            )
+            rows = zip(page["ids"], page["metadatas"] or [], page["embeddings"], strict=True)  # type: ignore[arg-type]
+            for bookmark_id, metadata, vector in rows:
+                yield _indexed_row(bookmark_id, metadata, vector)
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += _PAGE
 
     def candidates(
         self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
@@ -202,54 +226,38 @@ class BookmarkBank:
 
         The pool is the ``max(50, 10k)`` nearest questions (by vector) that pass the filter;
         the paper's lexical filter then keeps those sharing a content word with ``question``,
-        ranked by shared words then vector distance.
+        ranked by shared words then vector distance. Only the ``k`` kept are read from Chroma.
         """
-        if k <= 0 or not len(self):
+        if k <= 0:
             return []
-        kind = BookmarkType(type)
-        scope = _scope(kind, character)
+        scope = _scope(BookmarkType(type), character)
         size = max(CANDIDATE_POOL, 10 * k)
-        vector = self.embedding.embed_one(question)
-        pool = self._nearest_passing(vector, scope, synced_by, size)
+        pool = self._nearest_passing(self.embedding.embed_one(question), scope, synced_by, size)
         kept = lexical_filter(
             question, pool, lambda row: row[0].question, k=k, distance_of=lambda row: row[1]
         )
-        return [bookmark for bookmark, _ in kept]
+        return self._hydrate([row.id for row, _ in kept])
+
+    def _hydrate(self, ids: list[str]) -> list[Bookmark]:
+        """The whole bookmarks of ``ids``, in that order (one Chroma read)."""
+        if not ids:
+            return []
+        found = self.collection.get(ids=ids, include=["metadatas"])
+        by_id = {
+            i: _from_metadata(m)
+            for i, m in zip(found["ids"], found["metadatas"] or [], strict=True)
+        }
+        return [by_id[i] for i in ids if i in by_id]
 
     def _nearest_passing(
         self, vector: Any, scope: str, synced_by: int, size: int
-    ) -> list[tuple[Bookmark, float]]:
-        """The ``size`` nearest bookmarks in ``scope`` synced by ``synced_by``, exactly.
+    ) -> list[tuple[IndexedBookmark, float]]:
+        """The ``size`` nearest bookmarks in ``scope`` synced by ``synced_by``, nearest first.
 
-        Chroma's filtered queries cost time in proportion to the rows a filter lets through
-        (~300 ms at 100k bookmarks), unfiltered ones stay near 2 ms. So: ask unfiltered (then
-        by scope alone) for more rows than needed and filter here. If ``size`` rows pass, they
-        are exactly the ``size`` nearest passing rows (any nearer passing row would have been
-        returned too); otherwise fall back to the next, narrower query.
+        Exact (one matrix product over the rows that pass, in the in-process index); see
+        :mod:`personae.memory.bank_index` for why Chroma's own filtered search is not used.
         """
-        tiers: list[tuple[dict[str, Any] | None, int]] = [
-            (None, 4 * size),
-            ({"scope": scope}, 2 * size),
-            ({"$and": [{"scope": scope}, {"position": {"$lte": synced_by}}]}, size),
-        ]
-        passing: list[tuple[Bookmark, float]] = []
-        for where, asked in tiers:
-            hits = self.collection.query(
-                query_embeddings=[vector],
-                n_results=asked,
-                where=cast(Any, where),
-                include=["metadatas", "distances"],
-            )
-            metadatas = (hits["metadatas"] or [[]])[0]
-            distances = (hits["distances"] or [[]])[0]
-            passing = [
-                (_from_metadata(m), float(d))
-                for m, d in zip(metadatas, distances, strict=True)
-                if m.get("scope") == scope and int(cast(int, m["position"])) <= synced_by
-            ]
-            if len(passing) >= size or len(metadatas) < asked:
-                break  # enough rows, or every row the filter allows has been seen
-        return passing[:size]
+        return self._index().nearest(vector, scope, synced_by, size)
 
     def near(self, target: int, *, character: str, window: int = 5) -> list[Bookmark]:
         """Bookmarks synced within ``window`` actions before ``target`` (not others' behavioral).
@@ -257,14 +265,11 @@ class BookmarkBank:
         Returns those with ``target - window <= position <= target``, nearest first; nothing
         synced past ``target`` ever comes back.
         """
-        # ``$in`` on exact positions uses Chroma's metadata index (~5 ms at 20k bookmarks);
-        # a ``$gte``/``$lte`` range scans every row (~60 ms at 20k, ~400 ms at 100k).
         if target < 0 or window < 0:
             return []
-        where = {"position": {"$in": list(range(max(0, target - window), target + 1))}}
         found = [
             b
-            for b in self._scan(where)
+            for b in self._hydrate(self._index().between(target - window, target))
             if b.position <= target
             and not (b.type is BookmarkType.BEHAVIORAL and b.character != character)
         ]
@@ -354,6 +359,7 @@ def _metadata(bookmark: Bookmark) -> dict[str, str | int]:
         "position": bookmark.position,
         "parent_id": bookmark.parent_id or "",
         "scope": _scope(bookmark.type, bookmark.character),
+        "question": bookmark.question,
         "record": bookmark.model_dump_json(),
     }
 
@@ -361,6 +367,22 @@ def _metadata(bookmark: Bookmark) -> dict[str, str | int]:
 def _scope(kind: BookmarkType, character: str) -> str:
     """Which bookmarks may match each other: same type, and same character for behavioral."""
     return f"{kind}|{character}" if kind is BookmarkType.BEHAVIORAL else str(kind)
+
+
+def _indexed(bookmark: Bookmark, vector: np.ndarray) -> IndexedBookmark:
+    scope = _scope(bookmark.type, bookmark.character)
+    return IndexedBookmark(bookmark.id, scope, bookmark.position, bookmark.question, vector)
+
+
+def _indexed_row(bookmark_id: str, metadata: Mapping[str, Any], vector: Any) -> IndexedBookmark:
+    """The index row from a record's flat metadata and stored vector.
+
+    The record JSON is parsed only for records written before the question had its own field.
+    """
+    question = str(metadata.get("question") or _from_metadata(metadata).question)
+    position = int(cast(int, metadata["position"]))
+    array = np.asarray(vector, dtype=np.float32)
+    return IndexedBookmark(bookmark_id, str(metadata["scope"]), position, question, array)
 
 
 def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:
