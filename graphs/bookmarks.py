@@ -348,9 +348,10 @@ async def act_in_character(
     action, usage = await act(
         resolve_chat_model(context.model),
         character=state["character"],
-        story=storyline.name,
+        story=context.story_title(storyline.name),
         scene=storyline.scene(target, context.scene_size),
         grounding=state["grounding"],
+        acting_format=storyline.acting_format,
     )
     return {"action": action, "stats": step_stats(state, usage)}
 

@@ -27,7 +27,11 @@ NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
 
 
 def write_storyline(path: Path, size: int = 160) -> Path:
-    """A JSONL storyline: four characters in turn, an ``Other`` every fifth action, 4 chapters."""
+    """A JSONL storyline: four characters in turn, an ``Other`` every fifth action, 4 chapters.
+
+    Its four characters are listed as the majors in ``all_characters.json`` beside it (merged
+    with what is there), as the release lists a storyline's cast.
+    """
     lines = []
     for position in range(size):
         who = "Other" if position % 5 == 4 else NAMES[position % 4]
@@ -36,6 +40,10 @@ def write_storyline(path: Path, size: int = 160) -> Path:
         chapter = f"Chapter {position * 4 // size + 1}"
         lines.append(json.dumps({"action": text, "character": who, "chapter": chapter}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    listing = path.parent / "all_characters.json"
+    data = json.loads(listing.read_text()) if listing.is_file() else {}
+    data[path.stem] = {"major": list(NAMES)}
+    listing.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 
@@ -100,7 +108,7 @@ def _answer(kind: str) -> Any:
 
 
 def _act(messages: list[BaseMessage]) -> dict[str, Any]:
-    name = re.search(r"What does (\w+) do next", last_user_text(messages))
+    name = re.search(r"next action \(.*\) of (\w+) in the scene", last_user_text(messages), re.S)
     return {"action": f"{name.group(1) if name else 'Someone'} smiles at the brigade."}
 
 

@@ -196,20 +196,50 @@ async def test_a_method_that_is_not_installed(
 
 
 @pytest.mark.parametrize("concurrency", [1, 2, 3])
-async def test_characters_run_concurrently_within_the_bound(
+async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
     tmp_path: Path, concurrency: int
 ) -> None:
-    rows = [{"action": f"{'ABCD'[i % 4]} acts {i}", "character": "ABCD"[i % 4]} for i in range(24)]
-    story = write_storyline(tmp_path / "four.jsonl", rows)
+    stories = []
+    for n in range(4):  # four artifacts, two characters each: only artifacts run in parallel
+        rows = [
+            {"action": f"A{n}B{n} acts {i}", "character": f"{'AB'[i % 2]}{n}"} for i in range(16)
+        ]
+        stories.append(str(write_storyline(tmp_path / f"s{n}.jsonl", rows)))
     model = scripted_model()
     model.latency = 0.002
-    config = _config(tmp_path, model, storylines=(str(story),), concurrency=concurrency)
+    config = _config(tmp_path, model, storylines=tuple(stories), concurrency=concurrency)
     outcome = await run_bench(config)
-    assert outcome.ran == 4 * 3
+    assert outcome.ran == 4 * 2 * 4
     assert world.ACTIVE["max"] == concurrency
-    for name in "ABCD":
-        mine = [p for c, p in world.CALLS if c == name]
-        assert mine == sorted(mine) and len(mine) == 3
+    for n in range(4):  # one artifact: both characters' targets interleaved in story order
+        mine = [p for c, p in world.CALLS if c.endswith(str(n))]
+        assert mine == [8, 9, 10, 11, 12, 13, 14, 15]
+
+
+async def test_a_multi_speaker_line_is_an_instance_for_each_major(tmp_path: Path) -> None:
+    rows = [{"action": f"A acts {i}", "character": "A"} for i in range(4)]
+    rows += [{"action": "A and B sing", "characters": ["B", "A"]}]
+    rows += [{"action": f"B acts {i}", "character": "B"} for i in range(4)]
+    story = write_storyline(tmp_path / "duet.jsonl", rows, majors=["A", "B"])
+    outcome = await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+    order = [(c, p) for c, p in world.CALLS]
+    # A's second half: 2, 3, 4 (the duet); B's: 6, 7, 8; the duet is in B's history half, but
+    # B is a major in it, so it is B's instance too (the released runner; Roselia: 439, not
+    # 438), in the line's own speaker order.
+    assert order == [("A", 2), ("A", 3), ("B", 4), ("A", 4), ("B", 6), ("B", 7), ("B", 8)]
+    assert outcome.ran == 7
+
+
+async def test_a_storyline_without_a_character_list_is_an_error_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    story = write_storyline(tmp_path / "unlisted.jsonl", majors=[])
+    with pytest.raises(InputError, match=r"'unlisted' has no major-character list") as error:
+        await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+    assert "all_characters.json beside the storyline file, or pass --characters" in str(error.value)
+    assert not (tmp_path / "out").exists()
+    chosen = _config(tmp_path, scripted_model(), storylines=(str(story),), characters=("Bob",))
+    assert (await run_bench(chosen)).ran == 7
 
 
 class _Notes:

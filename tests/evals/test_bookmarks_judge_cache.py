@@ -10,12 +10,13 @@ from personae.testing import ScriptedChatModel
 
 def _model() -> ScriptedChatModel:
     def respond(messages: Any) -> dict[str, Any]:
-        return {"key_move": "km", "match": "same" in str(messages[-1].content)}
+        response = str(messages[-1].content).split("Your Response:")[1].split("\n")[0]
+        return {"reasoning": "km", "score": "A" if "same" in response else "C"}
 
     return ScriptedChatModel(
         responders={
             "KeyMoveVerdict": respond,
-            "NLIVerdict": lambda _m: {"reason": "r", "label": "neutral"},
+            "NLIVerdict": lambda _m: {"reasoning": "r", "score": "B"},
         }
     )
 
