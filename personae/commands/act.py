@@ -33,6 +33,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -67,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         memory_dir=str(args.memory) if args.memory else None,
         model=specs["strong"],
         fast_model=specs["fast"],
+        hide_title=args.hide_title,
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

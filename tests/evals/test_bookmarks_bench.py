@@ -19,7 +19,7 @@ from personae.evals.bookmarks_bench import (
     run_bench,
 )
 from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, prompt_text
 
 
 @pytest.fixture(autouse=True)
@@ -283,3 +283,38 @@ async def test_two_files_with_one_storyline_name(tmp_path: Path) -> None:
             _config(tmp_path, scripted_model(), storylines=(*config.storylines, str(twin)))
         )
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Path) -> None:
+    rows = [{"action": f"{'AB'[i % 2]}: line {i}", "character": "AB"[i % 2]} for i in range(8)]
+    story = write_storyline(tmp_path / "band.jsonl", rows)
+    (tmp_path / "band2members.json").write_text(json.dumps({"band": ["A", "B"]}))
+
+    def actor(messages: list[Any]) -> dict[str, str]:
+        return {"action": "line 4"}  # no "Name:" prefix: the code adds it
+
+    def judge(messages: list[Any]) -> dict[str, str]:
+        truth, prediction = world.judged_texts(messages)
+        return {"reasoning": "r", "score": "A" if truth == prediction else "C"}
+
+    model = ScriptedChatModel(responders={"NextAction": actor, "KeyMoveVerdict": judge})
+    config = _config(tmp_path, model, storylines=(str(story),), methods=("vanilla",))
+    outcome = await run_bench(config)
+    records = _lines(tmp_path / "out/results.jsonl")
+    assert outcome.ran == 4 and {r["format"] for r in records} == {"utterance"}
+    hit = next(r for r in records if r["position"] == 4)
+    assert hit["prediction"] == "A: line 4" and hit["truth"] == "A: line 4" and hit["score"] == 100
+    actor_prompt = prompt_text(model.calls_for("NextAction")[0])
+    assert "(a concise sentence, A: ...)" in actor_prompt
+    judge_prompt = prompt_text(model.calls_for("KeyMoveVerdict")[0])
+    assert '"Name: line"' in judge_prompt and "# Scene\nA: line 0\nB: line 1" in judge_prompt
+    assert outcome.summary["benchmarks"] == {"band": "Bandori"}
+    assert outcome.summary["methods"]["vanilla"]["bandori_average"] == 25  # A 50, B 0
+    assert "| Bandori | band | Avg. |" in (tmp_path / "out/report.md").read_text()
+
+
+async def test_fandom_records_say_action(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, scripted_model(), limit=1, hide_title=True))
+    assert {r["format"] for r in _lines(tmp_path / "out/results.jsonl")} == {"action"}
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["hide_title"] is True and summary["ablations"] == {"stub": []}

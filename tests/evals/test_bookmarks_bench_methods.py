@@ -34,8 +34,6 @@ def _model() -> ScriptedChatModel:
 
     model = world.scripted_model(
         KeyMoveVerdict=judge,
-        ExtractedFacts=lambda _m: {"facts": ["cares about the club"]},
-        CharacterProfile=lambda _m: {"statements": ["cares about the club"]},
     )
     return model
 
@@ -108,8 +106,6 @@ async def test_all_methods_on_a_shared_storyline(shared_dir: Path, tmp_path: Pat
     story = shared_dir / "data/bookmarks/title2action_series.haruhi.json"
     model = world.scripted_model(
         KeyMoveVerdict=lambda _m: {"reasoning": "k", "score": "C"},
-        ExtractedFacts=lambda _m: {"facts": ["cares about the brigade"]},
-        CharacterProfile=lambda _m: {"statements": ["cares about the brigade"]},
     )
     methods = ("vanilla", "ricl", "eta", "bookmarks")
     config = _config(tmp_path, model, storylines=(str(story),), methods=methods, limit=1)
