@@ -172,6 +172,8 @@ class BenchConfig:
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
+    sampling: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Sampling settings per model role (``strong``/``fast``/``judge``), recorded in summary.json."""
     model_names: Mapping[str, str] = field(default_factory=dict)
     """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
     the specs are ``registered:`` aliases."""
@@ -597,6 +599,7 @@ def _write_outputs(
         "complete": complete,
         "instances": len(mine),
         "hide_title": config.hide_title,
+        "sampling": {role: dict(values) for role, values in config.sampling.items()},
         "ablations": _ablations_of(mine, runs),
         **summarize(mine),
     }

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    specs = resolve_models(args, ("strong", "fast")).register("act")
+    models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
+    specs = models.register("act")
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,

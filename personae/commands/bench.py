@@ -2,8 +2,9 @@
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
-``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model; precedence in
-:mod:`personae.commands.models`); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
+``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default ``openai:gpt-4.1``, the paper's judge;
+precedence in :mod:`personae.commands.models`), ``PERSONAE_TEMPERATURE`` (``--temperature``;
+default 0 for every role here, near-deterministic as the released runner); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
 judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
 finished instances are skipped and cached verdicts are reused.
 """
@@ -81,10 +82,17 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks_bench import BenchConfig, default_progress, run_bench
     from personae.evals.bookmarks_report import score_tables_markdown
+    from personae.settings import DEFAULT_JUDGE_MODEL
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
-    models = resolve_models(args, ("strong", "fast", "judge"))
+    # Near-deterministic by default, as the released runner (temperature 1e-8); flags win.
+    models = resolve_models(
+        args,
+        ("strong", "fast", "judge"),
+        default_sampling={"temperature": 0.0},
+        default_judge=DEFAULT_JUDGE_MODEL,
+    )
     specs = models.register("bench")
     config = BenchConfig(
         storylines=tuple(args.storylines),
@@ -105,6 +113,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
             "judge_model": models.cache_name("judge"),  # the verdict cache's key
         },
         judge_cache=models.settings.cache_dir / "judge",
+        sampling={role: dict(values) for role, values in models.sampling.items()},
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (
