@@ -41,11 +41,13 @@ from personae.graphs.baseline_vanilla import (
     check_positive,
     check_target,
 )
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.eta_profile_store import ChunkFacts, ETAProfile
 from personae.memory.storyline import StoryAction, open_storyline
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the ETA baseline (the released runner's defaults)."""
@@ -57,6 +59,7 @@ class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         check_positive(self, "scene_size", "chunk", "rebuild_every")
 
 
@@ -166,7 +169,7 @@ async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> d
         context.memory_dir,
         character=state["character"],
         target=state["position"],
-        model=resolve_chat_model(context.model),
+        model=context.llm("strong"),
         every=context.rebuild_every,
         chunk=context.chunk,
         story=context.story_title(storyline.name),

@@ -44,9 +44,10 @@ from personae.graphs.bookmark_step import (
     resolve_question,
     sync_active,
 )
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.bookmark import Bookmark
 from personae.memory.storyline import Storyline
+from personae.run_context import described
 
 STAT_KEYS = (
     "reuse",
@@ -64,6 +65,7 @@ STAT_KEYS = (
 _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
@@ -103,6 +105,7 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     def __post_init__(self) -> None:
         """Reject impossible settings when the context is built, not mid-run."""
+        super().__post_init__()
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
@@ -187,7 +190,7 @@ async def propose_questions(
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
     questions, usage = await ask_proposer(
-        resolve_chat_model(context.fast_model),
+        context.llm("fast"),
         character=character,
         story=context.story_title(storyline.name),
         scene=storyline.scene(target, context.scene_size),
@@ -213,7 +216,7 @@ async def match_bookmarks(
     """
     context, resources = runtime.context, _resources(runtime)
     target, character = state["position"], state["character"]
-    fast_model = resolve_chat_model(context.fast_model)
+    fast_model = context.llm("fast")
     settings = context.step_settings()
     scene = resources.storyline.scene(target, context.scene_size)
     questions = [cast(Question, q) for q in state["questions"]]
@@ -270,7 +273,7 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
         state["bookmark_id"],
         character=state["character"],
         target=state["position"],
-        fast_model=resolve_chat_model(context.fast_model),
+        fast_model=context.llm("fast"),
         settings=context.step_settings(),
     )
     return {"synced": [outcome_record(outcome)]}
@@ -322,7 +325,7 @@ async def running_profile(
         context.memory_dir,
         character=character,
         target=target,
-        model=resolve_chat_model(context.model),
+        model=context.llm("strong"),
         every=context.profile_every,
         chunk=context.profile_chunk,
         story=context.story_title(story),
@@ -353,7 +356,7 @@ async def act_in_character(
     context, storyline = runtime.context, _resources(runtime).storyline
     target = state["position"]
     action, usage = await act(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=state["character"],
         story=context.story_title(storyline.name),
         scene=storyline.scene(target, context.scene_size),

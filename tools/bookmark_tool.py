@@ -27,9 +27,8 @@ from personae.graphs.bookmark_step import (
     activate_question,
     sync_active,
 )
-from personae.llm import resolve_chat_model
 from personae.memory.bookmark import BookmarkType
-from personae.settings import load_settings
+from personae.run_context import LLMContext, env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -61,15 +60,21 @@ def create_storyline_memory_tool(
 ) -> BaseTool:
     """A ``storyline_memory`` tool over ``storyline_path``'s bookmark bank in ``memory_dir``.
 
-    ``fast_model`` (matching, derive, chunk and evidence checks, summaries: every call of a
-    step, as in the graph) defaults to ``PERSONAE_FAST_MODEL``, read once here; ``model`` is
-    accepted for symmetry with the graph's context and unused (the tool does not act).
+    ``fast_model`` runs every call of a step (matching, derive, chunk and evidence checks,
+    summaries: the paper's section 5.1, as in the graph); ``model`` serves only as the fast
+    model when no fast model is named (the CLI and server rule: ``model`` alone also serves as
+    the fast model; the tool does not act). Both are specs or chat models; what is left out
+    comes from the environment, read once here (:func:`~personae.settings.model_specs`).
     ``settings`` are the step's K', derive switch and sync sizes; pass
     ``BookmarksContext(...).step_settings()`` to share a graph run's. Bad characters,
     positions or questions come back to the calling model as a one-line error string.
     """
-    del model  # the step's calls all run on the fast model (the paper's section 5.1)
-    fast_spec = fast_model if fast_model is not None else load_settings().fast_model
+    specs = LLMContext(
+        model=model if isinstance(model, str) else "",
+        fast_model=fast_model if isinstance(fast_model, str) else "",
+    )
+    if isinstance(model, BaseChatModel) and fast_model is None and not env_names_fast_model():
+        fast_model = model
     step = settings or BookmarkStepSettings()
 
     async def storyline_memory(
@@ -89,7 +94,7 @@ def create_storyline_memory_tool(
                 raise InputError("the question is empty", "ask one short question")
         except InputError as error:
             raise ToolException(str(error)) from None
-        fast = resolve_chat_model(fast_spec)
+        fast = fast_model if isinstance(fast_model, BaseChatModel) else specs.llm("fast")
         asked = Question(type=str(BookmarkType(type)), question=question, keyword=keyword)
         activation = await activate_question(
             resources,

@@ -67,12 +67,14 @@ def run(args: argparse.Namespace) -> int:
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
     models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
-    specs = models.register("act")
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
-        model=specs["strong"],
-        fast_model=specs["fast"],
+        model=models.settings.model,
+        fast_model=models.settings.fast_model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         hide_title=args.hide_title,
     )
     result: dict[str, Any] = asyncio.run(

@@ -18,8 +18,7 @@ from personae.evals.bookmarks_bench import (
     result_key,
     run_bench,
 )
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 @pytest.fixture(autouse=True)
@@ -29,19 +28,18 @@ def _stub_method(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     world.READS.clear()
     world.ACTIVE.update(now=0, max=0)
     yield
-    unregister_model("bench-test")
 
 
-def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchConfig:
-    register_model("bench-test", model)
+def _config(tmp_path: Path, scripted: ScriptedChatModel, **changes: Any) -> BenchConfig:
+    override_models(specs={"openai:bench-test": scripted})
     options: dict[str, Any] = {
         "storylines": (str(write_storyline(tmp_path / "tiny.jsonl")),),
         "methods": ("stub",),
         "out_dir": tmp_path / "out",
-        "model": "registered:bench-test",
-        "fast_model": "registered:bench-test",
-        "judge_model": "registered:bench-test",
-        "model_names": {"judge_model": "judge-v1"},
+        "model": "openai:bench-test",
+        "fast_model": "openai:bench-test",
+        "judge_model": "openai:bench-test",
+        "judge_cache_name": "judge-v1",
         "concurrency": 2,
     }
     options.update(changes)
@@ -217,7 +215,7 @@ async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
 
 
 async def test_a_multi_speaker_line_is_an_instance_for_each_major(tmp_path: Path) -> None:
-    rows = [{"action": f"A acts {i}", "character": "A"} for i in range(4)]
+    rows: list[dict[str, Any]] = [{"action": f"A acts {i}", "character": "A"} for i in range(4)]
     rows += [{"action": "A and B sing", "characters": ["B", "A"]}]
     rows += [{"action": f"B acts {i}", "character": "B"} for i in range(4)]
     story = write_storyline(tmp_path / "duet.jsonl", rows, majors=["A", "B"])
@@ -265,12 +263,11 @@ async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> N
     assert first.lines[0] == "start 2 0" and first.lines[-1] == "close"
     assert sorted(first.lines[1:3]) == ["done Alice 21", "done Bob 19"]
     second = _Notes()
-    names = {"model": "openai:other", "judge_model": "judge-v1"}
-    outcome = await run_bench(
-        _config(tmp_path, scripted_model(), limit=1, model_names=names), second
-    )
+    override_models(specs={"openai:other": scripted_model()})
+    other = _config(tmp_path, scripted_model(), limit=1, model="openai:other")
+    outcome = await run_bench(other, second)
     assert outcome.ran == 0
-    assert "already has results from model registered:bench-test" in second.lines[0]
+    assert "already has results from model openai:bench-test" in second.lines[0]
     assert "use another --out to compare models" in second.lines[0]
 
 

@@ -63,7 +63,13 @@ async def test_the_key_separates_judge_model_texts_and_character(tmp_path: Path)
     async def judge(name: str, judge: str = "exact", prediction: str = "p", **kw: str) -> Verdict:
         options = {"character": "A", "truth": "t", **kw}
         verdict, _ = await judge_action(
-            model, judge, prediction=prediction, cache=cache, model_name=name, **options
+            model,
+            judge,
+            prediction=prediction,
+            character=options["character"],
+            truth=options["truth"],
+            cache=cache,
+            model_name=name,
         )
         return verdict
 
