@@ -33,6 +33,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    models = resolve_models(args, ("strong", "fast"))
+    models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
@@ -71,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         temperature=models.sampling_text("temperature"),
         top_p=models.sampling_text("top_p"),
         embeddings=models.settings.embeddings,
+        hide_title=args.hide_title,
     )
     context.embedding()  # a missing model package or server fails here, before any model call
     result: dict[str, Any] = asyncio.run(
