@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from personae import __version__
 from personae.errors import PersonaeError
 
 COMMAND_MODULES = (
@@ -28,8 +29,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full parser; each command module adds its own subcommand with ``register``."""
+    """The full parser; each command module adds its own subcommand with ``register``.
+
+    Command modules import only the standard library at their top level (heavy libraries are
+    imported inside each handler), so ``--help``, ``--version`` and argument errors answer
+    without loading LangGraph, Chroma or OpenAI.
+    """
     parser = _Parser(prog="personae", description="Role-playing agents on LangGraph.")
+    parser.add_argument("--version", action="version", version=f"personae {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(commands)
@@ -54,3 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Console-script entry point."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

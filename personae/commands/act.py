@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
-from personae.memory.storyline import open_storyline
 
 
 def register(commands: Any) -> None:
@@ -57,6 +56,7 @@ def render_text(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph
+    from personae.memory.storyline import open_storyline
 
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)

@@ -20,18 +20,14 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from personae.commands.models import CommandModels, add_model_flags, resolve_models
+from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
-from personae.evals.profile_eval import (
-    ProfileEvalContext,
-    evaluate_profiles,
-    format_report,
-    load_profile_document,
-)
-from personae.evals.profile_reference import load_reference
-from personae.files import write_json_atomic
+
+if TYPE_CHECKING:
+    from personae.commands.models import CommandModels
+    from personae.evals.profile_eval import ProfileEvalContext
 
 REPORT_NAME = "eval-report.json"
 
@@ -60,6 +56,8 @@ def register(commands: Any) -> None:
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEvalContext:
     """The evaluation context: the judge, the fast model as knowledge extractor, their names."""
+    from personae.evals.profile_eval import ProfileEvalContext
+
     return ProfileEvalContext(
         judge_model=models.chat_models["judge"],
         judge_model_name=models.cache_name("judge"),
@@ -85,6 +83,10 @@ def _progress(line: str) -> None:
 
 def run_profile(args: argparse.Namespace) -> int:
     """Score every profile; write the report and print the table."""
+    from personae.evals.profile_eval import evaluate_profiles, format_report, load_profile_document
+    from personae.evals.profile_reference import load_reference
+    from personae.files import write_json_atomic
+
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
     profiles = [(path, load_profile_document(path)) for path in args.profiles]

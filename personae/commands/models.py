@@ -18,13 +18,15 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
-from personae.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    # Imported lazily at run time: this module is loaded for ``personae --help``.
+    from langchain_core.language_models import BaseChatModel
+
+    from personae.settings import Settings
 
 Role = Literal["strong", "fast", "judge"]
 
@@ -55,6 +57,8 @@ class CommandModels:
 
         Graph contexts carry model specs (strings), so the resolved instances travel this way.
         """
+        from personae.llm import register_model
+
         for role, model in self.chat_models.items():
             register_model(f"{prefix}-{role}", model)
         return {role: f"registered:{prefix}-{role}" for role in self.chat_models}
@@ -86,6 +90,9 @@ def resolve_models(
     ``base_url`` is a flag overriding ``OPENAI_BASE_URL``; ``env`` defaults to ``os.environ``.
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
+    from personae.llm import NO_MODEL_HINT, resolve_chat_model
+    from personae.settings import load_settings
+
     source = os.environ if env is None else env
     fast_flag = args.fast_model
     if not fast_flag and not source.get("PERSONAE_FAST_MODEL", "").strip():

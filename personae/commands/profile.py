@@ -18,16 +18,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-from personae.commands.models import CommandModels, add_model_flags, resolve_models
+from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
-from personae.graphs.profiler import build_graph
-from personae.graphs.profiler_state import ProfileInput, ProfilerContext
-from personae.memory.profile_store import ProfilePaths, paths_for, slugify, write_profile
 from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
+
+if TYPE_CHECKING:
+    from personae.commands.models import CommandModels
+    from personae.graphs.profiler_state import ProfilerContext
+    from personae.memory.profile_store import ProfilePaths
 
 DEFAULT_OUT = Path("profiles")
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -58,6 +58,8 @@ def register(commands: Any) -> None:
 
 def thread_id(row: BatchRow, context: ProfilerContext, models: tuple[str, str]) -> str:
     """Checkpoint thread of one profile: slug plus a hash of everything that changes the run."""
+    from personae.memory.profile_store import slugify
+
     run_options = {k: v for k, v in asdict(context).items() if k != "cache_dir"}
     options = {"row": asdict(row), "context": run_options, "models": models}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
@@ -73,6 +75,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
     """The run context from the resolved models, their settings and the flags."""
+    from personae.graphs.profiler_state import ProfilerContext
+
     settings = models.settings
     specs = models.register("profile")
     return ProfilerContext(
@@ -119,6 +123,12 @@ async def profile_one(
     ``models`` are the strong and fast model specs behind the context's registered aliases; they
     key the checkpoint thread, so changing a model starts a fresh run instead of resuming.
     """
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from personae.graphs.profiler import build_graph
+    from personae.graphs.profiler_state import ProfileInput
+    from personae.memory.profile_store import write_profile
+
     out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -157,6 +167,8 @@ def _progress() -> Progress:
 
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
+    from personae.memory.profile_store import paths_for
+
     _check_options(args)
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
