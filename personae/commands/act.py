@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
+from personae.files import check_writable_dir
 
 
 def register(commands: Any) -> None:
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
     specs = resolve_models(args, ("strong", "fast")).register("act")
     context = BookmarksContext(
         storyline_path=str(args.storyline),

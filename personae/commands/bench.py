@@ -18,6 +18,7 @@ from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
+from personae.files import CACHE_FIX, check_writable_dir
 
 DEFAULT_OUT = Path("runs/bench")
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
@@ -64,7 +65,11 @@ def run_bookmarks(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
+    check_writable_dir(args.out, "--out")
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
     models = resolve_models(args, ("strong", "fast", "judge"))
+    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     specs = models.register("bench")
     config = BenchConfig(
         storylines=tuple(args.storylines),

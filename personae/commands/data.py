@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.files import check_writable_dir
+
 DEFAULT_DEST = Path("data/bookmarks")
 
 
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
     token = os.environ.get("HF_TOKEN", "").strip() or None
     dest: Path = args.dest
+    check_writable_dir(dest, "--dest")
     with HubClient(endpoint, user_agent=user_agent(load_settings()), token=token) as client:
         report = fetch_bookmarks(client, dest)
     out = sys.stdout

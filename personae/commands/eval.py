@@ -85,14 +85,16 @@ def run_profile(args: argparse.Namespace) -> int:
     """Score every profile; write the report and print the table."""
     from personae.evals.profile_eval import evaluate_profiles, format_report, load_profile_document
     from personae.evals.profile_reference import load_reference
-    from personae.files import write_json_atomic
+    from personae.files import CACHE_FIX, check_writable_dir, check_writable_file, write_json_atomic
 
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
     profiles = [(path, load_profile_document(path)) for path in args.profiles]
-    models = resolve_models(args, ("fast", "judge"))
-    context = make_context(args, models)
     out = report_path(args)
+    check_writable_file(out, "--out")
+    models = resolve_models(args, ("fast", "judge"))
+    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
+    context = make_context(args, models)
 
     async def evaluate() -> dict[str, Any]:
         reference = await load_reference(args.reference, settings=models.settings)

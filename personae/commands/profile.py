@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
+from personae.files import CACHE_FIX, check_writable_dir
 from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
 
 if TYPE_CHECKING:
@@ -170,9 +171,11 @@ def run(args: argparse.Namespace) -> int:
     from personae.memory.profile_store import paths_for
 
     _check_options(args)
+    check_writable_dir(args.out, "--out")
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
     resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
+    check_writable_dir(resolved.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     context = make_context(args, resolved)
     models = (resolved.specs["strong"], resolved.specs["fast"])
     if not args.batch:
