@@ -55,20 +55,17 @@ def check_writable_dir(path: Path, label: str, fix: str | None = None) -> None:
 
     Called by the commands before any model call or fetch, so an unusable ``--out``,
     ``--memory`` or ``PERSONAE_CACHE_DIR`` (read-only, a file, under a file) fails at once
-    instead of as a traceback after paid work. The folder is created (with its parents) and a
-    probe file is written and removed: permission bits alone do not tell (root ignores them,
-    read-only mounts do not show in them).
+    instead of as a traceback after paid work. Nothing is created: a probe file is written and
+    removed in the folder, or in its nearest existing ancestor when it does not exist yet
+    (permission bits alone do not tell: root ignores them, read-only mounts do not show).
     """
     fix = fix or f"pass a folder you can write to as {label}"
-    for ancestor in (path, *path.parents):
-        if ancestor.exists() or ancestor.is_symlink():
-            if not ancestor.is_dir():
-                where = "" if ancestor == path else f" ({ancestor} is a file)"
-                raise InputError(f"{label} {path} is not a folder{where}", fix)
-            break
+    ancestor = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), Path("."))
+    if not ancestor.is_dir():
+        where = "" if ancestor == path else f" ({ancestor} is a file)"
+        raise InputError(f"{label} {path} is not a folder{where}", fix)
+    probe = ancestor / f".personae-probe-{secrets.token_hex(4)}"
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".personae-probe-{secrets.token_hex(4)}"
         probe.open("x").close()
         probe.unlink()
     except OSError as error:

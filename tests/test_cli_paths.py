@@ -79,9 +79,9 @@ def test_profile_out_read_only(read_only: Path, capsys: pytest.CaptureFixture[st
     assert f"--out {out} is not writable (" in one_error_line(capsys)
 
 
-def test_profile_out_with_missing_parents_is_created(tmp_path: Path) -> None:
+def test_missing_folders_are_fine_and_not_created_by_the_check(tmp_path: Path) -> None:
     check_writable_dir(tmp_path / "a" / "b" / "profiles", "--out")
-    assert (tmp_path / "a" / "b" / "profiles").is_dir()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_cache_dir_that_is_a_file(
