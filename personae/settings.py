@@ -13,6 +13,7 @@ DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
 DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
+DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +42,8 @@ class Settings:
     """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
     chroma_port: int
     """Chroma server port (``CHROMA_PORT``)."""
+    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -51,6 +54,24 @@ class Settings:
 def _cache_home(env: Mapping[str, str]) -> Path:
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "personae"
+
+
+def model_specs(
+    model: str | None, fast_model: str | None, env: Mapping[str, str]
+) -> tuple[str, str]:
+    """The strong and fast model specs: the one rule of the CLI, the server and the tools.
+
+    ``model`` and ``fast_model`` are what the run named (flags, a run's context, a tool
+    factory's arguments), empty when it named nothing. Strong: ``model``, ``PERSONAE_MODEL``,
+    ``openai:gpt-4.1``. Fast: ``fast_model``, ``PERSONAE_FAST_MODEL``, ``model``,
+    ``PERSONAE_MODEL``, ``openai:gpt-4.1-mini``: a model named alone also serves as the fast
+    model, as ``PERSONAE_MODEL`` alone does.
+    """
+    env_model = env.get("PERSONAE_MODEL", "").strip()
+    env_fast = env.get("PERSONAE_FAST_MODEL", "").strip()
+    strong = model or env_model or DEFAULT_MODEL
+    fast = fast_model or env_fast or model or env_model or DEFAULT_FAST_MODEL
+    return strong, fast
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -86,11 +107,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
+        fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
     )
 
 
-def user_agent(settings: Settings) -> str:
-    """The honest User-Agent sent with every web request."""
+def user_agent(settings: Settings | str) -> str:
+    """The honest User-Agent sent with every web request (``settings`` or a contact)."""
     from personae import __version__
 
-    return f"Personae/{__version__} (+{settings.contact}; character-profiling research bot)"
+    contact = settings if isinstance(settings, str) else settings.contact
+    return f"Personae/{__version__} (+{contact}; character-profiling research bot)"

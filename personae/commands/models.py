@@ -7,6 +7,10 @@ Each role takes the first that is set, flag before environment before default:
   ``openai:gpt-4.1-mini`` (so ``--model`` alone serves both roles, as ``PERSONAE_MODEL`` does);
 - judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, the strong model.
 
+Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
+applies when the LangGraph server or a tool factory builds it: one rule for every way in.
+Graph contexts carry the specs, their server and the sampling settings, not model instances.
+
 Commands resolve the roles they use before any fetch or model call, so a bad setting fails at
 once with its one-line :class:`~personae.errors.ConfigurationError`. Kept in one place because
 four commands each had their own copy, and the copies disagreed.
@@ -17,18 +21,19 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    # Imported lazily at run time: this module is loaded for ``personae --help``.
+    # Imported inside the functions at run time: this module loads for ``personae --help``.
     from langchain_core.language_models import BaseChatModel
 
     from personae.settings import Settings
 
 Role = Literal["strong", "fast", "judge"]
+"""A model role (the same literal as :data:`personae.llm.ModelRole`, kept here to stay light)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,12 @@ class CommandModels:
     """The ``provider:model`` each resolved role uses, as the user named it."""
     chat_models: Mapping[Role, BaseChatModel]
     """The chat model of each resolved role."""
+    sampling: Mapping[Role, Mapping[str, float]] = field(default_factory=dict)
+    """Temperature / top-p set for each role (absent: the server's default)."""
+
+    def describe(self, role: Role) -> dict[str, Any]:
+        """What a report records about ``role``: its model and sampling settings."""
+        return {"model": self.cache_name(role), **self.sampling.get(role, {})}
 
     def cache_name(self, role: Role) -> str:
         """The name answers of ``role`` are cached under: spec, plus server for ``openai:``.
@@ -52,16 +63,11 @@ class CommandModels:
             return f"{spec}@{self.settings.openai_base_url}"
         return spec
 
-    def register(self, prefix: str) -> dict[Role, str]:
-        """Register every role as ``<prefix>-<role>``; return the ``registered:`` specs.
+    def sampling_text(self, setting: str) -> str:
+        """``setting`` (``temperature``/``top_p``) of every role, as a run context carries it."""
+        from personae.llm import sampling_text
 
-        Graph contexts carry model specs (strings), so the resolved instances travel this way.
-        """
-        from personae.llm import register_model
-
-        for role, model in self.chat_models.items():
-            register_model(f"{prefix}-{role}", model)
-        return {role: f"registered:{prefix}-{role}" for role in self.chat_models}
+        return sampling_text(self.sampling, setting)
 
 
 def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap model") -> None:
@@ -76,6 +82,30 @@ def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap
             "--judge-model",
             help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
         )
+    parser.add_argument(
+        "--temperature",
+        help="sampling temperature, one number or per role: judge=0,strong=0.85 "
+        "(PERSONAE_TEMPERATURE; default the server's)",
+    )
+    parser.add_argument(
+        "--top-p", help="nucleus sampling top-p, same forms as --temperature (PERSONAE_TOP_P)"
+    )
+
+
+def sampling_settings(
+    args: argparse.Namespace, roles: tuple[Role, ...], source: Mapping[str, str]
+) -> dict[Role, dict[str, float]]:
+    """Temperature / top-p per role from the flags, else ``PERSONAE_TEMPERATURE``/``_TOP_P``."""
+    from personae.llm import SAMPLING_VARIABLES, parse_sampling
+
+    chosen: dict[Role, dict[str, float]] = {}
+    for setting, variable in SAMPLING_VARIABLES.items():
+        flag = getattr(args, setting, None)
+        text = flag if flag is not None else source.get(variable, "").strip()
+        for role, value in parse_sampling(text, setting).items():
+            if role in roles:
+                chosen.setdefault(role, {})[setting] = value
+    return chosen
 
 
 def resolve_models(
@@ -90,15 +120,13 @@ def resolve_models(
     ``base_url`` is a flag overriding ``OPENAI_BASE_URL``; ``env`` defaults to ``os.environ``.
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
-    from personae.llm import NO_MODEL_HINT, resolve_chat_model
-    from personae.settings import load_settings
+    from personae.llm import NO_MODEL_HINT, resolve_chat_model, with_sampling
+    from personae.settings import load_settings, model_specs
 
     source = os.environ if env is None else env
-    fast_flag = args.fast_model
-    if not fast_flag and not source.get("PERSONAE_FAST_MODEL", "").strip():
-        fast_flag = args.model
+    strong, fast = model_specs(args.model, args.fast_model, source)
     settings = load_settings(source).with_overrides(
-        model=args.model, fast_model=fast_flag, openai_base_url=base_url
+        model=strong, fast_model=fast, openai_base_url=base_url
     )
     if args.model or base_url:
         settings = settings.with_overrides(model_configured=True)
@@ -111,5 +139,14 @@ def resolve_models(
         "judge": judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
-    chat_models = {role: resolve_chat_model(spec, settings) for role, spec in specs.items()}
-    return CommandModels(settings=settings, specs=specs, chat_models=chat_models)
+    sampling = sampling_settings(args, roles, source)
+    chat_models = {
+        role: with_sampling(
+            resolve_chat_model(
+                spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+            ),
+            sampling.get(role, {}),
+        )
+        for role, spec in specs.items()
+    }
+    return CommandModels(settings=settings, specs=specs, chat_models=chat_models, sampling=sampling)

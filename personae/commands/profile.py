@@ -57,12 +57,16 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def thread_id(row: BatchRow, context: ProfilerContext, models: tuple[str, str]) -> str:
-    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run."""
+def thread_id(row: BatchRow, context: ProfilerContext) -> str:
+    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
+
+    The context carries the model specs and their server, so changing a model starts a fresh
+    run instead of resuming.
+    """
     from personae.memory.profile_store import slugify
 
-    run_options = {k: v for k, v in asdict(context).items() if k != "cache_dir"}
-    options = {"row": asdict(row), "context": run_options, "models": models}
+    run_options = {k: v for k, v in asdict(context).items() if k not in ("cache_dir", "contact")}
+    options = {"row": asdict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
     return f"{slugify(row.name)}-{digest[:10]}"
 
@@ -79,10 +83,12 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
     from personae.graphs.profiler_state import ProfilerContext
 
     settings = models.settings
-    specs = models.register("profile")
     return ProfilerContext(
-        model=specs["strong"],
-        fast_model=specs["fast"],
+        model=models.settings.model,
+        fast_model=models.settings.fast_model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
         max_rounds=args.max_rounds,
@@ -117,13 +123,8 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
-    models: tuple[str, str],
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
-
-    ``models`` are the strong and fast model specs behind the context's registered aliases; they
-    key the checkpoint thread, so changing a model starts a fresh run instead of resuming.
-    """
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from personae.graphs.profiler import build_graph
@@ -134,7 +135,7 @@ async def profile_one(
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
     )
-    config: Any = {"configurable": {"thread_id": thread_id(row, context, models)}}
+    config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
         app = build_graph(checkpointer=saver)
         snapshot = await app.aget_state(config)
@@ -177,10 +178,9 @@ def run(args: argparse.Namespace) -> int:
     resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
     check_writable_dir(resolved.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     context = make_context(args, resolved)
-    models = (resolved.specs["strong"], resolved.specs["fast"])
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress, models))
+        paths = asyncio.run(profile_one(row, context, args.out, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     kept, dropped = deduplicate(rows)
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress, models),
+            lambda row: profile_one(row, context, args.out, progress),
             done=lambda row: paths_for(args.out, row.name).profile_json.exists(),
             concurrency=args.concurrency,
         )
