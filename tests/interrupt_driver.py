@@ -1,7 +1,7 @@
 """Runs ``personae`` in a child process with a slow scripted profiler model, for Ctrl-C tests.
 
-``python interrupt_driver.py LOG ARGS...`` registers the profiler's scripted model as
-``registered:driver`` (``DRIVER_LATENCY`` seconds per call), appends one line per model call to
+``python interrupt_driver.py LOG ARGS...`` overrides every model with the profiler's scripted
+model (``DRIVER_LATENCY`` seconds per call), appends one line per model call to
 LOG (the schema's name), writes ``ready`` to LOG, then runs the CLI with ARGS. The parent test
 serves the fake web and sends SIGINT.
 """
@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage
 from profiler_world import scripted_model
 
 from personae.cli import run
-from personae.llm import register_model
+from personae.testing import override_models
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
             return respond(messages)
 
         model.responders[name] = logged
-    register_model("driver", model)
+    override_models(model)
     sys.argv = ["personae", *sys.argv[2:]]
     with log.open("a") as handle:
         handle.write("ready\n")

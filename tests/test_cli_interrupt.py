@@ -18,6 +18,8 @@ from personae.loopback import LoopbackWebServer
 
 DRIVER = Path(__file__).with_name("interrupt_driver.py")
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def web() -> Iterator[str]:
@@ -31,7 +33,7 @@ def start(tmp_path: Path, url: str, *argv: str) -> subprocess.Popen[str]:
         os.environ,
         TAVILY_API_KEY="tvly-test",
         TAVILY_BASE_URL=url,
-        PERSONAE_MODEL="registered:driver",
+        PERSONAE_MODEL="openai:driver",
         DRIVER_LATENCY="0.1",
     )
     return subprocess.Popen(

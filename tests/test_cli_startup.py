@@ -11,6 +11,8 @@ from personae import __version__
 
 HEAVY = ("langgraph", "langchain_core", "langchain_openai", "openai", "chromadb", "httpx")
 
+pytestmark = pytest.mark.slow
+
 PROBE = """
 import sys
 from personae.cli import main
