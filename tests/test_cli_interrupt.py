@@ -15,10 +15,13 @@ from profiler_world import fake_web
 
 from personae.cli import INTERRUPTED
 from personae.loopback import LoopbackWebServer
+from personae.memory.profile_store import paths_for
 
 DRIVER = Path(__file__).with_name("interrupt_driver.py")
 
 pytestmark = pytest.mark.slow
+
+HOKUTO = "Fist of the North Star"
 
 
 @pytest.fixture
@@ -74,10 +77,7 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     tmp_path: Path, web: str
 ) -> None:
     batch = tmp_path / "batch.csv"
-    batch.write_text(
-        f"name,franchise,wiki\nKenshiro,Fist of the North Star,{web}\n"
-        f"Raoh,Fist of the North Star,{web}\n"
-    )
+    batch.write_text(f"name,franchise,wiki\nKenshiro,{HOKUTO},{web}\nRaoh,{HOKUTO},{web}\n")
     out = tmp_path / "profiles"
     argv = ("profile", "--batch", str(batch), "--out", str(out), "--concurrency", "1")
     child = start(tmp_path, web, *argv)
@@ -87,8 +87,8 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130
     assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
-    assert (out / "kenshiro" / "profile.json").exists()
-    assert not (out / "raoh" / "profile.json").exists()
+    assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
+    assert not paths_for(out, "Raoh", HOKUTO).profile_json.exists()
 
     (tmp_path / "calls.log").unlink()
     rerun = start(tmp_path, web, *argv)
@@ -97,4 +97,4 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     assert stdout.startswith("1 profiled, 1 already done")
     assert "Raoh: resuming the interrupted run" in stderr
     assert "QueryPlan" not in calls(tmp_path)  # Raoh's plan came back from the checkpoint
-    assert (out / "raoh" / "profile.json").exists()
+    assert paths_for(out, "Raoh", HOKUTO).profile_json.exists()

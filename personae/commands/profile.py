@@ -151,7 +151,7 @@ async def profile_one(
                     if line:
                         progress(f"{row.name}: {line}")
         values = (await app.aget_state(config)).values
-    return write_profile(out_dir, values, name=row.name)
+    return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
 
 
 def _progress() -> Progress:
@@ -169,7 +169,7 @@ def _progress() -> Progress:
 
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
-    from personae.memory.profile_store import paths_for
+    from personae.memory.profile_store import paths_for, profile_key
 
     _check_options(args)
     check_writable_dir(args.out, "--out")
@@ -183,14 +183,14 @@ def run(args: argparse.Namespace) -> int:
         paths = asyncio.run(profile_one(row, context, args.out, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
-    kept, dropped = deduplicate(rows)
+    kept, dropped = deduplicate(rows, key=lambda row: profile_key(row.name, row.franchise))
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
     report = asyncio.run(
         run_batch(
             kept,
             lambda row: profile_one(row, context, args.out, progress),
-            done=lambda row: paths_for(args.out, row.name).profile_json.exists(),
+            done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
             concurrency=args.concurrency,
         )
     )
