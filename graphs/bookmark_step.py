@@ -202,16 +202,17 @@ async def activate_question(
     return Activation(bookmark, resolution.match.decision, resolution.usage)
 
 
-def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
+def save_synced(bank: BookmarkBank, bookmark: Bookmark, target: int | None = None) -> Bookmark:
     """Store a synced bookmark; if the bank already holds it further ahead, keep the stored one.
 
     Another step (a later target run first) may have synced it past this target: positions
-    only move forward, and readers use ``answer_at(target)``.
+    only move forward, and readers use ``answer_at(target)`` (the stored copy is read with
+    every version a reader at ``target`` needs).
     """
     try:
         bank.save(bookmark)
     except ValueError:
-        return bank.get(bookmark.id)
+        return bank.get(bookmark.id, at=target)
     return bookmark
 
 
@@ -240,7 +241,8 @@ async def sync_active(
     An answer still unknown at ``target`` is recorded for ``character`` at ``target``: later
     steps are told not to ask it again, earlier ones never see the entry.
     """
-    bookmark = await asyncio.to_thread(resources.bank.get, bookmark_id)
+    # ``at``: a bookmark already synced past the target brings back the versions it needs.
+    bookmark = await asyncio.to_thread(resources.bank.get, bookmark_id, at=target)
     result = await bookmark_sync.sync_bookmark(
         bookmark,
         target,
@@ -257,7 +259,7 @@ async def sync_active(
         index=resources.index,
         settings=settings.sync,
     )
-    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark)
+    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark, target)
     entry = grounding_entry(stored, target)
     if not entry["answer"]:
         await asyncio.to_thread(resources.unknown.record, character, stored.question, target)

@@ -18,11 +18,21 @@ vectors (4 bytes x dimensions per bookmark: 150 MB at 100,000 bookmarks of 384 d
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from personae.memory.bookmark import Bookmark
+
+RECORDS_KEPT = 4096
+"""Whole records kept for ``get`` and ``save`` (those a step reads back: recent ones)."""
+_NUMBER = re.compile(r"^bm-(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +80,23 @@ class BankIndex:
         """id -> (scope, slot in that scope's arrays)."""
         self._scopes: dict[str, _Scope] = {}
         self._by_position: dict[int, set[str]] = {}
+        self._records: OrderedDict[str, Bookmark] = OrderedDict()
+        self.next_number = 0
+        """The next id number the bank hands out (past every stored id)."""
+        self.stale = False
+        """Set when a bank is opened on the collection: the next use re-reads Chroma."""
         self._lock = threading.Lock()
+
+    def refill(self, rows: Iterable[IndexedBookmark], next_number: int) -> None:
+        """Forget everything, then index ``rows`` (what Chroma holds now)."""
+        with self._lock:
+            self._rows.clear()
+            self._scopes.clear()
+            self._by_position.clear()
+            self._records.clear()
+            self.next_number = next_number
+        self.put(rows)
+        self.stale = False
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -81,7 +107,31 @@ class BankIndex:
             for row in rows:
                 self._put(row)
 
+    def reserve(self) -> int:
+        """A fresh id number, never handed out before in this process nor stored."""
+        with self._lock:
+            number = self.next_number
+            self.next_number += 1
+            return number
+
+    def remember(self, records: Iterable[Bookmark]) -> None:
+        """Keep these whole records (as stored) for ``record``; the oldest are forgotten."""
+        with self._lock:
+            for record in records:
+                self._records[record.id] = record.model_copy(deep=True)
+                self._records.move_to_end(record.id)
+            while len(self._records) > RECORDS_KEPT:
+                self._records.popitem(last=False)
+
+    def record(self, bookmark_id: str) -> Bookmark | None:
+        """The stored record of ``bookmark_id`` if kept (callers copy before changing it)."""
+        with self._lock:
+            return self._records.get(bookmark_id)
+
     def _put(self, row: IndexedBookmark) -> None:
+        match = _NUMBER.match(row.id)
+        if match:
+            self.next_number = max(self.next_number, int(match.group(1)) + 1)
         placed = self._rows.get(row.id)
         if placed is not None and placed[0] == row.scope:
             scope = self._scopes[row.scope]
@@ -117,22 +167,27 @@ class BankIndex:
     ) -> list[tuple[IndexedBookmark, float]]:
         """The ``size`` rows of ``scope`` synced by ``synced_by`` nearest to ``vector``, exactly.
 
-        Cosine distance (vectors are normalised), nearest first, ties in creation order.
+        Cosine distance (vectors are normalised), nearest first, ties in creation order. The
+        lock is held only to take the scope's arrays: the product itself (numpy releases the
+        GIL) runs while other threads search or write.
         """
         with self._lock:
             found = self._scopes.get(scope)
             if found is None or size <= 0:
                 return []
             count = len(found.rows)
-            slots = np.flatnonzero(found.positions[:count] <= synced_by)
-            if not len(slots):
-                return []
-            distances = 1.0 - found.vectors[slots] @ np.asarray(vector, dtype=np.float32)
-            if len(slots) > size:
-                keep = np.argpartition(distances, size - 1)[:size]
-                slots, distances = slots[keep], distances[keep]
-            order = np.lexsort((slots, distances))
-            return [(found.rows[int(slots[i])], float(distances[i])) for i in order]
+            vectors, positions, rows = found.vectors, found.positions, found.rows
+        # One product over the scope's whole contiguous matrix (no copy), then the filter.
+        distances = 1.0 - vectors[:count] @ np.asarray(vector, dtype=np.float32)
+        slots = np.flatnonzero(positions[:count] <= synced_by)
+        if not len(slots):
+            return []
+        distances = distances[slots]
+        if len(slots) > size:
+            keep = np.argpartition(distances, size - 1)[:size]
+            slots, distances = slots[keep], distances[keep]
+        order = np.lexsort((slots, distances))
+        return [(rows[int(slots[i])], float(distances[i])) for i in order]
 
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
@@ -144,15 +199,36 @@ _INDEXES: dict[str, BankIndex] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
-def index_for(collection_id: str, scan: Callable[[], Iterable[IndexedBookmark]]) -> BankIndex:
-    """The process's index of a collection; ``scan()`` fills it the first time."""
+def index_for(
+    collection_id: str,
+    scan: Callable[[], Iterable[IndexedBookmark]],
+    stored_counter: Callable[[], int] = lambda: 0,
+) -> BankIndex:
+    """The process's index of a collection; ``scan()`` fills it the first time.
+
+    Its id counter starts past every scanned id and past ``stored_counter()`` (the counter
+    banks written before this index kept in the collection's metadata).
+    """
     with _REGISTRY_LOCK:
         found = _INDEXES.get(collection_id)
         if found is None:
-            found = BankIndex()
-            found.put(scan())
-            _INDEXES[collection_id] = found
+            found = _INDEXES[collection_id] = BankIndex()
+            found.stale = True
+        if found.stale:
+            found.refill(scan(), stored_counter())
         return found
+
+
+def mark_stale(collection_id: str) -> None:
+    """The collection was (re)opened: another process may have written it since it was read.
+
+    The index is refilled at its next use, in place, so every bank object sharing it sees the
+    same, current rows. Opening is rare (the graphs open a bank once per process).
+    """
+    with _REGISTRY_LOCK:
+        found = _INDEXES.get(collection_id)
+        if found is not None:
+            found.stale = True
 
 
 def forget_bank_indexes() -> None:

@@ -62,9 +62,17 @@ class Bookmark(BaseModel):
     transitions: list[StateTransition] = Field(default_factory=list)
     """State bookmarks: the chunk-by-chunk decisions."""
     history: list[AnswerVersion] = Field(default_factory=list)
-    """Every answer with the position it became valid from, oldest first."""
+    """Answers with the position each became valid from, oldest first: every one, or (when
+    ``archived``) the latest ones, the bank's archive holding the older."""
+    archived: bool = False
+    """Older answer versions are in the bank's archive: ``BookmarkBank.get(id, at=p)`` brings
+    back those a reader at ``p`` needs."""
 
     def answer_at(self, position: int) -> str:
-        """The answer a reader at ``position`` may see: never one that used later actions."""
+        """The answer a reader at ``position`` may see: never one that used later actions.
+
+        ``""`` (unknown) before the first version held; for an ``archived`` bookmark read with
+        ``BookmarkBank.get(id, at=position)`` that is its true first answer.
+        """
         seen = [v.answer for v in self.history if v.position <= position]
         return seen[-1] if seen else ""

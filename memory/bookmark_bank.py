@@ -8,10 +8,17 @@ keeps flat metadata for the filters (type, character, position, parent_id) and t
 bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
 memory together: a crash leaves either the old or the new bookmark, never a mix.
 
-Ids are ``bm-<n>`` from a counter kept in the collection's metadata. The counter is re-read and
-bumped before the record is written, so a crash can leave a gap but never reuse an id, and
-threads (or several bank objects on one collection) in a process never collide. Two processes
-writing the same storyline's bank at once are not supported.
+Ids are ``bm-<n>`` from a counter in the collection's in-process index (shared by every bank
+object on the collection, so threads never collide), started past both the largest stored id
+and the counter older versions kept in the collection's metadata: a stored id is never reused; an
+id handed out by a step that crashed before writing may be. Two processes writing the same
+storyline's bank at once are not supported.
+
+Writes are one upsert each and read nothing from Chroma: the index keeps the records the bank
+read or wrote recently, which is what ``save`` merges with. Records stay bounded: a bookmark
+keeps its latest :data:`HISTORY_KEPT` answer versions inline; older ones move, in chunks, to an
+archive collection beside the bank, and :meth:`BookmarkBank.get` with ``at=`` brings back those
+a reader at an old position needs. Nothing is dropped.
 """
 
 from __future__ import annotations
@@ -26,10 +33,11 @@ from typing import Any, cast
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.errors import ChromaError
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.memory.bank_index import BankIndex, IndexedBookmark, index_for
+from personae.memory.bank_index import BankIndex, IndexedBookmark, index_for, mark_stale
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
 from personae.memory.embeddings import TextEmbedding, open_embedding
@@ -37,8 +45,11 @@ from personae.memory.lexical import lexical_filter
 from personae.settings import DEFAULT_EMBEDDINGS, Settings
 
 COLLECTION_PREFIX = "bookmarks-"
+ARCHIVE_PREFIX = "bookmark-history-"
 CANDIDATE_POOL = 50
 """Minimum vector-search pool before the lexical filter (``max(50, 10 * k)``)."""
+HISTORY_KEPT = 32
+"""Answer versions kept in a bookmark's record; older ones go to the archive in chunks."""
 _COUNTER = "personae_next_id"
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
@@ -75,7 +86,8 @@ class BookmarkBank:
             self.embedding,
             {"storyline": storyline, _COUNTER: 0},
         )
-        self._next_id = self._stored_counter()
+        self._bank_index: BankIndex | None = None
+        mark_stale(str(self.collection.id))
 
     @classmethod
     def open(
@@ -116,8 +128,8 @@ class BookmarkBank:
             raise InputError("a bookmark needs a non-empty question", "ask something")
         if position < 0:
             raise InputError(f"bookmark position {position} is negative", "use a position >= 0")
-        if parent_id is not None:
-            self.get(parent_id)
+        if parent_id is not None and self._index().get(parent_id) is None:
+            raise KeyError(parent_id)
         bookmark = Bookmark(
             id=self._reserve_id(),
             question=question.strip(),
@@ -133,31 +145,34 @@ class BookmarkBank:
         return bookmark
 
     def _reserve_id(self) -> str:
-        with _WRITE_LOCK:
-            number = max(self._next_id, self._stored_counter())
-            self._next_id = number + 1
-            self._store_counter()
-        return f"bm-{number}"
+        return f"bm-{self._index().reserve()}"
 
     def _stored_counter(self) -> int:
-        fresh = self.client.get_collection(
-            self.collection.name,
-            embedding_function=self.embedding.chroma_function(),
-        )
-        stored = (fresh.metadata or {}).get(_COUNTER, 0)
+        """The counter older versions of the bank kept in the collection's metadata."""
+        stored = (self.collection.metadata or {}).get(_COUNTER, 0)
         return int(stored) if isinstance(stored, int | float | str) else 0
 
-    def _store_counter(self) -> None:
-        metadata = dict(self.collection.metadata or {})
-        metadata[_COUNTER] = self._next_id
-        self.collection.modify(metadata=metadata)
+    def get(self, bookmark_id: str, *, at: int | None = None) -> Bookmark:
+        """The stored bookmark; ``KeyError`` if unknown.
 
-    def get(self, bookmark_id: str) -> Bookmark:
-        """The stored bookmark; ``KeyError`` if unknown."""
-        found = self.collection.get(ids=[bookmark_id], include=["metadatas"])
-        if not found["ids"]:
-            raise KeyError(bookmark_id)
-        return _from_metadata(found["metadatas"][0] if found["metadatas"] else {})
+        With ``at``, archived answer versions a reader at position ``at`` needs are brought back
+        into ``history``, so ``answer_at(at)`` is exact however far the bookmark has synced.
+        """
+        cached = self._index().record(bookmark_id)
+        if cached is None:
+            found = self.collection.get(ids=[bookmark_id], include=["metadatas"])
+            if not found["ids"]:
+                raise KeyError(bookmark_id)
+            cached = _from_metadata(found["metadatas"][0] if found["metadatas"] else {})
+            self._index().remember([cached])
+        bookmark = cached.model_copy(deep=True)
+        if (
+            at is not None
+            and bookmark.archived
+            and (not bookmark.history or at < bookmark.history[0].position)
+        ):
+            bookmark.history = [*self._archived(bookmark.id), *bookmark.history]
+        return bookmark
 
     def save(self, bookmark: Bookmark) -> None:
         """Write answer, position and memory in one upsert (never half-updated).
@@ -171,7 +186,7 @@ class BookmarkBank:
         On success ``bookmark.history`` is updated in place; on failure nothing is stored.
         """
         with _WRITE_LOCK:
-            stored = self.get(bookmark.id)
+            stored = self.get(bookmark.id)  # the index's copy: no Chroma read
             if bookmark.position < stored.position:
                 raise ValueError(
                     f"{bookmark.id}: position {bookmark.position} is behind the stored "
@@ -186,13 +201,15 @@ class BookmarkBank:
             updated.history = _with_versions(
                 stored.history, [*chunks, (bookmark.position, bookmark.answer)]
             )
+            updated.archived = stored.archived or bookmark.archived
             self._write([updated])
-        bookmark.history = updated.history
+        bookmark.history, bookmark.archived = updated.history, updated.archived
 
     def _write(self, bookmarks: list[Bookmark]) -> None:
         vectors = self.embedding.embed([b.question for b in bookmarks])
         with _WRITE_LOCK:  # the index and Chroma change together
             index = self._index()
+            self._archive_old_versions(bookmarks, vectors)
             self.collection.upsert(
                 ids=[b.id for b in bookmarks],
                 documents=[b.question for b in bookmarks],
@@ -200,24 +217,98 @@ class BookmarkBank:
                 metadatas=[_metadata(b) for b in bookmarks],
             )
             index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
+            index.remember(bookmarks)
+
+    def _archive_old_versions(self, bookmarks: list[Bookmark], vectors: Any) -> None:
+        """Move all but the latest :data:`HISTORY_KEPT` versions of long histories to the archive.
+
+        Written before the records that drop them, so a crash leaves versions in both places,
+        never in neither. Chunks are keyed by their first position: rewriting one is harmless.
+        """
+        rows: list[tuple[str, Bookmark, Any]] = []
+        for bookmark, vector in zip(bookmarks, vectors, strict=True):
+            if len(bookmark.history) > 2 * HISTORY_KEPT:
+                old, bookmark.history = (
+                    bookmark.history[:-HISTORY_KEPT],
+                    bookmark.history[-HISTORY_KEPT:],
+                )
+                chunk = bookmark.model_copy(update={"history": old})
+                rows.append((f"{bookmark.id}@{old[0].position}", chunk, vector))
+                bookmark.archived = True
+        if not rows:
+            return
+        self._archive().upsert(
+            ids=[row_id for row_id, _, _ in rows],
+            embeddings=[vector for _, _, vector in rows],
+            metadatas=[
+                {
+                    "bookmark": chunk.id,
+                    "versions": json.dumps([v.model_dump() for v in chunk.history]),
+                }
+                for _, chunk, _ in rows
+            ],
+        )
+
+    def _archive(self) -> Collection:
+        return open_collection(
+            self.client,
+            safe_collection_name(self.collection.name, prefix=ARCHIVE_PREFIX),
+            self.embedding,
+            {"storyline": self.storyline, "bank": self.collection.name},
+        )
+
+    def _archived(self, bookmark_id: str) -> list[AnswerVersion]:
+        """Every archived version of ``bookmark_id``, oldest first."""
+        found = self._archive().get(where={"bookmark": bookmark_id}, include=["metadatas"])
+        versions = [
+            AnswerVersion.model_validate(v)
+            for m in found["metadatas"] or []
+            for v in json.loads(str(m["versions"]))
+        ]
+        return sorted(versions, key=lambda v: v.position)
 
     def _index(self) -> BankIndex:
-        """This collection's in-process index (filled from Chroma on first use)."""
-        with _WRITE_LOCK:
-            return index_for(str(self.collection.id), self._scan_index)
+        """This collection's in-process index (filled from Chroma on first use).
+
+        Kept on the bank object once found, so searches never wait for a write's lock.
+        """
+        if self._bank_index is None or self._bank_index.stale:
+            with _WRITE_LOCK:
+                self._bank_index = index_for(
+                    str(self.collection.id), self._scan_index, self._stored_counter
+                )
+        return self._bank_index
 
     def _scan_index(self) -> Iterator[IndexedBookmark]:
         offset = 0
         while True:
+            page = self._index_page(offset)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            offset += _PAGE
+
+    def _index_page(self, offset: int) -> list[IndexedBookmark]:
+        """One page of index rows with the stored vectors.
+
+        A client that has been open while another process wrote the collection cannot read
+        the vectors it does not know ("Error finding id"): that page's questions are then
+        embedded again (exactly the stored vectors: the embedding is the collection's).
+        """
+        try:
             page = self.collection.get(
                 include=["metadatas", "embeddings"], limit=_PAGE, offset=offset
             )
-            rows = zip(page["ids"], page["metadatas"] or [], page["embeddings"], strict=True)  # type: ignore[arg-type]
-            for bookmark_id, metadata, vector in rows:
-                yield _indexed_row(bookmark_id, metadata, vector)
-            if len(page["ids"]) < _PAGE:
-                return
-            offset += _PAGE
+            vectors = page["embeddings"]
+        except ChromaError:
+            page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            vectors = None
+        metadatas = page["metadatas"] or []
+        if vectors is None:
+            questions = [_question_of(m) for m in metadatas]
+            vectors = self.embedding.embed(questions) if questions else []
+        rows = zip(page["ids"], metadatas, vectors, strict=True)  # type: ignore[arg-type]
+        return [_indexed_row(i, m, v) for i, m, v in rows]
 
     def candidates(
         self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
@@ -239,15 +330,16 @@ class BookmarkBank:
         return self._hydrate([row.id for row, _ in kept])
 
     def _hydrate(self, ids: list[str]) -> list[Bookmark]:
-        """The whole bookmarks of ``ids``, in that order (one Chroma read)."""
-        if not ids:
-            return []
-        found = self.collection.get(ids=ids, include=["metadatas"])
-        by_id = {
-            i: _from_metadata(m)
-            for i, m in zip(found["ids"], found["metadatas"] or [], strict=True)
-        }
-        return [by_id[i] for i in ids if i in by_id]
+        """The whole bookmarks of ``ids``, in that order (one Chroma read for those not kept)."""
+        index = self._index()
+        by_id = {i: r for i in ids if (r := index.record(i)) is not None}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            found = self.collection.get(ids=missing, include=["metadatas"])
+            read = [_from_metadata(m) for m in found["metadatas"] or []]
+            index.remember(read)
+            by_id.update((b.id, b) for b in read)
+        return [by_id[i].model_copy(deep=True) for i in ids if i in by_id]
 
     def _nearest_passing(
         self, vector: Any, scope: str, synced_by: int, size: int
@@ -305,7 +397,6 @@ class BookmarkBank:
         for bookmark in bookmarks:
             if not _ID.match(bookmark.id):
                 raise InputError(f"bookmark id {bookmark.id!r} is not bm-<n>", "keep bank ids")
-            self._next_id = max(self._next_id, _number(bookmark.id) + 1)
             batch.append(bookmark)
             if len(batch) >= size:
                 count += self._flush(batch)
@@ -315,9 +406,6 @@ class BookmarkBank:
     def _flush(self, batch: list[Bookmark]) -> int:
         if not batch:
             return 0
-        with _WRITE_LOCK:
-            self._next_id = max(self._next_id, self._stored_counter())
-            self._store_counter()
         self._write(batch)
         written = len(batch)
         batch.clear()
@@ -379,10 +467,14 @@ def _indexed_row(bookmark_id: str, metadata: Mapping[str, Any], vector: Any) -> 
 
     The record JSON is parsed only for records written before the question had its own field.
     """
-    question = str(metadata.get("question") or _from_metadata(metadata).question)
+    question = _question_of(metadata)
     position = int(cast(int, metadata["position"]))
     array = np.asarray(vector, dtype=np.float32)
     return IndexedBookmark(bookmark_id, str(metadata["scope"]), position, question, array)
+
+
+def _question_of(metadata: Mapping[str, Any]) -> str:
+    return str(metadata.get("question") or _from_metadata(metadata).question)
 
 
 def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:
