@@ -63,9 +63,26 @@ def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[st
     return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
 
 
+def agent_context(args: argparse.Namespace, options: Any, *, model: str, gs_model: str) -> Any:
+    """The AMADEUS run context of the parsed flags (``--method``, ``--gs-wave``, index flags)."""
+    from personae.graphs.amadeus import AmadeusContext
+
+    return AmadeusContext(
+        method=args.method,
+        model=model,
+        gs_model=gs_model,
+        ae_model=gs_model,
+        memory_dir=options.memory_dir,
+        chroma_host=options.chroma_host,
+        chroma_port=options.chroma_port,
+        splitter=options.splitter,
+        embedding=str(options.embedding),
+        gs_wave=args.gs_wave,
+    )
+
+
 def _context(args: argparse.Namespace, options: Any) -> Any:
     from personae.commands.models import resolve_models
-    from personae.graphs.amadeus import AmadeusContext
     from personae.llm import register_model, resolve_chat_model
 
     models = resolve_models(args, ("strong",))
@@ -74,18 +91,7 @@ def _context(args: argparse.Namespace, options: Any) -> Any:
     if args.gs_model:
         register_model("chat-gs", resolve_chat_model(args.gs_model, models.settings))
         gs_spec = "registered:chat-gs"
-    return AmadeusContext(
-        method=args.method,
-        model=specs["strong"],
-        gs_model=gs_spec,
-        ae_model=gs_spec,
-        memory_dir=options.memory_dir,
-        chroma_host=options.chroma_host,
-        chroma_port=options.chroma_port,
-        splitter=options.splitter,
-        embedding=str(options.embedding),
-        gs_wave=args.gs_wave,
-    )
+    return agent_context(args, options, model=specs["strong"], gs_model=gs_spec)
 
 
 def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:
