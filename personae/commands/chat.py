@@ -63,15 +63,17 @@ def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[st
     return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
 
 
-def agent_context(args: argparse.Namespace, options: Any, *, model: str, gs_model: str) -> Any:
-    """The AMADEUS run context of the parsed flags (``--method``, ``--gs-wave``, index flags)."""
+def agent_context(args: argparse.Namespace, options: Any, models: Any) -> Any:
+    """The AMADEUS run context of the parsed flags and the resolved models."""
     from personae.graphs.amadeus import AmadeusContext
 
     return AmadeusContext(
         method=args.method,
-        model=model,
-        gs_model=gs_model,
-        ae_model=gs_model,
+        model=models.settings.model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        gs_model=getattr(args, "gs_model", None) or "",
         memory_dir=options.memory_dir,
         chroma_host=options.chroma_host,
         chroma_port=options.chroma_port,
@@ -83,15 +85,8 @@ def agent_context(args: argparse.Namespace, options: Any, *, model: str, gs_mode
 
 def _context(args: argparse.Namespace, options: Any) -> Any:
     from personae.commands.models import resolve_models
-    from personae.llm import register_model, resolve_chat_model
 
-    models = resolve_models(args, ("strong",))
-    specs = models.register("chat")
-    gs_spec = specs["strong"]
-    if args.gs_model:
-        register_model("chat-gs", resolve_chat_model(args.gs_model, models.settings))
-        gs_spec = "registered:chat-gs"
-    return agent_context(args, options, model=specs["strong"], gs_model=gs_spec)
+    return agent_context(args, options, resolve_models(args, ("strong",)))
 
 
 def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:

@@ -172,8 +172,7 @@ def run(args: argparse.Namespace) -> int:
     options = index_options(args)
     interviewees = resolve_interviewees(args, questionnaire, options)
     models = resolve_models(args, ("strong", "judge"))
-    specs = models.register("personality")
-    agent = agent_context(args, options, model=specs["strong"], gs_model=specs["strong"])
+    agent = agent_context(args, options, models)
     summary = asyncio.run(
         run_personality_eval(
             PersonalityRun(

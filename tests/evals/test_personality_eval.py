@@ -11,8 +11,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.cli import main
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 POLES = {"E/I": 70.0, "S/N": 20.0, "T/F": 80.0, "P/J": 30.0}  # -> E N T J
 HERMIONE = (
@@ -51,9 +50,8 @@ def model() -> Iterator[ScriptedChatModel]:
             "ChoiceConversion": _choices,
         }
     )
-    register_model("pers", chat)
-    yield chat
-    unregister_model("pers")
+    with override_models(chat):
+        yield chat
 
 
 def _argv(tmp_path: Path, *extra: str) -> list[str]:
@@ -71,9 +69,7 @@ def _argv(tmp_path: Path, *extra: str) -> list[str]:
         "--out",
         str(tmp_path / "out"),
         "--model",
-        "registered:pers",
-        "--judge-model",
-        "registered:pers",
+        "openai:scripted",
         "--persona",
         f"Hermione={hermione}",
         *extra,
