@@ -135,6 +135,7 @@ async def _interview(
         {
             "kind": "interview",
             "character": who.name,
+            "indexed_as": who.indexed_as,
             "id": item.id,
             "dimension": item.dimension,
             "question": item.question,
