@@ -307,7 +307,7 @@ class BookmarkBank:
         if vectors is None:
             questions = [_question_of(m) for m in metadatas]
             vectors = self.embedding.embed(questions) if questions else []
-        rows = zip(page["ids"], metadatas, vectors, strict=True)  # type: ignore[arg-type]
+        rows = zip(page["ids"], metadatas, vectors, strict=True)
         return [_indexed_row(i, m, v) for i, m, v in rows]
 
     def candidates(
