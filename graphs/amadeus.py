@@ -49,7 +49,7 @@ from personae.llm import LLMUsage
 from personae.memory.persona_chunks import Splitter
 from personae.memory.persona_store import ScoredChunk, open_persona_index
 from personae.run_context import LLMContext, described
-from personae.settings import DEFAULT_MODEL
+from personae.settings import load_settings
 
 Method = Literal["amadeus", "naive", "none"]
 """``amadeus`` (GS + AE), ``naive`` (RAG knowledge only), ``none`` (no retrieval)."""
@@ -66,16 +66,18 @@ class AmadeusContext(LLMContext):
 
     method: Method = "amadeus"
     """amadeus (GS + AE), naive (retrieval only) or none (no retrieval)."""
-    gs_model: str = DEFAULT_MODEL
-    """Guided Selection judge, ``provider:model`` (the paper uses GPT-4.1 whatever acts)."""
-    ae_model: str = DEFAULT_MODEL
-    """Attribute Extractor model, ``provider:model`` (the paper uses GPT-4.1)."""
+    gs_model: str = ""
+    """Guided Selection judge, provider:model. Empty: the model above, as `personae chat`
+    without --gs-model (the paper uses GPT-4.1 whatever acts: openai:gpt-4.1 reproduces it)."""
+    ae_model: str = ""
+    """Attribute Extractor model, provider:model. Empty: the Guided Selection judge (the
+    paper uses GPT-4.1)."""
     memory_dir: str | None = None
     """Folder of the persona index (embedded Chroma); None: this process's memory only."""
     chroma_host: str | None = None
-    """Chroma server host instead of ``memory_dir`` (``CHROMA_HOST``, read at the edge)."""
+    """Chroma server host instead of memory_dir. Null: CHROMA_HOST, else embedded Chroma."""
     chroma_port: int = 8000
-    """Chroma server port (``CHROMA_PORT``)."""
+    """Chroma server port (CHROMA_PORT when the host comes from CHROMA_HOST)."""
     splitter: Splitter = "acts"
     """Which index of the character to use: acts, ats or fixed."""
     embedding: str = "hashing"
@@ -94,6 +96,12 @@ class AmadeusContext(LLMContext):
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
         super().__post_init__()
+        object.__setattr__(self, "gs_model", self.gs_model or self.model)
+        object.__setattr__(self, "ae_model", self.ae_model or self.gs_model)
+        settings = load_settings() if self.chroma_host is None else None
+        if settings is not None and settings.chroma_host:  # the run left it out: CHROMA_HOST
+            object.__setattr__(self, "chroma_host", settings.chroma_host)
+            object.__setattr__(self, "chroma_port", settings.chroma_port)
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):

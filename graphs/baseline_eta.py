@@ -151,8 +151,8 @@ async def _extract_one(
     bounds: tuple[int, int],
     gate: asyncio.Semaphore,
 ) -> tuple[ChunkFacts, LLMUsage, str]:
-    store = eta_profiles_for(context.storyline_path, context.memory_dir)
-    cached = store.chunk_facts(character, *bounds)
+    store = await asyncio.to_thread(eta_profiles_for, context.storyline_path, context.memory_dir)
+    cached = await asyncio.to_thread(store.chunk_facts, character, *bounds)
     if cached is not None:
         return cached, LLMUsage(), "chunks_reused"
     chunk = storyline.before(bounds[1], bounds[0])
@@ -168,14 +168,14 @@ async def _extract_one(
             )
         kind = "chunks_extracted"
     extracted = ChunkFacts(bounds[0], bounds[1], tuple(facts))
-    store.save_chunk_facts(character, extracted)
+    await asyncio.to_thread(store.save_chunk_facts, character, extracted)
     return extracted, usage, kind
 
 
 async def extract_chunks(state: ETAState, runtime: Runtime[ETAContext]) -> dict[str, Any]:
     """Extract (or reuse) the facts of every chunk of ``[0, r)``; nothing at or after ``r``."""
     context = runtime.context
-    storyline = open_storyline(context.storyline_path)
+    storyline = await asyncio.to_thread(open_storyline, context.storyline_path)
     point = state["rebuild_point"]
     gate = asyncio.Semaphore(max(1, context.extract_concurrency))
     results = await asyncio.gather(
@@ -214,18 +214,20 @@ async def aggregate_chunks(state: ETAState, runtime: Runtime[ETAContext]) -> dic
     context = runtime.context
     character, point = state["character"], state["rebuild_point"]
     chunks = _latest_facts(state["chunk_facts"], context.max_facts)
+    storyline = await asyncio.to_thread(open_storyline, context.storyline_path)
+    store = await asyncio.to_thread(eta_profiles_for, context.storyline_path, context.memory_dir)
     statements: list[str] = []
     usage = LLMUsage()
     if any(facts for _, facts in chunks):
         statements, usage = await aggregate_profile(
             context.llm("fast"),
             character=character,
-            story=open_storyline(context.storyline_path).name,
+            story=storyline.name,
             chunks=chunks,
         )
     bounds = tuple((e["start"], e["stop"]) for e in state["chunk_facts"])
     profile = ETAProfile(character, point, tuple(statements), bounds)
-    eta_profiles_for(context.storyline_path, context.memory_dir).save_profile(profile)
+    await asyncio.to_thread(store.save_profile, profile)
     stats = dict(state["memory_stats"])
     for key, value in usage.as_dict().items():
         stats[key] = stats.get(key, 0) + value

@@ -140,8 +140,12 @@ class SyncTask(TypedDict):
     """The target: the bookmark is synced through actions [0, position)."""
 
 
-def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
-    return resources_for(runtime.context.storyline_path, runtime.context.memory_dir)
+async def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
+    """The run's storyline, index and bank, opened in a thread (paths, Chroma and files block)."""
+    context = runtime.context
+    return await asyncio.to_thread(
+        resources_for, context.storyline_path, context.memory_dir, context.chroma
+    )
 
 
 def characters_before(storyline: Storyline, target: int) -> list[str]:
@@ -154,7 +158,7 @@ async def propose_questions(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
     """Ask K typed questions about the story so far that would help the next action."""
-    context, resources = runtime.context, _resources(runtime)
+    context, resources = runtime.context, await _resources(runtime)
     storyline = resources.storyline
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
@@ -200,7 +204,7 @@ async def match_bookmarks(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
     """Match every question to the bank's candidates: reuse, derive, or start a new bookmark."""
-    context, bank = runtime.context, _resources(runtime).bank
+    context, bank = runtime.context, (await _resources(runtime)).bank
     target, character = state["position"], state["character"]
     fast_model = context.llm("fast")
     # Chroma queries block: run them in threads so other characters' steps keep moving.
@@ -265,7 +269,7 @@ def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
 
 async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> dict[str, Any]:
     """Bring one bookmark from its position to the target, reading only the unseen suffix."""
-    context, resources = runtime.context, _resources(runtime)
+    context, resources = runtime.context, await _resources(runtime)
     target = state["position"]
     bookmark = await asyncio.to_thread(resources.bank.get, state["bookmark_id"])
     settings = context.sync_settings()
@@ -319,8 +323,9 @@ async def ground_context(
     are not read from the bank again; only the near ones are.
     """
     target = state["position"]
+    bank = (await _resources(runtime)).bank
     near = await asyncio.to_thread(
-        _resources(runtime).bank.near,
+        bank.near,
         target,
         character=state["character"],
         window=runtime.context.near_window,
@@ -346,7 +351,7 @@ async def act_in_character(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
     """The character's next action from the scene and the grounding (strong model)."""
-    context, storyline = runtime.context, _resources(runtime).storyline
+    context, storyline = runtime.context, (await _resources(runtime)).storyline
     target = state["position"]
     action, usage = await act(
         context.llm("strong"),

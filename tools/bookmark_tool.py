@@ -20,10 +20,11 @@ from pydantic import BaseModel, Field
 from personae.agents.bookmark_matcher import match_question
 from personae.errors import InputError
 from personae.graphs import bookmark_sync
+from personae.graphs.acting import ActingContext
 from personae.graphs.bookmark_resources import resources_for
 from personae.graphs.bookmarks import activate, save_synced
 from personae.memory.bookmark import BookmarkType
-from personae.run_context import LLMContext, env_names_fast_model
+from personae.run_context import env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -59,7 +60,9 @@ def create_storyline_memory_tool(
     as the fast model). Bad characters, positions or questions come back to the calling model
     as a one-line error string.
     """
-    specs = LLMContext(
+    specs = ActingContext(
+        storyline_path=storyline_path,
+        memory_dir=memory_dir,
         model=model if isinstance(model, str) else "",
         fast_model=fast_model if isinstance(fast_model, str) else "",
     )
@@ -74,7 +77,7 @@ def create_storyline_memory_tool(
         keyword: str | None = None,
     ) -> str:
         """Answer a question about the story as it stands at a position; cached as a bookmark."""
-        resources = resources_for(storyline_path, memory_dir)
+        resources = await asyncio.to_thread(resources_for, storyline_path, memory_dir, specs.chroma)
         storyline, bank = resources.storyline, resources.bank
         try:
             storyline.check_character(character)
