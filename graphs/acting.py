@@ -55,6 +55,13 @@ class ActingContext(LLMContext):
     """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
     scene_size: int = 10
     """Actions shown as the current scene."""
+    hide_title: bool = False
+    """Leave the story's title out of every prompt (a famous title invites recall of later
+    plot; ``--hide-title``)."""
+
+    def story_title(self, name: str) -> str | None:
+        """The title prompts show for storyline ``name``: ``None`` when hidden."""
+        return None if self.hide_title else name
 
     def __post_init__(self) -> None:
         """Fill the models and the Chroma server from the environment where left empty."""

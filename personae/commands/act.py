@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
-from personae.memory.storyline import open_storyline
+from personae.files import check_writable_dir
 
 
 def register(commands: Any) -> None:
@@ -33,6 +33,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -57,11 +62,14 @@ def render_text(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph
+    from personae.memory.storyline import open_storyline
 
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    models = resolve_models(args, ("strong", "fast"))
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
+    models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
@@ -70,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         openai_base_url=models.settings.openai_base_url or "",
         temperature=models.sampling_text("temperature"),
         top_p=models.sampling_text("top_p"),
+        hide_title=args.hide_title,
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

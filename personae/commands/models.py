@@ -5,7 +5,9 @@ Each role takes the first that is set, flag before environment before default:
 - strong: ``--model``, ``PERSONAE_MODEL``, ``openai:gpt-4.1``;
 - fast: ``--fast-model``, ``PERSONAE_FAST_MODEL``, ``--model``, ``PERSONAE_MODEL``,
   ``openai:gpt-4.1-mini`` (so ``--model`` alone serves both roles, as ``PERSONAE_MODEL`` does);
-- judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, the strong model.
+- judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, then the command's own default judge
+  (``bench``: ``openai:gpt-4.1``, the BOOKMARKS paper's judge, never silently the acting model,
+  which would grade its own predictions), else the strong model.
 
 Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
 applies when the LangGraph server or a tool factory builds it: one rule for every way in.
@@ -22,23 +24,18 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import ConfigurationError
-from personae.llm import (
-    NO_MODEL_HINT,
-    SAMPLING_VARIABLES,
-    ModelRole,
-    parse_sampling,
-    resolve_chat_model,
-    sampling_text,
-    with_sampling,
-)
-from personae.settings import Settings, load_settings, model_specs
 
-Role = ModelRole
+if TYPE_CHECKING:
+    # Imported inside the functions at run time: this module loads for ``personae --help``.
+    from langchain_core.language_models import BaseChatModel
+
+    from personae.settings import Settings
+
+Role = Literal["strong", "fast", "judge"]
+"""A model role (the same literal as :data:`personae.llm.ModelRole`, kept here to stay light)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +67,8 @@ class CommandModels:
 
     def sampling_text(self, setting: str) -> str:
         """``setting`` (``temperature``/``top_p``) of every role, as a run context carries it."""
+        from personae.llm import sampling_text
+
         return sampling_text(self.sampling, setting)
 
 
@@ -99,6 +98,8 @@ def sampling_settings(
     args: argparse.Namespace, roles: tuple[Role, ...], source: Mapping[str, str]
 ) -> dict[Role, dict[str, float]]:
     """Temperature / top-p per role from the flags, else ``PERSONAE_TEMPERATURE``/``_TOP_P``."""
+    from personae.llm import SAMPLING_VARIABLES, parse_sampling
+
     chosen: dict[Role, dict[str, float]] = {}
     for setting, variable in SAMPLING_VARIABLES.items():
         flag = getattr(args, setting, None)
@@ -115,12 +116,20 @@ def resolve_models(
     *,
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
+    default_sampling: Mapping[str, float] | None = None,
+    default_judge: str | None = None,
 ) -> CommandModels:
     """Apply the flags of :func:`add_model_flags` to the settings and resolve ``roles``.
 
     ``base_url`` is a flag overriding ``OPENAI_BASE_URL``; ``env`` defaults to ``os.environ``.
+    ``default_sampling`` fills each role's sampling settings the flags and environment leave
+    unset (the benchmark's near-deterministic temperature 0); ``default_judge`` is the judge
+    when neither flag nor environment names one (else the strong model).
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
+    from personae.llm import NO_MODEL_HINT, resolve_chat_model, with_sampling
+    from personae.settings import load_settings, model_specs
+
     source = os.environ if env is None else env
     strong, fast = model_specs(args.model, args.fast_model, source)
     settings = load_settings(source).with_overrides(
@@ -134,10 +143,12 @@ def resolve_models(
     every: dict[Role, str] = {
         "strong": settings.model,
         "fast": settings.fast_model,
-        "judge": judge or settings.model,
+        "judge": judge or default_judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
     sampling = sampling_settings(args, roles, source)
+    for role in roles if default_sampling else ():
+        sampling[role] = {**(default_sampling or {}), **sampling.get(role, {})}
     chat_models = {
         role: with_sampling(
             resolve_chat_model(
