@@ -8,7 +8,11 @@ flags follow (the server's side runs over HTTP in test_langgraph_server.py).
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bookmarks_world import scripted_model as bookmarks_model
@@ -173,3 +177,44 @@ async def test_storyline_memory_tool_takes_its_models_from_the_environment(
     answer = await tool.ainvoke({"character": "Kyon", "question": "Where is Kyon?", "position": 40})
     assert "valid at position 40" in answer
     assert fast.calls_for("StateUpdate") and not strong.calls_for("StateUpdate")
+
+
+class _Recording(dict[str, str]):
+    """An environment that remembers every variable asked for."""
+
+    asked: set[str]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+
+def test_env_example_lists_every_variable_the_graph_contexts_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    listed = {
+        line.split("=", 1)[0]
+        for line in (root / ".env.example").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    }
+    graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
+    schemas = [
+        importlib.import_module(
+            f"personae.graphs.{Path(target.split(':')[0]).stem}"
+        ).graph.context_schema
+        for target in graphs.values()
+    ]
+    environment = _Recording(os.environ)
+    environment.asked = set()
+    monkeypatch.setattr(os, "environ", environment)
+    for schema in schemas:  # built as the server builds a run's context
+        required = {f.name: "x" for f in dataclasses.fields(schema) if f.name == "storyline_path"}
+        schema(**required)
+    read = environment.asked - {"XDG_CACHE_HOME", "HOME"}
+    assert {"PERSONAE_MODEL", "TAVILY_BASE_URL", "CHROMA_HOST", "PERSONAE_CACHE_DIR"} <= read
+    assert read - listed == set()
