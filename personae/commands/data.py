@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.errors import InputError
 from personae.settings import load_settings, user_agent
 from personae.tools.hf_datasets import (
     BOOKMARKS_DATASETS,
     DEFAULT_ENDPOINT,
+    DEFAULT_MAX_BYTES,
     HubClient,
     fetch_bookmarks,
 )
@@ -39,6 +41,12 @@ def register(commands: Any) -> None:
         "--dest", type=Path, default=DEFAULT_DEST, help=f"target folder (default {DEFAULT_DEST})"
     )
     fetch.add_argument("--endpoint", help=f"Hub URL (default $HF_ENDPOINT or {DEFAULT_ENDPOINT})")
+    fetch.add_argument(
+        "--max-mb",
+        type=int,
+        default=DEFAULT_MAX_BYTES // 1_000_000,
+        help=f"largest file downloaded, in MB (default {DEFAULT_MAX_BYTES // 1_000_000})",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -47,7 +55,14 @@ def run(args: argparse.Namespace) -> int:
     endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
     token = os.environ.get("HF_TOKEN", "").strip() or None
     dest: Path = args.dest
-    with HubClient(endpoint, user_agent=user_agent(load_settings()), token=token) as client:
+    if args.max_mb < 1:
+        raise InputError("--max-mb must be at least 1", "pass a size in megabytes")
+    with HubClient(
+        endpoint,
+        user_agent=user_agent(load_settings()),
+        token=token,
+        max_bytes=args.max_mb * 1_000_000,
+    ) as client:
         report = fetch_bookmarks(client, dest)
     out = sys.stdout
     for path in report.downloaded:
