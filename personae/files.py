@@ -131,6 +131,8 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     except csv.Error as error:
         raise InputError(f"{path} is not a readable CSV file ({error})", "fix the file") from None
     return list(reader.fieldnames or []), rows
+
+
 CACHE_FIX = "set PERSONAE_CACHE_DIR to a folder you can write to"
 """The fix named when the cache folder is unusable."""
 
