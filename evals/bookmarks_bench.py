@@ -78,7 +78,7 @@ METHODS: dict[str, MethodSpec] = {
 """Method name → graph module; tests and plugins may add entries."""
 
 
-def _embedding_field(context_cls: type[ActingContext], embeddings: str) -> dict[str, str]:
+def _embedding_field(context_cls: type[ActingContext], embeddings: str) -> dict[str, Any]:
     """``{"embeddings": ...}`` for contexts that have the field (methods using Chroma)."""
     names = {f.name for f in dataclasses.fields(context_cls)}
     return {"embeddings": embeddings} if "embeddings" in names else {}
@@ -326,12 +326,13 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
-    import json
+    from personae.errors import InputError
+    from personae.files import parse_json
 
     try:
-        record = json.loads(raw.decode("utf-8"))
+        record = parse_json(raw, "a result line")  # no 1e309 (infinity) score, no deep nesting
         result_key(record)
-    except (ValueError, KeyError, TypeError):
+    except (InputError, ValueError, KeyError, TypeError, OverflowError):
         return None
     return record if isinstance(record, dict) else None
 

@@ -29,15 +29,16 @@ def scene_pairs_for(
     memory_dir: str | None,
     character: str,
     scene_size: int,
+    chroma: str = "",
     embedding: TextEmbedding | None = None,
 ) -> ScenePairStore:
     """The cached RICL pair store of ``character`` (Chroma under ``memory_dir`` or in memory).
 
-    ``embedding`` (default ``hashing``) embeds the scenes; each embedding has its own
-    collection. Raises :class:`~personae.errors.InputError` for a missing or malformed
-    storyline file.
+    ``chroma`` (``host:port``) puts it on that Chroma server. ``embedding`` (default
+    ``hashing``) embeds the scenes; each embedding has its own collection. Raises
+    :class:`~personae.errors.InputError` for a missing or malformed storyline file.
     """
-    key = storyline_key(storyline_path, memory_dir)
+    key = storyline_key(storyline_path, memory_dir, chroma)
 
     def open_pairs() -> ScenePairStore:
         storyline = key.storyline()
@@ -45,7 +46,7 @@ def scene_pairs_for(
             storyline,
             character,
             key.memory_dir,
-            key.settings,
+            key.chroma_settings(),
             scope=storyline.scope,
             scene_size=scene_size,
             embedding=chosen,

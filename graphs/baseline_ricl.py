@@ -47,6 +47,7 @@ def _recall(context: RICLContext, character: str, position: int) -> tuple[list[S
         context.memory_dir,
         character,
         context.scene_size,
+        context.chroma,
         context.embedding(),
     )
     indexed = store.extend(position)

@@ -129,16 +129,21 @@ _CACHE: ResourceCache[BookmarkResources] = ResourceCache()
 
 
 def resources_for(
-    storyline_path: str, memory_dir: str | None, embedding: TextEmbedding | None = None
+    storyline_path: str,
+    memory_dir: str | None,
+    chroma: str = "",
+    embedding: TextEmbedding | None = None,
 ) -> BookmarkResources:
     """The cached resources for a storyline file, memory directory and embedding.
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
-    ``CHROMA_HOST`` puts the bank on a Chroma server instead. ``embedding`` (default
-    ``hashing``; a context's :meth:`~personae.graphs.acting.EmbeddingContext.embedding`) embeds
-    the bank's questions: each embedding has its own collection.
+    ``chroma`` (``host:port``, the run context's Chroma server) puts the bank on that server.
+    ``embedding`` (default ``hashing``; a context's
+    :meth:`~personae.graphs.acting.EmbeddingContext.embedding`) embeds the bank's questions:
+    each embedding has its own collection. Blocks (files, Chroma): async callers go through a
+    thread.
     """
-    key = storyline_key(storyline_path, memory_dir)
+    key = storyline_key(storyline_path, memory_dir, chroma)
     chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
     resources: BookmarkResources = _CACHE.get((key, chosen), lambda: _open(key, chosen))
     return resources
@@ -147,7 +152,7 @@ def resources_for(
 def _open(key: StorylineKey, embedding: TextEmbedding) -> BookmarkResources:
     storyline, path = key.storyline(), key.memory_dir
     bank = BookmarkBank.open(
-        storyline.name, path, key.settings, scope=storyline.scope, embedding=embedding
+        storyline.name, path, key.chroma_settings(), scope=storyline.scope, embedding=embedding
     )
     name = safe_collection_name(storyline.scope, prefix="unknown-")
     unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)

@@ -13,7 +13,6 @@ chooses only the character, the question, the position and the question's type.
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -21,6 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from personae.errors import InputError
+from personae.graphs.acting import EmbeddingContext
 from personae.graphs.bookmark_resources import resources_for
 from personae.graphs.bookmark_step import (
     BookmarkStepSettings,
@@ -29,9 +29,7 @@ from personae.graphs.bookmark_step import (
     sync_active,
 )
 from personae.memory.bookmark import BookmarkType
-from personae.memory.embeddings import open_embedding
-from personae.run_context import LLMContext, env_names_fast_model
-from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec
+from personae.run_context import env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -75,19 +73,17 @@ def create_storyline_memory_tool(
     ``embeddings`` picks the bank's embedding (empty: ``PERSONAE_EMBEDDINGS``, else hashing),
     as the graph's context field does, so the tool and the graph share one bank.
     """
-    specs = LLMContext(
+    specs = EmbeddingContext(
+        storyline_path=storyline_path,
+        memory_dir=memory_dir,
         model=model if isinstance(model, str) else "",
         fast_model=fast_model if isinstance(fast_model, str) else "",
+        embeddings=embeddings,
     )
     if isinstance(model, BaseChatModel) and fast_model is None and not env_names_fast_model():
         fast_model = model
     step = settings or BookmarkStepSettings()
-    spec = embeddings or os.environ.get("PERSONAE_EMBEDDINGS", "").strip() or DEFAULT_EMBEDDINGS
-    embedding = open_embedding(
-        check_embeddings_spec(spec),
-        base_url=specs.openai_base_url or None,
-        api_key=getattr(specs, "_openai_api_key", "") or None,
-    )
+    embedding = specs.embedding()
 
     async def storyline_memory(
         character: str,
@@ -97,7 +93,9 @@ def create_storyline_memory_tool(
         keyword: str | None = None,
     ) -> str:
         """Answer a question about the story as it stands at a position; cached as a bookmark."""
-        resources = await asyncio.to_thread(resources_for, storyline_path, memory_dir, embedding)
+        resources = await asyncio.to_thread(
+            resources_for, storyline_path, memory_dir, specs.chroma, embedding
+        )
         storyline = resources.storyline
         try:
             storyline.check_character(character)
