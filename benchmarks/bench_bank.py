@@ -92,33 +92,45 @@ def generated_bookmarks(count: int, horizon: int, rng: random.Random) -> list[Bo
 class InMemoryLowerBound:
     """The same candidate semantics with no store at all: the floor the bank is measured against.
 
-    Every bookmark's scope, position, question and vector in numpy arrays; exact cosine search
-    over the rows that pass, then the same lexical filter. No Chroma, no JSON, no locks.
+    Per scope, the vectors in one contiguous numpy matrix with the positions beside them:
+    exact cosine search over the rows that pass, then the same lexical filter. No Chroma, no
+    JSON, no locks, no reading back the winners.
     """
 
     def __init__(self, records: list[Bookmark]) -> None:
         self.records = records
-        self.questions = [r.question for r in records]
-        self.scopes = np.array([_scope(r.type, r.character) for r in records])
-        self.positions = np.array([r.position for r in records])
-        self.vectors = open_embedding("hashing").embed(self.questions)
+        vectors = open_embedding("hashing").embed([r.question for r in records])
+        groups: dict[str, list[int]] = {}
+        for number, record in enumerate(records):
+            groups.setdefault(_scope(record.type, record.character), []).append(number)
+        self.scopes = {
+            scope: (
+                np.array(members),
+                np.ascontiguousarray(vectors[members]),
+                np.array([records[i].position for i in members]),
+            )
+            for scope, members in groups.items()
+        }
 
     def candidates(
         self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
     ) -> list[str]:
-        vector = embed_text(question)
-        passing = np.flatnonzero(
-            (self.scopes == _scope(type, character)) & (self.positions <= synced_by)
-        )
-        distances = 1.0 - self.vectors[passing] @ vector
+        members, vectors, positions = self.scopes[_scope(type, character)]
+        distances = 1.0 - vectors @ embed_text(question)
+        passing = np.flatnonzero(positions <= synced_by)
+        distances = distances[passing]
         size = max(50, 10 * k)
         if len(passing) > size:
             keep = np.argpartition(distances, size - 1)[:size]
             passing, distances = passing[keep], distances[keep]
         order = np.lexsort((passing, distances))
-        pool = [(int(passing[i]), float(distances[i])) for i in order]
+        pool = [(int(members[passing[i]]), float(distances[i])) for i in order]
         kept = lexical_filter(
-            question, pool, lambda row: self.questions[row[0]], k=k, distance_of=lambda r: r[1]
+            question,
+            pool,
+            lambda row: self.records[row[0]].question,
+            k=k,
+            distance_of=lambda row: row[1],
         )
         return [self.records[i].id for i, _ in kept]
 
