@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,8 @@ from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
 from personae.memory.storyline import Storyline, open_storyline
 from personae.run_context import LLMContext
+
+logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -318,7 +321,8 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
         record = parse_json(raw, "a result line")  # no 1e309 (infinity) score, no deep nesting
         result_key(record)
-    except (InputError, ValueError, KeyError, TypeError, OverflowError):
+    except (InputError, ValueError, KeyError, TypeError, OverflowError) as error:
+        logger.info("skipped a damaged result line: %s", error)
         return None
     return record if isinstance(record, dict) else None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +23,8 @@ from pydantic import BaseModel, ValidationError
 
 from personae.files import write_json_atomic
 from personae.llm import LLMUsage, call_structured
+
+logger = logging.getLogger(__name__)
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -69,7 +72,8 @@ class JudgeCache:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             return schema.model_validate(entry["answer"])
-        except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        except (OSError, ValueError, KeyError, TypeError, ValidationError) as error:
+            logger.info("judge cache entry unreadable, asking again: %s", error)
             return None  # a stale or damaged entry is re-asked, never trusted
 
     def put(self, key: str, model_name: str, answer: BaseModel) -> None:

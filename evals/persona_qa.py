@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ from personae.errors import InputError
 from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus import AmadeusContext, build_graph
+
+logger = logging.getLogger(__name__)
 
 RESULTS = "results.jsonl"
 SHIPPED_SETS = {"iago-othello": "iago_othello.jsonl"}
@@ -82,7 +85,8 @@ def load_qa(source: str) -> list[QAItem]:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as error:
+            logger.info("skipped a malformed line: %s", error)
             raise InputError(f"{path} line {number} is not JSON", fix) from None
         if not isinstance(row, dict) or not all(
             str(row.get(key) or "").strip() for key in ("character", "question", "answer")
@@ -122,7 +126,8 @@ def _done(path: Path) -> dict[str, dict[str, Any]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as error:
+                logger.info("skipped a malformed line: %s", error)
                 continue
             if isinstance(record, dict) and "id" in record:
                 done[str(record["id"])] = record

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ from personae.evals.personality_scoring import (
 )
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus import AmadeusContext, build_graph
+
+logger = logging.getLogger(__name__)
 
 Assess = Literal["er", "oc"]
 RESULTS = "results.jsonl"
@@ -99,7 +102,8 @@ def load_done(path: Path) -> dict[tuple[str, ...], dict[str, Any]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as error:
+            logger.info("skipped a malformed line: %s", error)
             continue
         if isinstance(record, dict) and "kind" in record:
             done[_key(record)] = record

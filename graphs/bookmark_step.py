@@ -13,6 +13,7 @@ summaries) runs on the fast model; only acting uses the strong one.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ from personae.llm import LLMUsage
 from personae.memory.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import StoryAction
+
+logger = logging.getLogger(__name__)
 
 
 class Question(TypedDict):
@@ -210,7 +213,8 @@ def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
     """
     try:
         bank.save(bookmark)
-    except ValueError:
+    except ValueError as error:
+        logger.info("bookmark already synced further by another step, reading it back: %s", error)
         return bank.get(bookmark.id)
     return bookmark
 
