@@ -30,9 +30,9 @@ from personae.errors import ConfigurationError, InputError, PersonaeError
 from personae.evals.bookmarks_instances import BenchInstance, build_instances
 from personae.evals.bookmarks_metrics import summarize
 from personae.evals.bookmarks_report import write_report
-from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
+from personae.llm_cache import LLMCallCache
 from personae.memory.storyline import Storyline, open_storyline
 from personae.run_context import LLMContext
 
@@ -349,7 +349,7 @@ class _Run:
 
     config: BenchConfig
     judge_model: BaseChatModel
-    judge_cache: JudgeCache
+    judge_cache: LLMCallCache
     results_path: Path
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
@@ -549,7 +549,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     run = _Run(
         config=config,
         judge_model=judge_model,
-        judge_cache=JudgeCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
+        judge_cache=LLMCallCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
         results_path=results_path,
         done=done,
         predictions=_prior_predictions(records),

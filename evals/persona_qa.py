@@ -31,9 +31,9 @@ from personae.agents.persona_qa_judge import (
     hs_messages,
 )
 from personae.errors import InputError
-from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus import AmadeusContext, build_graph
+from personae.llm_cache import LLMCallCache
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def final_context(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _judge(
-    run: QARun, cache: JudgeCache, item: QAItem, response: str, chunks: Sequence[str]
+    run: QARun, cache: LLMCallCache, item: QAItem, response: str, chunks: Sequence[str]
 ) -> dict[str, Any]:
     acc, _ = await cache.call_structured(
         run.judge,
@@ -176,7 +176,7 @@ async def _answer(
     run: QARun,
     item: QAItem,
     graph: Any,
-    cache: JudgeCache,
+    cache: LLMCallCache,
     gate: asyncio.Semaphore,
     lock: asyncio.Lock,
     path: Path,
@@ -214,7 +214,7 @@ async def run_persona_qa(run: QARun) -> dict[str, Any]:
     done = await asyncio.to_thread(_done, path)
     todo = [item for item in run.items if item.id not in done]
     run.progress(f"{len(run.items) - len(todo)}/{len(run.items)} items done, answering {len(todo)}")
-    cache = JudgeCache(run.cache_dir)
+    cache = LLMCallCache(run.cache_dir)
     gate, lock, graph = asyncio.Semaphore(run.concurrency), asyncio.Lock(), build_graph()
     for record in await asyncio.gather(
         *(_answer(run, item, graph, cache, gate, lock, path) for item in todo)

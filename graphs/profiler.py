@@ -22,7 +22,7 @@ from langgraph.types import Send
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.agents.query_planner import plan_search_queries
 from personae.errors import InputError
 from personae.graphs.profiler_sources import (
     find_character,
@@ -37,6 +37,7 @@ from personae.graphs.profiler_state import (
     SearchTask,
     SearchTool,
 )
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (

@@ -25,13 +25,13 @@ from personae.cli import build_parser
 from personae.commands.models import resolve_models
 from personae.errors import ConfigurationError
 from personae.graphs.acting import ActingContext
+from personae.graphs.bookmark_tool import create_storyline_memory_tool
 from personae.graphs.bookmarks import BookmarksContext
+from personae.graphs.profile_tool import create_profile_tool
 from personae.graphs.profiler_state import ProfilerContext
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_TAVILY_BASE_URL
 from personae.testing import override_models
-from personae.tools.bookmark_tool import create_storyline_memory_tool
-from personae.tools.profile_tool import create_profile_tool
 
 # (environment, what the run names as model / fast model) -> (strong, fast)
 CASES: list[tuple[dict[str, str], str, str, tuple[str, str]]] = [

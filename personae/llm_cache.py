@@ -1,6 +1,7 @@
-"""On-disk cache of structured LLM answers, so rerunning an evaluation costs no model call.
+"""On-disk cache of structured LLM calls, so rerunning an evaluation costs no model call.
 
-An evaluation makes hundreds of judge calls; rerunning it to compare a new profile against the
+Beside :mod:`personae.llm` (not in ``evals/``) because the roles in ``agents/`` that judge and
+extract use it, and folders import downward only. An evaluation makes hundreds of judge calls; rerunning it to compare a new profile against the
 same reference, or after an interruption, must not pay for them again. Answers are keyed by the
 model name, the schema and a hash of the exact prompt, and stored one JSON file per answer,
 written atomically (a crash never leaves a truncated entry; concurrent runs at worst write the
@@ -50,7 +51,7 @@ def prompt_key(model_name: str, schema: type[BaseModel], messages: Sequence[Base
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-class JudgeCache:
+class LLMCallCache:
     """Structured answers on disk under ``directory``; ``None`` disables caching.
 
     ``hits`` and ``misses`` count lookups, so a report can show that a rerun was free.
