@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
+from typing_extensions import TypedDict
 
 from personae.agents.action_judge import check_judge, judge_action
 from personae.errors import ConfigurationError, InputError, PersonaeError
@@ -33,7 +34,7 @@ from personae.evals.bookmarks_report import write_report
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
 from personae.llm_cache import LLMCallCache
-from personae.memory.storyline import Storyline, open_storyline
+from personae.memory.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 
 logger = logging.getLogger(__name__)
@@ -393,9 +394,40 @@ def _check_config(config: BenchConfig) -> None:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
 
 
+class BenchRecord(TypedDict):
+    """One judged instance: one line of ``results.jsonl``."""
+
+    artifact: str
+    method: str
+    character: str
+    position: int
+    chapter: str
+    format: ActingFormat
+    """``utterance`` or ``action`` (how the storyline's lines read)."""
+    judge: str
+    """``exact`` or ``nli``."""
+    judge_model: str
+    model: str
+    fast_model: str
+    prediction: str
+    truth: str
+    score: int
+    """Points (0, 50 or 100)."""
+    label: str
+    """The judge's grade (A, B, C)."""
+    reason: str
+    grounding: list[str]
+    """What the method showed the actor."""
+    stats: dict[str, int]
+    """The method's step counters (reads, LLM calls, reuse...)."""
+    judge_usage: dict[str, int]
+    reused_prediction: bool
+    """True when an earlier run's prediction was judged again (another judge)."""
+
+
 async def _run_instance(
     run: _Run, method: str, graph: Any, context: ActingContext, instance: BenchInstance
-) -> dict[str, Any]:
+) -> BenchRecord:
     prior = run.predictions.get((instance.artifact, method, instance.character, instance.position))
     if prior is not None:
         prediction = str(prior["prediction"])
@@ -424,27 +456,27 @@ async def _run_instance(
         cache=run.judge_cache,
         model_name=run.config.name_of("judge_model"),
     )
-    return {
-        "artifact": instance.artifact,
-        "method": method,
-        "character": instance.character,
-        "position": instance.position,
-        "chapter": instance.chapter,
-        "format": instance.acting_format,
-        "judge": run.config.judge,
-        "judge_model": run.config.name_of("judge_model"),
-        "model": run.config.name_of("model"),
-        "fast_model": run.config.name_of("fast_model"),
-        "prediction": prediction,
-        "truth": instance.truth,
-        "score": verdict.score,
-        "label": verdict.label,
-        "reason": verdict.reason,
-        "grounding": grounding,
-        "stats": stats,
-        "judge_usage": usage.as_dict(),
-        "reused_prediction": prior is not None,
-    }
+    return BenchRecord(
+        artifact=instance.artifact,
+        method=method,
+        character=instance.character,
+        position=instance.position,
+        chapter=instance.chapter,
+        format=instance.acting_format,
+        judge=run.config.judge,
+        judge_model=run.config.name_of("judge_model"),
+        model=run.config.name_of("model"),
+        fast_model=run.config.name_of("fast_model"),
+        prediction=prediction,
+        truth=instance.truth,
+        score=verdict.score,
+        label=verdict.label,
+        reason=verdict.reason,
+        grounding=grounding,
+        stats=stats,
+        judge_usage=usage.as_dict(),
+        reused_prediction=prior is not None,
+    )
 
 
 async def _run_artifact(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -30,12 +31,21 @@ from personae.graphs.profiler_sources import (
     web_search_enabled,
 )
 from personae.graphs.profiler_state import (
+    FactNote,
+    Passage,
+    PlannedQuery,
+    ProfileFact,
     ProfileInput,
     ProfileOutput,
     ProfilerContext,
     ProfilerState,
+    Reflection,
+    RoundFact,
+    RoundRecord,
+    SearchLog,
     SearchTask,
     SearchTool,
+    Source,
 )
 from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
@@ -81,7 +91,8 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
     )
-    return {"pending": [q.model_dump() for q in queries], "usage": usage.as_dict()}
+    pending = [PlannedQuery(dimension=q.dimension, query=q.query) for q in queries]
+    return {"pending": pending, "usage": usage.as_dict()}
 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
@@ -111,24 +122,24 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     """Run one search through the real web or wiki client and keep its passages."""
     outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
     passages = [
-        {
-            "url": e.url,
-            "title": e.title,
-            "content": e.content,
-            "origin": e.origin,
-            "query": state["query"],
-            "round": state["round"],
-        }
+        Passage(
+            url=e.url,
+            title=e.title,
+            content=e.content,
+            origin=e.origin,
+            query=state["query"],
+            round=state["round"],
+        )
         for e in outcome.evidence
     ]
-    log = {
-        "round": state["round"],
-        "dimension": state["dimension"],
-        "query": state["query"],
-        "tool": state["tool"],
-        "results": len(passages),
-        "error": outcome.error,
-    }
+    log = SearchLog(
+        round=state["round"],
+        dimension=state["dimension"],
+        query=state["query"],
+        tool=state["tool"],
+        results=len(passages),
+        error=outcome.error,
+    )
     usage = {
         "searches": outcome.searches,
         "search_credits": outcome.credits,
@@ -144,11 +155,11 @@ def source_key(url: str, content: str) -> str:
 
 
 def assign_source_ids(
-    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str]]:
+    known: Sequence[Source], passages: Sequence[Passage], excluded: set[str]
+) -> tuple[list[Source], list[str]]:
     """New sources (ids continuing ``S1..Sn``) and the ids of every kept passage, in order."""
     by_key = {source_key(s["url"], s["content"]): s["id"] for s in known}
-    new: list[dict[str, Any]] = []
+    new: list[Source] = []
     ids: list[str] = []
     for passage in passages:
         if normalize_url(passage["url"]) in excluded:
@@ -156,13 +167,19 @@ def assign_source_ids(
         key = source_key(passage["url"], passage["content"])
         if key not in by_key:
             by_key[key] = f"S{len(known) + len(new) + 1}"
-            new.append({"id": by_key[key], **{k: passage[k] for k in _SOURCE_FIELDS}})
+            new.append(
+                Source(
+                    id=by_key[key],
+                    url=passage["url"],
+                    title=passage["title"],
+                    content=passage["content"],
+                    origin=passage["origin"],
+                    round=passage["round"],
+                )
+            )
         if by_key[key] not in ids:
             ids.append(by_key[key])
     return new, ids
-
-
-_SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
 
 
 async def summarize_evidence(
@@ -186,23 +203,26 @@ async def summarize_evidence(
             sources=shown,
         )
         usage = used.as_dict()
-    record = {
-        "round": current,
-        "queries": [p["query"] for p in state["pending"]],
-        "results": len(passages),
-        "new_source_ids": [s["id"] for s in new],
-        "source_ids": ids,
-        "notes": [f.model_dump() for f in facts],
-    }
-    fact_rows = [{**f.model_dump(), "round": current} for f in facts]
+    notes = [FactNote(dimension=f.dimension, text=f.text, source_ids=f.source_ids) for f in facts]
+    record = RoundRecord(
+        round=current,
+        queries=[p["query"] for p in state["pending"]],
+        results=len(passages),
+        new_source_ids=[s["id"] for s in new],
+        source_ids=ids,
+        notes=notes,
+    )
+    fact_rows = [RoundFact(**note, round=current) for note in notes]
     return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
 
 
-def facts_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[CitedFact]]:
+def facts_by_dimension(facts: Sequence[FactNote]) -> dict[str, list[CitedFact]]:
     """The cited facts of every round per dimension, de-duplicated (rounds repeat facts)."""
     grouped: dict[str, list[CitedFact]] = defaultdict(list)
     for fact in facts:
-        cited = CitedFact.model_validate(fact)
+        cited = CitedFact(
+            dimension=fact["dimension"], text=fact["text"], source_ids=fact["source_ids"]
+        )
         if cited not in grouped[cited.dimension]:
             grouped[cited.dimension].append(cited)
     return dict(grouped)
@@ -234,8 +254,8 @@ async def reflect_coverage(
         done_queries=done,
         per_dimension=context.queries_per_dimension,
     )
-    pending = [{"dimension": d, "query": q} for d, q in follow_ups]
-    reflection = {"round": state["round"], "coverage": scores, "follow_ups": pending}
+    pending = [PlannedQuery(dimension=d, query=q) for d, q in follow_ups]
+    reflection = Reflection(round=state["round"], coverage=scores, follow_ups=pending)
     return {
         "coverage": scores,
         "pending": pending,
@@ -305,9 +325,9 @@ async def rewrite_profile(
         sources=[(s["id"], s["title"]) for s in sources],
         known_ids=known,
     )
-    dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
+    dimensions: dict[str, list[ProfileFact]] = {d: [] for d in DIMENSIONS}
     for fact in keep_cited_facts(draft.facts, known):
-        dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
+        dimensions[fact.dimension].append(ProfileFact(text=fact.text, source_ids=fact.source_ids))
     return {
         "profile": draft.profile.strip(),
         "canon": draft.canon.strip(),

@@ -1,4 +1,4 @@
-"""Folders import downward only, so each kind of job stays where a reader expects it.
+"""Folders import downward only, and graph state holds typed records, not loose dicts.
 
 core (``personae/``: settings, llm, files, the dimensions) < ``memory/`` < ``tools/`` and
 ``agents/`` (which never import each other) < ``graphs/`` < ``evals/`` < the CLI commands.
@@ -8,6 +8,9 @@ Imports inside functions count too: a lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import importlib
+import json
+import typing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +62,26 @@ def test_every_import_points_down_or_within_its_folder() -> None:
             if RANK[theirs] >= RANK[mine]:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({mine}) imports {module}")
     assert wrong == []
+
+
+def _loose_records(hint: object) -> bool:
+    """True when ``hint`` holds a list of untyped records (``list[dict[str, Any]]``)."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        return _loose_records(args[0])
+    if typing.get_origin(hint) is list and args:
+        item = args[0]
+        return typing.get_origin(item) is dict and typing.get_args(item)[1] is typing.Any
+    return any(_loose_records(arg) for arg in args)
+
+
+def test_records_inside_graph_state_are_typed() -> None:
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    loose: list[str] = []
+    for name, target in graphs.items():
+        module = importlib.import_module(f"personae.graphs.{Path(target.split(':')[0]).stem}")
+        builder = module.graph.builder
+        for schema in {builder.state_schema, builder.output_schema}:
+            hints = typing.get_type_hints(schema, include_extras=True)
+            loose += [f"{name}: {field}" for field, hint in hints.items() if _loose_records(hint)]
+    assert loose == []
