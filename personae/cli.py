@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "personae.commands.bench",
     "personae.commands.act",
     "personae.commands.data",
+    "personae.commands.novel",
 )
 
 
