@@ -77,17 +77,25 @@ class Novel:
         """Chapter ``idx`` (1-based). The one way chapter text is read."""
         return self._chapters[self.check_chapter(idx) - 1]
 
-    def mentions(self, name: str) -> int:
-        """How often ``name`` (or its first word: "Elizabeth Bennet" -> "Elizabeth") occurs."""
+    def mentions(self, name: str, through: int | None = None) -> int:
+        """How often ``name`` or its first word occurs in chapters 1..``through`` (default all).
+
+        "Elizabeth Bennet" also counts "Elizabeth": novels mostly use first names.
+        """
         words = [name] + ([name.split()[0]] if " " in name else [])
         pattern = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words))
-        return sum(len(pattern.findall(self.chapter(i).text)) for i in range(1, self.count + 1))
+        last = self.count if through is None else through
+        return sum(len(pattern.findall(self.chapter(i).text)) for i in range(1, last + 1))
 
-    def check_character(self, name: str) -> str:
-        """``name`` if the text mentions it, else a one-line :class:`InputError` (spec §4.8)."""
-        if not name.strip() or self.mentions(name.strip()) == 0:
+    def check_character(self, name: str, through: int | None = None) -> str:
+        """``name`` if chapters 1..``through`` mention it, else a one-line :class:`InputError`.
+
+        Role-play passes its query chapter, so the check itself reads nothing from later on.
+        """
+        where = "" if through is None else f" in chapters 1-{through}"
+        if not name.strip() or self.mentions(name.strip(), through) == 0:
             raise InputError(
-                f"character {name!r} is never mentioned in {self.title!r}",
+                f"character {name!r} is never mentioned in {self.title!r}{where}",
                 "check the spelling (names are case-sensitive, e.g. 'Elizabeth Bennet')",
             )
         return name.strip()

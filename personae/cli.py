@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "personae.commands.act",
     "personae.commands.data",
     "personae.commands.novel",
+    "personae.commands.arcane",
 )
 
 

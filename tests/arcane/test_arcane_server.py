@@ -1,0 +1,82 @@
+"""The ARCANE graphs under `langgraph dev`, through its HTTP API (one server for the module)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from arcane_world import future_marks, prepared_novel
+
+from personae.fake_openai import FakeOpenAIChat
+from personae.loopback import LoopbackWebServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_langgraph_server import LANGGRAPH, ROOT, _start_server, _stop  # noqa: E402
+
+Server = tuple[str, FakeOpenAIChat, Path]
+
+
+def _answer(messages: list[dict[str, Any]]) -> str:
+    return "Ada waits by the water."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
+    folder = tmp_path_factory.mktemp("arcane-server")
+    prepared_novel(folder / "data")
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    config["graphs"] = {
+        name: str(ROOT / target.removeprefix("./")) for name, target in config["graphs"].items()
+    }
+    config.pop("env", None)
+    config["dependencies"] = [str(ROOT)]
+    (folder / "langgraph.json").write_text(json.dumps(config))
+    fake = FakeOpenAIChat({"text": _answer})
+    with LoopbackWebServer(fake) as llm:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("OPENAI", "PERSONAE", "TAVILY"))
+        }
+        env.update(
+            LANGGRAPH_CLI_NO_ANALYTICS="1",
+            LANGGRAPH_NO_VERSION_CHECK="true",
+            LANGSMITH_TRACING="false",
+            ANONYMIZED_TELEMETRY="False",
+            OPENAI_BASE_URL=f"{llm.url}/v1",
+            OPENAI_API_KEY="test-key",
+        )
+        process, url = _start_server(folder / "langgraph.json", env, folder / "server.log")
+        try:
+            yield url, fake, folder / "data"
+        finally:
+            _stop(process)
+
+
+def _run(url: str, assistant: str, payload: dict[str, Any], context: dict[str, Any]) -> Any:
+    run = httpx.post(
+        f"{url}/runs/wait",
+        json={"assistant_id": assistant, "input": payload, "context": context},
+        timeout=120,
+    )
+    assert run.status_code == 200, run.text
+    return run.json()
+
+
+def test_arcane_roleplay_runs_every_mode_through_the_server(server: Server) -> None:
+    url, fake, data = server
+    context = {"data_dir": str(data), "model": "openai:fake"}
+    probe = {"novel": "the_river", "probe_id": "the_river_ada_final_intra_01_iw_a1"}
+    for mode in ("vanilla", "summary", "rag", "lifechoice", "arc"):
+        result = _run(url, "arcane_roleplay", {**probe, "phase_idx": 0, "mode": mode}, context)
+        assert result["response"] == "Ada waits by the water.", (mode, result)
+        prompt = json.dumps(fake.requests[-1]["messages"])
+        assert "chapter 2." in prompt and future_marks(prompt, 2) == []
