@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "personae.commands.data",
     "personae.commands.novel",
     "personae.commands.arcane",
+    "personae.commands.arc",
 )
 
 

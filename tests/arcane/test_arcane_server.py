@@ -7,11 +7,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
-from arcane_world import future_marks, prepared_novel
+from arcane_world import arc_responders, future_marks, prepared_novel
 
 from personae.fake_openai import FakeOpenAIChat
 from personae.loopback import LoopbackWebServer
@@ -24,6 +25,11 @@ Server = tuple[str, FakeOpenAIChat, Path]
 
 def _answer(messages: list[dict[str, Any]]) -> str:
     return "Ada waits by the water."
+
+
+def _adapt(responder: Any) -> Any:
+    """A world responder (reads ``.content``) answering the fake server's dict messages."""
+    return lambda messages: responder([SimpleNamespace(content=m["content"]) for m in messages])
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +45,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     config.pop("env", None)
     config["dependencies"] = [str(ROOT)]
     (folder / "langgraph.json").write_text(json.dumps(config))
-    fake = FakeOpenAIChat({"text": _answer})
+    responders = {name: _adapt(fn) for name, fn in arc_responders().items()}
+    fake = FakeOpenAIChat({"text": _answer, **responders})
     with LoopbackWebServer(fake) as llm:
         env = {
             key: value
@@ -80,3 +87,12 @@ def test_arcane_roleplay_runs_every_mode_through_the_server(server: Server) -> N
         assert result["response"] == "Ada waits by the water.", (mode, result)
         prompt = json.dumps(fake.requests[-1]["messages"])
         assert "chapter 2." in prompt and future_marks(prompt, 2) == []
+
+
+def test_arc_build_runs_through_the_server(server: Server) -> None:
+    url, fake, data = server
+    context = {"data_dir": str(data), "builder_model": "openai:fake"}
+    payload = {"novel": "the_river", "character": "Ada", "split": "train"}
+    result = _run(url, "arc_build", payload, context)
+    assert sorted(a["axis_id"] for a in result["arcs"]) == ["final_intra_01", "final_rel_01"]
+    assert result["usage"]["llm_calls"] == 24
