@@ -1,108 +1,200 @@
-"""The support judge: does the profile support, partly support, ignore or contradict a fact?
+"""The alignment judge: CharacterHub's Table 10 prompt, one label per knowledge point.
 
-One call per knowledge point keeps each decision small and cacheable. The judge reads the
-profile and one statement with its reference evidence, and answers a verdict with a reason; the
-verdict is a closed set (near-miss spellings like "Partially" are mapped, anything else is
-rejected and retried), so the metrics never see a label they cannot count.
+The judge sees the knowledge list (ids the code assigned, statements) and the text under test,
+nothing else: not the reference evidence, not the reference page. It labels every point
+supported, partially supported, irrelevant or contradicted with a brief justification. The
+answer must carry exactly the ids it was given (a missing, repeated or invented id is rejected
+and retried), and the label set is closed, so the metrics never see a label they cannot count.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
 from personae.evals.judge_cache import JudgeCache
 from personae.llm import LLMUsage
 
-JUDGE_SYSTEM = """You check a character profile of the fictional character {name} against one
-knowledge point taken from a reference wiki page. Decide what the profile says about the point:
-- supported: the profile states the point (any wording, first person included);
-- partially_supported: the profile states part of it, or something vaguer that agrees with it;
-- irrelevant: the profile does not mention it (silence is not contradiction);
-- contradicted: the profile states something incompatible with it.
-Judge only from the profile text; do not use outside knowledge. Give a one-sentence reason that
-quotes or names the part of the profile you relied on."""
+# CharacterHub, Appendix F, Table 10: "Prompt for knowledge-profile alignment using an
+# LLM-as-a-Judge framework", verbatim (placeholders ``{knowledge_list}``, ``{character_text}``).
+JUDGE_PROMPT = """You are an expert evaluator for role-playing character consistency.
 
-JUDGE_USER = """## Profile
-{profile}
+Task
 
-## Knowledge point ({dimension})
-{statement}
+You will receive two items:
+1. `knowledge_list`: a JSON array of knowledge objects about a character, each describing a factual aspect of the character. Each object has:
+ - `"id"`: a unique integer identifier for the knowledge item,
+ - `"knowledge"`: a concise factual statement about the character.
+2. `text`: a piece of character-related text. This may be:
+ - a first-person profile written from the character's perspective,
+ - a third-person descriptive text about the character,
+ - or structured JSON data crawled from a source such as Fandom.
+ Treat all three forms uniformly as sources of factual claims.
 
-Reference evidence: "{evidence}"
+Your goal is to determine, for each knowledge item in `knowledge_list`, determine whether the provided text:
+- **supported**: The text explicitly expresses or clearly implies this knowledge point.
+- **partially supported**: The text supports some but not all aspects of the knowledge point (e.g., mentions part of a list or partial causation).
+- **irrelevant**: The text does not mention or relate to this knowledge point.
+- **contradicted**: The text states or implies something that conflicts with this knowledge point.
 
-Is the knowledge point supported by the profile?"""
+Do NOT use any labels other than the four above.
+
+Important Rules
+1. Focus on **semantic meaning**, not wording. Example: if the knowledge says "He is calm and collected" and the text says "I rarely lose my temper," that is **supported**.
+2. A **contradicted** label should be used only if the text explicitly or implicitly rejects or reverses something of the fact.
+3. Missing details or partial lack of coverage should be labeled **irrelevant**, not contradicted.
+4. **Do NOT treat narrative perspective or tense as evidence**. Do NOT interpret first-person narration ("I") or present tense ("I am", "I do") as evidence that the character is alive or active in the current timeline. Only mark a contradiction if the text explicitly denies or reverses the fact.
+5. When uncertain, choose the most reasonable interpretation based on the content of the given text.
+6. For each evaluation, provide a brief quote or reasoning from the text that justifies your judgment.
+
+Example
+
+knowledge_list:
+```
+[
+  {{"id": 1, "knowledge": "Eren was born in the Shiganshina District."}},
+  {{"id": 2, "knowledge": "Eren is calm and patient."}}
+]
+```
+
+text:
+"I grew up behind the walls of Shiganshina, dreaming of the world beyond. I've always been reckless and driven by anger – patience was never my strength. But since that day, I've carried the Titan power within me."
+
+Expected Output:
+```
+[
+  {{
+    "id": 1,
+    "knowledge": "Eren was born in the Shiganshina District.",
+    "evaluation": "supported",
+    "evidence": "He says he grew up in Shiganshina."
+  }},
+  {{
+    "id": 2,
+    "knowledge": "Eren is calm and patient.",
+    "evaluation": "contradicted",
+    "evidence": "He describes himself as reckless and impatient."
+  }}
+]
+```
+
+Input
+
+`knowledge_list`: {knowledge_list}
+
+`text`: {character_text}"""
+
+Label = Literal["supported", "partially supported", "irrelevant", "contradicted"]
+"""The four labels of Table 10, spelled as the paper spells them (what the model answers)."""
 
 Verdict = Literal["supported", "partially_supported", "irrelevant", "contradicted"]
-"""The closed verdict set the judge answers (and the metrics count)."""
+"""The closed verdict set the metrics count (``partially supported`` as an identifier)."""
 
-_VERDICT_ALIASES = {
+_LABEL_ALIASES = {
     "support": "supported",
-    "partially supported": "partially_supported",
-    "partially-supported": "partially_supported",
-    "partial": "partially_supported",
-    "partially": "partially_supported",
+    "partially_supported": "partially supported",
+    "partially-supported": "partially supported",
+    "partial": "partially supported",
+    "partially": "partially supported",
+    "partially support": "partially supported",
     "not mentioned": "irrelevant",
     "contradiction": "contradicted",
     "contradicts": "contradicted",
 }
 
 
-class SupportJudgment(BaseModel):
-    """The judge's decision for one knowledge point."""
+class Alignment(BaseModel):
+    """The judge's evaluation of one knowledge item."""
 
-    reason: str = Field(description="One sentence naming the part of the profile relied on.")
-    verdict: Verdict = Field(
-        description="supported, partially_supported, irrelevant (not mentioned) or contradicted."
+    id: int = Field(description="The id of the knowledge item, as given.")
+    knowledge: str = Field(default="", description="The knowledge statement, as given.")
+    evaluation: Label = Field(
+        description="supported, partially supported, irrelevant or contradicted."
+    )
+    evidence: str = Field(
+        default="", description="A brief quote or reasoning from the text justifying the label."
     )
 
-    @field_validator("verdict", mode="before")
+    @field_validator("evaluation", mode="before")
     @classmethod
-    def _plain_verdict(cls, value: Any) -> Any:
+    def _plain_label(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        word = value.strip().casefold()
-        return _VERDICT_ALIASES.get(word, word.replace(" ", "_"))
+        word = " ".join(value.strip().casefold().split())
+        return _LABEL_ALIASES.get(word, word)
+
+    @property
+    def verdict(self) -> Verdict:
+        """The label as the metrics count it."""
+        return (
+            "partially_supported" if self.evaluation == "partially supported" else self.evaluation
+        )
 
 
-def judge_messages(
-    *, name: str, profile: str, statement: str, evidence: str, dimension: str
-) -> list[BaseMessage]:
-    """The judge prompt for one knowledge point (also the cache key's material)."""
+class AlignmentList(BaseModel):
+    """Table 10's expected output: one evaluation per knowledge item."""
+
+    evaluations: list[Alignment] = Field(description="One evaluation per knowledge item, by id.")
+
+
+def knowledge_list(statements: Sequence[str], first_id: int = 1) -> str:
+    """The ``knowledge_list`` JSON array of Table 10, ids counting from ``first_id``."""
+    items = [{"id": first_id + i, "knowledge": s} for i, s in enumerate(statements)]
+    return json.dumps(items, ensure_ascii=False, indent=1)
+
+
+def judge_messages(statements: Sequence[str], text: str, first_id: int = 1) -> list[BaseMessage]:
+    """The Table 10 prompt for ``statements`` against ``text`` (also the cache key's material)."""
     return [
-        SystemMessage(JUDGE_SYSTEM.format(name=name)),
         HumanMessage(
-            JUDGE_USER.format(
-                profile=profile.strip(),
-                dimension=dimension,
-                statement=statement,
-                evidence=evidence,
+            JUDGE_PROMPT.format(
+                knowledge_list=knowledge_list(statements, first_id),
+                character_text=json.dumps(text.strip(), ensure_ascii=False),
             )
-        ),
+        )
     ]
 
 
-async def judge_support(
+def require_ids(answer: AlignmentList, wanted: Sequence[int]) -> None:
+    """Raise ``ValueError`` unless ``answer`` labels each id of ``wanted`` exactly once."""
+    given = [a.id for a in answer.evaluations]
+    missing = sorted(set(wanted) - set(given))
+    invented = sorted(set(given) - set(wanted))
+    repeated = sorted({i for i in given if given.count(i) > 1})
+    problems = []
+    if missing:
+        problems.append(f"missing ids {missing}")
+    if invented:
+        problems.append(f"unknown ids {invented}")
+    if repeated:
+        problems.append(f"ids labelled twice {repeated}")
+    if problems:
+        raise ValueError("evaluate every knowledge item exactly once: " + "; ".join(problems))
+
+
+async def judge_alignment(
     model: BaseChatModel,
     *,
-    name: str,
-    profile: str,
-    statement: str,
-    evidence: str,
-    dimension: str,
+    statements: Sequence[str],
+    text: str,
+    first_id: int = 1,
     cache: JudgeCache | None = None,
     model_name: str = "",
-) -> tuple[SupportJudgment, LLMUsage]:
-    """The verdict and reason for one knowledge point against ``profile``.
+) -> tuple[list[Alignment], LLMUsage]:
+    """One evaluation per statement against ``text``, in statement order.
 
-    With ``cache``, a verdict ``model_name`` already gave for this exact prompt costs no call.
+    With ``cache``, an answer ``model_name`` already gave for this exact prompt costs no call.
     """
-    messages = judge_messages(
-        name=name, profile=profile, statement=statement, evidence=evidence, dimension=dimension
-    )
+    wanted = [first_id + i for i in range(len(statements))]
+    messages = judge_messages(statements, text, first_id)
     ask = cache or JudgeCache(None)
-    judgment, usage = await ask.call_structured(model, model_name, SupportJudgment, messages)
-    return judgment, usage
+    answer, usage = await ask.call_structured(
+        model, model_name, AlignmentList, messages, check=lambda a: require_ids(a, wanted)
+    )
+    by_id = {a.id: a for a in answer.evaluations}
+    return [by_id[i] for i in wanted], usage

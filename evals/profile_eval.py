@@ -1,21 +1,27 @@
-"""The CharacterHub profile evaluation: reference page → knowledge points → verdicts → scores.
+"""The CharacterHub profile evaluation (§4 of the paper), over one or many characters.
 
-Runs the paper's protocol over one or more ``profile.json`` files against one reference page:
-knowledge points are extracted once from the reference (fast model), every point is judged
-against every profile (judge model), concurrently under one semaphore and through the on-disk
-judge cache, so a rerun makes no model call. Several profiles make the "reference allowed /
-excluded" comparison: each profile's sources are checked for the reference URL (leakage).
-Nothing is written here: the caller writes the report atomically once everything succeeded.
+For each character: knowledge points are extracted from the whole reference page with the
+Table 9 prompt; every point is judged with the Table 10 prompt against each text under test,
+the rewritten profile and the raw deep-search output (DRInfo) that ``profile.json`` keeps under
+``drinfo``, as Tables 1 and 2 do; knowledge density is the number of points the same Table 9
+prompt extracts from a text per 1k tokens of that text (wiki page, DRInfo, profile). Scores are
+micro-averaged: the counts of all knowledge points of all characters are pooled before the rates
+are taken ("averaging over all knowledge points across all characters", §5.1), overall and per
+dimension, per method and text; per-character scores are reported too.
+
+Model calls run concurrently under one semaphore and through the on-disk judge cache, so a rerun
+makes no model call. Nothing is written here: the caller writes the report atomically.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from langchain_core.language_models import BaseChatModel
@@ -23,23 +29,24 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from personae.agents.knowledge_extractor import (
     KnowledgePoint,
+    character_data,
     extract_knowledge,
     merge_chunk_points,
 )
 from personae.agents.query_planner import DIMENSIONS
-from personae.agents.support_judge import SupportJudgment, judge_support
+from personae.agents.support_judge import Alignment, judge_alignment
 from personae.errors import InputError, RemoteError
 from personae.evals.judge_cache import JudgeCache
 from personae.evals.profile_metrics import (
+    SupportScores,
     count_tokens,
     knowledge_density,
     score_by_dimension,
 )
 from personae.evals.profile_reference import (
-    DEFAULT_CHUNK_TOKENS,
     ProfileReference,
-    ReferenceChunk,
     chunk_reference,
+    reference_content,
     reference_text,
 )
 from personae.llm import LLMUsage
@@ -47,6 +54,9 @@ from personae.tools.web_search import normalize_url
 
 T = TypeVar("T")
 Progress = Callable[[str], None]
+TextKind = Literal["drinfo", "profile"]
+TEXT_KINDS: tuple[TextKind, ...] = ("drinfo", "profile")
+"""The texts the paper scores per character, in Table 1's row order."""
 _NOT_A_PROFILE_FIX = "pass the profile.json that `personae profile` wrote (run it first)"
 
 
@@ -67,8 +77,18 @@ class ProfileDocument(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     character: str
+    franchise: str | None = None
+    method: str = "planned"
+    """Profiling method (``paper`` or ``planned``); files from before methods existed: planned."""
     profile: str
+    drinfo: str = ""
+    """Raw deep-search output (R², "DRInfo"); empty in files from before it was kept."""
     sources: list[ProfileSource] = Field(default_factory=list)
+    wiki_page: str | None = None
+
+    def text(self, kind: TextKind) -> str:
+        """The text of ``kind`` (the profile or DRInfo)."""
+        return self.profile if kind == "profile" else self.drinfo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,19 +96,40 @@ class ProfileEvalContext:
     """Run settings of one evaluation; the CLI fills them from flags and the environment."""
 
     judge_model: BaseChatModel
-    """Model judging each knowledge point against each profile (``--model``)."""
+    """Model labelling knowledge points against each text (Table 10)."""
     judge_model_name: str
     """Its name in the cache key (``provider:model@server``)."""
     extractor_model: BaseChatModel
-    """Model extracting knowledge points from the reference (``--fast-model``)."""
+    """Model extracting knowledge points (Table 9); the judge model unless told otherwise."""
     extractor_model_name: str
     """Its name in the cache key."""
     concurrency: int = 8
     """Model calls in flight at once."""
     cache_dir: Path | None = None
     """Judge cache directory; ``None`` disables caching."""
-    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
-    """Largest reference chunk per extraction call."""
+    chunk_tokens: int | None = None
+    """``None``: the whole reference page in one extraction call, as the paper does; a number
+    splits the page for small-context models (cross-chunk repeats are then merged in code)."""
+    judge_batch: int | None = None
+    """``None``: the whole knowledge list in one judge call, as Table 10 does; a number judges
+    the list in batches of that size."""
+    density: bool = True
+    """Extract points from the profile and DRInfo too, for their knowledge density."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """Models and sampling settings, recorded verbatim in the report."""
+
+
+@dataclass(frozen=True)
+class CharacterCase:
+    """One character to evaluate: its reference page and the profile files made for it."""
+
+    character: str
+    reference: ProfileReference
+    reference_source: str
+    """What the user gave (URL or file), or the URL found automatically."""
+    found_by: str
+    """``given`` or how the reference was found (``profile wiki page``, ``fandom``, ``web``)."""
+    documents: Sequence[tuple[Path, ProfileDocument]]
 
 
 def load_profile_document(path: Path) -> ProfileDocument:
@@ -117,6 +158,38 @@ def load_profile_document(path: Path) -> ProfileDocument:
     if not document.profile.strip():
         raise InputError(f"{path} has an empty profile text", "rerun personae profile")
     return document
+
+
+def collect_profile_files(paths: Sequence[Path]) -> list[Path]:
+    """Every ``profile.json`` named by ``paths``: files as given, folders searched recursively."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("profile.json") if p.is_file())
+            if not inside:
+                raise InputError(f"{path} holds no profile.json", _NOT_A_PROFILE_FIX)
+            found += inside
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+def run_labels(documents: Sequence[tuple[Path, ProfileDocument]]) -> list[str]:
+    """A column label per profile: its method, plus its run folder when a character repeats it.
+
+    Two profiles of one character made with one method (reference allowed and excluded) must
+    not be pooled into one column, so each then carries the folder above its character folder.
+    """
+    labels = [doc.method for _, doc in documents]
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for (_, doc), label in zip(documents, labels, strict=True):
+        seen[(doc.character.casefold(), label)] += 1
+    return [
+        f"{label} ({path.parent.parent.name or path.parent.name})"
+        if seen[(doc.character.casefold(), label)] > 1
+        else label
+        for (path, doc), label in zip(documents, labels, strict=True)
+    ]
 
 
 def page_key(url: str) -> str:
@@ -153,104 +226,257 @@ async def all_or_nothing(works: Iterable[Awaitable[T]]) -> list[T]:
         raise
 
 
-async def extract_points(
-    chunks: Sequence[ReferenceChunk],
-    *,
-    name: str,
-    context: ProfileEvalContext,
-    cache: JudgeCache,
-    slots: asyncio.Semaphore,
-) -> tuple[list[KnowledgePoint], int, LLMUsage]:
-    """Verified knowledge points of every chunk (in chunk order), points dropped, usage."""
+@dataclass
+class _Run:
+    """What every call of one evaluation shares."""
 
-    async def one(chunk: ReferenceChunk) -> tuple[list[KnowledgePoint], int, LLMUsage]:
-        async with slots:
+    context: ProfileEvalContext
+    cache: JudgeCache
+    slots: asyncio.Semaphore
+
+
+async def _extract(
+    run: _Run, pieces: Sequence[tuple[str, str, str]]
+) -> tuple[list[KnowledgePoint], int, LLMUsage]:
+    """Points of ``(chunk id, JSON input, plain text)`` pieces, merged in order; dropped; usage."""
+
+    async def one(piece: tuple[str, str, str]) -> tuple[list[KnowledgePoint], int, LLMUsage]:
+        chunk_id, input_text, plain = piece
+        async with run.slots:
             answer: tuple[list[KnowledgePoint], int, LLMUsage] = await extract_knowledge(
-                context.extractor_model,
-                name=name,
-                chunk_id=chunk.id,
-                heading=chunk.heading,
-                text=chunk.text,
-                cache=cache,
-                model_name=context.extractor_model_name,
+                run.context.extractor_model,
+                input_text=input_text,
+                plain_text=plain,
+                chunk_id=chunk_id,
+                cache=run.cache,
+                model_name=run.context.extractor_model_name,
             )
         return answer
 
-    answers = await all_or_nothing(one(c) for c in chunks)
+    answers = await all_or_nothing(one(p) for p in pieces)
     points, repeated = merge_chunk_points(kept for kept, _, _ in answers)
     dropped = repeated + sum(lost for _, lost, _ in answers)
     return points, dropped, sum((used for _, _, used in answers), LLMUsage())
 
 
-async def judge_points(
-    points: Sequence[KnowledgePoint],
-    document: ProfileDocument,
-    *,
-    context: ProfileEvalContext,
-    cache: JudgeCache,
-    slots: asyncio.Semaphore,
-) -> tuple[list[SupportJudgment], LLMUsage]:
-    """One verdict per point against ``document``'s profile text, in point order."""
+def reference_pieces(
+    reference: ProfileReference, chunk_tokens: int | None
+) -> list[tuple[str, str, str]]:
+    """What the extractor reads: the whole page as one JSON, or one JSON per chunk."""
+    if chunk_tokens is None:
+        content = reference_content(reference)
+        data = character_data(reference.title, reference.infobox, content)
+        return [("C1", data, reference_text(reference))]
+    pieces = []
+    for chunk in chunk_reference(reference, max_tokens=chunk_tokens):
+        if chunk.heading == "Infobox":
+            rows = dict(line.split(": ", 1) for line in chunk.text.splitlines() if ": " in line)
+            data = character_data(reference.title, rows, {})
+        else:
+            data = character_data(reference.title, {}, {chunk.heading: chunk.text})
+        pieces.append((chunk.id, data, chunk.text))
+    return pieces
 
-    async def one(point: KnowledgePoint) -> tuple[SupportJudgment, LLMUsage]:
-        async with slots:
-            answer: tuple[SupportJudgment, LLMUsage] = await judge_support(
-                context.judge_model,
-                name=document.character,
-                profile=document.profile,
-                statement=point.statement,
-                evidence=point.evidence,
-                dimension=point.type,
-                cache=cache,
-                model_name=context.judge_model_name,
+
+def text_piece(name: str, kind: TextKind, text: str) -> tuple[str, str, str]:
+    """A profile or DRInfo as Table 9's input (its content under one heading)."""
+    heading = "Profile" if kind == "profile" else "Deep-search information"
+    return (kind, character_data(name, {}, {heading: text}), text)
+
+
+async def _judge(
+    run: _Run, points: Sequence[KnowledgePoint], text: str
+) -> tuple[list[Alignment], LLMUsage]:
+    """One Table 10 label per point against ``text``, in point order (batched if asked)."""
+    size = run.context.judge_batch or max(1, len(points))
+    batches = [points[i : i + size] for i in range(0, len(points), size)]
+
+    async def one(start: int, batch: Sequence[KnowledgePoint]) -> tuple[list[Alignment], LLMUsage]:
+        async with run.slots:
+            answer: tuple[list[Alignment], LLMUsage] = await judge_alignment(
+                run.context.judge_model,
+                statements=[p.statement for p in batch],
+                text=text,
+                first_id=start + 1,
+                cache=run.cache,
+                model_name=run.context.judge_model_name,
             )
         return answer
 
-    answers = await all_or_nothing(one(p) for p in points)
-    usage = sum((used for _, used in answers), LLMUsage())
-    return [judgment for judgment, _ in answers], usage
+    answers = await all_or_nothing(one(i * size, b) for i, b in enumerate(batches))
+    labels = [label for batch, _ in answers for label in batch]
+    return labels, sum((used for _, used in answers), LLMUsage())
 
 
-def _density(points: float, text: str) -> dict[str, Any]:
+def density_entry(points: int | None, text: str) -> dict[str, Any]:
+    """``{tokens, points, per_1k_tokens}`` of a text (points ``None``: not measured)."""
     tokens = count_tokens(text)
-    return {"tokens": tokens, "points": points, "per_1k_tokens": knowledge_density(points, tokens)}
+    per_1k = None if points is None else knowledge_density(points, tokens)
+    return {"tokens": tokens, "points": points, "per_1k_tokens": per_1k}
 
 
-def profile_result(
-    path: Path,
-    document: ProfileDocument,
-    urls: Sequence[str],
+def type_counts(points: Sequence[KnowledgePoint]) -> dict[str, int]:
+    """Knowledge points per dimension (the paper's Figure 4 distribution)."""
+    return {d: sum(p.type == d for p in points) for d in DIMENSIONS}
+
+
+async def _score_text(
+    run: _Run,
+    case: CharacterCase,
     points: Sequence[KnowledgePoint],
-    judgments: Sequence[SupportJudgment],
-    usage: LLMUsage,
-) -> dict[str, Any]:
-    """One profile's part of the report: leakage, scores overall and per dimension, density.
-
-    Density counts the points the profile carries (``Sup + 0.5·Par``) per 1k tokens, of the
-    profile text and of the raw evidence its sources hold; their ratio is the compression.
-    Leakage is ``None`` (unknown) when the reference has no URL to look for.
-    """
+    document: ProfileDocument,
+    kind: TextKind,
+) -> tuple[dict[str, Any], LLMUsage]:
+    text = document.text(kind)
+    judged, used = await _judge(run, points, text)
+    measured: int | None = None
+    if run.context.density:
+        own, _, extraction = await _extract(run, [text_piece(case.character, kind, text)])
+        measured, used = len(own), used + extraction
     overall, per_dimension = score_by_dimension(
-        (p.type, j.verdict) for p, j in zip(points, judgments, strict=True)
+        (p.type, a.verdict) for p, a in zip(points, judged, strict=True)
     )
-    leaked = leaked_source_ids(document, urls)
-    evidence = "\n\n".join(s.content for s in document.sources if s.content.strip())
     return {
-        "path": str(path),
-        "character": document.character,
-        "reference_in_sources": bool(leaked) if urls else None,
-        "leaked_source_ids": leaked,
         "overall": overall.as_dict(),
         "per_dimension": {d: per_dimension[d].as_dict() for d in DIMENSIONS},
-        "density": {
-            "profile": _density(overall.credited_points, document.profile),
-            "evidence": _density(overall.credited_points, evidence),
-        },
+        "density": density_entry(measured, text),
         "judgments": [
-            {"point": f"K{number}", "verdict": j.verdict, "reason": j.reason}
-            for number, j in enumerate(judgments, start=1)
+            {"point": f"K{n}", "verdict": a.verdict, "evidence": a.evidence}
+            for n, a in enumerate(judged, start=1)
         ],
-        "usage": usage.as_dict(),
+    }, used
+
+
+async def evaluate_character(
+    run: _Run, case: CharacterCase, labels: Sequence[str], progress: Progress
+) -> tuple[dict[str, Any], LLMUsage]:
+    """One character's part of the report: reference, points, and every text's scores."""
+    pieces = reference_pieces(case.reference, run.context.chunk_tokens)
+    progress(f"{case.character}: extracting knowledge points ({len(pieces)} call(s))")
+    points, dropped, usage = await _extract(run, pieces)
+    if not points:
+        raise RemoteError(
+            f"no knowledge point of {case.reference.title!r} survived verification "
+            f"({dropped} dropped: evidence not found in the reference)",
+            "use a stronger --extractor-model that quotes the reference exactly",
+        )
+    urls = reference_urls(case.reference, case.reference_source)
+    jobs = [
+        (path, doc, label, kind)
+        for (path, doc), label in zip(case.documents, labels, strict=True)
+        for kind in TEXT_KINDS
+        if doc.text(kind).strip()
+    ]
+    progress(f"{case.character}: judging {len(points)} points against {len(jobs)} text(s)")
+    scored = await all_or_nothing(_score_text(run, case, points, d, k) for _, d, _, k in jobs)
+    texts = []
+    for (path, doc, label, kind), (result, used) in zip(jobs, scored, strict=True):
+        leaked = leaked_source_ids(doc, urls)
+        texts.append(
+            {
+                "path": str(path),
+                "method": label,
+                "text": kind,
+                "reference_in_sources": bool(leaked) if urls else None,
+                "leaked_source_ids": leaked,
+                **result,
+            }
+        )
+        usage = usage + used
+    missing = [str(p) for p, d in case.documents if not d.drinfo.strip()]
+    return {
+        "character": case.character,
+        "reference": {
+            "title": case.reference.title,
+            "url": case.reference.url,
+            "source": case.reference_source,
+            "found_by": case.found_by,
+            "leakage_urls": urls,
+            "knowledge_points": len(points),
+            "dropped_points": dropped,
+            "density": density_entry(len(points), reference_text(case.reference)),
+            "types": type_counts(points),
+        },
+        "knowledge_points": [{"id": f"K{n}", **asdict(p)} for n, p in enumerate(points, start=1)],
+        "texts": texts,
+        "without_drinfo": missing,
+    }, usage
+
+
+def micro_average(characters: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{method: {text: {overall, per_dimension, characters, density}}}`` pooled over points.
+
+    Counts of all characters are summed before the rates are taken (micro-average), so a
+    character with many points weighs more, as in the paper. Density is the mean over
+    characters of each text's points per 1k tokens.
+    """
+    pooled: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for character in characters:
+        for text in character["texts"]:
+            pooled[(text["method"], text["text"])].append(text)
+    summary: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (method, kind), texts in pooled.items():
+        densities = [t["density"]["per_1k_tokens"] for t in texts]
+        measured = [d for d in densities if d is not None]
+        summary[method][kind] = {
+            "characters": len(texts),
+            "overall": _pool(t["overall"] for t in texts).as_dict(),
+            "per_dimension": {
+                d: _pool(t["per_dimension"][d] for t in texts).as_dict() for d in DIMENSIONS
+            },
+            "mean_density": sum(measured) / len(measured) if measured else None,
+        }
+    return dict(summary)
+
+
+def _pool(scores: Iterable[Mapping[str, Any]]) -> SupportScores:
+    keys = ("n", "supported", "partially_supported", "irrelevant", "contradicted")
+    totals = dict.fromkeys(keys, 0)
+    for score in scores:
+        for key in keys:
+            totals[key] += int(score[key])
+    return SupportScores(**totals)
+
+
+async def evaluate_characters(
+    cases: Sequence[CharacterCase],
+    context: ProfileEvalContext,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The full report for ``cases`` (nothing is written here).
+
+    Raises:
+        RemoteError: A model failed, or no knowledge point of a reference survived.
+    """
+    say = progress or (lambda _line: None)
+    run = _Run(
+        context, JudgeCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
+    )
+    answers = await all_or_nothing(
+        evaluate_character(run, case, run_labels(case.documents), say) for case in cases
+    )
+    total = sum((used for _, used in answers), LLMUsage())
+    characters = [character for character, _ in answers]
+    reference_density = [c["reference"]["density"]["per_1k_tokens"] for c in characters]
+    measured = [d for d in reference_density if d is not None]
+    return {
+        "protocol": "CharacterHub profile evaluation (Tables 9 and 10, micro-averaged)",
+        "settings": dict(context.settings)
+        or {
+            "judge": {"model": context.judge_model_name},
+            "extractor": {"model": context.extractor_model_name},
+        },
+        "extraction": "whole page" if context.chunk_tokens is None else context.chunk_tokens,
+        "judge_batch": context.judge_batch or "whole knowledge list",
+        "summary": micro_average(characters),
+        "reference_mean_density": sum(measured) / len(measured) if measured else None,
+        "characters": characters,
+        "usage": {
+            **total.as_dict(),
+            "cache_hits": run.cache.hits,
+            "cache_misses": run.cache.misses,
+        },
     }
 
 
@@ -262,125 +488,12 @@ async def evaluate_profiles(
     reference_source: str = "",
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The full report for ``profiles`` against ``reference`` (nothing is written here).
-
-    Raises:
-        RemoteError: A model failed, or no knowledge point survived verification.
-    """
-    say = progress or (lambda _line: None)
-    cache = JudgeCache(context.cache_dir)
-    slots = asyncio.Semaphore(max(1, context.concurrency))
-    chunks = chunk_reference(reference, max_tokens=context.chunk_tokens)
-    say(f"extracting knowledge points from {len(chunks)} reference chunks")
-    points, dropped, extraction_usage = await extract_points(
-        chunks, name=reference.title, context=context, cache=cache, slots=slots
+    """The report for profiles of one character against one reference page."""
+    case = CharacterCase(
+        character=profiles[0][1].character if profiles else reference.title,
+        reference=reference,
+        reference_source=reference_source,
+        found_by="given",
+        documents=profiles,
     )
-    if not points:
-        raise RemoteError(
-            f"no knowledge point of {reference.title!r} survived verification "
-            f"({dropped} dropped: evidence not found in the reference)",
-            "use a stronger --fast-model that quotes the reference exactly",
-        )
-    say(f"judging {len(points)} knowledge points against {len(profiles)} profile(s)")
-    judged = await all_or_nothing(
-        judge_points(points, document, context=context, cache=cache, slots=slots)
-        for _, document in profiles
-    )
-    urls = reference_urls(reference, reference_source)
-    results = [
-        profile_result(path, document, urls, points, judgments, used)
-        for (path, document), (judgments, used) in zip(profiles, judged, strict=True)
-    ]
-    total = sum((used for _, used in judged), extraction_usage)
-    ref_text = reference_text(reference)
-    return {
-        "protocol": "CharacterHub profile evaluation",
-        "reference": {
-            "title": reference.title,
-            "url": reference.url,
-            "source": reference_source,
-            "leakage_urls": urls,
-            "chunks": len(chunks),
-            "knowledge_points": len(points),
-            "dropped_points": dropped,
-            "density": _density(len(points), ref_text),
-        },
-        "models": {"judge": context.judge_model_name, "extractor": context.extractor_model_name},
-        "knowledge_points": [
-            {"id": f"K{number}", **asdict(point)} for number, point in enumerate(points, start=1)
-        ],
-        "profiles": results,
-        "usage": {**total.as_dict(), "cache_hits": cache.hits, "cache_misses": cache.misses},
-    }
-
-
-def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _score_row(label: str, scores: dict[str, Any]) -> str:
-    counts = [
-        scores[k] for k in ("n", "supported", "partially_supported", "irrelevant", "contradicted")
-    ]
-    rates = [_rate(scores[k]) for k in ("support_score", "irrelevant_rate", "contradiction_rate")]
-    return f"{label:<13}" + "".join(f"{c:>5}" for c in counts) + "".join(f"{r:>14}" for r in rates)
-
-
-def _leakage(result: dict[str, Any], *, detailed: bool = False) -> str:
-    if result["reference_in_sources"] is None:
-        return "unknown (the reference has no URL)" if detailed else "unknown"
-    if not result["reference_in_sources"]:
-        return "no"
-    return f"yes ({', '.join(result['leaked_source_ids'])})" if detailed else "yes"
-
-
-def _density_text(density: dict[str, Any]) -> str:
-    per_1k = density["per_1k_tokens"]
-    shown = "-" if per_1k is None else f"{per_1k:.2f}"
-    return f"{shown} ({density['tokens']:,} tokens)"
-
-
-def format_report(report: dict[str, Any]) -> str:
-    """The readable table printed after a run: per profile scores, then a comparison."""
-    ref = report["reference"]
-    lines = [
-        f"Reference: {ref['title']} ({ref['url'] or ref['source']}): "
-        f"{ref['knowledge_points']} knowledge points from {ref['chunks']} chunks, "
-        f"{ref['dropped_points']} dropped",
-    ]
-    header = (
-        f"{'dimension':<13}"
-        + "".join(f"{h:>5}" for h in ("N", "Sup", "Par", "Irr", "Con"))
-        + "".join(f"{h:>14}" for h in ("support", "irrelevant", "contradiction"))
-    )
-    for result in report["profiles"]:
-        lines += [
-            "",
-            f"{result['path']} ({result['character']}); reference page in sources: "
-            + _leakage(result, detailed=True),
-            header,
-            _score_row("overall", result["overall"]),
-            *(_score_row(d, s) for d, s in result["per_dimension"].items()),
-            "knowledge density (points per 1k tokens): profile "
-            f"{_density_text(result['density']['profile'])}, evidence "
-            f"{_density_text(result['density']['evidence'])}",
-        ]
-    if len(report["profiles"]) > 1:
-        lines += ["", "Comparison (reference allowed vs excluded)"]
-        lines.append(
-            f"{'leakage':<9}{'support':>9}{'irrelevant':>12}{'contradiction':>15}  profile"
-        )
-        for result in report["profiles"]:
-            overall = result["overall"]
-            lines.append(
-                f"{_leakage(result):<9}"
-                f"{_rate(overall['support_score']):>9}{_rate(overall['irrelevant_rate']):>12}"
-                f"{_rate(overall['contradiction_rate']):>15}  {result['path']}"
-            )
-    usage = report["usage"]
-    lines += [
-        "",
-        f"LLM calls {usage['llm_calls']}, cache hits {usage['cache_hits']}, "
-        f"tokens {usage['input_tokens'] + usage['output_tokens']:,}",
-    ]
-    return "\n".join(lines)
+    return await evaluate_characters([case], context, progress=progress)

@@ -102,6 +102,24 @@ def reference_text(reference: ProfileReference) -> str:
     return "\n\n".join(parts)
 
 
+def reference_content(reference: ProfileReference) -> dict[str, str]:
+    """The page's main content as ``{heading path: text}`` (the paper's structured dictionary).
+
+    Sections without text of their own give their heading to the subsections below them
+    (``History > Early Life``); the lead is ``Introduction``.
+    """
+    content: dict[str, str] = {}
+    path: dict[int, str] = {}
+    for section in reference.sections:
+        path = {lvl: h for lvl, h in path.items() if lvl < section.level}
+        path[section.level] = section.heading
+        heading = " > ".join(h for _, h in sorted(path.items()) if h) or "Introduction"
+        if section.text.strip():
+            previous = content.get(heading)
+            content[heading] = f"{previous}\n{section.text}" if previous else section.text
+    return content
+
+
 def chunk_reference(
     reference: ProfileReference, *, max_tokens: int = DEFAULT_CHUNK_TOKENS
 ) -> list[ReferenceChunk]:

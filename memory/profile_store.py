@@ -63,7 +63,10 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "character": result["name"],
         "franchise": result.get("franchise"),
+        "method": result.get("method") or "planned",
         "profile": result["profile"],
+        # The raw deep-search output (R2, "DRInfo"): the paper scores it beside the profile.
+        "drinfo": result.get("drinfo") or "",
         "canon": result.get("canon", ""),
         "conflicts": list(result.get("conflicts", [])),
         "dimensions": {d: list(result.get("dimensions", {}).get(d, [])) for d in DIMENSIONS},

@@ -13,6 +13,7 @@ DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
 DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
+DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +42,8 @@ class Settings:
     """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
     chroma_port: int
     """Chroma server port (``CHROMA_PORT``)."""
+    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -86,6 +89,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
+        fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
     )
 
 

@@ -36,6 +36,10 @@ def model() -> Iterator[ScriptedChatModel]:
     unregister_model("eval-test")
 
 
+def profile_texts(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t for c in report["characters"] for t in c["texts"] if t["text"] == "profile"]
+
+
 def evaluate(*args: str, model: bool = True) -> int:
     flags = ["--model", "registered:eval-test"] if model else []
     return main(["eval", "profile", *args, *flags])
@@ -58,17 +62,20 @@ def test_compares_allowed_and_excluded_profiles(
     code = evaluate(str(allowed), str(excluded), "--reference", str(FIXTURE), "--out", str(out))
     assert code == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert [p["reference_in_sources"] for p in report["profiles"]] == [True, False]
-    assert report["profiles"][0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
-    assert report["profiles"][1]["overall"]["support_score"] == pytest.approx(1.5 / 6)
-    assert report["models"] == {
-        "judge": "registered:eval-test",
-        "extractor": "registered:eval-test",  # --model alone serves both roles
+    profiles = profile_texts(report)
+    assert [p["reference_in_sources"] for p in profiles] == [True, False]
+    assert profiles[0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
+    assert profiles[1]["overall"]["support_score"] == pytest.approx(1.5 / 6)
+    assert report["settings"] == {
+        "judge": {"model": "registered:eval-test"},
+        "extractor": {"model": "registered:eval-test"},  # the same model extracts and judges
     }
     stdout = capsys.readouterr().out
-    assert "Comparison (reference allowed vs excluded)" in stdout
+    assert "Table 1 layout" in stdout and "leakage: Toki (planned (allowed))" in stdout
     assert f"report: {out}" in stdout
-    assert not list(tmp_path.glob(".report.json.*"))  # no temporary file left
+    assert "| Overall | Profile |" in out.with_suffix(".md").read_text(encoding="utf-8")
+    assert out.with_suffix(".html").read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert not list(tmp_path.glob(".report.*"))  # no temporary file left
 
 
 def test_rerun_is_served_from_the_judge_cache(
@@ -77,12 +84,12 @@ def test_rerun_is_served_from_the_judge_cache(
     allowed, _ = write_profiles(tmp_path)
     assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
     calls = len(model.calls)
-    assert calls == 5 + 6
+    assert calls == 1 + 4  # the page; each text judged and its density extracted
     assert evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1") == 0
     assert len(model.calls) == calls
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-    assert report["usage"]["llm_calls"] == 0 and report["usage"]["cache_hits"] == 11
-    assert "LLM calls 0, cache hits 11" in capsys.readouterr().out
+    assert report["usage"]["llm_calls"] == 0 and report["usage"]["cache_hits"] == 5
+    assert "LLM calls 0, cache hits 5" in capsys.readouterr().out
 
 
 def test_judge_model_comes_from_its_own_setting(
@@ -95,18 +102,20 @@ def test_judge_model_comes_from_its_own_setting(
         allowed, _ = write_profiles(tmp_path)
         monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "registered:eval-judge")
         assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
-        # The extractor (5 chunks) ran on --model, the 6 judgements on PERSONAE_JUDGE_MODEL.
-        assert (len(model.calls), len(judge.calls)) == (5, 6)
+        # The judge of PERSONAE_JUDGE_MODEL also extracts, unless --extractor-model says.
+        assert (len(model.calls), len(judge.calls)) == (0, 5)
         report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-        assert report["models"] == {
-            "judge": "registered:eval-judge",
-            "extractor": "registered:eval-test",
-        }
+        assert report["settings"]["extractor"] == {"model": "registered:eval-judge"}
         out = tmp_path / "flag.json"
         flags = ["--judge-model", "registered:eval-flag-judge", "--out", str(out)]
+        flags += ["--extractor-model", "registered:eval-test", "--temperature", "0.7,judge=0"]
+        monkeypatch.setenv("PERSONAE_TOP_P", "0.8")
         assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
-        assert len(flagged.calls) == 6 and len(model.calls) == 5  # extractor points cached
-        assert json.loads(out.read_text())["models"]["judge"] == "registered:eval-flag-judge"
+        assert len(flagged.calls) == 2 and len(model.calls) == 3  # 2 judged; 3 extractions
+        assert json.loads(out.read_text())["settings"] == {
+            "judge": {"model": "registered:eval-flag-judge", "temperature": 0.0, "top_p": 0.8},
+            "extractor": {"model": "registered:eval-test", "temperature": 0.7, "top_p": 0.8},
+        }
     finally:
         unregister_model("eval-judge")
         unregister_model("eval-flag-judge")
@@ -119,9 +128,10 @@ def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: P
         allowed, excluded = write_profiles(tmp_path, reference_url=url)
         assert evaluate(str(allowed), str(excluded), "--reference", url) == 0
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-    assert report["reference"]["url"] == url
-    assert report["reference"]["knowledge_points"] == 6
-    assert [p["leaked_source_ids"] for p in report["profiles"]] == [["S1"], []]
+    reference = report["characters"][0]["reference"]
+    assert (reference["url"], reference["found_by"]) == (url, "given")
+    assert reference["knowledge_points"] == 6
+    assert [p["leaked_source_ids"] for p in profile_texts(report)] == [["S1"], []]
 
 
 @pytest.mark.parametrize(
@@ -135,6 +145,8 @@ def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: P
         ("unreachable reference", 3, "cannot fetch the reference http://127.0.0.1"),
         ("no model", 2, "no LLM is configured; set OPENAI_API_KEY"),
         ("bad concurrency", 2, "--concurrency must be at least 1"),
+        ("bad temperature", 2, "temperature 'hot' is not a number"),
+        ("bad role", 2, "top_p names an unknown role 'critic'"),
     ],
 )
 def test_bad_input_is_one_line_nonzero_and_writes_nothing(
@@ -164,6 +176,10 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(
         reference = f"http://127.0.0.1:{free_port()}/wiki/Toki"
     elif case == "bad concurrency":
         extra = ["--concurrency", "0"]
+    elif case == "bad temperature":
+        extra = ["--temperature", "hot"]
+    elif case == "bad role":
+        extra = ["--top-p", "critic=0.5"]
     before = files_under(tmp_path)
     out = tmp_path / "out" / "report.json"
     result = evaluate(
@@ -183,14 +199,14 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
 ) -> None:
     allowed, _ = write_profiles(tmp_path)
     broken = scripted_model()
-    good_judge = broken.responders["SupportJudgment"]
+    good_judge = broken.responders["AlignmentList"]
 
     def flaky(messages: list[BaseMessage]) -> Any:
-        if "## Knowledge point (appearance)" in first_prompt(messages):
+        if "# Toki" in first_prompt(messages):  # the DRInfo text
             return "I cannot decide."  # no tool call: malformed, retried, then a RemoteError
         return good_judge(messages)
 
-    broken.responders["SupportJudgment"] = flaky
+    broken.responders["AlignmentList"] = flaky
     register_model("eval-test", broken)
     try:
         code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
@@ -199,14 +215,13 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     assert code == 3
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith(
-        "personae: error: the model gave malformed SupportJudgment output 3 times"
+        "personae: error: the model gave malformed AlignmentList output 3 times"
     )
     assert "Traceback" not in err
     assert not (allowed.parent / "eval-report.json").exists()
-    judged_before = sum(
-        "(appearance)" not in first_prompt(m) for m in broken.calls_for("SupportJudgment")
-    )
-    assert 3 <= judged_before < 6  # K1-K3 ran before K4 failed; the rest was cancelled
+    assert not (allowed.parent / "eval-report.md").exists()
+    judged_before = sum("# Toki" not in first_prompt(m) for m in broken.calls_for("AlignmentList"))
+    assert judged_before <= 1  # the profile may have been judged before DRInfo failed
 
     fixed = scripted_model()
     register_model("eval-test", fixed)
@@ -214,10 +229,10 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
         assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
     finally:
         unregister_model("eval-test")
-    assert fixed.calls_for("ExtractedKnowledge") == []
-    assert len(fixed.calls_for("SupportJudgment")) == 6 - judged_before
+    rejudged = [first_prompt(m) for m in fixed.calls_for("AlignmentList")]
+    assert any("# Toki" in p for p in rejudged) and len(rejudged) <= 2
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-    assert report["profiles"][0]["overall"]["n"] == 6
+    assert profile_texts(report)[0]["overall"]["n"] == 6
 
 
 def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
@@ -229,7 +244,7 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
     evaluator = ScriptedChatModel(
         responders={
             "ExtractedKnowledge": sentence_extractor,
-            "SupportJudgment": keyword_judge("Hokuto Shinken"),
+            "AlignmentList": keyword_judge("Hokuto Shinken"),
         }
     )
     register_model("profiler", profiler)
@@ -264,23 +279,80 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
         unregister_model("evaluator")
     assert code == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    allowed, excluded = report["profiles"]
+    allowed, excluded = profile_texts(report)
     assert allowed["reference_in_sources"] is True and allowed["leaked_source_ids"]
     assert excluded["reference_in_sources"] is False and excluded["leaked_source_ids"] == []
-    points = report["knowledge_points"]
-    assert report["reference"]["knowledge_points"] == len(points) == 7  # lead line is cut in two
-    assert [p["type"] for p in points] == [
-        "other",
-        "other",
-        "appearance",
-        "personality",
-        "other",
-        "relationship",
-        "other",
-    ]
+    (character,) = report["characters"]
+    points = character["knowledge_points"]
+    assert character["reference"]["knowledge_points"] == len(points)
     masters = next(p for p in points if "masters Hokuto Shinken" in p["statement"])
     assert masters["type"] == "other"  # heading "Abilities" does not name the dimension
     for result in (allowed, excluded):
         assert result["overall"]["supported"] == 2  # the two sentences naming Hokuto Shinken
-        assert result["density"]["evidence"]["tokens"] > 0
-    assert "Comparison (reference allowed vs excluded)" in capsys.readouterr().out
+        assert result["density"]["tokens"] > 0
+    assert "Table 1 layout" in capsys.readouterr().out
+
+
+def test_a_folder_of_characters_and_methods_one_report_references_from_csv_or_fandom(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two characters × two methods in one folder: Toki's reference from the CSV, Raoh's found
+    on the franchise's Fandom wiki (a loopback wiki mounted where the template points)."""
+    from profile_eval_world import (
+        ALLOWED_DRINFO,
+        ALLOWED_PROFILE,
+        ALLOWED_VERDICTS,
+        DRINFO_VERDICTS,
+        EXCLUDED_PROFILE,
+        EXCLUDED_VERDICTS,
+        judge,
+        profiler_result,
+    )
+    from profile_eval_world import extract as table9
+
+    from personae.memory.profile_store import write_profile
+
+    raoh_page = "<p>Raoh is gentle to nobody.</p>"
+    wiki = FakeMediaWiki({"Raoh": raoh_page})
+    tables: dict[str, dict[str, str]] = {}
+    with LoopbackWebServer(FakeWeb(wikis={"/fistofthenorthstar": wiki}).route) as server:
+        raoh_url = f"{server.url}/fistofthenorthstar/wiki/Raoh"
+        for name in ("Toki", "Raoh"):
+            for method, profile in (("paper", ALLOWED_PROFILE), ("planned", EXCLUDED_PROFILE)):
+                text = profile.replace("Toki", name)
+                tables[text] = ALLOWED_VERDICTS if method == "paper" else EXCLUDED_VERDICTS
+                drinfo = ALLOWED_DRINFO.replace("Toki", name)
+                tables[drinfo] = DRINFO_VERDICTS
+                urls = [raoh_url] if name == "Raoh" and method == "paper" else []
+                result = profiler_result(text, urls, drinfo=drinfo, method=method, name=name)
+                result["wiki_page"] = None
+                write_profile(tmp_path / "runs" / method, result)
+        csv_file = tmp_path / "refs.csv"
+        csv_file.write_text(f"character,reference\ntoki,{FIXTURE}\n", encoding="utf-8")
+        model = ScriptedChatModel(
+            responders={"ExtractedKnowledge": table9, "AlignmentList": judge(tables)}
+        )
+        register_model("eval-many", model)
+        monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", server.url + "/{slug}")
+        monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+        try:
+            code = main(
+                ["eval", "profile", str(tmp_path / "runs"), "--references", str(csv_file)]
+                + ["--model", "registered:eval-many", "--out", str(tmp_path / "report")]
+            )
+        finally:
+            unregister_model("eval-many")
+    assert code == 0
+    report = json.loads((tmp_path / "report" / "eval-report.json").read_text(encoding="utf-8"))
+    references = {c["character"]: c["reference"] for c in report["characters"]}
+    assert (references["Toki"]["found_by"], references["Raoh"]["found_by"]) == ("given", "fandom")
+    assert references["Raoh"]["url"] == raoh_url
+    assert sorted(report["summary"]) == ["paper", "planned"]
+    paper = report["summary"]["paper"]["profile"]["overall"]
+    assert paper["n"] == 6 + 1  # points of both characters pooled
+    assert paper["support_score"] == pytest.approx((3.5 + 1) / 7)  # Raoh: personality supported
+    markdown = (tmp_path / "report" / "eval-report.md").read_text(encoding="utf-8")
+    assert "| Raoh | " + raoh_url + " | fandom | 1 | 1 |" in markdown
+    assert "Raoh (paper): the reference page is among the sources (S1)" in markdown
+    err = capsys.readouterr().err
+    assert f"Raoh: reference found by fandom: {raoh_url}" in err

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +27,38 @@ from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
 from personae.settings import Settings, load_settings
 
 Role = Literal["strong", "fast", "judge"]
+ROLES: tuple[Role, ...] = ("strong", "fast", "judge")
+SAMPLING_VARIABLES = {"temperature": "PERSONAE_TEMPERATURE", "top_p": "PERSONAE_TOP_P"}
+"""Sampling settings and the variable each is read from (the flags ``--temperature``/``--top-p``
+win). A value is either one number for every role (``0.7``) or per role
+(``judge=0,strong=0.85``), or both (``0.7,judge=0``)."""
+_SAMPLING_RANGE = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def parse_sampling(text: str, setting: str) -> dict[Role, float]:
+    """``{role: value}`` from ``0.7``, ``judge=0,strong=0.85`` or ``0.7,judge=0``.
+
+    Raises:
+        ConfigurationError: A value is not a number in range, or names an unknown role.
+    """
+    low, high = _SAMPLING_RANGE[setting]
+    values: dict[Role, float] = {}
+    fix = f"write {setting} as 0.7 or judge=0,strong=0.85 (roles: {', '.join(ROLES)})"
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        role, sep, number = part.rpartition("=") if "=" in part else ("", "", part)
+        try:
+            value = float(number)
+        except ValueError:
+            raise ConfigurationError(f"{setting} {part!r} is not a number", fix) from None
+        if not low <= value <= high:
+            raise ConfigurationError(f"{setting} {value} is outside {low}-{high}", fix)
+        if sep and role.strip() not in ROLES:
+            raise ConfigurationError(f"{setting} names an unknown role {role!r}", fix)
+        targets: tuple[Role, ...] = (role.strip(),) if sep else ROLES  # type: ignore[assignment]
+        for target in targets:
+            if sep or target not in values:
+                values[target] = value
+    return values
 
 
 @dataclass(frozen=True)
@@ -39,6 +71,12 @@ class CommandModels:
     """The ``provider:model`` each resolved role uses, as the user named it."""
     chat_models: Mapping[Role, BaseChatModel]
     """The chat model of each resolved role."""
+    sampling: Mapping[Role, Mapping[str, float]] = field(default_factory=dict)
+    """Temperature / top-p set for each role (absent: the server's default)."""
+
+    def describe(self, role: Role) -> dict[str, Any]:
+        """What a report records about ``role``: its model and sampling settings."""
+        return {"model": self.cache_name(role), **self.sampling.get(role, {})}
 
     def cache_name(self, role: Role) -> str:
         """The name answers of ``role`` are cached under: spec, plus server for ``openai:``.
@@ -72,6 +110,35 @@ def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap
             "--judge-model",
             help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
         )
+    parser.add_argument(
+        "--temperature",
+        help="sampling temperature, one number or per role: judge=0,strong=0.85 "
+        "(PERSONAE_TEMPERATURE; default the server's)",
+    )
+    parser.add_argument(
+        "--top-p", help="nucleus sampling top-p, same forms as --temperature (PERSONAE_TOP_P)"
+    )
+
+
+def sampling_settings(
+    args: argparse.Namespace, roles: tuple[Role, ...], source: Mapping[str, str]
+) -> dict[Role, dict[str, float]]:
+    """Temperature / top-p per role from the flags, else ``PERSONAE_TEMPERATURE``/``_TOP_P``."""
+    chosen: dict[Role, dict[str, float]] = {}
+    for setting, variable in SAMPLING_VARIABLES.items():
+        flag = getattr(args, setting, None)
+        text = flag if flag is not None else source.get(variable, "").strip()
+        for role, value in parse_sampling(text, setting).items():
+            if role in roles:
+                chosen.setdefault(role, {})[setting] = value
+    return chosen
+
+
+def with_sampling(model: BaseChatModel, sampling: Mapping[str, float]) -> BaseChatModel:
+    """``model`` with its sampling fields set (a copy); models without such fields unchanged."""
+    fields = type(model).model_fields
+    update = {k: v for k, v in sampling.items() if k in fields}
+    return model.model_copy(update=update) if update else model
 
 
 def resolve_models(
@@ -104,5 +171,9 @@ def resolve_models(
         "judge": judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
-    chat_models = {role: resolve_chat_model(spec, settings) for role, spec in specs.items()}
-    return CommandModels(settings=settings, specs=specs, chat_models=chat_models)
+    sampling = sampling_settings(args, roles, source)
+    chat_models = {
+        role: with_sampling(resolve_chat_model(spec, settings), sampling.get(role, {}))
+        for role, spec in specs.items()
+    }
+    return CommandModels(settings=settings, specs=specs, chat_models=chat_models, sampling=sampling)

@@ -9,12 +9,17 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 from profile_eval_world import (
+    ALLOWED_DRINFO,
     ALLOWED_PROFILE,
     ALLOWED_VERDICTS,
+    DEFAULT_TABLES,
+    DRINFO_VERDICTS,
     EXCLUDED_PROFILE,
+    EXCLUDED_VERDICTS,
     FIXTURE,
     REFERENCE_URL,
     keyword_judge,
+    profiler_result,
     scripted_model,
     sentence_extractor,
     write_profiles,
@@ -24,17 +29,20 @@ from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError, RemoteError
 from personae.evals.judge_cache import JudgeCache, prompt_key
 from personae.evals.profile_eval import (
+    CharacterCase,
     ProfileDocument,
     ProfileEvalContext,
+    evaluate_characters,
     evaluate_profiles,
-    format_report,
     leaked_source_ids,
     load_profile_document,
     page_key,
     reference_urls,
 )
 from personae.evals.profile_metrics import score_verdicts
-from personae.evals.profile_reference import read_reference_file
+from personae.evals.profile_reference import ProfileReference, read_reference_file
+from personae.evals.profile_report import format_report, html_report, markdown_report
+from personae.memory.profile_store import write_profile
 from personae.testing import ScriptedChatModel
 
 
@@ -56,7 +64,7 @@ class CountingModel(ScriptedChatModel):
 
 
 def context_for(
-    model: ScriptedChatModel, cache_dir: Path | None, concurrency: int = 4
+    model: ScriptedChatModel, cache_dir: Path | None, concurrency: int = 4, **changes: Any
 ) -> ProfileEvalContext:
     return ProfileEvalContext(
         judge_model=model,
@@ -65,6 +73,7 @@ def context_for(
         extractor_model_name="registered:extractor",
         concurrency=concurrency,
         cache_dir=cache_dir,
+        **changes,
     )
 
 
@@ -80,11 +89,16 @@ async def run(
     return report
 
 
-async def test_report_scores_both_profiles_by_hand(tmp_path: Path) -> None:
+def texts_of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [t for c in report["characters"] for t in c["texts"] if t["text"] == kind]
+
+
+async def test_report_scores_profile_and_drinfo_by_hand(tmp_path: Path) -> None:
     report = await run(tmp_path, scripted_model(), tmp_path / "judge")
-    assert report["reference"]["knowledge_points"] == 6
-    assert report["reference"]["dropped_points"] == 5  # one invented point per chunk
-    assert [p["type"] for p in report["knowledge_points"]] == [
+    (character,) = report["characters"]
+    assert character["reference"]["knowledge_points"] == 6
+    assert character["reference"]["dropped_points"] == 1  # the invented point
+    assert [p["type"] for p in character["knowledge_points"]] == [
         "ability",
         "relationship",
         "identity",
@@ -92,43 +106,201 @@ async def test_report_scores_both_profiles_by_hand(tmp_path: Path) -> None:
         "experience",
         "personality",
     ]
-    assert [p["id"] for p in report["knowledge_points"]] == [f"K{i}" for i in range(1, 7)]
-    allowed, excluded = report["profiles"]
+    assert [p["id"] for p in character["knowledge_points"]] == [f"K{i}" for i in range(1, 7)]
+    allowed, excluded = texts_of(report, "profile")
+    assert [allowed["method"], excluded["method"]] == ["planned (allowed)", "planned (excluded)"]
     assert allowed["overall"]["support_score"] == pytest.approx(3.5 / 6)
     assert allowed["overall"]["irrelevant_rate"] == pytest.approx(1 / 6)
     assert allowed["overall"]["contradiction_rate"] == pytest.approx(1 / 6)
     assert excluded["overall"]["support_score"] == pytest.approx(1.5 / 6)
     assert excluded["overall"]["irrelevant_rate"] == pytest.approx(4 / 6)
     assert excluded["overall"]["contradiction_rate"] == 0.0
+    for drinfo in texts_of(report, "drinfo"):
+        assert drinfo["overall"]["support_score"] == pytest.approx(2 / 6)
+        assert drinfo["per_dimension"]["appearance"]["supported"] == 1
     per = allowed["per_dimension"]
     assert per["identity"]["support_score"] == 0.5
     assert per["experience"]["contradiction_rate"] == 1.0
     assert per["other"] == score_verdicts([]).as_dict()  # no point: counts 0, rates None
-    assert [j["verdict"] for j in allowed["judgments"]] == list(ALLOWED_VERDICTS.values())
+    expected = [v.replace(" ", "_") for v in ALLOWED_VERDICTS.values()]
+    assert [j["verdict"] for j in allowed["judgments"]] == expected
     assert allowed["judgments"][0]["point"] == "K1"
     assert (allowed["reference_in_sources"], allowed["leaked_source_ids"]) == (True, ["S1"])
     assert (excluded["reference_in_sources"], excluded["leaked_source_ids"]) == (False, [])
 
 
-async def test_density_counts_credited_points_per_thousand_tokens(tmp_path: Path) -> None:
+async def test_judge_sees_the_list_and_the_text_only_and_extraction_the_whole_page(
+    tmp_path: Path,
+) -> None:
+    model = scripted_model()
+    await run(tmp_path, model, None)
+    extraction = model.calls_for("ExtractedKnowledge")
+    assert len(extraction) == 1 + 4  # the whole reference at once, then each text's density
+    judge_prompts = [str(m[0].content) for m in model.calls_for("AlignmentList")]
+    assert len(judge_prompts) == 4  # profile and DRInfo of two profiles, one call each
+    for prompt in judge_prompts:
+        assert prompt.startswith("You are an expert evaluator for role-playing")
+        task = prompt.split("Input\n\n`knowledge_list`: ")[1]
+        assert "FIGHTING STYLE" not in task  # reference evidence never reaches the judge
+        assert "Hokuto Renkit" not in task  # nor the reference page
+    assert any(ALLOWED_PROFILE in p for p in judge_prompts)
+
+
+async def test_density_is_points_extracted_from_the_same_text_per_1k_tokens(
+    tmp_path: Path,
+) -> None:
     report = await run(tmp_path, scripted_model(), None)
-    density = report["profiles"][0]["density"]
-    assert density["profile"]["points"] == 3.5
-    tokens = density["profile"]["tokens"]
-    assert 0 < tokens < 40
-    assert density["profile"]["per_1k_tokens"] == pytest.approx(3500 / tokens)
-    evidence = density["evidence"]
-    assert evidence["tokens"] > 20 * tokens  # two sources of raw passages
-    assert evidence["per_1k_tokens"] == pytest.approx(3500 / evidence["tokens"])
-    assert report["reference"]["density"]["points"] == 6
+    (character,) = report["characters"]
+    reference = character["reference"]["density"]
+    assert reference["points"] == 6
+    assert reference["per_1k_tokens"] == pytest.approx(6000 / reference["tokens"])
+    allowed_profile = texts_of(report, "profile")[0]["density"]
+    assert allowed_profile["points"] == 1  # one sentence, one point (the invented one dropped)
+    assert allowed_profile["per_1k_tokens"] == pytest.approx(1000 / allowed_profile["tokens"])
+    allowed_drinfo = texts_of(report, "drinfo")[0]["density"]
+    assert allowed_drinfo["points"] == 2
+    assert allowed_drinfo["per_1k_tokens"] == pytest.approx(2000 / allowed_drinfo["tokens"])
+    assert character["reference"]["types"]["other"] == 0
+    no_density = await evaluate_profiles(
+        [(Path("p"), load_profile_document(write_profiles(tmp_path / "n")[0]))],
+        read_reference_file(FIXTURE),
+        context_for(scripted_model(), None, density=False),
+    )
+    assert texts_of(no_density, "profile")[0]["density"]["points"] is None
+
+
+def toki_and_raoh(tmp_path: Path) -> list[CharacterCase]:
+    """Two characters, two methods each: Toki (6 points) and Raoh (2 points)."""
+    raoh_reference = ProfileReference(
+        title="Raoh",
+        infobox={"Fighting Style": "Hokuto Shinken"},
+        sections=[{"heading": "Personality", "level": 2, "text": "Raoh is gentle to nobody."}],
+    )
+    cases = []
+    for name, reference in (("Toki", read_reference_file(FIXTURE)), ("Raoh", raoh_reference)):
+        documents = []
+        for method, profile in (("paper", ALLOWED_PROFILE), ("planned", EXCLUDED_PROFILE)):
+            text = profile.replace("Toki", name)
+            drinfo = ALLOWED_DRINFO.replace("Toki", name) if method == "paper" else ""
+            result = profiler_result(text, [], drinfo=drinfo, method=method, name=name)
+            path = write_profile(tmp_path / method, result).profile_json
+            documents.append((path, load_profile_document(path)))
+        cases.append(CharacterCase(name, reference, "ref", "given", documents))
+    return cases
+
+
+async def test_micro_average_pools_all_points_of_all_characters(tmp_path: Path) -> None:
+    tables = {}
+    for name in ("Toki", "Raoh"):
+        tables[ALLOWED_PROFILE.replace("Toki", name)] = ALLOWED_VERDICTS
+        tables[EXCLUDED_PROFILE.replace("Toki", name)] = EXCLUDED_VERDICTS
+        tables[ALLOWED_DRINFO.replace("Toki", name)] = DRINFO_VERDICTS
+    report = await evaluate_characters(
+        toki_and_raoh(tmp_path), context_for(scripted_model(tables), None)
+    )
+    summary = report["summary"]
+    assert sorted(summary) == ["paper", "planned"]
+    assert sorted(summary["paper"]) == ["drinfo", "profile"]
+    assert list(summary["planned"]) == ["profile"]  # no DRInfo stored: not scored
+    # Raoh's 2 points: ability (supported under ALLOWED) and personality (supported).
+    # Micro: paper profile = (3.5 + 2) / (6 + 2); a macro mean would be (3.5/6 + 1) / 2.
+    paper = summary["paper"]["profile"]["overall"]
+    assert (paper["n"], paper["supported"]) == (8, 5)
+    assert paper["support_score"] == pytest.approx(5.5 / 8)
+    planned = summary["planned"]["profile"]
+    # EXCLUDED: Toki 1 Sup + 1 Par of 6; Raoh ability irrelevant, personality partial.
+    assert planned["overall"]["support_score"] == pytest.approx((1.5 + 0.5) / 8)
+    assert planned["per_dimension"]["personality"]["n"] == 2
+    assert planned["per_dimension"]["personality"]["partially_supported"] == 2
+    assert planned["characters"] == 2
+    drinfo = summary["paper"]["drinfo"]["overall"]
+    assert drinfo["support_score"] == pytest.approx(2 / 8)  # Raoh: both irrelevant
+    per_character = [
+        (c["character"], [t["method"] for t in c["texts"]]) for c in report["characters"]
+    ]
+    assert per_character == [
+        ("Toki", ["paper", "paper", "planned"]),
+        ("Raoh", ["paper", "paper", "planned"]),
+    ]
+
+
+async def test_reports_carry_table_1_layout_per_character_and_leakage(tmp_path: Path) -> None:
+    tables = {}
+    for name in ("Toki", "Raoh"):
+        tables[ALLOWED_PROFILE.replace("Toki", name)] = ALLOWED_VERDICTS
+        tables[EXCLUDED_PROFILE.replace("Toki", name)] = EXCLUDED_VERDICTS
+        tables[ALLOWED_DRINFO.replace("Toki", name)] = DRINFO_VERDICTS
+    report = await evaluate_characters(
+        toki_and_raoh(tmp_path), context_for(scripted_model(tables), None)
+    )
+    markdown = markdown_report(report)
+    lines = markdown.splitlines()
+    assert (
+        "| Type | Source | paper SS | paper IR | paper CR | planned SS | planned IR | planned CR |"
+        in lines
+    )
+    table = lines[lines.index("## Table 1 layout") + 2 :]
+    order = [row.split(" | ")[0].strip("| ") for row in table[2:18:2]]
+    assert order == [
+        "Personality",
+        "Ability",
+        "Experience",
+        "Relationship",
+        "Identity",
+        "Appearance",
+        "Other",
+        "Overall",
+    ]
+    assert "| Overall | Profile | 68.75 | " in markdown
+    assert "| Overall | DRInfo | 25.00 | 75.00 | 0.00 | - | - | - |" in markdown
+    assert "| Raoh | planned | Profile | 2 | 25.00 | 50.00 | 0.00 |" in markdown
+    page = html_report(report)
+    assert page.startswith("<!doctype html>") and "<td>68.75</td>" in page
+    assert "Table 1 layout" in format_report(report)
 
 
 async def test_concurrency_is_bounded_by_the_semaphore(tmp_path: Path) -> None:
     scripted = scripted_model()
     model = CountingModel(responders=scripted.responders, latency=0.01)
-    await run(tmp_path, model, None, concurrency=3)
-    assert model.peak == 3  # 12 judge calls were ready at once; never more than 3 ran
-    assert len(model.calls_for("SupportJudgment")) == 12
+    await run(tmp_path, model, None, concurrency=2)
+    assert model.peak == 2  # 8 calls were ready at once; never more than 2 ran
+    assert len(model.calls_for("AlignmentList")) == 4
+
+
+async def test_judge_batches_split_the_list_and_keep_ids(tmp_path: Path) -> None:
+    model = scripted_model()
+    allowed, _ = write_profiles(tmp_path)
+    report = await evaluate_profiles(
+        [(allowed, load_profile_document(allowed))],
+        read_reference_file(FIXTURE),
+        context_for(model, None, judge_batch=4, density=False),
+    )
+    prompts = [str(m[0].content).split("Input\n\n")[1] for m in model.calls_for("AlignmentList")]
+    assert len(prompts) == 4  # 6 points in batches of 4, for profile and DRInfo
+    assert any('"id": 5' in p and '"id": 1' not in p for p in prompts)
+    assert texts_of(report, "profile")[0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
+
+
+async def test_a_judge_answer_missing_or_inventing_ids_is_retried(tmp_path: Path) -> None:
+    good = scripted_model().responders["AlignmentList"]
+    answers: list[str] = []
+
+    def sloppy(messages: list[BaseMessage]) -> Any:
+        answer = good(messages)
+        if not answers:
+            answers.append("bad")
+            answer["evaluations"] = answer["evaluations"][1:] + [
+                {"id": 99, "evaluation": "supported"}
+            ]
+        return answer
+
+    model = scripted_model()
+    model.responders["AlignmentList"] = sloppy
+    report = await run(tmp_path, model, None, concurrency=1)
+    retried = [m for m in model.calls_for("AlignmentList") if len(m) > 1]
+    assert "missing ids [1]" in str(retried[0][-1].content)
+    assert "unknown ids [99]" in str(retried[0][-1].content)
+    assert texts_of(report, "drinfo")[0]["overall"]["n"] == 6
 
 
 async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_itself(
@@ -137,17 +309,17 @@ async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_its
     cache = tmp_path / "judge"
     first_model = scripted_model()
     first = await run(tmp_path / "one", first_model, cache)
-    assert len(first_model.calls) == 5 + 12
-    assert first["usage"]["llm_calls"] == 17 and first["usage"]["cache_hits"] == 0
+    assert len(first_model.calls) == 1 + 8
+    assert first["usage"]["llm_calls"] == 9 and first["usage"]["cache_hits"] == 0
 
     again = scripted_model()
     second = await run(tmp_path / "two", again, cache)
     assert again.calls == []
-    assert second["usage"]["llm_calls"] == 0 and second["usage"]["cache_hits"] == 17
-    assert second["profiles"][0]["overall"] == first["profiles"][0]["overall"]
+    assert second["usage"]["llm_calls"] == 0 and second["usage"]["cache_hits"] == 9
+    assert texts_of(second, "profile")[0]["overall"] == texts_of(first, "profile")[0]["overall"]
 
     changed = "I am Toki of Hokuto."
-    model = scripted_model({changed: ALLOWED_VERDICTS, EXCLUDED_PROFILE: ALLOWED_VERDICTS})
+    model = scripted_model({**DEFAULT_TABLES, changed: ALLOWED_VERDICTS})
     allowed, excluded = write_profiles(tmp_path / "three")
     document = load_profile_document(allowed).model_copy(update={"profile": changed})
     await evaluate_profiles(
@@ -155,59 +327,41 @@ async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_its
         read_reference_file(FIXTURE),
         context_for(model, cache),
     )
-    assert model.calls_for("ExtractedKnowledge") == []
-    assert len(model.calls_for("SupportJudgment")) == 6
+    assert len(model.calls_for("ExtractedKnowledge")) == 1  # the changed profile's density
+    assert len(model.calls_for("AlignmentList")) == 1
 
 
 def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(tmp_path: Path) -> None:
     from langchain_core.messages import HumanMessage
 
-    from personae.agents.support_judge import SupportJudgment
+    from personae.agents.support_judge import AlignmentList
 
     prompt: list[BaseMessage] = [HumanMessage("judge this")]
-    key = prompt_key("m1", SupportJudgment, prompt)
-    assert key != prompt_key("m2", SupportJudgment, prompt)
-    assert key != prompt_key("m1", SupportJudgment, [HumanMessage("judge that")])
+    key = prompt_key("m1", AlignmentList, prompt)
+    assert key != prompt_key("m2", AlignmentList, prompt)
+    assert key != prompt_key("m1", AlignmentList, [HumanMessage("judge that")])
     cache = JudgeCache(tmp_path)
-    cache.put(key, "m1", SupportJudgment(reason="r", verdict="supported"))
-    stored = cache.get(key, SupportJudgment)
-    assert stored is not None and stored.verdict == "supported"
+    answer = AlignmentList.model_validate({"evaluations": [{"id": 1, "evaluation": "supported"}]})
+    cache.put(key, "m1", answer)
+    stored = cache.get(key, AlignmentList)
+    assert stored is not None and stored.evaluations[0].verdict == "supported"
     (tmp_path / key[:2] / f"{key}.json").write_text("{trunc", encoding="utf-8")
-    assert cache.get(key, SupportJudgment) is None
-    assert JudgeCache(None).get(key, SupportJudgment) is None
+    assert cache.get(key, AlignmentList) is None
+    assert JudgeCache(None).get(key, AlignmentList) is None
 
 
 async def test_no_surviving_point_is_a_clear_remote_error(tmp_path: Path) -> None:
     def invent(_messages: list[BaseMessage]) -> dict[str, Any]:
-        return {"points": [{"statement": "Toki flies.", "evidence": "He flies", "type": "other"}]}
+        return {
+            "knowledge_points": [
+                {"knowledge": "Toki flies.", "evidence": "He flies", "type": "other"}
+            ]
+        }
 
     model = ScriptedChatModel(responders={"ExtractedKnowledge": invent})
     with pytest.raises(RemoteError, match="no knowledge point of 'Toki' survived") as caught:
         await run(tmp_path, model, None)
     assert "\n" not in str(caught.value)
-
-
-async def test_table_shows_overall_dimensions_density_and_comparison(tmp_path: Path) -> None:
-    report = await run(tmp_path, scripted_model(), None)
-    table = format_report(report)
-    lines = table.splitlines()
-    assert lines[0].startswith("Reference: Toki (https://hokuto.fandom.com/wiki/Toki): 6")
-    assert any(
-        line.split()[:9] == ["overall", "6", "3", "1", "1", "1", "0.583", "0.167", "0.167"]
-        for line in lines
-    )
-    assert any(line.split() == ["other", "0", "0", "0", "0", "0", "-", "-", "-"] for line in lines)
-    assert "reference page in sources: yes (S1)" in table
-    density = report["profiles"][0]["density"]
-    profile, evidence = density["profile"], density["evidence"]
-    assert (
-        "knowledge density (points per 1k tokens): "
-        f"profile {profile['per_1k_tokens']:.2f} ({profile['tokens']:,} tokens), "
-        f"evidence {evidence['per_1k_tokens']:.2f} ({evidence['tokens']:,} tokens)"
-    ) in lines
-    comparison = lines[lines.index("Comparison (reference allowed vs excluded)") + 2 :]
-    assert comparison[0].split()[:4] == ["yes", "0.583", "0.167", "0.167"]
-    assert comparison[1].split()[:4] == ["no", "0.250", "0.667", "0.000"]
 
 
 @pytest.mark.parametrize(
@@ -274,8 +428,14 @@ async def test_leakage_is_unknown_when_the_reference_has_no_url(tmp_path: Path) 
         context_for(scripted_model(), None),
         reference_source="saved/toki.html",
     )
-    assert report["profiles"][0]["reference_in_sources"] is None
-    assert "reference page in sources: unknown (the reference has no URL)" in format_report(report)
+    assert texts_of(report, "profile")[0]["reference_in_sources"] is None
+    row = next(
+        line
+        for line in markdown_report(report).splitlines()
+        if "| Toki | planned | Profile" in line
+    )
+    assert row.startswith("| Toki | planned | Profile | 6 | 58.33 | 16.67 | 16.67 |")
+    assert row.endswith("| unknown |")
     assert reference_urls(read_reference_file(FIXTURE), "https://w/wiki/Toki_(alias)") == [
         REFERENCE_URL,
         "https://w/wiki/Toki_(alias)",
@@ -287,22 +447,23 @@ async def test_real_fandom_page_end_to_end(shared_dir: Path, tmp_path: Path) -> 
     model = ScriptedChatModel(
         responders={
             "ExtractedKnowledge": sentence_extractor,
-            "SupportJudgment": keyword_judge("Raoh"),
+            "AlignmentList": keyword_judge("Raoh"),
         }
     )
     allowed, _ = write_profiles(tmp_path)
     document = load_profile_document(allowed).model_copy(
-        update={"profile": "I am Toki. Raoh is my older brother."}
+        update={"profile": "I am Toki. Raoh is my older brother.", "drinfo": ""}
     )
     report = await evaluate_profiles(
         [(allowed, document)], read_reference_file(page), context_for(model, None)
     )
-    points = report["knowledge_points"]
-    assert report["reference"]["dropped_points"] == 0  # exact quotes of real text all verify
+    (character,) = report["characters"]
+    points = character["knowledge_points"]
+    assert character["reference"]["dropped_points"] == 0  # exact quotes of real text all verify
     assert len(points) > 30
     assert any("柔の拳" in p["evidence"] for p in points)
     assert {p["type"] for p in points} <= set(DIMENSIONS)
-    result = report["profiles"][0]
+    (result,) = character["texts"]
     assert result["overall"]["n"] == len(points)
     assert sum(s["n"] for s in result["per_dimension"].values()) == len(points)
     raoh = sum("Raoh" in p["statement"] for p in points)
