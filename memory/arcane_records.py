@@ -9,6 +9,7 @@ fails to load with the line named, instead of flowing into a prompt.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -181,7 +182,7 @@ def load_probes(folder: Path) -> list[ProbeRecord]:
     return _load_jsonl(path, ProbeRecord, "probe record") if path.is_file() else []
 
 
-def write_jsonl_atomic(path: Path, rows: list[BaseModel]) -> None:
+def write_jsonl_atomic(path: Path, rows: Sequence[BaseModel]) -> None:
     """Replace ``path`` with one JSON line per row, atomically."""
     from personae.files import write_text_atomic
 

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "personae.commands.novel",
     "personae.commands.arcane",
     "personae.commands.arc",
+    "personae.commands.probes",
 )
 
 

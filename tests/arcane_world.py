@@ -282,3 +282,124 @@ def arc_responders() -> dict[str, Any]:
         "Reconciliation": reconcile_answer,
         "CriticAnswer": critic_answer,
     }
+
+
+def write_event_stream(novel: Novel, character: str = "Ada") -> None:
+    """The event stream an arc build would have left: one event per chapter."""
+    rows = [events_answer([_Msg(f"CURRENT CHAPTER ({n}):")]) for n in range(1, novel.count + 1)]
+    folder = novel.folder / "streams" / character.lower()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+
+
+class _Msg:
+    def __init__(self, content: str) -> None:
+        self.content = content
+
+
+class ProbeScript:
+    """Responders for probe_build, with switches the tests flip."""
+
+    def __init__(self) -> None:
+        self.voice_fails: dict[int, int] = {}
+        """phase -> how many Q-Voice calls on it fail (then pass)."""
+        self.off_phase: set[int] = set()
+        """phases whose PhaseFit answer is two phases away."""
+        self.verbatim = True
+        self.world = "pass"
+        self.anchor = "pass"
+        self.bad_locator_once = False
+
+    def responders(self) -> dict[str, Any]:
+        return {
+            "DecisionVariable": self.decision,
+            "LifeStages": self.life_stages,
+            "Abstraction": self.abstraction,
+            "SceneLocation": self.locate,
+            "ExtractedPassage": self.extract,
+            "ProbeDraft": self.draft,
+            "DraftResponse": self.regenerate,
+            "Verdict": self.verdict,
+            "PhaseFit": self.phasefit,
+            "Discrimination": self.discriminate,
+        }
+
+    def decision(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        pairs = [{"from_phase_idx": k, "to_phase_idx": k + 1, "contrast": "shifts"} for k in (0, 1)]
+        return {"decision_variable": "trust Bram or go alone", "phase_contrasts": pairs}
+
+    def life_stages(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        stages = ["adolescent", "young_adult", "adult"]
+        return {
+            "phases": [
+                {"phase_idx": k, "life_stage": s, "approx_age": f"{15 + 10 * k}"}
+                for k, s in enumerate(stages)
+            ]
+        }
+
+    def abstraction(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return {
+            "abstract_axis": "self-reliance vs trust",
+            "abstract_phases": ["alone", "wavering", "trusting"],
+        }
+
+    def locate(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        found = re.findall(r"Chapter (\d+) \. (ch\d+_evt\d+)", prompt_text(messages))
+        if self.bad_locator_once:
+            self.bad_locator_once = False
+            return {"chapter": 99, "event_id": "ch99_evt01", "reasoning": "invented"}
+        chapter, event = found[-1]
+        return {"chapter": int(chapter), "event_id": event, "reasoning": "last in range"}
+
+    def extract(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        text = prompt_text(messages).split("CHAPTER TEXT:\n", 1)[1].split("\n\nReturn JSON", 1)[0]
+        passage = text[:300] if self.verbatim else "Ada said something that is not in the book."
+        return {
+            "verbatim_passage": passage,
+            "first_words": passage[:20],
+            "last_words": passage[-20:],
+        }
+
+    def _responses(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "phase_idx": k,
+                "gt_action": f"Ada acts {k}",
+                "gt_speech": None,
+                "gt_thought": f"thinks {k}",
+                "gt_typicality": "typical",
+            }
+            for k in range(3)
+        ]
+
+    def draft(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        return {
+            "scenario": "Bram holds out a hand at the ferry.",
+            "question": "How does Ada respond when Bram offers help?",
+            "phase_responses": self._responses(),
+        }
+
+    def regenerate(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        k = int(re.findall(r"REGENERATE phase_idx=(\d+)", prompt_text(messages))[-1])
+        return {"phase_idx": k, "gt_action": f"Ada acts {k} again", "gt_thought": f"thinks {k}"}
+
+    def verdict(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        text = prompt_text(messages)
+        if "editorial fact-checker" in text:
+            return {"verdict": self.anchor, "note": "anchor"}
+        if "worldbuilding reviewer" in text:
+            return {"verdict": self.world, "note": "world"}
+        k = int(re.findall(r"PHASE: idx=(\d+)", text)[0])
+        if self.voice_fails.get(k, 0) > 0:
+            self.voice_fails[k] -= 1
+            return {"verdict": "fail", "note": "generic voice"}
+        return {"verdict": "pass", "note": "in character"}
+
+    def phasefit(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        k = int(re.findall(r"Response thought: thinks (\d+)", prompt_text(messages))[0])
+        guess = (k + 2) % 3 if k in self.off_phase else k
+        return {"most_likely_phase_idx": guess, "confidence": "high", "note": "thought"}
+
+    def discriminate(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        weak = [{"from_phase_idx": 0, "to_phase_idx": 1, "separation": "similar", "note": "close"}]
+        return {"weak_pairs": weak, "note": "ok"}

@@ -12,7 +12,13 @@ from typing import Any
 
 import httpx
 import pytest
-from arcane_world import arc_responders, future_marks, prepared_novel
+from arcane_world import (
+    ProbeScript,
+    arc_responders,
+    future_marks,
+    prepared_novel,
+    write_event_stream,
+)
 
 from personae.fake_openai import FakeOpenAIChat
 from personae.loopback import LoopbackWebServer
@@ -37,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
     folder = tmp_path_factory.mktemp("arcane-server")
-    prepared_novel(folder / "data")
+    write_event_stream(prepared_novel(folder / "data"))
     config = json.loads((ROOT / "langgraph.json").read_text())
     config["graphs"] = {
         name: str(ROOT / target.removeprefix("./")) for name, target in config["graphs"].items()
@@ -45,7 +51,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     config.pop("env", None)
     config["dependencies"] = [str(ROOT)]
     (folder / "langgraph.json").write_text(json.dumps(config))
-    responders = {name: _adapt(fn) for name, fn in arc_responders().items()}
+    world = {**arc_responders(), **ProbeScript().responders()}
+    responders = {name: _adapt(fn) for name, fn in world.items()}
     fake = FakeOpenAIChat({"text": _answer, **responders})
     with LoopbackWebServer(fake) as llm:
         env = {
@@ -96,3 +103,25 @@ def test_arc_build_runs_through_the_server(server: Server) -> None:
     result = _run(url, "arc_build", payload, context)
     assert sorted(a["axis_id"] for a in result["arcs"]) == ["final_intra_01", "final_rel_01"]
     assert result["usage"]["llm_calls"] == 24
+
+
+def test_probe_build_runs_through_the_server(server: Server) -> None:
+    url, _, data = server
+    context = {"data_dir": str(data), "builder_model": "openai:fake"}
+    payload = {
+        "novel": "the_river",
+        "character": "Ada",
+        "axis_id": "final_intra_01",
+        "types": ["in_world", "out_of_world"],
+    }
+    result = _run(url, "probe_build", payload, context)
+    assert sorted(
+        p["probe_id"].rsplit("_", 2)[1] + "_" + p["probe_id"][-2:] for p in result["probes"]
+    ) == [
+        "iw_a0",
+        "iw_a1",
+        "iw_a2",
+        "oow_a0",
+        "oow_a1",
+        "oow_a2",
+    ]
