@@ -37,7 +37,6 @@ from personae.graphs.profiler_state import (
     SearchTask,
     SearchTool,
 )
-from personae.llm import resolve_chat_model
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -76,7 +75,7 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
     """Round-1 queries: at least one per dimension, each naming the character (fast model)."""
     context = runtime.context
     queries, usage = await plan_search_queries(
-        resolve_chat_model(context.fast_model),
+        context.llm("fast"),
         name=state["name"],
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
@@ -180,7 +179,7 @@ async def summarize_evidence(
     if ids:
         shown = [(i, everything[i]["title"], everything[i]["content"]) for i in ids]
         facts, used = await summarize_round(
-            resolve_chat_model(context.fast_model),
+            context.llm("fast"),
             name=state["name"],
             franchise=state.get("franchise"),
             sources=shown,
@@ -218,7 +217,7 @@ async def reflect_coverage(
     grouped = facts_by_dimension(state["facts"])
     done = list(dict.fromkeys(s["query"] for s in state["searches"]))
     review, usage = await review_coverage(
-        resolve_chat_model(context.fast_model),
+        context.llm("fast"),
         name=state["name"],
         franchise=state.get("franchise"),
         facts_by_dimension=grouped,
@@ -298,7 +297,7 @@ async def rewrite_profile(
         )
     known = {s["id"] for s in sources}
     draft, usage = await rewrite_first_person(
-        resolve_chat_model(runtime.context.model),
+        runtime.context.llm("strong"),
         name=state["name"],
         franchise=state.get("franchise"),
         facts_by_dimension=facts_by_dimension(state.get("facts", [])),

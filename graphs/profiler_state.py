@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
-from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL, DEFAULT_TAVILY_BASE_URL
+from personae.run_context import LLMContext, described
+from personae.settings import load_settings
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -112,16 +113,17 @@ class SearchTask(TypedDict):
     """Wiki to search (``tool == "wiki"``)."""
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ProfilerContext:
-    """Run settings of one profile; the CLI fills defaults from the environment."""
+class ProfilerContext(LLMContext):
+    """Run settings of one profile.
 
-    model: str = DEFAULT_MODEL
-    """Strong model (``provider:model``) for the rewrite."""
-    fast_model: str = DEFAULT_FAST_MODEL
-    """Cheap model for planning, summarizing, reflecting."""
-    tavily_base_url: str = DEFAULT_TAVILY_BASE_URL
-    """Tavily API root (the key is read from ``TAVILY_API_KEY`` at the edge)."""
+    The strong model writes the profile; the fast one plans, summarizes and reflects.
+    """
+
+    tavily_base_url: str = ""
+    """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
+    from TAVILY_API_KEY, never from a run's context."""
     web_search: bool = True
     """Use web search when a Tavily key is set."""
     max_rounds: int = 3
@@ -140,7 +142,28 @@ class ProfilerContext:
     """Results per search."""
     exclude_urls: tuple[str, ...] = ()
     """Pages never used as sources (evaluation without leakage)."""
-    cache_dir: str | None = None
-    """HTTP disk cache; ``None`` disables caching."""
+    cache_dir: str | None = ""
+    """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
+    ~/.cache/personae; null disables caching."""
     search_concurrency: int = 8
     """Searches running at once."""
+    contact: str = ""
+    """Contact put in the User-Agent of every web request. Empty: PERSONAE_CONTACT, else the
+    project URL."""
+
+    def __post_init__(self) -> None:
+        """Fill models, Tavily and cache from the environment where the run left them empty."""
+        super().__post_init__()
+        settings = load_settings()
+        object.__setattr__(
+            self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
+        )
+        if self.cache_dir == "":
+            object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
+
+    @property
+    def tavily_api_key(self) -> str | None:
+        """The Tavily key read from ``TAVILY_API_KEY`` when the context was built."""
+        key: str = getattr(self, "_tavily_api_key", "")
+        return key or None

@@ -18,9 +18,11 @@ from typing import IO
 
 import httpx
 import pytest
+from fake_openai import FakeOpenAIChat
 
-from personae.fake_openai import FakeOpenAIChat
 from personae.loopback import LoopbackWebServer, free_port
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
