@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,7 +34,8 @@ from personae.agents import arcane_axes as axes
 from personae.agents import arcane_streams as streams
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.graphs.arcane_context import ArcaneContext
+from personae.llm import LLMUsage
 from personae.memory import arc_rules
 from personae.memory.arcane_records import (
     AnnotatorVote,
@@ -43,34 +44,23 @@ from personae.memory.arcane_records import (
     load_arcs,
     write_jsonl_atomic,
 )
-from personae.memory.call_cache import CallCache
 from personae.memory.novel_store import Novel, open_novel, slugify
+from personae.run_context import described
 
 Split = Literal["train", "eval", "unvalidated"]
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ArcBuildContext:
-    """Run settings of an arc build (spec §5 defaults 1, 3, 4)."""
+class ArcBuildContext(ArcaneContext):
+    """Run settings of an arc build (spec §5 defaults 1, 3, 4); ``model`` is the analyst."""
 
-    data_dir: str = field(default="data", metadata={"description": "folder holding novels/"})
-    builder_model: str = field(
-        default="openai:gpt-4.1", metadata={"description": "analyst model (T12-T15)"}
-    )
-    critic_model: str | None = field(
-        default=None, metadata={"description": "critic model (T16; default: builder)"}
-    )
-    cache_dir: str | None = field(
-        default=None, metadata={"description": "LLM answer cache folder (none: no cache)"}
-    )
-    max_chapter_chars: int = field(
-        default=60_000,
-        metadata={"description": "longer chapters are read in windows with the same context"},
-    )
-    running_context: Literal["summary", "events"] = field(
-        default="summary",
-        metadata={"description": "T12 running context: last summary, or all prior events"},
-    )
+    critic_model: str = ""
+    """Critic model (T16). Empty: the analyst model."""
+    max_chapter_chars: int = 60_000
+    """Longer chapters are read in windows carrying the same running context."""
+    running_context: Literal["summary", "events"] = "summary"
+    """T12 running context: the last updated_running_summary, or every prior event."""
 
 
 class ArcBuildInput(TypedDict):
@@ -154,11 +144,6 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
     """Usage of every node (summed into ``usage``)."""
 
 
-def _cache(runtime: Runtime[ArcBuildContext]) -> CallCache:
-    directory = runtime.context.cache_dir
-    return CallCache(Path(directory) / "arcane" if directory else None)
-
-
 def _novel(runtime: Runtime[ArcBuildContext], book: str) -> Novel:
     return open_novel(Path(runtime.context.data_dir), book)
 
@@ -219,7 +204,7 @@ async def process_chapter(
 async def _event_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterEvents, LLMUsage]:
-    spec, cache = runtime.context.builder_model, _cache(runtime)
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     running, usage, found = state["running_context"], LLMUsage(), []
     answer: streams.ChapterEvents | None = None
     for window in windows:  # long chapters: windows read in order with the running context
@@ -231,7 +216,7 @@ async def _event_stream(
             running_context=running,
         )
         answer, used = await cache.structured(
-            resolve_chat_model(spec),
+            model,
             spec,
             streams.ChapterEvents,
             messages,
@@ -249,7 +234,7 @@ async def _event_stream(
 async def _state_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterState, LLMUsage]:
-    spec, cache = runtime.context.builder_model, _cache(runtime)
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     profile, usage = state["running_profile"], LLMUsage()
     answer: streams.ChapterState | None = None
     for window in windows:
@@ -261,7 +246,7 @@ async def _state_stream(
             running_profile=profile,
         )
         answer, used = await cache.structured(
-            resolve_chat_model(spec),
+            model,
             spec,
             streams.ChapterState,
             messages,
@@ -279,7 +264,7 @@ def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_ax
 
 async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T14 on each stream independently (events; state-stream summaries)."""
-    spec, cache = runtime.context.builder_model, _cache(runtime)
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     events: list[object] = [e.model_dump(mode="json") for c in state["events"] for e in c.events]
     summaries: list[object] = [
         {
@@ -291,7 +276,6 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
         for s in state["states"]
     ]
     check = axes.check_induction(state["chapters"])
-    model = resolve_chat_model(spec)
     calls = [
         cache.structured(
             model,
@@ -314,15 +298,15 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
 
 async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T15: compare the two sets and merge them."""
-    spec = runtime.context.builder_model
+    model, spec = runtime.context.model_for()
     messages = axes.reconcile_messages(
         novel=state["title"],
         character=state["character"],
         axes_events=state["axes_a"],
         axes_psych=state["axes_b"],
     )
-    merged, used = await _cache(runtime).structured(
-        resolve_chat_model(spec),
+    merged, used = await runtime.context.cache().structured(
+        model,
         spec,
         axes.Reconciliation,
         messages,
@@ -364,12 +348,12 @@ def route_critiques(state: ArcBuildState) -> list[Send] | Literal["gate_axes"]:
 async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T16 from one critic's perspective."""
     task = state
-    spec = runtime.context.critic_model or runtime.context.builder_model
+    model, spec = runtime.context.model_for(runtime.context.critic_model)
     messages = axes.critic_messages(
         task["critic"], novel=task["title"], character=task["character"], axis=task["axis"]
     )
-    answer, used = await _cache(runtime).structured(
-        resolve_chat_model(spec), spec, axes.CriticAnswer, messages
+    answer, used = await runtime.context.cache().structured(
+        model, spec, axes.CriticAnswer, messages
     )
     critique = Critique(
         axis_id=task["axis"].axis_id, critic=task["critic"], verdict=answer.as_verdict()

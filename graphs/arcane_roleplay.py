@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired
 
@@ -35,7 +35,8 @@ from personae.agents.arcane_roleplayer import (
     roleplay_messages,
 )
 from personae.errors import InputError
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.graphs.arcane_context import ArcaneContext
+from personae.llm import LLMUsage
 from personae.memory.arcane_records import (
     ArcRecord,
     ProbeRecord,
@@ -43,38 +44,27 @@ from personae.memory.arcane_records import (
     load_probes,
     load_summaries,
 )
-from personae.memory.call_cache import CallCache
 from personae.memory.novel_chunks import ChunkIndex
 from personae.memory.novel_store import Novel, open_novel
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class RoleplayContext:
-    """Run settings of an ARCANE role-play (App. E defaults)."""
+class RoleplayContext(ArcaneContext):
+    """Run settings of an ARCANE role-play (App. E defaults); ``model`` plays the character."""
 
-    data_dir: str = field(default="data", metadata={"description": "folder holding novels/"})
-    model: str = field(
-        default="openai:gpt-4.1", metadata={"description": "role-play model provider:model"}
-    )
-    expert_model: str | None = field(
-        default=None,
-        metadata={"description": "TimeChara experts' model (default: the role-play model)"},
-    )
-    embedding: str = field(
-        default="hashing",
-        metadata={"description": "chunk embedding: hashing (offline) or openai:<model>"},
-    )
-    rag_k: int = field(default=6, metadata={"description": "chunks retrieved (RAG, LifeChoice)"})
-    summary_max_chapters: int = field(
-        default=5, metadata={"description": "summaries shown: chapters qc-4..qc"}
-    )
-    arc_scope: Literal["axis", "character"] = field(
-        default="axis",
-        metadata={"description": "Arc payload: the probe's axis (T32) or all the character's"},
-    )
-    cache_dir: str | None = field(
-        default=None, metadata={"description": "LLM answer cache folder (none: no cache)"}
-    )
+    expert_model: str = ""
+    """TimeChara experts' model. Empty: the role-play model (spec default 45)."""
+    embedding: str = "hashing"
+    """Chunk embedding: hashing (offline) or openai:<model> (the paper: text-embedding-3-small),
+    as given to personae arcane prepare."""
+    rag_k: int = 6
+    """Chunks retrieved (RAG, LifeChoice)."""
+    summary_max_chapters: int = 5
+    """Summaries shown: chapters qc-4..qc."""
+    arc_scope: Literal["axis", "character"] = "axis"
+    """Arc payload: the probe's axis (T32) or every axis of the character."""
 
 
 class RoleplayInput(TypedDict):
@@ -248,11 +238,6 @@ def _resources(state: RoleplayInput, runtime: Runtime[RoleplayContext]) -> Novel
     return load_resources(context.data_dir, state["novel"], context.embedding)
 
 
-def _cache(runtime: Runtime[RoleplayContext]) -> CallCache:
-    directory = runtime.context.cache_dir
-    return CallCache(Path(directory) / "arcane" if directory else None)
-
-
 async def load_task(state: RoleplayState, runtime: Runtime[RoleplayContext]) -> dict[str, Any]:
     """Resolve the probe (or ad-hoc scene) into the task; check the mode."""
     _check_mode(state["mode"])
@@ -337,10 +322,6 @@ async def build_context(state: RoleplayState, runtime: Runtime[RoleplayContext])
     return {"context": block, "context_chapters": chapters}
 
 
-def _expert_model(runtime: Runtime[RoleplayContext]) -> str:
-    return runtime.context.expert_model or runtime.context.model
-
-
 async def ask_temporal_expert(
     state: RoleplayState, runtime: Runtime[RoleplayContext]
 ) -> dict[str, Any]:
@@ -352,8 +333,8 @@ async def ask_temporal_expert(
         scenario=task["scenario"],
         question=task["question"],
     )
-    spec = _expert_model(runtime)
-    answer, usage = await _cache(runtime).text(resolve_chat_model(spec), spec, messages)
+    model, name = runtime.context.model_for(runtime.context.expert_model)
+    answer, usage = await runtime.context.cache().text(model, name, messages)
     total = LLMUsage(**_usage_args(state["usage"])) + usage
     return {"predicted_chapter": timechara.parse_chapter(answer), "usage": total.as_dict()}
 
@@ -377,8 +358,8 @@ async def ask_spatial_expert(
         scenario=task["scenario"],
         question=task["question"],
     )
-    spec = _expert_model(runtime)
-    answer, usage = await _cache(runtime).text(resolve_chat_model(spec), spec, messages)
+    model, name = runtime.context.model_for(runtime.context.expert_model)
+    answer, usage = await runtime.context.cache().text(model, name, messages)
     total = LLMUsage(**_usage_args(state["usage"])) + usage
     return {"presence": timechara.parse_presence(answer), "usage": total.as_dict()}
 
@@ -426,9 +407,9 @@ async def act_in_character(
     state: RoleplayState, runtime: Runtime[RoleplayContext]
 ) -> dict[str, Any]:
     """One role-play sample (T31); the answer is cached by prompt and model."""
-    spec = runtime.context.model
+    model, name = runtime.context.model_for()
     messages = roleplay_messages(state["system"], state["user"])
-    response, usage = await _cache(runtime).text(resolve_chat_model(spec), spec, messages)
+    response, usage = await runtime.context.cache().text(model, name, messages)
     total = LLMUsage(**_usage_args(state["usage"])) + usage
     return {"response": response.strip(), "usage": total.as_dict()}
 

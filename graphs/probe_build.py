@@ -25,8 +25,8 @@ from typing_extensions import TypedDict
 
 from personae.agents import arcane_probe_prep as prep
 from personae.errors import InputError
-from personae.graphs.probe_cell import CellTask, ProbeBuildContext, _cache, cell_graph
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.graphs.probe_cell import CellTask, ProbeBuildContext, cell_graph
+from personae.llm import LLMUsage
 from personae.memory.arcane_records import (
     PROBE_TYPES,
     ArcRecord,
@@ -112,8 +112,7 @@ async def prepare_arc(
     base = {"arc": arc, "title": title, "decision": None, "life_stages": None, "abstraction": None}
     if n < 2:
         return {**base, "eras": [], "dropped": [f"{arc.axis_id}: fewer than 2 phases, no probes"]}
-    spec, cache = runtime.context.builder_model, _cache(runtime)
-    model = resolve_chat_model(spec)
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     calls: list[Any] = [
         cache.structured(
             model,

@@ -18,7 +18,7 @@ import asyncio
 import json
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -30,7 +30,8 @@ from typing_extensions import TypedDict
 from personae.agents import arcane_designers as design
 from personae.agents import arcane_validators as qa
 from personae.agents.arcane_probe_prep import Abstraction, DecisionVariable, LifeStageTag
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.graphs.arcane_context import ArcaneContext
+from personae.llm import LLMUsage
 from personae.memory.arcane_records import (
     ArcRecord,
     PhaseQuality,
@@ -40,8 +41,8 @@ from personae.memory.arcane_records import (
     phase_query_chapter,
     probe_id_for,
 )
-from personae.memory.call_cache import CallCache
 from personae.memory.novel_store import open_novel, slugify
+from personae.run_context import described
 
 BANNED_CUES = (
     "immediately",
@@ -60,20 +61,13 @@ NOT_VERBATIM = (
 )
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ProbeBuildContext:
-    """Run settings of probe generation (spec §5 default 1: one builder, per-role overrides)."""
+class ProbeBuildContext(ArcaneContext):
+    """Run settings of probe generation (spec §5 default 1); ``model`` designs the probes."""
 
-    data_dir: str = field(default="data", metadata={"description": "folder holding novels/"})
-    builder_model: str = field(
-        default="openai:gpt-4.1", metadata={"description": "designer / preparation model"}
-    )
-    validator_model: str | None = field(
-        default=None, metadata={"description": "validator model (T26-T30; default: builder)"}
-    )
-    cache_dir: str | None = field(
-        default=None, metadata={"description": "LLM answer cache folder (none: no cache)"}
-    )
+    validator_model: str = ""
+    """Validator model (T26-T30). Empty: the designer model."""
 
 
 class Anchor(TypedDict):
@@ -142,15 +136,6 @@ class CellState(CellTask, CellOutput):
     """Q-Anchor / Q-World verdict and note."""
 
 
-def _cache(runtime: Runtime[ProbeBuildContext]) -> CallCache:
-    directory = runtime.context.cache_dir
-    return CallCache(Path(directory) / "arcane" if directory else None)
-
-
-def _validator(runtime: Runtime[ProbeBuildContext]) -> str:
-    return runtime.context.validator_model or runtime.context.builder_model
-
-
 def verbatim_span(passage: str, chapter_text: str) -> tuple[int, int] | None:
     """Where ``passage`` occurs in ``chapter_text`` up to whitespace (spec default 15)."""
     words = passage.split()
@@ -206,8 +191,7 @@ async def _ground_moment(
     moment: str,
     candidates: list[tuple[int, str, str]],
 ) -> tuple[Anchor | None, LLMUsage]:
-    spec, cache = runtime.context.builder_model, _cache(runtime)
-    model = resolve_chat_model(spec)
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     offered = {eid: chapter for chapter, eid, _ in candidates}
     if not offered:
         return None, LLMUsage()
@@ -299,9 +283,9 @@ def lint_style(draft: design.ProbeDraft, probe_type: ProbeType) -> list[str]:
 
 async def draft_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> dict[str, Any]:
     """The designer (T22 / T23 / T24): exactly N phase responses; style linted in code."""
-    spec = runtime.context.builder_model
-    draft, used = await _cache(runtime).structured(
-        resolve_chat_model(spec),
+    model, spec = runtime.context.model_for()
+    draft, used = await runtime.context.cache().structured(
+        model,
         spec,
         design.ProbeDraft,
         _designer(state),
@@ -332,8 +316,12 @@ def phase_qc(state: CellState, idx: int) -> int:
 async def _judge(
     state: CellState, runtime: Runtime[ProbeBuildContext], r: design.DraftResponse
 ) -> tuple[PhaseQuality, LLMUsage]:
-    spec, cache, arc = _validator(runtime), _cache(runtime), state["arc"]
-    model, phase = resolve_chat_model(spec), arc.trajectory[r.phase_idx]
+    (model, spec), cache = (
+        runtime.context.model_for(runtime.context.validator_model),
+        runtime.context.cache(),
+    )
+    arc = state["arc"]
+    phase = arc.trajectory[r.phase_idx]
     draft = state["draft"]
     voice_call = cache.structured(
         model,
@@ -385,12 +373,12 @@ async def _validated(
     retries = 0
     if _failed(quality):  # exactly one regeneration (App. B)
         retries = 1
-        spec = runtime.context.builder_model
+        model, spec = runtime.context.model_for()
         messages = design.regenerate_messages(
             _designer(state), state["draft"], r.phase_idx, " ".join(quality.notes)
         )
-        r, used = await _cache(runtime).structured(
-            resolve_chat_model(spec),
+        r, used = await runtime.context.cache().structured(
+            model,
             spec,
             design.DraftResponse,
             messages,
@@ -449,7 +437,8 @@ def _world_context(state: CellState) -> str:
 
 async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> dict[str, Any]:
     """Q-Anchor (In-Scenario) or Q-World (In-World, Out-of-World) over the whole probe."""
-    spec, draft, k = _validator(runtime), state["draft"], state["k"]
+    model, spec = runtime.context.model_for(runtime.context.validator_model)
+    draft, k = state["draft"], state["k"]
     anchor = state["anchor"]
     if anchor is not None:
         messages = qa.anchor_messages(
@@ -468,9 +457,7 @@ async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
             type_context=_world_context(state),
         )
         name = "q_world"
-    verdict, used = await _cache(runtime).structured(
-        resolve_chat_model(spec), spec, qa.Verdict, messages
-    )
+    verdict, used = await runtime.context.cache().structured(model, spec, qa.Verdict, messages)
     check = {name: verdict.verdict, f"{name}_note": verdict.note}
     dropped = (
         [] if verdict.verdict == "pass" else [f"{_probe_id(state)}: {name} failed ({verdict.note})"]
@@ -493,7 +480,8 @@ async def discriminate_phases(
     state: CellState, runtime: Runtime[ProbeBuildContext]
 ) -> dict[str, Any]:
     """Q-Discrim (T30): annotate weak adjacent pairs; never drops. Emit the probe record."""
-    spec, draft, arc = _validator(runtime), state["draft"], state["arc"]
+    model, spec = runtime.context.model_for(runtime.context.validator_model)
+    draft, arc = state["draft"], state["arc"]
     available = [
         design.DraftResponse(
             **r.model_dump(
@@ -509,8 +497,8 @@ async def discriminate_phases(
         phases=[(p.phase, p.position_description) for p in arc.trajectory],
         responses=available,
     )
-    found, used = await _cache(runtime).structured(
-        resolve_chat_model(spec),
+    found, used = await runtime.context.cache().structured(
+        model,
         spec,
         qa.Discrimination,
         messages,

@@ -7,6 +7,7 @@ commands can say what a rerun cost. ``directory=None`` disables caching.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
@@ -71,13 +72,13 @@ class CallCache:
         call: Callable[[], Awaitable[tuple[str, LLMUsage]]],
     ) -> tuple[str, LLMUsage]:
         key = call_key(model_name, "text", messages)
-        cached = self._get(key)
+        cached = await asyncio.to_thread(self._get, key)  # file I/O off the event loop
         if isinstance(cached, str):
             self.hits += 1
             return cached, LLMUsage()
         self.misses += 1
         answer, usage = await call()
-        self._put(key, answer)
+        await asyncio.to_thread(self._put, key, answer)
         return answer, usage
 
     async def structured(
@@ -91,7 +92,7 @@ class CallCache:
     ) -> tuple[SchemaT, LLMUsage]:
         """``call_structured`` behind the cache; a cached answer is re-validated and re-checked."""
         key = call_key(model_name, schema.__name__, messages)
-        cached = self._get(key)
+        cached = await asyncio.to_thread(self._get, key)  # file I/O off the event loop
         if cached is not None:
             try:
                 answer = schema.model_validate(cached)
@@ -103,5 +104,5 @@ class CallCache:
                 pass
         self.misses += 1
         answer, usage = await call_structured(model, schema, messages, check=check)
-        self._put(key, answer.model_dump(mode="json"))
+        await asyncio.to_thread(self._put, key, answer.model_dump(mode="json"))
         return answer, usage

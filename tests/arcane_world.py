@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 
@@ -286,7 +286,10 @@ def arc_responders() -> dict[str, Any]:
 
 def write_event_stream(novel: Novel, character: str = "Ada") -> None:
     """The event stream an arc build would have left: one event per chapter."""
-    rows = [events_answer([_Msg(f"CURRENT CHAPTER ({n}):")]) for n in range(1, novel.count + 1)]
+    rows = [
+        events_answer([cast(BaseMessage, _Msg(f"CURRENT CHAPTER ({n}):"))])
+        for n in range(1, novel.count + 1)
+    ]
     folder = novel.folder / "streams" / character.lower()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "events.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from personae.commands.novel import add_data_flag, data_dir
+from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -98,20 +98,10 @@ def run_build(args: argparse.Namespace) -> int:
             "rerun with --yes to accept the cost (cached calls are not paid again)",
         )
     models = resolve_models(args, ("strong",))
-    specs = models.register("arc")
-    critic = None
-    if args.critic_model:
-        from personae.llm import register_model, resolve_chat_model
-
-        register_model("arc-critic", resolve_chat_model(args.critic_model, models.settings))
-        critic = "registered:arc-critic"
     from personae.graphs.arc_build import ArcBuildContext
 
     context = ArcBuildContext(
-        data_dir=str(data_dir(args)),
-        builder_model=specs["strong"],
-        critic_model=critic,
-        cache_dir=str(models.settings.cache_dir),
+        data_dir=str(data_dir(args)), critic_model=args.critic_model or "", **llm_fields(models)
     )
     for character in characters:
         asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
@@ -122,9 +112,11 @@ async def _build_one(folder: Path, slug: str, character: str, split: str, contex
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from personae.graphs.arc_build import build_graph
+    from personae.graphs.arcane_context import checkpoint_serde
 
     config = thread_of(slug, character)
     async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
         app = build_graph(saver)
         snapshot = await app.aget_state(config)
         payload: Any = {"novel": slug, "character": character, "split": split}
@@ -207,12 +199,7 @@ def run_annotate(args: argparse.Namespace) -> int:
     from personae.graphs.arc_build import ArcBuildContext
 
     models = resolve_models(args, ("strong",))
-    specs = models.register("arc")
-    context = ArcBuildContext(
-        data_dir=str(data_dir(args)),
-        builder_model=specs["strong"],
-        cache_dir=str(models.settings.cache_dir),
-    )
+    context = ArcBuildContext(data_dir=str(data_dir(args)), **llm_fields(models))
     asyncio.run(_resume_with_votes(novel.folder, novel.slug, votes, context))
     return 0
 
@@ -222,9 +209,11 @@ async def _waiting(folder: Path) -> list[tuple[Any, list[dict[str, Any]]]]:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from personae.graphs.arc_build import build_graph
+    from personae.graphs.arcane_context import checkpoint_serde
 
     found = []
     async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
         app = build_graph(saver)
         threads = {c.config["configurable"]["thread_id"] async for c in saver.alist(None)}
         for thread in sorted(threads):
@@ -289,6 +278,7 @@ async def _resume_with_votes(
     from langgraph.types import Command
 
     from personae.graphs.arc_build import build_graph
+    from personae.graphs.arcane_context import checkpoint_serde
 
     if not (folder / CHECKPOINT_DB).is_file():
         raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
@@ -296,6 +286,7 @@ async def _resume_with_votes(
     if not waiting:
         raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
     async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
         app = build_graph(saver)
         for config, rows in waiting:
             character = rows[0]["character"]

@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from personae.commands.novel import add_data_flag, data_dir
+from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -93,13 +93,11 @@ def run_act(args: argparse.Namespace) -> int:
     if args.mode not in MODE_NAMES:
         raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
     models = resolve_models(args, ("strong",))
-    specs = models.register("arcane")
     context = RoleplayContext(
         data_dir=str(data_dir(args)),
-        model=specs["strong"],
         embedding=args.embedding,
         arc_scope="axis" if args.axis else "character",
-        cache_dir=str(models.settings.cache_dir),
+        **llm_fields(models),
     )
     payload: RoleplayInput = {
         "novel": args.book,

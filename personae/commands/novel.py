@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from personae.errors import InputError
 
@@ -136,3 +136,24 @@ def run_chapters(args: argparse.Namespace) -> int:
     for idx, label, chars in novel.labels():
         out.write(f"{idx:>4}  {chars:>8,}  {label}\n")
     return 0
+
+
+class LLMFields(TypedDict):
+    """The run-context fields naming the resolved models and the answer cache."""
+
+    model: str
+    openai_base_url: str
+    temperature: str
+    top_p: str
+    cache_dir: str
+
+
+def llm_fields(models: Any) -> LLMFields:
+    """The run-context fields of a ``CommandModels`` (flags and environment applied)."""
+    return LLMFields(
+        model=models.settings.model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        cache_dir=str(models.settings.cache_dir),
+    )

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from personae.commands.novel import add_data_flag, data_dir
+from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
 TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
@@ -68,20 +68,10 @@ def run_build(args: argparse.Namespace) -> int:
             f"no arcs{who} in {novel.slug}", f"run personae arc build {novel.slug} --character NAME"
         )
     models = resolve_models(args, ("strong",))
-    specs = models.register("probes")
-    validator = None
-    if args.validator_model:
-        from personae.llm import register_model, resolve_chat_model
-
-        register_model(
-            "probes-validator", resolve_chat_model(args.validator_model, models.settings)
-        )
-        validator = "registered:probes-validator"
     context = ProbeBuildContext(
         data_dir=str(data_dir(args)),
-        builder_model=specs["strong"],
-        validator_model=validator,
-        cache_dir=str(models.settings.cache_dir),
+        validator_model=args.validator_model or "",
+        **llm_fields(models),
     )
     total = 0
     for arc in arcs:

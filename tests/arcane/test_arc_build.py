@@ -13,22 +13,21 @@ from langgraph.types import Command
 
 from personae.agents.arcane_axes import AxisInduction, check_induction
 from personae.graphs.arc_build import ArcBuildContext, build_graph
-from personae.llm import register_model, unregister_model
+from personae.graphs.arcane_context import checkpoint_serde
 from personae.memory import arc_rules
 from personae.memory.arcane_records import CriticVerdict, load_arcs
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = ScriptedChatModel(responders=arc_responders())
-    register_model("arc-build", scripted)
-    yield scripted
-    unregister_model("arc-build")
+    with override_models(scripted):
+        yield scripted
 
 
 def _context(data: Path) -> ArcBuildContext:
-    return ArcBuildContext(data_dir=str(data), builder_model="registered:arc-build")
+    return ArcBuildContext(data_dir=str(data), model="openai:scripted")
 
 
 def _config(thread: str = "t") -> Any:
@@ -37,9 +36,10 @@ def _config(thread: str = "t") -> Any:
 
 async def test_streams_tags_and_critic_gate(tmp_path: Path, model: ScriptedChatModel) -> None:
     imported_novel(tmp_path)
-    graph = build_graph(InMemorySaver())
+    graph = build_graph(InMemorySaver(serde=checkpoint_serde()))
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
     result = await graph.ainvoke(
-        {"novel": "the_river", "character": "Ada", "split": "train"},
+        request,
         config=_config(),
         context=_context(tmp_path),
     )
@@ -80,18 +80,21 @@ async def test_killed_build_resumes_after_the_last_chapter(
         return answer(messages)
 
     model.responders["ChapterEvents"] = flaky
-    saver = InMemorySaver()
+    saver = InMemorySaver(serde=checkpoint_serde())
     graph = build_graph(saver)
-    payload = {"novel": "the_river", "character": "Ada", "split": "train"}
+    payload: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
     with pytest.raises(RuntimeError, match="killed"):
         await graph.ainvoke(payload, config=_config("k"), context=_context(tmp_path))
     assert len(model.calls_for("ChapterState")) == 4
     model.calls.clear()
-    result = await build_graph(saver).ainvoke(None, config=_config("k"), context=_context(tmp_path))
-    chapters = [
-        prompt_text(m).split("CURRENT CHAPTER (")[1][0] for m in model.calls_for("ChapterState")
-    ]
-    assert chapters == ["4", "5", "6"]
+    # A fresh answer cache: only the checkpoint can spare chapters 1-3.
+    fresh = ArcBuildContext(
+        data_dir=str(tmp_path), model="openai:scripted", cache_dir=str(tmp_path / "c2")
+    )
+    result = await build_graph(saver).ainvoke(None, config=_config("k"), context=fresh)
+    for schema in ("ChapterState", "ChapterEvents"):
+        read = [prompt_text(m).split("CURRENT CHAPTER (")[1][0] for m in model.calls_for(schema)]
+        assert read == ["4", "5", "6"]
     assert len(result["arcs"]) == 2
 
 
@@ -99,8 +102,8 @@ async def test_eval_split_waits_for_two_of_three_human_votes(
     tmp_path: Path, model: ScriptedChatModel
 ) -> None:
     imported_novel(tmp_path)
-    graph = build_graph(InMemorySaver())
-    payload = {"novel": "the_river", "character": "Ada", "split": "eval"}
+    graph = build_graph(InMemorySaver(serde=checkpoint_serde()))
+    payload: Any = {"novel": "the_river", "character": "Ada", "split": "eval"}
     first = await graph.ainvoke(payload, config=_config("e"), context=_context(tmp_path))
     sheet = first["__interrupt__"][0].value["axes"]
     assert {row["axis_id"] for row in sheet} == {"final_intra_01", "final_intra_03", "final_rel_01"}

@@ -12,22 +12,20 @@ import pytest
 from arcane_world import arc_responders, imported_novel
 
 from personae.cli import main
-from personae.llm import register_model, unregister_model
 from personae.memory.arcane_records import load_arcs
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = ScriptedChatModel(responders=arc_responders())
-    register_model("arc-cli", scripted)
-    yield scripted
-    unregister_model("arc-cli")
+    with override_models(scripted):
+        yield scripted
 
 
 def _build(data: Path, *extra: str) -> int:
     argv = ["arc", "build", "the_river", "--character", "Ada", "--data", str(data)]
-    return main([*argv, "--model", "registered:arc-cli", *extra])
+    return main([*argv, "--model", "openai:scripted", *extra])
 
 
 def test_build_estimates_then_builds_and_a_rerun_is_free(
@@ -108,7 +106,7 @@ def test_eval_split_votes_round_trip(
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    assert main([*annotate, "--import", str(votes), "--model", "registered:arc-cli"]) == 0
+    assert main([*annotate, "--import", str(votes), "--model", "openai:scripted"]) == 0
     arcs = load_arcs(tmp_path / "novels" / "the_river")
     assert [a.axis_id for a in arcs] == ["final_intra_01"] and arcs[0].validated_by == "humans"
     rows[0]["validity"] = "maybe"
@@ -117,7 +115,7 @@ def test_eval_split_votes_round_trip(
         writer.writeheader()
         writer.writerows(rows)
     capsys.readouterr()
-    assert main([*annotate, "--import", str(votes), "--model", "registered:arc-cli"]) == 2
+    assert main([*annotate, "--import", str(votes), "--model", "openai:scripted"]) == 2
     assert "is not yes/no" in capsys.readouterr().err
 
 
@@ -126,7 +124,7 @@ def test_build_bad_input_is_one_line_exit_2(
 ) -> None:
     imported_novel(tmp_path)
     argv = ["arc", "build", "the_river", "--character", "Zed", "--data", str(tmp_path)]
-    assert main([*argv, "--model", "registered:arc-cli"]) == 2
+    assert main([*argv, "--model", "openai:scripted"]) == 2
     err = capsys.readouterr().err
     assert "'Zed' is never mentioned" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "novels/the_river/arcs.jsonl").exists() and model.calls == []

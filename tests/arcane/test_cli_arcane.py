@@ -11,8 +11,7 @@ import pytest
 from arcane_world import imported_novel, prepared_novel
 
 from personae.cli import main
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 def _answer(messages: Any) -> str:
@@ -25,9 +24,8 @@ def _answer(messages: Any) -> str:
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = ScriptedChatModel(responders={"text": _answer})
-    register_model("arcane-cli", scripted)
-    yield scripted
-    unregister_model("arcane-cli")
+    with override_models(scripted):
+        yield scripted
 
 
 def test_prepare_summarizes_once_and_indexes(
@@ -35,12 +33,12 @@ def test_prepare_summarizes_once_and_indexes(
 ) -> None:
     novel = imported_novel(tmp_path)
     argv = ["arcane", "prepare", "the_river", "--data", str(tmp_path)]
-    assert main([*argv, "--model", "registered:arcane-cli"]) == 0
+    assert main([*argv, "--model", "openai:scripted"]) == 0
     rows = [json.loads(x) for x in (novel.folder / "summaries.jsonl").read_text().splitlines()]
     assert sorted(r["chapter"] for r in rows) == [1, 2, 3, 4, 5, 6]
     assert "6 chapters summarized" in capsys.readouterr().out
     calls = len(model.calls)
-    assert main([*argv, "--model", "registered:arcane-cli"]) == 0
+    assert main([*argv, "--model", "openai:scripted"]) == 0
     assert len(model.calls) == calls
     assert "0 chapters summarized (6 already), 0 chunks indexed" in capsys.readouterr().out
 
@@ -51,7 +49,7 @@ def test_act_answers_with_the_arc_as_of_the_chapter(
     prepared_novel(tmp_path)
     argv = ["arcane", "act", "the_river", "Bram offers Ada a boat.", "--character", "Ada"]
     argv += ["--chapter", "2", "--show-prompt", "--data", str(tmp_path)]
-    assert main([*argv, "--model", "registered:arcane-cli"]) == 0
+    assert main([*argv, "--model", "openai:scripted"]) == 0
     out = capsys.readouterr().out
     assert out.strip().endswith("Ada looks at the water and says nothing.")
     # Phase 1 (chapters 3-4) starts after chapter 2: hidden, with the pole_end it leads to.
@@ -80,7 +78,7 @@ def test_act_bad_input_is_one_line_exit_2(
     extra = [e for e in extra if e not in ("--book", "nope")]
     character = [] if "--character" in extra else ["--character", "Ada"]
     argv = ["arcane", "act", book, "A scene.", *character, *extra, "--data", str(tmp_path)]
-    assert main([*argv, "--model", "registered:arcane-cli"]) == 2
+    assert main([*argv, "--model", "openai:scripted"]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert model.calls == []

@@ -15,9 +15,8 @@ from personae.agents.arcane_probe_prep import DecisionVariable, check_decision, 
 from personae.agents.arcane_validators import phasefit_verdict
 from personae.graphs.probe_build import build_graph
 from personae.graphs.probe_cell import ProbeBuildContext, lint_style, verbatim_span
-from personae.llm import register_model, unregister_model
 from personae.memory.arcane_records import ProbeRecord, load_arcs, load_probes
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 ALL = ["in_scenario", "in_world", "out_of_world"]
 
@@ -26,21 +25,20 @@ ALL = ["in_scenario", "in_world", "out_of_world"]
 def script() -> Iterator[tuple[ProbeScript, ScriptedChatModel]]:
     probe_script = ProbeScript()
     scripted = ScriptedChatModel(responders=probe_script.responders())
-    register_model("probe-build", scripted)
-    yield probe_script, scripted
-    unregister_model("probe-build")
+    with override_models(scripted):
+        yield probe_script, scripted
 
 
 async def _build(data: Path, types: list[str] | None = None) -> dict[str, Any]:
     novel = prepared_novel(data)
     write_event_stream(novel)
-    payload = {
+    payload: Any = {
         "novel": "the_river",
         "character": "Ada",
         "axis_id": "final_intra_01",
         "types": types or ALL,
     }
-    context = ProbeBuildContext(data_dir=str(data), builder_model="registered:probe-build")
+    context = ProbeBuildContext(data_dir=str(data), model="openai:scripted")
     result: dict[str, Any] = await build_graph().ainvoke(payload, context=context)
     return result
 
@@ -188,7 +186,7 @@ def test_cli_builds_probes_and_rejects_bad_input(
         "--data",
         str(tmp_path),
         "--model",
-        "registered:probe-build",
+        "openai:scripted",
     ]
     assert main([*argv, "--types", "in_world,out_of_world"]) == 0
     out = capsys.readouterr().out

@@ -14,10 +14,9 @@ from personae.agents.arcane_roleplayer import MODES, arc_payload
 from personae.agents.arcane_timechara import make_hint, parse_chapter, parse_presence
 from personae.errors import InputError
 from personae.graphs.arcane_roleplay import RoleplayContext, graph
-from personae.llm import register_model, unregister_model
 from personae.memory import novel_store
 from personae.memory.novel_chunks import chunk_chapter
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 def _text(messages: Any) -> str:
@@ -32,19 +31,17 @@ def _text(messages: Any) -> str:
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = ScriptedChatModel(responders={"text": _text})
-    register_model("arcane-rp", scripted)
-    yield scripted
-    unregister_model("arcane-rp")
+    with override_models(scripted):
+        yield scripted
 
 
 def _context(data: Path) -> RoleplayContext:
-    return RoleplayContext(data_dir=str(data), model="registered:arcane-rp")
+    return RoleplayContext(data_dir=str(data), model="openai:scripted")
 
 
 async def _run(data: Path, **payload: Any) -> dict[str, Any]:
-    result: dict[str, Any] = await graph.ainvoke(
-        {"novel": "the_river", **payload}, context=_context(data)
-    )
+    request: Any = {"novel": "the_river", **payload}
+    result: dict[str, Any] = await graph.ainvoke(request, context=_context(data))
     return result
 
 
