@@ -54,7 +54,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     config["dependencies"] = [str(ROOT)]
     (folder / "langgraph.json").write_text(json.dumps(config))
     world = {**arc_responders(), **ProbeScript().responders()}
-    responders = {name: _adapt(fn) for name, fn in world.items()}
+    responders: dict[str, Any] = {name: _adapt(fn) for name, fn in world.items()}
+    responders["PhaseJudgement"] = lambda m: {"scores": {"apf": 70, "rpf": 60, "rae": 50}}
+    responders["TrajectoryJudgement"] = lambda m: {
+        "scores": {"ptf_alignment": 40, "ptf_direction": 50, "ptf_shape": 60}
+    }
     fake = FakeOpenAIChat({"text": _answer, **responders})
     with LoopbackWebServer(fake) as llm:
         env = {
@@ -127,3 +131,13 @@ def test_probe_build_runs_through_the_server(server: Server) -> None:
         "oow_a1",
         "oow_a2",
     ]
+
+
+def test_arcane_eval_runs_through_the_server(server: Server, tmp_path: Path) -> None:
+    url, _, data = server
+    context = {"data_dir": str(data), "model": "openai:fake"}
+    payload = {"novels": ["the_river"], "modes": ["vanilla"], "limit": 1, "out_dir": str(tmp_path)}
+    result = _run(url, "arcane_eval", payload, context)
+    assert len(result["done"]) == 1
+    [row] = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert row["mode"] == "vanilla" and row["phases"]
