@@ -4,8 +4,8 @@ Why this shape: the unit of work is (probe, mode, model). ``plan_units`` skips u
 ``results.jsonl`` (a rerun repeats no finished unit) and sends one ``Send`` per remaining unit;
 ``evaluate_unit`` role-plays each available phase at its own query chapter through the
 ``arcane_roleplay`` graph (so the no-future audit runs on every prompt), judges each answer
-with T35 and the trajectory with T36, and appends one line to ``results.jsonl``. LangGraph's
-``max_concurrency`` bounds how many units run at once (the CLI's ``--concurrency``). A judge
+with T35 and the trajectory with T36, and appends one line to ``results.jsonl``. The context's
+``concurrency`` bounds how many units run at once (a semaphore per event loop). A judge
 that fails three times is recorded as missing and counted, never invented (spec default 31).
 Aggregation and reports (``evals/arcane_metrics.py``, ``evals/arcane_report.py``) read the file.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import operator
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -61,6 +62,8 @@ class ArcaneEvalContext(ArcaneContext):
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
     """Summaries shown: chapters qc-4..qc."""
+    concurrency: int = 8
+    """(probe, mode) units evaluated at once (the paper's judge pool: 200 threads)."""
 
     def __post_init__(self) -> None:
         """Fill the judge from PERSONAE_JUDGE_MODEL (this is the edge)."""
@@ -182,7 +185,7 @@ async def plan_units(state: EvalState, runtime: Runtime[ArcaneEvalContext]) -> d
 
 
 def route_units(state: EvalState) -> list[Send] | Literal["__end__"]:
-    """One Send per unit (LangGraph's max_concurrency bounds how many run at once)."""
+    """One Send per unit (``concurrency`` bounds how many run at once)."""
     sends = [Send("evaluate_unit", u) for u in state["units"]]
     return sends if sends else "__end__"
 
@@ -266,9 +269,25 @@ async def _judge_trajectory(
     }, usage
 
 
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def gate(limit: int) -> asyncio.Semaphore:
+    """The semaphore bounding concurrent units on this event loop (one per limit)."""
+    loop = asyncio.get_running_loop()
+    return _GATES.setdefault(loop, {}).setdefault(max(1, limit), asyncio.Semaphore(max(1, limit)))
+
+
 async def evaluate_unit(state: Unit, runtime: Runtime[ArcaneEvalContext]) -> dict[str, Any]:
     """Role-play each available phase, judge each answer (T35) and the trajectory (T36)."""
-    context, probe = runtime.context, state["probe"]
+    async with gate(runtime.context.concurrency):
+        return await _evaluate(state, runtime.context)
+
+
+async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
+    probe = state["probe"]
     available = [p for p in probe.phase_responses if not p.unavailable]
     played = await asyncio.gather(*(_roleplay(state, p, context) for p in available))
     judged = await asyncio.gather(

@@ -30,7 +30,7 @@ class ArcaneContext(LLMContext):
     """Folder holding novels/. Empty: PERSONAE_DATA_DIR, else ./data."""
     cache_dir: str = ""
     """LLM answer cache folder (answers under arcane/). Empty: PERSONAE_CACHE_DIR, else
-    ~/.cache/personae."""
+    ~/.cache/personae; "none": no cache (every call is made)."""
 
     def __post_init__(self) -> None:
         """Fill the folders the run left empty from the environment (this is the edge)."""
@@ -41,8 +41,8 @@ class ArcaneContext(LLMContext):
         object.__setattr__(self, "cache_dir", cache)
 
     def cache(self) -> CallCache:
-        """The answer cache of this run."""
-        return CallCache(Path(self.cache_dir) / "arcane")
+        """The answer cache of this run (disabled by ``cache_dir="none"``)."""
+        return CallCache(None if self.cache_dir == "none" else Path(self.cache_dir) / "arcane")
 
     def model_for(self, spec: str = "") -> tuple[BaseChatModel, str]:
         """The chat model of ``spec`` (empty: the strong model) and its cache name.

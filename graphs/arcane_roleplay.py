@@ -163,7 +163,7 @@ def _stamp(folder: Path) -> tuple[float, ...]:
 
 def load_resources(data_dir: str, book: str, embedding: str) -> NovelResources:
     """The novel's resources, cached until one of its files changes (blocking: use a thread)."""
-    novel = open_novel(Path(data_dir), book)
+    novel = open_novel(Path(data_dir), book)  # cached; a one-line error for an unknown book
     return _cached(str(novel.folder), embedding, _stamp(novel.folder))
 
 

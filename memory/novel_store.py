@@ -8,6 +8,7 @@ later chapter (ARCANE's no-future-read invariant, as the BOOKMARKS tests do for 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -152,7 +153,11 @@ def known_novels(data_dir: Path) -> list[str]:
 
 
 def open_novel(data_dir: Path, book: str) -> Novel:
-    """The novel named ``book`` (slug or title) under ``data_dir``; one-line error if unknown."""
+    """The novel named ``book`` (slug or title) under ``data_dir``; one-line error if unknown.
+
+    Parsed once per version of its files: graphs open the novel in every node, and a long
+    novel's chapters.jsonl takes milliseconds of CPU to parse.
+    """
     folder = novels_root(data_dir) / slugify(book)
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
@@ -161,7 +166,15 @@ def open_novel(data_dir: Path, book: str) -> Novel:
             f"unknown book {book!r} in {data_dir} (imported: {known})",
             "import it first with personae novel import FILE --title TITLE",
         )
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    chapters_path = folder / "chapters.jsonl"
+    stamp = (meta_path.stat().st_mtime_ns, chapters_path.stat().st_mtime_ns)
+    return _parsed(str(folder), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
+    folder = Path(folder_name)
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     chapters = [
         Chapter(int(row["idx"]), str(row["label"]), str(row["text"]))
         for row in map(json.loads, (folder / "chapters.jsonl").read_text("utf-8").splitlines())

@@ -93,6 +93,7 @@ def run_arcane(args: argparse.Namespace) -> int:
             judge_model=models.specs["judge"],
             judge_include_thought=not args.no_thought,
             embedding=args.embedding,
+            concurrency=args.concurrency,
             **{**fields, "model": model},
         )
         payload: Any = {
@@ -101,9 +102,7 @@ def run_arcane(args: argparse.Namespace) -> int:
             "limit": args.limit,
             "out_dir": str(args.out),
         }
-        result = asyncio.run(
-            build_graph().ainvoke(payload, {"max_concurrency": args.concurrency}, context=context)
-        )
+        result = asyncio.run(build_graph().ainvoke(payload, context=context))
         calls = sum(u["llm_calls"] for u in result["usage"])
         sys.stderr.write(
             f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
