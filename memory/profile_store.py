@@ -77,6 +77,10 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "rounds": rounds,
         "usage": dict(result.get("usage", {})),
+        # What the citation check dropped: facts their passages do not state, prose sentences
+        # no kept fact supports.
+        "unsupported_facts": list(result.get("unsupported_facts", [])),
+        "prose_check": dict(result.get("prose_check", {})),
         "stop_reason": result.get("stop_reason", ""),
         "notices": list(result.get("notices", [])),
         "wiki_page": result.get("wiki_page"),
@@ -96,6 +100,19 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             lines.append("")
     if document.get("conflicts"):
         lines += ["## Conflicts resolved", *[f"- {c}" for c in document["conflicts"]], ""]
+    prose = document.get("prose_check") or {}
+    if prose.get("sentences"):
+        dropped = prose.get("dropped", [])
+        lines += [
+            "## Citation check",
+            f"{prose['sentences']} sentences checked against the kept facts: "
+            f"{prose['supported']} supported, {prose['no_claim']} without a claim, "
+            f"{len(dropped)} dropped; "
+            f"{len(document.get('unsupported_facts', []))} facts dropped (their cited passage "
+            "does not state them).",
+            *[f"- dropped: {sentence}" for sentence in dropped],
+            "",
+        ]
     lines.append("## Sources")
     lines += [f"- **{s['id']}** [{s['title']}]({s['url']})" for s in document["sources"]]
     return "\n".join(lines) + "\n"

@@ -79,7 +79,7 @@ def test_writes_profile_markdown_and_valid_card(
         assert all(f["source_ids"] and set(f["source_ids"]) <= ids for f in facts)
     assert document["rounds"][0]["queries"] and document["rounds"][0]["notes"]
     assert document["rounds"][0]["coverage"]["identity"] == 0.9
-    assert document["usage"]["llm_calls"] == 4 and document["usage"]["searches"] == 14
+    assert document["usage"]["llm_calls"] == 7 and document["usage"]["searches"] == 14
     card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
     assert card_problems(card) == []
     assert card["data"]["name"] == card["name"] == "Kenshiro"

@@ -44,7 +44,43 @@ def register(commands: Any) -> None:
     parser.add_argument("--franchise", help="franchise that disambiguates the name")
     parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
-    parser.add_argument("--max-rounds", type=int, default=3, help="search round cap (default 3)")
+    parser.add_argument(
+        "--method",
+        choices=("paper", "planned"),
+        default="planned",
+        help="paper: CharacterHub's R1/R2 deep search and Table 8 rewrite; planned (default): "
+        "our per-dimension planner with coverage reflection",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=3,
+        help="search round cap (default 3); with --method paper, 1 runs R1 only (ablation)",
+    )
+    parser.add_argument("--max-results", type=int, default=5, help="results per search")
+    parser.add_argument(
+        "--search-depth", choices=("basic", "advanced"), default="advanced", help="Tavily depth"
+    )
+    parser.add_argument(
+        "--raw-content-results",
+        type=int,
+        default=2,
+        help="top web results per search kept as whole page text (default 2)",
+    )
+    parser.add_argument(
+        "--passage-chars", type=int, default=6000, help="cap of one passage's text"
+    )
+    parser.add_argument(
+        "--evidence-chars",
+        type=int,
+        default=60_000,
+        help="passage text shown to the model in one call",
+    )
+    parser.add_argument(
+        "--no-check-citations",
+        action="store_true",
+        help="keep facts and sentences without checking them against their passages",
+    )
     parser.add_argument(
         "--exclude-url", action="append", default=[], help="page never used as a source"
     )
@@ -67,8 +103,12 @@ def thread_id(row: BatchRow, context: ProfilerContext, models: tuple[str, str]) 
 def _check_options(args: argparse.Namespace) -> None:
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
-    if args.max_rounds < 1 or args.concurrency < 1:
-        raise InputError("--max-rounds and --concurrency must be at least 1", "pass 1 or more")
+    for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise InputError(f"{name} must be at least 1", "pass 1 or more")
+    if args.raw_content_results < 0:
+        raise InputError("--raw-content-results must be 0 or more", "pass 0 or more")
 
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
@@ -80,9 +120,17 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         fast_model=specs["fast"],
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
+        method=args.method,
         max_rounds=args.max_rounds,
+        max_results=args.max_results,
+        search_depth=args.search_depth,
+        raw_content_results=args.raw_content_results,
+        passage_chars=args.passage_chars,
+        evidence_chars=args.evidence_chars,
+        check_citations=not args.no_check_citations,
         exclude_urls=tuple(args.exclude_url),
         cache_dir=str(settings.cache_dir),
+        fandom_template=settings.fandom_template,
     )
 
 
@@ -102,8 +150,20 @@ def describe(node: str, update: Any) -> str | None:
         )
     if node == "check_stop_rules" and update.get("stop_reason"):
         return f"stopped: {update['stop_reason']}"
-    if node == "rewrite_profile":
+    if node == "write_paper_document" and update.get("documents"):
+        record = update["rounds"][0]
+        return (
+            f"R{record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, document written"
+        )
+    if node in ("rewrite_profile", "rewrite_paper_profile"):
         return "profile written"
+    if node == "verify_profile":
+        usage = update.get("usage", {})
+        return (
+            f"citation check: {usage.get('facts_unsupported', 0)} facts and "
+            f"{usage.get('sentences_unsupported', 0)} sentences dropped"
+        )
     return None
 
 
