@@ -67,9 +67,7 @@ def register(commands: Any) -> None:
         default=2,
         help="top web results per search kept as whole page text (default 2)",
     )
-    parser.add_argument(
-        "--passage-chars", type=int, default=6000, help="cap of one passage's text"
-    )
+    parser.add_argument("--passage-chars", type=int, default=6000, help="cap of one passage's text")
     parser.add_argument(
         "--evidence-chars",
         type=int,
