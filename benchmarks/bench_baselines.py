@@ -29,10 +29,9 @@ from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.baseline_eta import ETAContext
 from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
-from personae.llm import register_model
 from personae.memory.scene_pairs import ScenePairStore
 from personae.memory.storyline import load_storyline
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 HARUHI = (
     Path(__file__).resolve().parents[1].parent
@@ -60,12 +59,12 @@ def scripted_model() -> ScriptedChatModel:
 
 async def story_order(method: str, graph: Any, context_type: Any, memory: str) -> None:
     """Every test instance in story order, one memory shared by all of them."""
-    register_model("bench", scripted_model())
+    override_models(scripted_model())
     story = load_storyline(HARUHI)
     context = context_type(
         storyline_path=str(HARUHI),
-        model="registered:bench",
-        fast_model="registered:bench",
+        model="openai:scripted",
+        fast_model="openai:scripted",
         memory_dir=memory,
     )
     totals: dict[str, int] = {}

@@ -35,12 +35,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from personae.graphs.bookmarks import BookmarksContext, graph
-from personae.llm import register_model
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.lexical import content_tokens
 from personae.memory.storyline import Storyline, open_storyline
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"
 STORYLINE = SHARED / "title2action_series.haruhi.json"
@@ -195,7 +194,7 @@ async def one_step(
 
 async def run(args: argparse.Namespace) -> None:
     model = scripted_model()
-    register_model("bench-scripted", model)
+    override_models(model)
     todo = instances(args.storyline, args.characters, args.limit)
     totals: Counter[str] = Counter()
     leaks, match_ms = 0, []
@@ -208,8 +207,8 @@ async def run(args: argparse.Namespace) -> None:
         context = BookmarksContext(
             storyline_path=str(args.storyline),
             memory_dir=memory,
-            model="registered:bench-scripted",
-            fast_model="registered:bench-scripted",
+            model="openai:scripted",
+            fast_model="openai:scripted",
         )
         start = time.perf_counter()
         for position, character in todo:

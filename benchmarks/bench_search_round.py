@@ -18,13 +18,17 @@ import asyncio
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from personae.agents.query_planner import DIMENSION_KEYWORDS, DIMENSIONS
-from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from personae.graphs.profiler_sources import search_once
 from personae.graphs.profiler_state import ProfilerContext
 from personae.loopback import LoopbackWebServer
+
+# The fake web is a test fixture (tests/fake_web.py), not part of the shipped package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_web import FakeMediaWiki, FakeTavily, FakeWeb  # noqa: E402
 
 KENSHIRO = """<p>Kenshiro is the successor of Hokuto Shinken, from Fist of the North Star.</p>
 <h2>Appearance</h2><p>Kenshiro has seven scars on his chest.</p>

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from personae.fake_web import FakeMediaWiki
 from personae.loopback import LoopbackWebServer
 from personae.tools.http import PoliteHttpClient
 from personae.tools.wiki import MediaWikiClient
+
+# The fake web is a test fixture (tests/fake_web.py), not part of the shipped package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_web import FakeMediaWiki  # noqa: E402
 
 QUERIES = ("Kenshiro personality", "Hokuto brothers rivalry", "Nanto Seiken fighter")
 

@@ -30,8 +30,8 @@ from personae.evals.bookmarks_report import write_report
 from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
-from personae.llm import resolve_chat_model
 from personae.memory.storyline import Storyline, open_storyline
+from personae.run_context import LLMContext
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -116,13 +116,21 @@ class BenchConfig:
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
-    model_names: Mapping[str, str] = field(default_factory=dict)
-    """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
-    the specs are ``registered:`` aliases."""
+    openai_base_url: str = ""
+    """OpenAI-compatible server of the three models; empty: ``OPENAI_BASE_URL``, else OpenAI."""
+    temperature: str = ""
+    """Sampling temperature per role (``strong=0.7,judge=0``); empty: ``PERSONAE_TEMPERATURE``."""
+    top_p: str = ""
+    """Nucleus sampling top-p per role; empty: ``PERSONAE_TOP_P``."""
+    judge_cache_name: str = ""
+    """The judge's name in the verdict cache and records (the CLI adds the server to the spec:
+    the same model name on another server is another judge); default ``judge_model``."""
 
     def name_of(self, role: str) -> str:
         """The model name recorded for ``role`` (``model``, ``fast_model``, ``judge_model``)."""
-        return self.model_names.get(role) or str(getattr(self, role))
+        if role == "judge_model" and self.judge_cache_name:
+            return self.judge_cache_name
+        return str(getattr(self, role))
 
 
 class ProgressSink(Protocol):
@@ -303,6 +311,17 @@ def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
     return opened
 
 
+def _models(config: BenchConfig) -> LLMContext:
+    """The server and sampling settings of the run's models (environment for what is unset)."""
+    return LLMContext(
+        model=config.model,
+        fast_model=config.fast_model,
+        openai_base_url=config.openai_base_url,
+        temperature=config.temperature,
+        top_p=config.top_p,
+    )
+
+
 def _check_config(config: BenchConfig) -> None:
     check_judge(config.judge)
     if not config.storylines:
@@ -445,7 +464,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         (s for s, _ in storylines.values()), config.characters, config.limit, config.scene_size
     )
     methods = {name: load_method(name) for name in dict.fromkeys(config.methods)}
-    judge_model = resolve_chat_model(config.judge_model)
+    judge_model = _models(config).chat_model(config.judge_model, "judge")
     results_path = config.out_dir / RESULTS_FILE
     records, notes = read_results(results_path)
     notes += _model_mismatches(records, config, set(methods))
@@ -484,6 +503,9 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
                     storyline_path=storylines[artifact][1],
                     model=config.model,
                     fast_model=config.fast_model,
+                    openai_base_url=config.openai_base_url,
+                    temperature=config.temperature,
+                    top_p=config.top_p,
                     memory_dir=str(memory_root / method),
                     scene_size=config.scene_size,
                 )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from typing_extensions import TypedDict
 
-from personae.settings import DEFAULT_FAST_MODEL, DEFAULT_MODEL
+from personae.run_context import LLMContext, described
 
 
 class ActInput(TypedDict):
@@ -35,16 +35,16 @@ class ActOutput(TypedDict):
     specific ones (``reuse``, ``derive``, ``new``, ``actions_read``, ``actions_from_scratch``)."""
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ActingContext:
-    """Run settings shared by every method; method contexts subclass it."""
+class ActingContext(LLMContext):
+    """Run settings shared by every method; method contexts subclass it.
+
+    The strong model acts; the fast one does routine calls (matching, sync checks).
+    """
 
     storyline_path: str
     """BOOKMARKS release JSON or JSONL file of the storyline."""
-    model: str = DEFAULT_MODEL
-    """Strong model (``provider:model``) for acting."""
-    fast_model: str = DEFAULT_FAST_MODEL
-    """Cheap model for routine calls (matching, sync checks)."""
     memory_dir: str | None = None
     """Directory of the persistent Chroma store; ``None`` keeps memory in process."""
     scene_size: int = 10

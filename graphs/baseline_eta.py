@@ -38,11 +38,13 @@ from personae.graphs.baseline_vanilla import (
     check_positive,
     check_target,
 )
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.eta_profile_store import ChunkFacts, ETAProfile
 from personae.memory.storyline import StoryAction, Storyline, open_storyline
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the ETA baseline."""
@@ -58,6 +60,7 @@ class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         fields = ("scene_size", "chunk", "rebuild_every", "max_facts", "extract_concurrency")
         check_positive(self, *fields)
 
@@ -158,7 +161,7 @@ async def _extract_one(
     if mentions(chunk, character):
         async with gate:
             facts, usage = await extract_facts(
-                resolve_chat_model(context.fast_model),
+                context.llm("fast"),
                 character=character,
                 story=storyline.name,
                 chunk=chunk,
@@ -215,7 +218,7 @@ async def aggregate_chunks(state: ETAState, runtime: Runtime[ETAContext]) -> dic
     usage = LLMUsage()
     if any(facts for _, facts in chunks):
         statements, usage = await aggregate_profile(
-            resolve_chat_model(context.fast_model),
+            context.llm("fast"),
             character=character,
             story=open_storyline(context.storyline_path).name,
             chunks=chunks,

@@ -24,8 +24,10 @@ from personae.graphs.baseline_resources import scene_pairs_for
 from personae.graphs.baseline_vanilla import BaselineState, act_next, check_positive, check_target
 from personae.memory.scene_pairs import ScenePair
 from personae.memory.storyline import open_storyline
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the RICL baseline."""
@@ -35,6 +37,7 @@ class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         check_positive(self, "scene_size", "k_pairs")
 
 

@@ -21,16 +21,18 @@ from typing_extensions import TypedDict
 from personae.agents.actor import act
 from personae.errors import ConfigurationError
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
-from personae.llm import resolve_chat_model
 from personae.memory.storyline import open_storyline
+from personae.run_context import described
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class VanillaContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the Vanilla baseline: the shared acting settings, nothing more."""
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         check_positive(self, "scene_size")
 
 
@@ -76,7 +78,7 @@ async def act_next(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any
     storyline = open_storyline(context.storyline_path)
     scene = storyline.scene(state["position"], context.scene_size)
     action, usage = await act(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=state["character"],
         story=storyline.name,
         scene=scene,

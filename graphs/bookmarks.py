@@ -34,10 +34,11 @@ from personae.errors import ConfigurationError
 from personae.graphs import bookmark_sync
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import Storyline
+from personae.run_context import described
 
 STAT_KEYS = (
     "reuse",
@@ -55,6 +56,7 @@ STAT_KEYS = (
 _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
 class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
@@ -83,6 +85,7 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
     def __post_init__(self) -> None:
         """Reject impossible settings when the context is built, not mid-run."""
+        super().__post_init__()
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
@@ -156,7 +159,7 @@ async def propose_questions(
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
     questions, usage = await ask_proposer(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=character,
         story=storyline.name,
         scene=storyline.scene(target, context.scene_size),
@@ -199,7 +202,7 @@ async def match_bookmarks(
     """Match every question to the bank's candidates: reuse, derive, or start a new bookmark."""
     context, bank = runtime.context, _resources(runtime).bank
     target, character = state["position"], state["character"]
-    fast_model = resolve_chat_model(context.fast_model)
+    fast_model = context.llm("fast")
     # Chroma queries block: run them in threads so other characters' steps keep moving.
     pools = await asyncio.gather(
         *(
@@ -272,8 +275,8 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
         storyline=resources.storyline,
         index=resources.index,
         settings=settings,
-        fast_model=resolve_chat_model(context.fast_model),
-        model=resolve_chat_model(context.model),
+        fast_model=context.llm("fast"),
+        model=context.llm("strong"),
     )
     scratch = bookmark_sync.actions_from_scratch(
         bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings
@@ -346,7 +349,7 @@ async def act_in_character(
     context, storyline = runtime.context, _resources(runtime).storyline
     target = state["position"]
     action, usage = await act(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         character=state["character"],
         story=storyline.name,
         scene=storyline.scene(target, context.scene_size),

@@ -56,7 +56,6 @@ from personae.graphs.profiler_state import (
     SearchTask,
     SearchTool,
 )
-from personae.llm import resolve_chat_model
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -114,7 +113,7 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
     """Round-1 queries: at least one per dimension, each naming the character (fast model)."""
     context = runtime.context
     queries, usage = await plan_search_queries(
-        resolve_chat_model(context.fast_model),
+        context.llm("fast"),
         name=state["name"],
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
@@ -190,7 +189,7 @@ async def summarize_evidence(
     if ids:
         shown = [(i, everything[i]["title"], everything[i]["content"]) for i in ids]
         facts, used = await summarize_round(
-            resolve_chat_model(context.fast_model),
+            context.llm("fast"),
             name=state["name"],
             franchise=state.get("franchise"),
             sources=shown,
@@ -200,9 +199,7 @@ async def summarize_evidence(
         usage = used.as_dict()
         if context.check_citations and facts:
             texts = {i: str(s["content"]) for i, s in everything.items()}
-            facts, dropped, checked = await check_citations(
-                resolve_chat_model(context.fast_model), facts, texts
-            )
+            facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
             usage = {
                 **(used + checked).as_dict(),
                 "facts_checked": len(facts) + len(dropped),
@@ -230,7 +227,7 @@ async def reflect_coverage(
     grouped = facts_by_dimension(state["facts"])
     done = list(dict.fromkeys(s["query"] for s in state["searches"]))
     review, usage = await review_coverage(
-        resolve_chat_model(context.fast_model),
+        context.llm("fast"),
         name=state["name"],
         franchise=state.get("franchise"),
         facts_by_dimension=grouped,
@@ -312,7 +309,7 @@ async def rewrite_profile(
     known = {s["id"] for s in sources}
     grouped = facts_by_dimension(state.get("facts", []))
     draft, usage = await rewrite_first_person(
-        resolve_chat_model(runtime.context.model),
+        runtime.context.llm("strong"),
         name=state["name"],
         franchise=state.get("franchise"),
         facts_by_dimension=grouped,

@@ -18,7 +18,7 @@ from personae.agents.prose_checker import check_prose
 from personae.agents.query_planner import DIMENSIONS
 from personae.errors import RemoteError
 from personae.graphs.profiler_state import ProfilerContext, ProfilerState
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 
 
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
@@ -31,7 +31,7 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
     profile: str = state["profile"]
     prose: dict[str, Any] = {}
     if context.check_citations:
-        model = resolve_chat_model(context.fast_model)
+        model = context.llm("fast")
         kept, dropped, usage = await check_citations(model, facts, passages)
         profile, prose, used = await check_prose(model, profile, [f.text for f in kept])
         usage = usage + used

@@ -20,7 +20,6 @@ from personae.agents.profile_rewriter import rewrite_paper_profile
 from personae.errors import InputError
 from personae.graphs.profiler_evidence import assign_source_ids, passages_text
 from personae.graphs.profiler_state import ProfilerContext, ProfilerState
-from personae.llm import resolve_chat_model
 from personae.tools.web_search import normalize_url
 
 
@@ -40,7 +39,7 @@ async def propose_paper_searches(
     """The agent's searches for this round (Table 7 first or iterative instruction)."""
     context = runtime.context
     queries, usage = await propose_searches(
-        resolve_chat_model(context.model),
+        context.llm("strong"),
         entity=state["name"],
         franchise=state.get("franchise"),
         canon=state["canon"],
@@ -69,7 +68,7 @@ async def write_paper_document(
     document, usage = first or "", {}
     if shown:
         document, used = await write_document(
-            resolve_chat_model(context.model),
+            context.llm("strong"),
             entity=state["name"],
             franchise=state.get("franchise"),
             canon=state["canon"],
@@ -120,7 +119,7 @@ async def rewrite_paper_profile_node(
         )
     known = {s["id"] for s in sources}
     draft, usage = await rewrite_paper_profile(
-        resolve_chat_model(runtime.context.model),
+        runtime.context.llm("strong"),
         name=state["name"],
         document=drinfo,
         known_ids=known,

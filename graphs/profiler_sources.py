@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, RemoteError
-from personae.settings import load_settings, user_agent
+from personae.settings import user_agent
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
 from personae.tools.web_search import TavilySearch
@@ -49,7 +49,7 @@ class SearchOutcome:
 
 def web_search_enabled(context: ProfilerContext) -> bool:
     """True when web search is wanted and ``TAVILY_API_KEY`` is set."""
-    return context.web_search and bool(load_settings().tavily_api_key)
+    return context.web_search and bool(context.tavily_api_key)
 
 
 def _configured_hosts(*urls: str | None) -> list[str]:
@@ -62,10 +62,9 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     Wiki and result-page hosts get one request at a time across all the run's searches; the
     Tavily API, built for concurrent clients, does not.
     """
-    settings = load_settings()
     template_host = context.fandom_template.replace("{slug}", "x")
     return PoliteHttpClient(
-        user_agent=user_agent(settings),
+        user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
         allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url, template_host),
         parallel_hosts=_configured_hosts(context.tavily_base_url),
@@ -86,7 +85,7 @@ async def search_once(
         try:
             if tool == "web":
                 web = TavilySearch(
-                    api_key=load_settings().tavily_api_key,
+                    api_key=context.tavily_api_key,
                     http=http,
                     base_url=context.tavily_base_url,
                     search_depth=context.search_depth,
@@ -128,7 +127,7 @@ async def find_character(
     async with make_http(context, wiki_url) as http:
         searcher = (
             TavilySearch(
-                api_key=load_settings().tavily_api_key, http=http, base_url=context.tavily_base_url
+                api_key=context.tavily_api_key, http=http, base_url=context.tavily_base_url
             )
             if web
             else None

@@ -9,12 +9,8 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
-from personae.settings import (
-    DEFAULT_FANDOM_TEMPLATE,
-    DEFAULT_FAST_MODEL,
-    DEFAULT_MODEL,
-    DEFAULT_TAVILY_BASE_URL,
-)
+from personae.run_context import LLMContext, described
+from personae.settings import load_settings
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -137,18 +133,20 @@ class SearchTask(TypedDict):
     """Wiki to search (``tool == "wiki"``)."""
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class ProfilerContext:
-    """Run settings of one profile; the CLI fills defaults from the environment."""
+class ProfilerContext(LLMContext):
+    """Run settings of one profile.
+
+    The strong model writes the profile (and is the ``paper`` method's search agent); the fast
+    one plans, summarizes, reflects and checks citations.
+    """
 
     method: ProfilingMethod = "planned"
     """``paper`` (CharacterHub's R¹/R² search and Table 8 rewrite) or ``planned`` (ours)."""
-    model: str = DEFAULT_MODEL
-    """Strong model (``provider:model``) for the rewrite (and the paper's search agent)."""
-    fast_model: str = DEFAULT_FAST_MODEL
-    """Cheap model for planning, summarizing, reflecting."""
-    tavily_base_url: str = DEFAULT_TAVILY_BASE_URL
-    """Tavily API root (the key is read from ``TAVILY_API_KEY`` at the edge)."""
+    tavily_base_url: str = ""
+    """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
+    from TAVILY_API_KEY, never from a run's context."""
     web_search: bool = True
     """Use web search when a Tavily key is set."""
     max_rounds: int = 3
@@ -179,11 +177,35 @@ class ProfilerContext:
     check_citations: bool = True
     """Check each fact against the passage it cites and each prose sentence against the kept
     facts (fast model); unsupported ones are dropped and counted."""
-    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
-    """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery)."""
+    fandom_template: str = ""
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery). Empty:
+    PERSONAE_FANDOM_TEMPLATE, else https://{slug}.fandom.com."""
     exclude_urls: tuple[str, ...] = ()
     """Pages never used as sources (evaluation without leakage)."""
-    cache_dir: str | None = None
-    """HTTP disk cache; ``None`` disables caching."""
+    cache_dir: str | None = ""
+    """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
+    ~/.cache/personae; null disables caching."""
     search_concurrency: int = 8
     """Searches running at once."""
+    contact: str = ""
+    """Contact put in the User-Agent of every web request. Empty: PERSONAE_CONTACT, else the
+    project URL."""
+
+    def __post_init__(self) -> None:
+        """Fill models, Tavily and cache from the environment where the run left them empty."""
+        super().__post_init__()
+        settings = load_settings()
+        object.__setattr__(
+            self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
+        )
+        if self.cache_dir == "":
+            object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        if not self.fandom_template:
+            object.__setattr__(self, "fandom_template", settings.fandom_template)
+        object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
+
+    @property
+    def tavily_api_key(self) -> str | None:
+        """The Tavily key read from ``TAVILY_API_KEY`` when the context was built."""
+        key: str = getattr(self, "_tavily_api_key", "")
+        return key or None

@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "personae.commands.bench",
     "personae.commands.act",
     "personae.commands.data",
+    "personae.commands.persona",
+    "personae.commands.chat",
 )
 
 

@@ -8,9 +8,9 @@ are retried with the error fed back, and usage is counted so graphs can enforce 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -18,16 +18,67 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
 from personae.errors import ConfigurationError, RemoteError
-from personae.settings import Settings
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
-_REGISTERED: dict[str, BaseChatModel] = {}
+_EVERY_SPEC = "*"
+_OVERRIDES: dict[str, BaseChatModel] = {}
+"""Models injected by :func:`override_models`, by spec (``*``: every spec)."""
 
 NO_MODEL_HINT = (
     "set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server: vLLM, "
     "Ollama, llama.cpp), and optionally PERSONAE_MODEL / PERSONAE_FAST_MODEL as provider:model"
 )
+
+
+ModelRole = Literal["strong", "fast", "judge"]
+"""The three model roles: strong (writing, acting), fast (routine calls), judge (evals)."""
+ROLES: tuple[ModelRole, ...] = ("strong", "fast", "judge")
+SAMPLING_VARIABLES = {"temperature": "PERSONAE_TEMPERATURE", "top_p": "PERSONAE_TOP_P"}
+"""Sampling settings and the variable each is read from (the flags ``--temperature``/``--top-p``
+win). A value is either one number for every role (``0.7``) or per role
+(``judge=0,strong=0.85``), or both (``0.7,judge=0``)."""
+_SAMPLING_RANGE = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def parse_sampling(text: str, setting: str) -> dict[ModelRole, float]:
+    """``{role: value}`` from ``0.7``, ``judge=0,strong=0.85`` or ``0.7,judge=0``.
+
+    Raises:
+        ConfigurationError: A value is not a number in range, or names an unknown role.
+    """
+    low, high = _SAMPLING_RANGE[setting]
+    values: dict[ModelRole, float] = {}
+    fix = f"write {setting} as 0.7 or judge=0,strong=0.85 (roles: {', '.join(ROLES)})"
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        role, sep, number = part.rpartition("=") if "=" in part else ("", "", part)
+        try:
+            value = float(number)
+        except ValueError:
+            raise ConfigurationError(f"{setting} {part!r} is not a number", fix) from None
+        if not low <= value <= high:
+            raise ConfigurationError(f"{setting} {value} is outside {low}-{high}", fix)
+        if sep and role.strip() not in ROLES:
+            raise ConfigurationError(f"{setting} names an unknown role {role!r}", fix)
+        targets: tuple[ModelRole, ...] = (role.strip(),) if sep else ROLES  # type: ignore[assignment]
+        for target in targets:
+            if sep or target not in values:
+                values[target] = value
+    return values
+
+
+def with_sampling(model: BaseChatModel, sampling: Mapping[str, float]) -> BaseChatModel:
+    """``model`` with its sampling fields set (a copy); models without such fields unchanged."""
+    fields = type(model).model_fields
+    update = {k: v for k, v in sampling.items() if k in fields}
+    return model.model_copy(update=update) if update else model
+
+
+def sampling_text(sampling: Mapping[ModelRole, Mapping[str, float]], setting: str) -> str:
+    """``{role: {setting: value}}`` back in :func:`parse_sampling`'s form (``strong=0.7,...``)."""
+    return ",".join(
+        f"{role}={values[setting]}" for role, values in sampling.items() if setting in values
+    )
 
 
 @dataclass(frozen=True)
@@ -59,51 +110,79 @@ class LLMUsage:
         }
 
 
-def register_model(name: str, model: BaseChatModel) -> None:
-    """Make ``model`` resolvable as ``registered:<name>`` (tests, embedding apps, servers)."""
-    _REGISTERED[name] = model
+def override_models(
+    model: BaseChatModel | None = None, *, specs: Mapping[str, BaseChatModel] | None = None
+) -> ModelOverride:
+    """Make :func:`resolve_chat_model` answer with these models instead of building clients.
 
-
-def unregister_model(name: str) -> None:
-    """Forget a model registered with :func:`register_model`."""
-    _REGISTERED.pop(name, None)
-
-
-def resolve_chat_model(
-    spec: str | BaseChatModel, settings: Settings | None = None
-) -> BaseChatModel:
-    """Return the chat model for ``spec``: an instance, ``registered:name`` or ``openai:model``.
-
-    ``openai`` covers every OpenAI-compatible server through ``OPENAI_BASE_URL``. Raises
-    :class:`ConfigurationError` naming the setting to fix when no model can be built.
+    The one way tests (and apps testing themselves) inject a model into graphs, tools and the
+    CLI: ``model`` answers every spec, ``specs`` answers the named ones (``openai:judge``) and
+    wins over ``model``. Takes effect at once and adds to earlier overrides; leaving the
+    returned context manager (``with override_models(...)``) restores the earlier ones, and
+    :func:`reset_model_overrides` clears all (Personae's test suite does it after every test).
+    Re-exported by :mod:`personae.testing`.
     """
-    if isinstance(spec, BaseChatModel):
-        return spec
+    return ModelOverride(model, dict(specs or {}))
+
+
+def reset_model_overrides() -> None:
+    """Forget every :func:`override_models` override."""
+    _OVERRIDES.clear()
+
+
+class ModelOverride:
+    """An applied :func:`override_models`; as a context manager, undone on exit."""
+
+    def __init__(self, model: BaseChatModel | None, specs: dict[str, BaseChatModel]) -> None:
+        self._before = dict(_OVERRIDES)
+        if model is not None:
+            _OVERRIDES[_EVERY_SPEC] = model
+        _OVERRIDES.update(specs)
+
+    def __enter__(self) -> ModelOverride:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _OVERRIDES.clear()
+        _OVERRIDES.update(self._before)
+
+
+def _parse_spec(spec: str) -> str:
+    """The model name of an ``openai:<model>`` spec; a one-line error for anything else."""
     provider, sep, name = spec.partition(":")
     if not sep or not name:
         raise ConfigurationError(
             f"model {spec!r} is not a provider:model string",
             "write it like openai:gpt-4.1 (PERSONAE_MODEL / --model)",
         )
-    if provider == "registered":
-        if name not in _REGISTERED:
-            raise ConfigurationError(
-                f"no model registered as {name!r}", "call register_model first"
-            )
-        return _REGISTERED[name]
     if provider != "openai":
         raise ConfigurationError(
             f"unknown model provider {provider!r} in {spec!r}",
             "use openai:<model> with OPENAI_BASE_URL for any OpenAI-compatible server",
         )
-    if settings is None:
-        from personae.settings import load_settings
+    return name
 
-        settings = load_settings()
-    if not settings.openai_api_key and not settings.openai_base_url:
+
+def resolve_chat_model(
+    spec: str | BaseChatModel, *, base_url: str | None = None, api_key: str | None = None
+) -> BaseChatModel:
+    """Return the chat model for ``spec``: an instance, or ``openai:<model>`` on a server.
+
+    ``openai`` covers every OpenAI-compatible server (``base_url``; OpenAI itself when unset).
+    The caller passes the server and key it read at the edge: this function reads no
+    environment. Raises :class:`ConfigurationError` naming the setting to fix when no model can
+    be built.
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    name = _parse_spec(spec)
+    overridden = _OVERRIDES.get(spec) or _OVERRIDES.get(_EVERY_SPEC)
+    if overridden is not None:
+        return overridden
+    if not api_key and not base_url:
         raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
     # A shallow copy (microseconds): a caller setting a field changes it for nobody else.
-    return _openai_chat_model(name, settings.openai_api_key, settings.openai_base_url).model_copy()
+    return _openai_chat_model(name, api_key, base_url or None).model_copy()
 
 
 @functools.lru_cache(maxsize=32)

@@ -56,6 +56,24 @@ def _cache_home(env: Mapping[str, str]) -> Path:
     return Path(base) / "personae"
 
 
+def model_specs(
+    model: str | None, fast_model: str | None, env: Mapping[str, str]
+) -> tuple[str, str]:
+    """The strong and fast model specs: the one rule of the CLI, the server and the tools.
+
+    ``model`` and ``fast_model`` are what the run named (flags, a run's context, a tool
+    factory's arguments), empty when it named nothing. Strong: ``model``, ``PERSONAE_MODEL``,
+    ``openai:gpt-4.1``. Fast: ``fast_model``, ``PERSONAE_FAST_MODEL``, ``model``,
+    ``PERSONAE_MODEL``, ``openai:gpt-4.1-mini``: a model named alone also serves as the fast
+    model, as ``PERSONAE_MODEL`` alone does.
+    """
+    env_model = env.get("PERSONAE_MODEL", "").strip()
+    env_fast = env.get("PERSONAE_FAST_MODEL", "").strip()
+    strong = model or env_model or DEFAULT_MODEL
+    fast = fast_model or env_fast or model or env_model or DEFAULT_FAST_MODEL
+    return strong, fast
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from ``env`` (default ``os.environ``); empty strings count as unset."""
     source = os.environ if env is None else env
@@ -93,8 +111,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     )
 
 
-def user_agent(settings: Settings) -> str:
-    """The honest User-Agent sent with every web request."""
+def user_agent(settings: Settings | str) -> str:
+    """The honest User-Agent sent with every web request (``settings`` or a contact)."""
     from personae import __version__
 
-    return f"Personae/{__version__} (+{settings.contact}; character-profiling research bot)"
+    contact = settings if isinstance(settings, str) else settings.contact
+    return f"Personae/{__version__} (+{contact}; character-profiling research bot)"

@@ -1,7 +1,13 @@
-"""Test doubles at the boundary: a scripted chat model and a guard against real network use.
+"""Test doubles at the boundary: a scripted chat model, the model override, a network guard.
 
 Shipped in the package (like pydantic-ai's ``TestModel``) so users can test their own graphs
-built on Personae, and so benchmark scripts can inject latency without a real LLM.
+built on Personae, and so benchmark scripts can inject latency without a real LLM. The one way
+to put a model into Personae's graphs, tools and CLI is :func:`override_models`::
+
+    from personae.testing import ScriptedChatModel, override_models
+
+    with override_models(ScriptedChatModel(responders={...})):
+        await graph.ainvoke(..., context=BookmarksContext(storyline_path=..., model="openai:x"))
 """
 
 from __future__ import annotations
@@ -20,6 +26,18 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
+
+from personae.llm import ModelOverride, override_models, reset_model_overrides
+
+__all__ = [
+    "ModelOverride",
+    "Responder",
+    "ScriptedChatModel",
+    "block_remote_network",
+    "override_models",
+    "prompt_text",
+    "reset_model_overrides",
+]
 
 Responder = Callable[[list[BaseMessage]], Any]
 """Given the prompt, returns a dict/BaseModel (the tool-call args) or a str (plain content)."""

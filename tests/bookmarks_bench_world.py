@@ -21,7 +21,6 @@ from typing_extensions import TypedDict
 from personae.agents.actor import act
 from personae.errors import RemoteError
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
-from personae.llm import resolve_chat_model
 from personae.memory.storyline import open_storyline
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -146,7 +145,7 @@ async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) 
     ACTIVE["max"] = max(ACTIVE["max"], ACTIVE["now"])
     try:
         action, usage = await act(
-            resolve_chat_model(context.model),
+            context.llm("strong"),
             character=character,
             story=storyline.name,
             scene=storyline.scene(position, context.scene_size),

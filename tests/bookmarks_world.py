@@ -17,10 +17,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from personae.graphs.bookmark_resources import forget_resources
-from personae.llm import register_model, unregister_model
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import open_storyline
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 MARKER = re.compile(r"\[(\d+)\]")
 NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
@@ -120,15 +119,15 @@ def scripted_model(**overrides: Any) -> ScriptedChatModel:
 
 
 @contextmanager
-def registered_scripted_model(name: str) -> Iterator[ScriptedChatModel]:
-    """:func:`scripted_model` as ``registered:<name>``; afterwards unregistered and the cached
-    banks forgotten, so the next test opens its own memory folder."""
+def scripted_model_as(name: str) -> Iterator[ScriptedChatModel]:
+    """:func:`scripted_model` injected as ``openai:<name>``; afterwards the cached banks are
+    forgotten, so the next test opens its own memory folder (the override is reset by
+    conftest after every test)."""
     scripted = scripted_model()
-    register_model(name, scripted)
+    override_models(specs={f"openai:{name}": scripted})
     try:
         yield scripted
     finally:
-        unregister_model(name)
         forget_resources()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from personae.testing import block_remote_network
+from personae.testing import block_remote_network, reset_model_overrides
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -16,6 +16,14 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 def _no_remote_network() -> Iterator[None]:
     with block_remote_network():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_model_overrides() -> Iterator[None]:
+    """Every test starts and ends with no injected model (personae.testing.override_models)."""
+    reset_model_overrides()
+    yield
+    reset_model_overrides()
 
 
 @pytest.fixture(autouse=True)

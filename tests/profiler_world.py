@@ -12,10 +12,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from langchain_core.messages import BaseMessage
 
 from personae.agents.query_planner import DIMENSIONS
-from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from personae.graphs.profiler_state import ProfilerContext
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel, prompt_text
@@ -83,10 +83,10 @@ def serve_fake_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServe
 
 
 def profiler_context(server: LoopbackWebServer, model: str, **changes: Any) -> ProfilerContext:
-    """Run settings with the model registered as ``model`` in both roles and the loopback Tavily."""
+    """Run settings with the model injected as ``openai:<model>`` in both roles and the loopback Tavily."""
     return ProfilerContext(
-        model=f"registered:{model}",
-        fast_model=f"registered:{model}",
+        model=f"openai:{model}",
+        fast_model=f"openai:{model}",
         tavily_base_url=server.url,
         **changes,
     )

@@ -10,25 +10,25 @@ from typing import Any
 import pytest
 from bookmarks_world import (
     future_reads,
-    registered_scripted_model,
     scripted_model,
+    scripted_model_as,
     write_storyline,
 )
+from fake_openai import FakeOpenAIChat
 from langchain_core.messages import convert_to_messages
 
 from personae.cli import main
-from personae.fake_openai import FakeOpenAIChat
 from personae.graphs.bookmark_resources import forget_resources
 from personae.llm import NO_MODEL_HINT
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel
 
-MODELS = ["--model", "registered:t", "--fast-model", "registered:t"]
+MODELS = ["--model", "openai:t", "--fast-model", "openai:t"]
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    with registered_scripted_model("t") as scripted:
+    with scripted_model_as("t") as scripted:
         yield scripted
 
 

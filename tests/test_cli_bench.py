@@ -10,15 +10,16 @@ from bookmarks_bench_world import scripted_model, write_storyline
 
 from personae.cli import main
 from personae.evals.bookmarks_bench import METHODS, MethodSpec
-from personae.llm import NO_MODEL_HINT, register_model, unregister_model
+from personae.llm import NO_MODEL_HINT
+from personae.testing import override_models
 
 MODELS = [
     "--model",
-    "registered:t",
+    "openai:t",
     "--fast-model",
-    "registered:t",
+    "openai:t",
     "--judge-model",
-    "registered:t",
+    "openai:t",
 ]
 
 
@@ -26,10 +27,9 @@ MODELS = [
 def _world(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # The stub stands in for the bookmarks agent so these tests exercise the CLI, not the agent.
     monkeypatch.setitem(METHODS, "bookmarks", MethodSpec("bookmarks_bench_world", "StubContext"))
-    register_model("t", scripted_model())
+    override_models(specs={"openai:t": scripted_model()})
     world.CALLS.clear()
     yield
-    unregister_model("t")
 
 
 def _bench(story: Path, out: Path, *extra: str) -> int:
@@ -53,7 +53,7 @@ def test_two_methods_end_to_end_then_a_resumed_rerun(
     assert "8 instances run, 0 already done" in printed
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted({r["method"] for r in records}) == ["bookmarks", "vanilla"] and len(records) == 8
-    assert records[0]["model"] == "registered:t"
+    assert records[0]["model"] == "openai:t"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["artifacts"]["tiny"]["bookmarks"]["hit_rate"] == pytest.approx(4 / 8)
     assert "<svg" in (out / "report.md").read_text() and "<svg" in (out / "report.html").read_text()
@@ -66,7 +66,7 @@ def test_two_methods_end_to_end_then_a_resumed_rerun(
 
     # another folder: the methods run again, the verdicts come from the shared cache
     model = scripted_model()
-    register_model("t", model)
+    override_models(specs={"openai:t": model})
     assert _bench(story, tmp_path / "again", "--method", "vanilla", "--limit", "2") == 0
     assert len(model.calls_for("NextAction")) == 4 and model.calls_for("KeyMoveVerdict") == []
 
@@ -98,11 +98,11 @@ def test_a_crash_exits_3_in_one_line_and_a_rerun_finishes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
-    register_model("t", scripted_model(fail_after=3))
+    override_models(specs={"openai:t": scripted_model(fail_after=3)})
     assert _bench(story, out, "--method", "vanilla", "--concurrency", "1") == 3
     assert "the LLM server went away" in _one_line_error(capsys.readouterr().err)
     assert len((out / "results.jsonl").read_text().splitlines()) == 3
-    register_model("t", scripted_model())
+    override_models(specs={"openai:t": scripted_model()})
     assert _bench(story, out, "--method", "vanilla") == 0
     assert "11 instances run, 3 already done" in capsys.readouterr().out
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_web import FakeMediaWiki, FakeWeb
 from langchain_core.messages import BaseMessage
 from profile_eval_world import (
     FIXTURE,
@@ -22,18 +23,15 @@ from profiler_world import fake_web
 from profiler_world import scripted_model as profiler_model
 
 from personae.cli import main
-from personae.fake_web import FakeMediaWiki, FakeWeb
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer, free_port
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = scripted_model()
-    register_model("eval-test", scripted)
+    override_models(specs={"openai:eval-test": scripted})
     yield scripted
-    unregister_model("eval-test")
 
 
 def profile_texts(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -41,7 +39,7 @@ def profile_texts(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evaluate(*args: str, model: bool = True) -> int:
-    flags = ["--model", "registered:eval-test"] if model else []
+    flags = ["--model", "openai:eval-test"] if model else []
     return main(["eval", "profile", *args, *flags])
 
 
@@ -67,8 +65,8 @@ def test_compares_allowed_and_excluded_profiles(
     assert profiles[0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
     assert profiles[1]["overall"]["support_score"] == pytest.approx(1.5 / 6)
     assert report["settings"] == {
-        "judge": {"model": "registered:eval-test"},
-        "extractor": {"model": "registered:eval-test"},  # the same model extracts and judges
+        "judge": {"model": "openai:eval-test"},
+        "extractor": {"model": "openai:eval-test"},  # the same model extracts and judges
     }
     stdout = capsys.readouterr().out
     assert "Table 1 layout" in stdout and "leakage: Toki (planned (allowed))" in stdout
@@ -96,29 +94,25 @@ def test_judge_model_comes_from_its_own_setting(
     model: ScriptedChatModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     judge, flagged = scripted_model(), scripted_model()
-    register_model("eval-judge", judge)
-    register_model("eval-flag-judge", flagged)
-    try:
-        allowed, _ = write_profiles(tmp_path)
-        monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "registered:eval-judge")
-        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
-        # The judge of PERSONAE_JUDGE_MODEL also extracts, unless --extractor-model says.
-        assert (len(model.calls), len(judge.calls)) == (0, 5)
-        report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
-        assert report["settings"]["extractor"] == {"model": "registered:eval-judge"}
-        out = tmp_path / "flag.json"
-        flags = ["--judge-model", "registered:eval-flag-judge", "--out", str(out)]
-        flags += ["--extractor-model", "registered:eval-test", "--temperature", "0.7,judge=0"]
-        monkeypatch.setenv("PERSONAE_TOP_P", "0.8")
-        assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
-        assert len(flagged.calls) == 2 and len(model.calls) == 3  # 2 judged; 3 extractions
-        assert json.loads(out.read_text())["settings"] == {
-            "judge": {"model": "registered:eval-flag-judge", "temperature": 0.0, "top_p": 0.8},
-            "extractor": {"model": "registered:eval-test", "temperature": 0.7, "top_p": 0.8},
-        }
-    finally:
-        unregister_model("eval-judge")
-        unregister_model("eval-flag-judge")
+    override_models(specs={"openai:eval-judge": judge})
+    override_models(specs={"openai:eval-flag-judge": flagged})
+    allowed, _ = write_profiles(tmp_path)
+    monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "openai:eval-judge")
+    assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
+    # The judge of PERSONAE_JUDGE_MODEL also extracts, unless --extractor-model says.
+    assert (len(model.calls), len(judge.calls)) == (0, 5)
+    report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
+    assert report["settings"]["extractor"] == {"model": "openai:eval-judge"}
+    out = tmp_path / "flag.json"
+    flags = ["--judge-model", "openai:eval-flag-judge", "--out", str(out)]
+    flags += ["--extractor-model", "openai:eval-test", "--temperature", "0.7,judge=0"]
+    monkeypatch.setenv("PERSONAE_TOP_P", "0.8")
+    assert evaluate(str(allowed), "--reference", str(FIXTURE), *flags) == 0
+    assert len(flagged.calls) == 2 and len(model.calls) == 3  # 2 judged; 3 extractions
+    assert json.loads(out.read_text())["settings"] == {
+        "judge": {"model": "openai:eval-flag-judge", "temperature": 0.0, "top_p": 0.8},
+        "extractor": {"model": "openai:eval-test", "temperature": 0.7, "top_p": 0.8},
+    }
 
 
 def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: Path) -> None:
@@ -207,11 +201,8 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
         return good_judge(messages)
 
     broken.responders["AlignmentList"] = flaky
-    register_model("eval-test", broken)
-    try:
-        code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
-    finally:
-        unregister_model("eval-test")
+    override_models(specs={"openai:eval-test": broken})
+    code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
     assert code == 3
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith(
@@ -224,11 +215,8 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     assert judged_before <= 1  # the profile may have been judged before DRInfo failed
 
     fixed = scripted_model()
-    register_model("eval-test", fixed)
-    try:
-        assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
-    finally:
-        unregister_model("eval-test")
+    override_models(specs={"openai:eval-test": fixed})
+    assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
     rejudged = [first_prompt(m) for m in fixed.calls_for("AlignmentList")]
     assert any("# Toki" in p for p in rejudged) and len(rejudged) <= 2
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
@@ -247,36 +235,31 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
             "AlignmentList": keyword_judge("Hokuto Shinken"),
         }
     )
-    register_model("profiler", profiler)
-    register_model("evaluator", evaluator)
-    try:
-        with LoopbackWebServer(web.route) as server:
-            monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-            monkeypatch.setenv("TAVILY_BASE_URL", server.url)
-            monkeypatch.setenv("PERSONAE_MODEL", "registered:profiler")
-            reference = f"{server.url}/wiki/Kenshiro"
-            for folder, extra in (("with", []), ("without", ["--exclude-url", reference])):
-                args = [
-                    "profile",
-                    "Kenshiro",
-                    "--wiki",
-                    server.url,
-                    "--out",
-                    str(tmp_path / folder),
-                ]
-                assert main([*args, *extra]) == 0
-            profiles = [
-                str(tmp_path / folder / "kenshiro" / "profile.json")
-                for folder in ("with", "without")
+    override_models(specs={"openai:profiler": profiler})
+    override_models(specs={"openai:evaluator": evaluator})
+    with LoopbackWebServer(web.route) as server:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", server.url)
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:profiler")
+        reference = f"{server.url}/wiki/Kenshiro"
+        for folder, extra in (("with", []), ("without", ["--exclude-url", reference])):
+            args = [
+                "profile",
+                "Kenshiro",
+                "--wiki",
+                server.url,
+                "--out",
+                str(tmp_path / folder),
             ]
-            out = tmp_path / "report.json"
-            code = main(
-                ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
-                + ["--model", "registered:evaluator"]
-            )
-    finally:
-        unregister_model("profiler")
-        unregister_model("evaluator")
+            assert main([*args, *extra]) == 0
+        profiles = [
+            str(tmp_path / folder / "kenshiro" / "profile.json") for folder in ("with", "without")
+        ]
+        out = tmp_path / "report.json"
+        code = main(
+            ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
+            + ["--model", "openai:evaluator"]
+        )
     assert code == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     allowed, excluded = profile_texts(report)
@@ -332,16 +315,13 @@ def test_a_folder_of_characters_and_methods_one_report_references_from_csv_or_fa
         model = ScriptedChatModel(
             responders={"ExtractedKnowledge": table9, "AlignmentList": judge(tables)}
         )
-        register_model("eval-many", model)
+        override_models(specs={"openai:eval-many": model})
         monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", server.url + "/{slug}")
         monkeypatch.delenv("TAVILY_API_KEY", raising=False)
-        try:
-            code = main(
-                ["eval", "profile", str(tmp_path / "runs"), "--references", str(csv_file)]
-                + ["--model", "registered:eval-many", "--out", str(tmp_path / "report")]
-            )
-        finally:
-            unregister_model("eval-many")
+        code = main(
+            ["eval", "profile", str(tmp_path / "runs"), "--references", str(csv_file)]
+            + ["--model", "openai:eval-many", "--out", str(tmp_path / "report")]
+        )
     assert code == 0
     report = json.loads((tmp_path / "report" / "eval-report.json").read_text(encoding="utf-8"))
     references = {c["character"]: c["reference"] for c in report["characters"]}

@@ -7,14 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_web import FakeTavily, FakeWeb
 from profiler_world import fake_web, scripted_model
 
 from personae.cli import main
-from personae.fake_web import FakeTavily, FakeWeb
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer, free_port
 from personae.memory.character_card import card_problems
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 
 @pytest.fixture
@@ -23,16 +22,15 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoopbackWebServer, 
     with LoopbackWebServer(web.route) as server:
         monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
         monkeypatch.setenv("TAVILY_BASE_URL", server.url)
-        monkeypatch.setenv("PERSONAE_MODEL", "registered:cli-test")
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:cli-test")
         yield server, tavily
 
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = scripted_model(score=0.9)
-    register_model("cli-test", scripted)
+    override_models(specs={"openai:cli-test": scripted})
     yield scripted
-    unregister_model("cli-test")
 
 
 def profile(server: LoopbackWebServer, out: Path, *extra: str) -> int:
@@ -137,16 +135,13 @@ def test_interrupted_run_resumes_without_repeating_earlier_nodes(
         raise ConnectionError("LLM server went away")
 
     scripted.responders["ProfileDraft"] = down
-    register_model("cli-test", scripted)
-    try:
-        assert profile(server, tmp_path) == 3
-        assert "personae: error:" in capsys.readouterr().err
-        assert not (tmp_path / "kenshiro").exists()
-        searches = len(tavily.queries)
-        scripted.responders["ProfileDraft"] = working
-        assert profile(server, tmp_path) == 0
-    finally:
-        unregister_model("cli-test")
+    override_models(specs={"openai:cli-test": scripted})
+    assert profile(server, tmp_path) == 3
+    assert "personae: error:" in capsys.readouterr().err
+    assert not (tmp_path / "kenshiro").exists()
+    searches = len(tavily.queries)
+    scripted.responders["ProfileDraft"] = working
+    assert profile(server, tmp_path) == 0
     assert len(scripted.calls_for("QueryPlan")) == 1
     assert len(scripted.calls_for("EvidenceNotes")) == 1
     assert len(tavily.queries) == searches  # no search was run again
@@ -175,7 +170,7 @@ def test_unknown_wiki_is_refused(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PERSONAE_MODEL", "registered:cli-test")
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:cli-test")
     with LoopbackWebServer(FakeWeb(pages={"/": "<html>not a wiki</html>"}).route) as server:
         code = main(["profile", "Kenshiro", "--wiki", server.url, "--out", str(tmp_path)])
     err = capsys.readouterr().err

@@ -18,9 +18,11 @@ from typing import IO
 
 import httpx
 import pytest
+from fake_openai import FakeOpenAIChat
 
-from personae.fake_openai import FakeOpenAIChat
 from personae.loopback import LoopbackWebServer, free_port
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
@@ -93,7 +95,18 @@ def studio(tmp_path: Path) -> Iterator[tuple[str, FakeOpenAIChat]]:
     config["dependencies"] = [str(ROOT)]
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     fake = FakeOpenAIChat(
-        {"NextAction": lambda messages: {"action": "Kyon sighs and follows Haruhi."}}
+        {
+            "NextAction": lambda messages: {"action": "Kyon sighs and follows Haruhi."},
+            "RelevanceVerdict": lambda messages: {
+                "reason": "names a habit",
+                "relevant": "ensign" in json.dumps(messages),
+            },
+            "CharacterAttributes": lambda messages: {
+                "belief_and_value": "Loyal to himself first.",
+                "psychological_traits": "Calculating, patient.",
+            },
+            "text": lambda messages: "I am not what I am.",
+        }
     )
     with LoopbackWebServer(fake) as llm:
         env = {
@@ -148,3 +161,47 @@ def test_langgraph_dev_serves_every_graph_and_runs_one(
     assert run.json()["action"] == "Kyon sighs and follows Haruhi."
     prompt = json.dumps(fake.requests[-1]["messages"])
     assert "Haruhi announces plan 5" in prompt and "Kyon objects" not in prompt
+
+
+def test_amadeus_chats_on_a_server_thread(
+    studio: tuple[str, FakeOpenAIChat], tmp_path: Path
+) -> None:
+    from personae.memory.embeddings import HashingEmbedding
+    from personae.memory.persona_chunks import split_persona
+    from personae.memory.persona_doc import parse_markdown
+    from personae.memory.persona_store import PersonaIndex, open_client
+
+    url, fake = studio
+    memory = tmp_path / "persona-memory"
+    doc = parse_markdown(
+        "# Iago\n\n## Profile\n\nI am Othello's ensign.\n\n## Deeds\n\nI fool Roderigo.", "Iago"
+    )
+    PersonaIndex(open_client(str(memory)), "Iago", "acts", HashingEmbedding()).sync(
+        doc, split_persona(doc)
+    )
+    thread = httpx.post(f"{url}/threads", json={}, timeout=10).json()["thread_id"]
+    context = {
+        "memory_dir": str(memory),
+        "model": "openai:fake",
+        "gs_model": "openai:fake",
+        "ae_model": "openai:fake",
+        "gs_wave": 2,
+    }
+    for question in ("Who are you?", "And what do you want?"):
+        run = httpx.post(
+            f"{url}/threads/{thread}/runs/wait",
+            json={
+                "assistant_id": "amadeus",
+                "input": {"character": "Iago", "query": question},
+                "context": context,
+            },
+            timeout=60,
+        )
+        assert run.status_code == 200, run.text
+    result = run.json()
+    assert result["response"] == "I am not what I am."
+    assert [m["type"] for m in result["messages"]] == ["human", "ai", "human", "ai"]
+    assert result["gs_failed"] is False and "ensign" in result["selected"][0]["text"]
+    assert result["attributes"]["belief_and_value"] == "Loyal to himself first."
+    last_prompt = json.dumps(fake.requests[-1]["messages"])
+    assert "Who are you?" in last_prompt and "Calculating, patient." in last_prompt

@@ -22,9 +22,8 @@ from personae.errors import InputError
 from personae.graphs import bookmark_sync
 from personae.graphs.bookmark_resources import resources_for
 from personae.graphs.bookmarks import activate, save_synced
-from personae.llm import resolve_chat_model
 from personae.memory.bookmark import BookmarkType
-from personae.settings import load_settings
+from personae.run_context import LLMContext, env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -54,13 +53,18 @@ def create_storyline_memory_tool(
 ) -> BaseTool:
     """A ``storyline_memory`` tool over ``storyline_path``'s bookmark bank in ``memory_dir``.
 
-    ``model`` (summaries) and ``fast_model`` (matching, chunk and evidence checks) default to
-    ``PERSONAE_MODEL`` / ``PERSONAE_FAST_MODEL``, read once here. Bad characters, positions or
-    questions come back to the calling model as a one-line error string.
+    ``model`` (summaries) and ``fast_model`` (matching, chunk and evidence checks) are specs or
+    chat models; what is left out comes from the environment, read once here, by the rule of
+    the CLI and the server (:func:`~personae.settings.model_specs`: ``model`` alone also serves
+    as the fast model). Bad characters, positions or questions come back to the calling model
+    as a one-line error string.
     """
-    settings = load_settings() if model is None or fast_model is None else None
-    strong_spec = model if model is not None else settings.model if settings else ""
-    fast_spec = fast_model if fast_model is not None else settings.fast_model if settings else ""
+    specs = LLMContext(
+        model=model if isinstance(model, str) else "",
+        fast_model=fast_model if isinstance(fast_model, str) else "",
+    )
+    if isinstance(model, BaseChatModel) and fast_model is None and not env_names_fast_model():
+        fast_model = model
 
     async def storyline_memory(
         character: str,
@@ -80,7 +84,8 @@ def create_storyline_memory_tool(
         except InputError as error:
             raise ToolException(str(error)) from None
         kind = BookmarkType(type)
-        fast, strong = resolve_chat_model(fast_spec), resolve_chat_model(strong_spec)
+        fast = fast_model if isinstance(fast_model, BaseChatModel) else specs.llm("fast")
+        strong = model if isinstance(model, BaseChatModel) else specs.llm("strong")
         # Chroma calls block: threads keep the calling agent's other tool calls moving.
         candidates = await asyncio.to_thread(
             bank.candidates, question, type=kind, character=character, synced_by=position, k=5

@@ -65,24 +65,22 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
     models = resolve_models(args, ("strong", "fast", "judge"))
-    specs = models.register("bench")
     config = BenchConfig(
         storylines=tuple(args.storylines),
         methods=_methods(args),
         out_dir=args.out,
         memory_dir=args.memory,
-        model=specs["strong"],
-        fast_model=specs["fast"],
-        judge_model=specs["judge"],
+        model=models.specs["strong"],
+        fast_model=models.specs["fast"],
+        judge_model=models.specs["judge"],
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         judge=args.judge,
         characters=tuple(args.characters or ()),
         limit=args.limit,
         concurrency=args.concurrency,
-        model_names={
-            "model": models.specs["strong"],
-            "fast_model": models.specs["fast"],
-            "judge_model": models.cache_name("judge"),  # the verdict cache's key
-        },
+        judge_cache_name=models.cache_name("judge"),  # the verdict cache's key
         judge_cache=models.settings.cache_dir / "judge",
     )
     outcome = asyncio.run(run_bench(config, default_progress()))

@@ -7,6 +7,10 @@ Each role takes the first that is set, flag before environment before default:
   ``openai:gpt-4.1-mini`` (so ``--model`` alone serves both roles, as ``PERSONAE_MODEL`` does);
 - judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, the strong model.
 
+Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
+applies when the LangGraph server or a tool factory builds it: one rule for every way in.
+Graph contexts carry the specs, their server and the sampling settings, not model instances.
+
 Commands resolve the roles they use before any fetch or model call, so a bad setting fails at
 once with its one-line :class:`~personae.errors.ConfigurationError`. Kept in one place because
 four commands each had their own copy, and the copies disagreed.
@@ -18,47 +22,23 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, register_model, resolve_chat_model
-from personae.settings import Settings, load_settings
+from personae.llm import (
+    NO_MODEL_HINT,
+    SAMPLING_VARIABLES,
+    ModelRole,
+    parse_sampling,
+    resolve_chat_model,
+    sampling_text,
+    with_sampling,
+)
+from personae.settings import Settings, load_settings, model_specs
 
-Role = Literal["strong", "fast", "judge"]
-ROLES: tuple[Role, ...] = ("strong", "fast", "judge")
-SAMPLING_VARIABLES = {"temperature": "PERSONAE_TEMPERATURE", "top_p": "PERSONAE_TOP_P"}
-"""Sampling settings and the variable each is read from (the flags ``--temperature``/``--top-p``
-win). A value is either one number for every role (``0.7``) or per role
-(``judge=0,strong=0.85``), or both (``0.7,judge=0``)."""
-_SAMPLING_RANGE = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
-
-
-def parse_sampling(text: str, setting: str) -> dict[Role, float]:
-    """``{role: value}`` from ``0.7``, ``judge=0,strong=0.85`` or ``0.7,judge=0``.
-
-    Raises:
-        ConfigurationError: A value is not a number in range, or names an unknown role.
-    """
-    low, high = _SAMPLING_RANGE[setting]
-    values: dict[Role, float] = {}
-    fix = f"write {setting} as 0.7 or judge=0,strong=0.85 (roles: {', '.join(ROLES)})"
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        role, sep, number = part.rpartition("=") if "=" in part else ("", "", part)
-        try:
-            value = float(number)
-        except ValueError:
-            raise ConfigurationError(f"{setting} {part!r} is not a number", fix) from None
-        if not low <= value <= high:
-            raise ConfigurationError(f"{setting} {value} is outside {low}-{high}", fix)
-        if sep and role.strip() not in ROLES:
-            raise ConfigurationError(f"{setting} names an unknown role {role!r}", fix)
-        targets: tuple[Role, ...] = (role.strip(),) if sep else ROLES  # type: ignore[assignment]
-        for target in targets:
-            if sep or target not in values:
-                values[target] = value
-    return values
+Role = ModelRole
 
 
 @dataclass(frozen=True)
@@ -88,14 +68,9 @@ class CommandModels:
             return f"{spec}@{self.settings.openai_base_url}"
         return spec
 
-    def register(self, prefix: str) -> dict[Role, str]:
-        """Register every role as ``<prefix>-<role>``; return the ``registered:`` specs.
-
-        Graph contexts carry model specs (strings), so the resolved instances travel this way.
-        """
-        for role, model in self.chat_models.items():
-            register_model(f"{prefix}-{role}", model)
-        return {role: f"registered:{prefix}-{role}" for role in self.chat_models}
+    def sampling_text(self, setting: str) -> str:
+        """``setting`` (``temperature``/``top_p``) of every role, as a run context carries it."""
+        return sampling_text(self.sampling, setting)
 
 
 def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap model") -> None:
@@ -134,13 +109,6 @@ def sampling_settings(
     return chosen
 
 
-def with_sampling(model: BaseChatModel, sampling: Mapping[str, float]) -> BaseChatModel:
-    """``model`` with its sampling fields set (a copy); models without such fields unchanged."""
-    fields = type(model).model_fields
-    update = {k: v for k, v in sampling.items() if k in fields}
-    return model.model_copy(update=update) if update else model
-
-
 def resolve_models(
     args: argparse.Namespace,
     roles: tuple[Role, ...],
@@ -154,11 +122,9 @@ def resolve_models(
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
     source = os.environ if env is None else env
-    fast_flag = args.fast_model
-    if not fast_flag and not source.get("PERSONAE_FAST_MODEL", "").strip():
-        fast_flag = args.model
+    strong, fast = model_specs(args.model, args.fast_model, source)
     settings = load_settings(source).with_overrides(
-        model=args.model, fast_model=fast_flag, openai_base_url=base_url
+        model=strong, fast_model=fast, openai_base_url=base_url
     )
     if args.model or base_url:
         settings = settings.with_overrides(model_configured=True)
@@ -173,7 +139,12 @@ def resolve_models(
     specs = {role: every[role] for role in roles}
     sampling = sampling_settings(args, roles, source)
     chat_models = {
-        role: with_sampling(resolve_chat_model(spec, settings), sampling.get(role, {}))
+        role: with_sampling(
+            resolve_chat_model(
+                spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+            ),
+            sampling.get(role, {}),
+        )
         for role, spec in specs.items()
     }
     return CommandModels(settings=settings, specs=specs, chat_models=chat_models, sampling=sampling)

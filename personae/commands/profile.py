@@ -90,10 +90,14 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def thread_id(row: BatchRow, context: ProfilerContext, models: tuple[str, str]) -> str:
-    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run."""
-    run_options = {k: v for k, v in asdict(context).items() if k != "cache_dir"}
-    options = {"row": asdict(row), "context": run_options, "models": models}
+def thread_id(row: BatchRow, context: ProfilerContext) -> str:
+    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
+
+    The context carries the model specs and their server, so changing a model starts a fresh
+    run instead of resuming.
+    """
+    run_options = {k: v for k, v in asdict(context).items() if k not in ("cache_dir", "contact")}
+    options = {"row": asdict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
     return f"{slugify(row.name)}-{digest[:10]}"
 
@@ -112,10 +116,12 @@ def _check_options(args: argparse.Namespace) -> None:
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
     """The run context from the resolved models, their settings and the flags."""
     settings = models.settings
-    specs = models.register("profile")
     return ProfilerContext(
-        model=specs["strong"],
-        fast_model=specs["fast"],
+        model=models.settings.model,
+        fast_model=models.settings.fast_model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
         method=args.method,
@@ -170,18 +176,13 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
-    models: tuple[str, str],
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
-
-    ``models`` are the strong and fast model specs behind the context's registered aliases; they
-    key the checkpoint thread, so changing a model starts a fresh run instead of resuming.
-    """
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
     )
-    config: Any = {"configurable": {"thread_id": thread_id(row, context, models)}}
+    config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
         app = build_graph(checkpointer=saver)
         snapshot = await app.aget_state(config)
@@ -220,10 +221,9 @@ def run(args: argparse.Namespace) -> int:
     rows = read_batch(args.batch) if args.batch else []
     resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
     context = make_context(args, resolved)
-    models = (resolved.specs["strong"], resolved.specs["fast"])
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress, models))
+        paths = asyncio.run(profile_one(row, context, args.out, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     kept, dropped = deduplicate(rows)
@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress, models),
+            lambda row: profile_one(row, context, args.out, progress),
             done=lambda row: paths_for(args.out, row.name).profile_json.exists(),
             concurrency=args.concurrency,
         )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bookmarks_world import registered_scripted_model, write_storyline
+from bookmarks_world import scripted_model_as, write_storyline
 
 from personae.cli import build_parser, main
 from personae.commands.models import Role, resolve_models
 from personae.errors import ConfigurationError
-from personae.llm import NO_MODEL_HINT, resolve_chat_model, unregister_model
+from personae.llm import NO_MODEL_HINT
 
 KEY = {"OPENAI_API_KEY": "test-key"}
 ALL: tuple[Role, ...] = ("strong", "fast", "judge")
@@ -105,13 +105,13 @@ def test_settings_carry_the_flags() -> None:
 def test_no_llm_configured_is_the_one_line_hint(command: str) -> None:
     args = build_parser().parse_args(COMMANDS[command])
     with pytest.raises(ConfigurationError) as caught:
-        resolve_models(args, ("fast",), env={"PERSONAE_FAST_MODEL": "registered:x"})
+        resolve_models(args, ("fast",), env={"PERSONAE_FAST_MODEL": "openai:x"})
     assert str(caught.value) == f"no LLM is configured; {NO_MODEL_HINT}"
 
 
 def test_model_flag_or_base_url_configures_an_llm() -> None:
-    args = build_parser().parse_args([*COMMANDS["act"], "--model", "registered:t"])
-    with registered_scripted_model("t") as scripted:
+    args = build_parser().parse_args([*COMMANDS["act"], "--model", "openai:t"])
+    with scripted_model_as("t") as scripted:
         assert resolve_models(args, ("strong", "fast"), env={}).chat_models == {
             "strong": scripted,
             "fast": scripted,
@@ -133,23 +133,6 @@ def test_a_bad_spec_fails_up_front() -> None:
         resolve_models(args, ALL, env=KEY)
 
 
-def test_register_makes_each_role_resolvable_under_the_prefix() -> None:
-    args = build_parser().parse_args([*COMMANDS["bench"], "--fast-model", "openai:f"])
-    models = resolve_models(args, ALL, env=KEY)
-    try:
-        registered = models.register("test-cmd")
-        assert registered == {
-            "strong": "registered:test-cmd-strong",
-            "fast": "registered:test-cmd-fast",
-            "judge": "registered:test-cmd-judge",
-        }
-        for role, spec in registered.items():
-            assert resolve_chat_model(spec) is models.chat_models[role]
-    finally:
-        for role in ALL:
-            unregister_model(f"test-cmd-{role}")
-
-
 def test_act_with_model_alone_runs_everything_on_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -157,8 +140,8 @@ def test_act_with_model_alone_runs_everything_on_it(
     # openai:gpt-4.1-mini and `act --model X` failed while `eval`/`bench --model X` ran.
     story = write_storyline(tmp_path / "club.jsonl")
     memory = ["--memory", str(tmp_path / "mem")]
-    with registered_scripted_model("t") as scripted:
-        argv = ["act", str(story), "--character", "Haruhi", "--at", "40", "--model", "registered:t"]
+    with scripted_model_as("t") as scripted:
+        argv = ["act", str(story), "--character", "Haruhi", "--at", "40", "--model", "openai:t"]
         code = main([*argv, *memory])
     assert code == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("Haruhi smiles at the brigade.\n")

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from personae.errors import ConfigurationError, RemoteError
 from personae.llm import call_structured, resolve_chat_model
-from personae.settings import load_settings
-from personae.testing import ScriptedChatModel
+from personae.settings import Settings, load_settings
+from personae.testing import ScriptedChatModel, override_models, reset_model_overrides
 
 
 class Pick(BaseModel):
@@ -38,33 +39,66 @@ async def test_call_structured_gives_up_with_one_line_error() -> None:
         await call_structured(model, Pick, [HumanMessage("pick")])
 
 
+def on(settings: Settings, spec: str) -> BaseChatModel:
+    """The chat model of ``spec`` on the server ``settings`` name."""
+    return resolve_chat_model(
+        spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+    )
+
+
 def test_resolve_model_explains_missing_configuration() -> None:
     settings = load_settings({})
     with pytest.raises(ConfigurationError, match="OPENAI_BASE_URL"):
-        resolve_chat_model(settings.model, settings)
+        on(settings, settings.model)
     with pytest.raises(ConfigurationError, match="provider:model"):
-        resolve_chat_model("gpt-4", settings)
+        on(settings, "gpt-4")
 
 
 def test_resolve_openai_compatible_server() -> None:
     settings = load_settings(
         {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "PERSONAE_MODEL": "openai:qwen"}
     )
-    model = resolve_chat_model(settings.model, settings)
+    model = on(settings, settings.model)
     assert model.model_name == "qwen"  # type: ignore[attr-defined]
     assert settings.fast_model == "openai:qwen"
 
 
 def test_openai_models_are_built_once_per_server_and_callers_get_their_own_copy() -> None:
     settings = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
-    first = resolve_chat_model("openai:qwen", settings)
-    second = resolve_chat_model("openai:qwen", settings)
+    first = on(settings, "openai:qwen")
+    second = on(settings, "openai:qwen")
     # One underlying client (built once), but a caller's field change stays its own.
     assert first is not second
     assert first.root_async_client is second.root_async_client  # type: ignore[attr-defined]
     first.max_retries = 0  # type: ignore[attr-defined]
-    assert resolve_chat_model("openai:qwen", settings).max_retries == 2  # type: ignore[attr-defined]
+    assert on(settings, "openai:qwen").max_retries == 2  # type: ignore[attr-defined]
     other = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:10/v1"})
-    elsewhere = resolve_chat_model("openai:qwen", other)
+    elsewhere = on(other, "openai:qwen")
     assert elsewhere.root_async_client is not first.root_async_client  # type: ignore[attr-defined]
     assert elsewhere.openai_api_base == "http://127.0.0.1:10/v1"  # type: ignore[attr-defined]
+
+
+def test_the_override_answers_every_spec_or_the_named_ones_and_unwinds() -> None:
+    every, judge = ScriptedChatModel(), ScriptedChatModel()
+    empty = load_settings({})
+    with override_models(every):
+        assert on(empty, "openai:a") is every  # no server configured: the override answers
+        with override_models(specs={"openai:judge": judge}):
+            assert on(empty, "openai:judge") is judge and on(empty, "openai:a") is every
+        assert on(empty, "openai:judge") is every
+        with pytest.raises(ConfigurationError, match="provider:model"):
+            on(empty, "judge")  # a malformed spec is still an error
+    with pytest.raises(ConfigurationError, match="no LLM is configured"):
+        on(empty, "openai:a")
+    override_models(every)  # without `with`: until reset
+    assert on(empty, "openai:b") is every
+    reset_model_overrides()
+    with pytest.raises(ConfigurationError, match="no LLM is configured"):
+        on(empty, "openai:b")
+    override_models(every)  # left applied: conftest resets it after the test
+
+
+def test_no_override_leaks_from_an_earlier_test() -> None:
+    # Ordered after the test above, which left one applied: the autouse fixture cleared it.
+    with pytest.raises(ConfigurationError, match="no LLM is configured"):
+        on(load_settings({}), "openai:b")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from fake_openai import FakeOpenAIChat
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from personae.errors import RemoteError
-from personae.fake_openai import FakeOpenAIChat
 from personae.llm import call_structured, resolve_chat_model
 from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
@@ -25,7 +25,9 @@ async def test_structured_call_through_openai_compatible_server() -> None:
         settings = load_settings(
             {"OPENAI_BASE_URL": f"{server.url}/v1", "PERSONAE_MODEL": "openai:local-model"}
         )
-        model = resolve_chat_model(settings.model, settings)
+        model = resolve_chat_model(
+            settings.model, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+        )
         verdict, usage = await call_structured(model, Verdict, [HumanMessage("judge this")])
         await model.root_async_client.close()  # type: ignore[attr-defined]
     assert verdict.label == "supported"
@@ -39,7 +41,9 @@ async def test_structured_call_through_openai_compatible_server() -> None:
 async def test_unreachable_server_is_a_one_line_remote_error() -> None:
     closed = f"http://127.0.0.1:{free_port()}/v1"
     settings = load_settings({"OPENAI_BASE_URL": closed, "PERSONAE_MODEL": "openai:m"})
-    model = resolve_chat_model(settings.model, settings)
+    model = resolve_chat_model(
+        settings.model, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+    )
     model.max_retries = 0  # type: ignore[attr-defined]
     with pytest.raises(
         RemoteError, match="cannot reach the LLM server at http://127.0.0.1"

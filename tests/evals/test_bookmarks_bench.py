@@ -18,8 +18,7 @@ from personae.evals.bookmarks_bench import (
     result_key,
     run_bench,
 )
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 
 
 @pytest.fixture(autouse=True)
@@ -29,19 +28,18 @@ def _stub_method(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     world.READS.clear()
     world.ACTIVE.update(now=0, max=0)
     yield
-    unregister_model("bench-test")
 
 
-def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchConfig:
-    register_model("bench-test", model)
+def _config(tmp_path: Path, scripted: ScriptedChatModel, **changes: Any) -> BenchConfig:
+    override_models(specs={"openai:bench-test": scripted})
     options: dict[str, Any] = {
         "storylines": (str(write_storyline(tmp_path / "tiny.jsonl")),),
         "methods": ("stub",),
         "out_dir": tmp_path / "out",
-        "model": "registered:bench-test",
-        "fast_model": "registered:bench-test",
-        "judge_model": "registered:bench-test",
-        "model_names": {"judge_model": "judge-v1"},
+        "model": "openai:bench-test",
+        "fast_model": "openai:bench-test",
+        "judge_model": "openai:bench-test",
+        "judge_cache_name": "judge-v1",
         "concurrency": 2,
     }
     options.update(changes)
@@ -235,12 +233,11 @@ async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> N
     assert first.lines[0] == "start 2 0" and first.lines[-1] == "close"
     assert sorted(first.lines[1:3]) == ["done Alice 21", "done Bob 19"]
     second = _Notes()
-    names = {"model": "openai:other", "judge_model": "judge-v1"}
-    outcome = await run_bench(
-        _config(tmp_path, scripted_model(), limit=1, model_names=names), second
-    )
+    override_models(specs={"openai:other": scripted_model()})
+    other = _config(tmp_path, scripted_model(), limit=1, model="openai:other")
+    outcome = await run_bench(other, second)
     assert outcome.ran == 0
-    assert "already has results from model registered:bench-test" in second.lines[0]
+    assert "already has results from model openai:bench-test" in second.lines[0]
     assert "use another --out to compare models" in second.lines[0]
 
 

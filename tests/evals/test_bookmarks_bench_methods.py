@@ -13,8 +13,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.evals.bookmarks_bench import CURRENT_INSTANCE, BenchConfig, run_bench
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 JUDGED: list[tuple[int, int]] = []
 """(index in model.calls when the judge was called, target position of the judged instance)."""
@@ -42,18 +41,17 @@ def _model() -> ScriptedChatModel:
 def _clean() -> Iterator[None]:
     JUDGED.clear()
     yield
-    unregister_model("bench-real")
 
 
 def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchConfig:
-    register_model("bench-real", model)
+    override_models(specs={"openai:bench-real": model})
     options: dict[str, Any] = {
         "storylines": (str(world.write_storyline(tmp_path / "club.jsonl")),),
         "methods": ("bookmarks",),
         "out_dir": tmp_path / "out",
-        "model": "registered:bench-real",
-        "fast_model": "registered:bench-real",
-        "judge_model": "registered:bench-real",
+        "model": "openai:bench-real",
+        "fast_model": "openai:bench-real",
+        "judge_model": "openai:bench-real",
     }
     return BenchConfig(**{**options, **changes})
 

@@ -92,10 +92,13 @@ def test_a_fact_kept_from_an_earlier_chunk_is_dropped_as_a_duplicate() -> None:
 
 
 def test_point_type_is_one_of_the_seven_dimensions() -> None:
-    assert ExtractedPoint(knowledge="s", evidence="e", type=" Abilities ").type == "ability"
-    assert ExtractedPoint(knowledge="s", evidence="e", type="Personality").type == "personality"
+    def point(said: str) -> ExtractedPoint:
+        return ExtractedPoint.model_validate({"knowledge": "s", "evidence": "e", "type": said})
+
+    assert point(" Abilities ").type == "ability"
+    assert point("Personality").type == "personality"
     with pytest.raises(ValidationError):
-        ExtractedPoint(knowledge="s", evidence="e", type="hobbies")
+        point("hobbies")
     schema = ExtractedKnowledge.model_json_schema()
     assert schema["$defs"]["ExtractedPoint"]["properties"]["type"]["enum"] == list(DIMENSIONS)
 
@@ -168,7 +171,7 @@ def test_judge_prompt_is_table_10_with_its_rules_and_worked_example() -> None:
     ],
 )
 def test_judge_label_spellings_map_to_the_four_labels(said: str, verdict: str) -> None:
-    assert Alignment(id=1, evaluation=said).verdict == verdict
+    assert Alignment.model_validate({"id": 1, "evaluation": said}).verdict == verdict
 
 
 async def test_judge_sees_list_and_text_only_and_an_unknown_label_fails_cleanly() -> None:

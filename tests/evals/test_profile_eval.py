@@ -40,7 +40,11 @@ from personae.evals.profile_eval import (
     reference_urls,
 )
 from personae.evals.profile_metrics import score_verdicts
-from personae.evals.profile_reference import ProfileReference, read_reference_file
+from personae.evals.profile_reference import (
+    ProfileReference,
+    ReferenceSection,
+    read_reference_file,
+)
 from personae.evals.profile_report import format_report, html_report, markdown_report
 from personae.memory.profile_store import write_profile
 from personae.testing import ScriptedChatModel
@@ -68,9 +72,9 @@ def context_for(
 ) -> ProfileEvalContext:
     return ProfileEvalContext(
         judge_model=model,
-        judge_model_name="registered:judge",
+        judge_model_name="openai:judge",
         extractor_model=model,
-        extractor_model_name="registered:extractor",
+        extractor_model_name="openai:extractor",
         concurrency=concurrency,
         cache_dir=cache_dir,
         **changes,
@@ -174,7 +178,9 @@ def toki_and_raoh(tmp_path: Path) -> list[CharacterCase]:
     raoh_reference = ProfileReference(
         title="Raoh",
         infobox={"Fighting Style": "Hokuto Shinken"},
-        sections=[{"heading": "Personality", "level": 2, "text": "Raoh is gentle to nobody."}],
+        sections=[
+            ReferenceSection(heading="Personality", level=2, text="Raoh is gentle to nobody.")
+        ],
     )
     cases = []
     for name, reference in (("Toki", read_reference_file(FIXTURE)), ("Raoh", raoh_reference)):

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_web import FakeMediaWiki, FakeWeb
 from profile_eval_world import FIXTURE, REFERENCE_URL
 
 from personae.errors import InputError, RemoteError
@@ -18,7 +19,6 @@ from personae.evals.profile_reference import (
     read_reference_file,
     wiki_article,
 )
-from personae.fake_web import FakeMediaWiki, FakeWeb
 from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
 

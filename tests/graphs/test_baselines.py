@@ -24,9 +24,8 @@ from personae.graphs.baseline_resources import (
 )
 from personae.graphs.baseline_ricl import RICLContext
 from personae.graphs.baseline_vanilla import VanillaContext
-from personae.llm import register_model, unregister_model
 from personae.memory.storyline import load_storyline
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 MARKER = re.compile(r"\[(\d+)\]")
 NAMES = ("Alice", "Bob", "Other", "Environment")
@@ -83,11 +82,10 @@ def scripted() -> ScriptedChatModel:
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    """The scripted model, registered as ``registered:baselines`` for the run contexts."""
+    """The scripted model, injected as ``openai:baselines`` for the run contexts."""
     chat = scripted()
-    register_model("baselines", chat)
+    override_models(specs={"openai:baselines": chat})
     yield chat
-    unregister_model("baselines")
 
 
 @pytest.fixture
@@ -99,7 +97,7 @@ def story(tmp_path: Path) -> Path:
 async def test_vanilla_acts_on_exactly_the_scene_before_the_target(
     model: ScriptedChatModel, story: Path
 ) -> None:
-    context = VanillaContext(storyline_path=str(story), model="registered:baselines")
+    context = VanillaContext(storyline_path=str(story), model="openai:baselines")
     result = await baseline_vanilla.graph.ainvoke(
         {"character": "Alice", "position": 120}, context=context
     )
@@ -115,7 +113,7 @@ async def test_vanilla_acts_on_exactly_the_scene_before_the_target(
 async def test_vanilla_scene_is_clipped_at_the_story_start(
     model: ScriptedChatModel, story: Path
 ) -> None:
-    context = VanillaContext(storyline_path=str(story), model="registered:baselines", scene_size=4)
+    context = VanillaContext(storyline_path=str(story), model="openai:baselines", scene_size=4)
     result = await baseline_vanilla.graph.ainvoke(
         {"character": "Bob", "position": 2}, context=context
     )
@@ -135,7 +133,7 @@ async def test_vanilla_scene_is_clipped_at_the_story_start(
 async def test_vanilla_rejects_bad_targets_before_any_model_call(
     model: ScriptedChatModel, story: Path, character: str, position: int, message: str
 ) -> None:
-    context = VanillaContext(storyline_path=str(story), model="registered:baselines")
+    context = VanillaContext(storyline_path=str(story), model="openai:baselines")
     with pytest.raises(InputError) as raised:
         await baseline_vanilla.graph.ainvoke(
             {"character": character, "position": position}, context=context
@@ -147,9 +145,7 @@ async def test_vanilla_rejects_bad_targets_before_any_model_call(
 async def test_vanilla_reports_a_missing_storyline_file(
     model: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    context = VanillaContext(
-        storyline_path=str(tmp_path / "nope.jsonl"), model="registered:baselines"
-    )
+    context = VanillaContext(storyline_path=str(tmp_path / "nope.jsonl"), model="openai:baselines")
     with pytest.raises(InputError, match="nope.jsonl does not exist; check the path"):
         await baseline_vanilla.graph.ainvoke({"character": "Alice", "position": 5}, context=context)
 
@@ -158,8 +154,8 @@ def ricl_context(story: Path, memory: Path | None, **changes: Any) -> RICLContex
     """A RICL run context on the scripted model."""
     return RICLContext(
         storyline_path=str(story),
-        model="registered:baselines",
-        fast_model="registered:baselines",
+        model="openai:baselines",
+        fast_model="openai:baselines",
         memory_dir=str(memory) if memory else None,
         **changes,
     )
@@ -233,8 +229,8 @@ def eta_context(story: Path, memory: Path | None, **changes: Any) -> ETAContext:
     """An ETA run context on the scripted model."""
     return ETAContext(
         storyline_path=str(story),
-        model="registered:baselines",
-        fast_model="registered:baselines",
+        model="openai:baselines",
+        fast_model="openai:baselines",
         memory_dir=str(memory) if memory else None,
         **changes,
     )
@@ -366,8 +362,8 @@ async def test_no_prompt_ever_shows_an_action_at_or_after_the_target(
 ) -> None:
     context: ActingContext = context_type(
         storyline_path=str(story),
-        model="registered:baselines",
-        fast_model="registered:baselines",
+        model="openai:baselines",
+        fast_model="openai:baselines",
         memory_dir=str(tmp_path / "m"),
     )
     targets = [150, 40, 97, 199, 16, 63, 64, 180, 1, 120]
@@ -435,8 +431,8 @@ async def test_all_baselines_on_the_shared_haruhi_storyline(
     for graph, context_type in ALL_METHODS:
         context = context_type(
             storyline_path=str(path),
-            model="registered:baselines",
-            fast_model="registered:baselines",
+            model="openai:baselines",
+            fast_model="openai:baselines",
             memory_dir=str(tmp_path / "m"),
         )
         before = len(model.calls)

@@ -18,7 +18,7 @@ import pytest
 from bookmarks_world import (
     future_reads,
     latest_marker,
-    registered_scripted_model,
+    scripted_model_as,
     stored_bank,
     write_storyline,
 )
@@ -36,7 +36,7 @@ TESTS = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    with registered_scripted_model("bm-test") as scripted:
+    with scripted_model_as("bm-test") as scripted:
         yield scripted
 
 
@@ -50,8 +50,8 @@ def context(story: Path, memory: Path, **changes: Any) -> BookmarksContext:
     return BookmarksContext(
         storyline_path=str(story),
         memory_dir=str(memory),
-        model="registered:bm-test",
-        fast_model="registered:bm-test",
+        model="openai:bm-test",
+        fast_model="openai:bm-test",
         **changes,
     )
 
@@ -243,15 +243,16 @@ import asyncio, json, sys
 sys.path.insert(0, {tests!r})
 from bookmarks_world import scripted_model
 from personae.graphs.bookmarks import BookmarksContext, graph
-from personae.llm import register_model
-register_model("bm-test", scripted_model())
+from personae.testing import override_models
+override_models(scripted_model())
 context = BookmarksContext(storyline_path={story!r}, memory_dir={memory!r},
-    model="registered:bm-test", fast_model="registered:bm-test")
+    model="openai:bm-test", fast_model="openai:bm-test")
 result = asyncio.run(graph.ainvoke({{"character": "Haruhi", "position": 40}}, context=context))
 print(json.dumps(result["stats"]))
 """
 
 
+@pytest.mark.slow
 async def test_memory_survives_a_process_restart(
     story: Path, tmp_path: Path, model: ScriptedChatModel
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, SupportsIndex
 
 import pytest
-from bookmarks_world import future_reads, registered_scripted_model, write_storyline
+from bookmarks_world import future_reads, scripted_model_as, write_storyline
 
 from personae.graphs import bookmarks
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
@@ -54,7 +54,7 @@ def recording(resources: BookmarkResources) -> tuple[BookmarkResources, Recordin
 
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
-    with registered_scripted_model("bm-inv") as scripted:
+    with scripted_model_as("bm-inv") as scripted:
         yield scripted
 
 
@@ -74,8 +74,8 @@ async def run_targets(
     context = BookmarksContext(
         storyline_path=str(story),
         memory_dir=str(memory),
-        model="registered:bm-inv",
-        fast_model="registered:bm-inv",
+        model="openai:bm-inv",
+        fast_model="openai:bm-inv",
     )
     for character, target in steps:
         actions.touched.clear()

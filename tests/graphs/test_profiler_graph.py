@@ -12,9 +12,8 @@ from profiler_world import UNSOURCED_FACT, profiler_context, scripted_model, ser
 from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import build_graph, graph
 from personae.graphs.profiler_state import ProfilerContext
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer
-from personae.testing import ScriptedChatModel
+from personae.testing import ScriptedChatModel, override_models
 from personae.tools.wiki import AmbiguousCharacterError
 
 
@@ -25,9 +24,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
 
 
 def use_model(model: ScriptedChatModel) -> Iterator[ScriptedChatModel]:
-    register_model("profiler-test", model)
+    override_models(specs={"openai:profiler-test": model})
     yield model
-    unregister_model("profiler-test")
 
 
 @pytest.fixture

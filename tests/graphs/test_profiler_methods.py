@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from langchain_core.messages import BaseMessage
 from profiler_world import (
     FALSE_MARK,
@@ -20,11 +21,9 @@ from profiler_world import (
 from personae.agents.canon import OPEN_RULE, decide_canon
 from personae.agents.deep_searcher import FIRST_SEARCH_PROMPT, ITERATIVE_SEARCH_PROMPT, cited_ids
 from personae.agents.profile_rewriter import PAPER_REWRITE_PROMPT
-from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from personae.graphs.profiler import graph
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 @pytest.fixture
@@ -36,9 +35,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
 @pytest.fixture
 def model() -> Iterator[ScriptedChatModel]:
     scripted = scripted_model(score=0.9)
-    register_model("methods-test", scripted)
+    override_models(specs={"openai:methods-test": scripted})
     yield scripted
-    unregister_model("methods-test")
 
 
 async def run(server: LoopbackWebServer, name: str = "Kenshiro", **changes: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from profiler_world import profiler_context, scripted_model, serve_fake_web
 from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import STOP_RULES, graph, stop_rule
 from personae.graphs.profiler_state import ProfilerContext
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer
+from personae.testing import override_models
 
 
 def state(**changes: Any) -> Any:
@@ -75,15 +75,12 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
 
 
 async def run(server: LoopbackWebServer, score: float, **settings: Any) -> dict[str, Any]:
-    register_model("stop-test", scripted_model(score=score))
-    try:
-        result: dict[str, Any] = await graph.ainvoke(
-            {"name": "Kenshiro", "franchise": None, "wiki_url": server.url},
-            context=profiler_context(server, "stop-test", **settings),
-        )
-        return result
-    finally:
-        unregister_model("stop-test")
+    override_models(specs={"openai:stop-test": scripted_model(score=score)})
+    result: dict[str, Any] = await graph.ainvoke(
+        {"name": "Kenshiro", "franchise": None, "wiki_url": server.url},
+        context=profiler_context(server, "stop-test", **settings),
+    )
+    return result
 
 
 async def test_graph_refines_until_two_rounds_bring_nothing_new(server: LoopbackWebServer) -> None:

@@ -12,17 +12,16 @@ from typing_extensions import TypedDict
 
 from personae.graphs.profiler import graph
 from personae.graphs.profiler_state import ProfilerContext
-from personae.llm import register_model, unregister_model
 from personae.loopback import LoopbackWebServer
+from personae.testing import override_models
 from personae.tools.profile_tool import create_profile_tool
 
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
-    register_model("tool-test", scripted_model(score=0.9))
+    override_models(specs={"openai:tool-test": scripted_model(score=0.9)})
     with serve_fake_web(monkeypatch) as running:
         yield running
-    unregister_model("tool-test")
 
 
 def context(server: LoopbackWebServer) -> ProfilerContext:

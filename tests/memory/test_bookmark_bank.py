@@ -203,6 +203,7 @@ def test_a_scope_names_the_collection_and_the_storyline_stays_the_name(tmp_path:
     assert [b.question for b in again.all()] == ["Who is Kasumi?"]
 
 
+@pytest.mark.slow
 def test_bank_survives_a_process_restart(tmp_path: Path) -> None:
     bank = BookmarkBank.open("haruhi", tmp_path / "bank")
     bm = bank.create(question="What is the SOS Brigade planning?", type=S, character="Kyon")

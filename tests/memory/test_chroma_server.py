@@ -22,6 +22,8 @@ from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.settings import Settings, load_settings
 
+pytestmark = pytest.mark.slow
+
 CHROMA = Path(sys.executable).parent / "chroma"
 
 

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from personae.memory.chroma import open_chroma, safe_collection_name
 from personae.memory.embeddings import HashingEmbedding, embed_text
+
+# Chroma types its embedding functions narrower than its protocol allows (as memory/ does).
+EMBEDDING: Any = HashingEmbedding()
 
 
 def test_embedding_is_deterministic_and_topical() -> None:
@@ -28,7 +32,7 @@ def test_collection_names_are_safe_and_distinct() -> None:
 def test_persistent_collection_reopens_with_its_embedding(tmp_path: Path) -> None:
     client = open_chroma(tmp_path / "db")
     col = client.get_or_create_collection(
-        safe_collection_name("Poppin'Party"), embedding_function=HashingEmbedding()
+        safe_collection_name("Poppin'Party"), embedding_function=EMBEDDING
     )
     col.add(ids=["1", "2"], documents=["Kasumi sings on stage", "Arisa hides in the storage room"])
     del client, col

@@ -135,6 +135,7 @@ def test_fingerprint_changes_with_the_text(tmp_path: Path) -> None:
     assert storyline_fingerprint(load_storyline(tmp_path / "c.jsonl")) != storyline_fingerprint(one)
 
 
+@pytest.mark.slow
 def test_the_index_survives_a_process_restart(story: Storyline, tmp_path: Path) -> None:
     store = ScenePairStore.open(story, "Alice", tmp_path / "m", scope="v1")
     store.extend(90)

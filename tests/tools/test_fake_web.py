@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import httpx
+from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 
-from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from personae.loopback import LoopbackWebServer
 
 API = {"format": "json", "formatversion": "2"}

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fake_web import FakeTavily, FakeWeb
 
 from personae.errors import ConfigurationError, InputError, RemoteError
-from personae.fake_web import FakeTavily, FakeWeb
 from personae.loopback import LoopbackWebServer, WebResponse
 from personae.settings import load_settings
 from personae.tools.http import PoliteHttpClient

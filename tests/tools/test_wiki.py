@@ -6,9 +6,9 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from fake_web import FakeMediaWiki, FakeWeb
 
 from personae.errors import InputError, RemoteError
-from personae.fake_web import FakeMediaWiki, FakeWeb
 from personae.loopback import LoopbackWebServer, WebResponse
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient

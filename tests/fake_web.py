@@ -6,7 +6,7 @@ the polite HTTP client all run unchanged against these routes. Responses copy th
 
 Example::
 
-    from personae.fake_web import FakeMediaWiki, FakeTavily, FakeWeb
+    from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
     from personae.loopback import LoopbackWebServer
 
     wiki = FakeMediaWiki({"Toki": "<p>Toki is the second brother.</p>"},

@@ -1,0 +1,112 @@
+"""The persona index: incremental re-index, cosine retrieval, clear errors on mismatches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from personae.errors import InputError
+from personae.memory.embeddings import HashingEmbedding
+from personae.memory.persona_chunks import split_persona
+from personae.memory.persona_doc import PersonaDoc, parse_markdown
+from personae.memory.persona_store import PersonaIndex, open_client, open_persona_index
+
+PERSONA = """# Iago
+
+## Profile
+
+I am Othello's ensign and I trust no one.
+
+I resent Cassio's promotion.
+
+## Activity
+
+### Act I
+
+I stir Roderigo against Brabantio.
+
+### Act II
+
+I make Cassio drunk on watch.
+"""
+
+
+class CountingEmbedding(HashingEmbedding):
+    """Hashing vectors, counting the texts embedded."""
+
+    def __init__(self, dimensions: int = 384) -> None:
+        super().__init__(dimensions)
+        self.embedded: list[str] = []
+
+    def __call__(self, input: Any) -> Any:
+        self.embedded += list(input)
+        return super().__call__(input)
+
+
+def _index(tmp_path: Path, embedding: Any) -> PersonaIndex:
+    return PersonaIndex(open_client(str(tmp_path / "mem")), "Iago", "acts", embedding)
+
+
+def _sync(index: PersonaIndex, doc: PersonaDoc) -> Any:
+    return index.sync(doc, split_persona(doc, "acts"))
+
+
+def test_reindex_touches_only_changed_sections(tmp_path: Path) -> None:
+    embedding = CountingEmbedding()
+    index = _index(tmp_path, embedding)
+    doc = parse_markdown(PERSONA, "Iago")
+    first = _sync(index, doc)
+    assert first.added == first.chunks == index.count() and first.deleted == 0
+    embedding.embedded.clear()
+
+    again = _sync(index, doc)
+    assert (again.added, again.deleted, again.kept) == (0, 0, first.chunks)
+    assert embedding.embedded == []  # an unchanged document writes nothing
+
+    edited = parse_markdown(PERSONA.replace("drunk on watch", "drunk on the watch"), "Iago")
+    stats = _sync(index, edited)
+    assert (stats.added, stats.deleted, stats.sections_new, stats.sections_gone) == (1, 1, 1, 1)
+    assert embedding.embedded == [
+        "I make Cassio drunk on the watch.\n[Context: Iago > Activity > Act II]"
+    ]
+
+    dropped = parse_markdown(PERSONA.split("### Act II")[0], "Iago")
+    before = {chunk_id for chunk_id, _ in index.all_chunks()}
+    stats = _sync(index, dropped)
+    after = {chunk_id for chunk_id, _ in index.all_chunks()}
+    assert stats.deleted == 1 and stats.added == 0 and len(before - after) == 1
+    assert all("Act II" not in text for _, text in index.all_chunks())
+    assert index.manifest["sha256"] == dropped.sha256
+
+
+def test_query_ranks_by_cosine_similarity(tmp_path: Path) -> None:
+    index = _index(tmp_path, HashingEmbedding())
+    _sync(index, parse_markdown(PERSONA, "Iago"))
+    found = index.query("Who did you make drunk on watch?", 10)
+    assert found[0].text.startswith("I make Cassio drunk")
+    assert [c.rank for c in found] == list(range(len(found))) == list(range(index.count()))
+    sims = [c.similarity for c in found]
+    assert sims == sorted(sims, reverse=True) and -1.0 <= sims[-1] <= sims[0] <= 1.0
+
+
+def test_unknown_character_and_embedding_mismatch_are_one_line_errors(tmp_path: Path) -> None:
+    memory = str(tmp_path / "mem")
+    _sync(_index(tmp_path, HashingEmbedding()), parse_markdown(PERSONA, "Iago"))
+    with pytest.raises(InputError, match=r"unknown character 'Othello' \(indexed: Iago\)"):
+        open_persona_index("Othello", splitter="acts", embedding="hashing", memory_dir=memory)
+    with pytest.raises(InputError, match="embedding or splitter mismatch"):
+        open_persona_index(
+            "iago", splitter="acts", embedding=HashingEmbedding(128), memory_dir=memory
+        )
+    index = open_persona_index("iago", splitter="acts", embedding="hashing", memory_dir=memory)
+    assert index.character == "Iago"
+
+    class Wider(HashingEmbedding):
+        def __call__(self, input: Any) -> Any:
+            return [[float(x) for x in v] + [0.0] for v in super().__call__(input)]
+
+    wrong = PersonaIndex(index.client, "Iago", "acts", Wider())
+    with pytest.raises(InputError, match="embedding mismatch: .* stores 384-dimensional"):
+        wrong.query("anything", 3)

@@ -1,0 +1,177 @@
+"""`personae persona index` and `personae chat`: index, ask, converse, resume, one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from personae.cli import main
+from personae.llm import register_model, unregister_model
+from personae.testing import ScriptedChatModel, prompt_text
+
+PERSONA = """# Iago
+
+## Profile
+
+I am Othello's ensign. I hate the Moor.
+
+## Deeds
+
+### Act I
+
+I set Roderigo on Brabantio.
+"""
+MODELS = ["--model", "registered:chat-test"]
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    def gs(messages: list[BaseMessage]) -> dict[str, Any]:
+        return {"reason": "r", "relevant": "ensign" in prompt_text(messages)}
+
+    chat = ScriptedChatModel(
+        responders={
+            "RelevanceVerdict": gs,
+            "CharacterAttributes": lambda m: {
+                "belief_and_value": "Self first.",
+                "psychological_traits": "Cold.",
+            },
+            "text": lambda m: "I am not what I am.",
+        }
+    )
+    register_model("chat-test", chat)
+    yield chat
+    unregister_model("chat-test")
+
+
+@pytest.fixture
+def persona(tmp_path: Path) -> Path:
+    path = tmp_path / "iago.md"
+    path.write_text(PERSONA)
+    return path
+
+
+def _memory(tmp_path: Path) -> list[str]:
+    return ["--memory", str(tmp_path / "mem")]
+
+
+def test_index_is_incremental(
+    persona: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
+    assert main([*args, "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert (first["chunks"], first["added"], first["l_max"]) == (2, 2, 39)
+    assert first["collection"] == "amadeus.Iago.acts.hashing-384"
+    assert main(args) == 0
+    assert "0 added, 0 deleted, 2 unchanged" in capsys.readouterr().out
+
+
+def test_ask_prints_the_answer_and_json_adds_the_grounding(
+    persona: Path, tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "chat",
+                str(persona),
+                "--character",
+                "Iago",
+                "--ask",
+                "Who are you?",
+                *_memory(tmp_path),
+                *MODELS,
+            ]
+        )
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "I am not what I am.\n"
+    assert (
+        main(
+            [
+                "chat",
+                "--character",
+                "iago",
+                "--ask",
+                "Who are you?",
+                "--json",
+                *_memory(tmp_path),
+                *MODELS,
+            ]
+        )
+        == 0
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["character"] == "Iago" and payload["gs_failed"] is False
+    assert "ensign" in payload["selected"][0]["text"]
+    assert payload["attributes"] == {
+        "belief_and_value": "Self first.",
+        "psychological_traits": "Cold.",
+    }
+    assert payload["usage"]["rp_calls"] == 1 and len(payload["knowledge"]) == 2
+
+
+def test_terminal_chat_resumes_after_a_restart(
+    persona: Path,
+    tmp_path: Path,
+    model: ScriptedChatModel,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("My name is Roderigo.\n/exit\n"))
+    assert (
+        main(["chat", "--character", "Iago", "--method", "naive", *_memory(tmp_path), *MODELS]) == 0
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is my name?\n"))
+    assert (
+        main(["chat", "--character", "Iago", "--method", "naive", *_memory(tmp_path), *MODELS]) == 0
+    )
+    out = capsys.readouterr().out
+    assert out.count("Iago: I am not what I am.") == 2
+    last = model.calls_for("text")[-1]
+    assert "My name is Roderigo." in prompt_text(last[1:-1])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["chat", "--character", "Nobody", "--ask", "hi"], "unknown character 'Nobody'"),
+        (
+            ["chat", "--character", "Iago", "--ask", "hi", "--splitter", "ats"],
+            "embedding or splitter mismatch",
+        ),
+        (
+            ["chat", "--character", "Iago", "--ask", "hi", "--embedding", "bge"],
+            "unknown embedding 'bge'",
+        ),
+        (["persona", "index", "EMPTY", "--character", "X"], "is empty"),
+        (["persona", "index", "HEADINGS", "--character", "X"], "has no paragraphs"),
+        (["persona", "index", "missing.md", "--character", "X"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str],
+    message: str,
+    persona: Path,
+    tmp_path: Path,
+    model: ScriptedChatModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "empty.md").write_text("\n")
+    (tmp_path / "headings.md").write_text("# X\n\n## A\n\n## B\n")
+    assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
+    capsys.readouterr()
+    argv = [str(tmp_path / "empty.md") if a == "EMPTY" else a for a in argv]
+    argv = [str(tmp_path / "headings.md") if a == "HEADINGS" else a for a in argv]
+    models = MODELS if argv[0] == "chat" else []
+    assert main([*argv, *_memory(tmp_path), *models]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and err.startswith("personae: error:")
