@@ -2,10 +2,20 @@
 
 Behavioral bookmarks ask general, reusable questions ("How does Kyon react when Haruhi drags
 him into a scheme?"). Syncing one means checking each unseen action of the character, in its
-local scene, as evidence for the pattern, then summarising the evidence. The check sits behind
-:class:`BehaviorEvidenceClassifier` so the operator can be tested (and later served) without an
-LLM; :class:`LLMBehaviorClassifier` is the LLM implementation. The model sees items under short
-ids the code assigned (``A1``..``An``) and must give a verdict for each of them, no others.
+local scene, as direct evidence for the pattern, then summarising all the evidence. The check
+follows the released BOOKMARKS code (``update_behavioral_bookmark``): "yes" only if the query's
+situation actually holds in the scene AND the action is a concrete example of the behavior;
+anything missing, unclear or weakly related is "no". The summary sees every piece of evidence,
+oldest first, and favours the later ones when they conflict.
+
+The check sits behind :class:`BehaviorEvidenceClassifier` (``classify(pattern, items) ->
+(verdicts, usage)``), so the operator can run without an LLM. The paper replaces the LLM check
+with a distilled DeBERTa-v3 NLI classifier; to do the same, implement ``classify`` with your
+classifier (one verdict per item, from :func:`render_item`'s text or the item's actions) and
+pass it as ``classifier=`` to :func:`personae.graphs.bookmark_sync.sync_bookmark`.
+:class:`LLMBehaviorClassifier` is the LLM implementation: it shows the model items under short
+ids the code assigned (``A1``..``An``, one per call by default) and requires a verdict for each
+of them, no others.
 """
 
 from __future__ import annotations
@@ -22,18 +32,26 @@ from pydantic import BaseModel, Field
 from personae.llm import LLMUsage, call_structured
 from personae.memory.storyline import StoryAction
 
-MAX_SUMMARY_EVIDENCE = 24
-"""Evidence actions shown to the summarizer: the latest ones, so prompts stay bounded."""
 MAX_PARALLEL_BATCHES = 4
 """Classifier calls in flight at once for one bookmark (the graph already fans out)."""
 
-CHECK_SYSTEM = """You check whether actions in a story are evidence for a behavior pattern of
-a character. Each item shows a few earlier actions for context, then the action to judge
-(marked >>>). An item supports the pattern when the marked action shows the character behaving
-the way the pattern asks about (including its typical reaction, habit, attitude or motive).
+# The released BOOKMARKS code's behavioral filter, asked for each item (scene + marked action).
+CHECK_SYSTEM = """We are using a behavioral query as a filter over past scenes of a story. Each
+item shows the scene (the earlier actions) and then the action to judge (marked >>>).
+
+For each item: does THIS specific action by the character in THIS scene provide direct evidence
+for the behavior that the query is asking about?
+
+Answer yes (supports = true) ONLY if BOTH of the following are true:
+- The situation described in the query (characters, conditions, emotional state, context, etc.)
+  actually holds in this scene.
+- The character's marked action is a concrete example of that behavior in this situation (not
+  just vaguely related or partially matching).
+
+If any required condition in the query is missing, unclear, or only weakly related, answer no.
 Judge only the marked action of each item. Give exactly one verdict for every item id shown."""
 
-CHECK_USER = """## Pattern
+CHECK_USER = """## Query
 {pattern}
 
 ## Items
@@ -41,18 +59,27 @@ CHECK_USER = """## Pattern
 
 Give a verdict for each id: {ids}."""
 
-SUMMARY_SYSTEM = """You describe a behavior pattern of {character}, a story character, from
-evidence actions listed from oldest to newest. Answer the question in two to four sentences as a
-general pattern that will help predict what {character} does next. When evidence conflicts,
-LATER evidence wins: characters change, and the newest actions show who they are now."""
+# The released BOOKMARKS code's behavior summary over the filtered evidence.
+SUMMARY_SYSTEM = """You are given a list of filtered character actions for {character} that all
+match a particular behavioral query.
 
-SUMMARY_USER = """## Question
-{question}
+Important:
+- The action list is sorted chronologically from earliest to latest.
+- If earlier and later actions appear to conflict, prioritize the pattern implied by the later
+  actions.
+- Focus ONLY on behavioral patterns grounded in the provided samples.
 
-## Evidence actions (oldest first{note})
+Your task: summarize how the character, {character}, behaves in a concise, general sentence or
+two. Do NOT add new traits, motivations, or interpretations that are not supported by the
+actions."""
+
+SUMMARY_USER = """## Character action samples (chronologically ordered)
 {evidence}
 
-Answer the question about {character}."""
+## Behavioral query
+{question}
+
+Summarize how {character} behaves."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +116,7 @@ class EvidenceVerdicts(BaseModel):
 class BehaviorSummary(BaseModel):
     """The behavior pattern described from the evidence."""
 
-    answer: str = Field(description="Two to four sentences describing the general pattern.")
+    answer: str = Field(description="A concise, general sentence or two.")
 
 
 def render_item(item_id: str, item: BehaviorItem) -> str:
@@ -125,7 +152,7 @@ def verdicts_checker(ids: Sequence[str]) -> Callable[[EvidenceVerdicts], None]:
 class LLMBehaviorClassifier:
     """The LLM classifier: ``batch_size`` items per call, short ids mapped back by the code."""
 
-    def __init__(self, model: BaseChatModel, batch_size: int = 8) -> None:
+    def __init__(self, model: BaseChatModel, batch_size: int = 1) -> None:
         """Classify with ``model`` (the fast model), ``batch_size`` items per call."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -188,23 +215,19 @@ async def summarize_behavior(
     character: str,
     evidence_actions: Sequence[StoryAction],
 ) -> tuple[str, LLMUsage]:
-    """Describe the pattern from evidence listed oldest -> newest; later evidence wins.
+    """Describe the pattern from every evidence action, oldest -> newest; later ones favoured.
 
-    Only the last :data:`MAX_SUMMARY_EVIDENCE` evidence actions are shown. The caller passes no
-    evidence -> no call: the answer stays unknown (``""``).
+    The caller passes no evidence -> no call: the answer stays unknown (``""``).
     """
     ordered = sorted(evidence_actions, key=lambda a: a.position)
     if not ordered:
         return "", LLMUsage()
-    shown = ordered[-MAX_SUMMARY_EVIDENCE:]
-    dropped = len(ordered) - len(shown)
     messages = [
         SystemMessage(SUMMARY_SYSTEM.format(character=character)),
         HumanMessage(
             SUMMARY_USER.format(
                 question=question,
-                note=f"; {dropped} older ones omitted" if dropped else "",
-                evidence="\n".join(a.render() for a in shown),
+                evidence="\n".join(a.render() for a in ordered),
                 character=character,
             )
         ),

@@ -1,10 +1,14 @@
-"""ETA's two roles: extract facts about a character from a chunk, aggregate them into a profile.
+"""ETA's two roles: profile a character from a chunk, then fold it into the running profile.
 
-Extract-then-aggregate is the profile baseline of the BOOKMARKS benchmark: a static summary of
-who the character is, rebuilt as the story advances, against which bookmarks (answers to the
-questions the next action needs) are compared. Both roles run on the fast model in the ETA
-graph: they summarise, they do not act. The model only sees the chunk it is given (positions
-below the rebuild point); it returns plain statements, never ids or positions.
+Extract-and-aggregate (ETA, Wang et al. 2025c) is the profiling baseline of the BOOKMARKS
+benchmark: "start from empty, ETA updates the profile whenever a new action of the target
+character is observed by aggregating the summarized new information". The prompts follow the
+released BOOKMARKS code (``profile.py``): a 200-word narrative profile of the character from a
+chunk of the story, then "directly update the main profile based on the new summarized
+profile", keeping it around 200 words. The update is recurrent: the previous profile plus the
+new chunk's profile, never a rebuild from stored facts. Both run on the strong model (the
+paper's section 5.1: "profile updating in ETA" uses the acting model). The model sees only the
+chunk it is given (positions before the update point).
 """
 
 from __future__ import annotations
@@ -12,123 +16,88 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.actor import render_scene
 from personae.llm import LLMUsage, call_structured
 from personae.memory.storyline import StoryAction
 
-MAX_FACTS_PER_CHUNK = 12
-"""Facts kept from one chunk; longer answers are rejected and retried."""
-MAX_PROFILE_STATEMENTS = 20
-"""Statements in an aggregated profile."""
+EMPTY_PROFILE = "[empty]"
+"""The profile before the first update (the released code's starting value)."""
 
-EXTRACT_SYSTEM = """You read a passage of the story "{story}" and note what it reveals about
-{character}: personality, habits and ways of speaking, goals, relationships, skills, and their
-current situation (where they are, what they hold, what they know, how they feel). Write short
-self-contained statements that name {character}. Only what the passage shows or clearly
-implies; nothing from outside it. At most {limit} statements; none if the passage says nothing
-about {character}."""
+# The released BOOKMARKS code's profile_extract prompt (ETA's "extract" step).
+EXTRACT_PROMPT = """# Task
 
-EXTRACT_USER = """## Passage (actions in story order)
-{chunk}
+Please provide a 200-word, narrative-style character profile for {character}{story}.
+The profile should read like a cohesive introduction, weaving together the character's
+background, physical description, personality traits and core motivations, notable attributes,
+relationships, key experiences, major plot involvement and key decisions or actions, character
+arc or development throughout the story, and other important details.
+The profile should be written in a concise yet informative style, similar to what one might find
+in a comprehensive character guide. Focus on the most crucial information that gives readers a
+clear understanding of the character's significance in the work.
+The profile should be based on either your existing knowledge of the character or the provided
+information, without fabricating or inferring any inaccurate or uncertain details.
 
-What does this passage reveal about {character}?"""
+# Scene-Action Pairs
 
-AGGREGATE_SYSTEM = """You maintain the profile of {character} in the story "{story}" for an
-actor who must play {character}'s next action. Merge the facts below, extracted passage by
-passage in story order, into at most {limit} short statements: keep stable traits, habits,
-relationships and the latest known situation. When facts conflict, the later passage
-describes the current state. Drop duplicates and trivia; add nothing the facts do not say."""
+{block}
 
-AGGREGATE_USER = """## Facts about {character}, by passage (earliest first)
-{facts}
+Now, based on the given scene-action pairs, write the character profile."""
 
-Write {character}'s profile."""
+# The released BOOKMARKS code's profile_aggregate prompt (ETA's "aggregate" step).
+UPDATE_PROMPT = """# Main Profile
+{profile}
 
+# New Summarized Profile (From New Episodes)
+{new_profile}
 
-class ExtractedFacts(BaseModel):
-    """What one passage reveals about the character."""
-
-    facts: list[str] = Field(
-        default_factory=list,
-        description="Short statements naming the character; empty if the passage shows nothing.",
-    )
+Directly update the main profile based on the new summarized profile, keep its length in around
+200 words."""
 
 
-class CharacterProfile(BaseModel):
-    """The character's aggregated profile."""
+class ChunkProfile(BaseModel):
+    """The character's profile written from one chunk of the story."""
 
-    statements: list[str] = Field(
-        description="Short statements: stable traits, habits, relationships, current situation."
-    )
+    profile: str = Field(description="About 200 words, narrative style.")
 
 
-def _clean(lines: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    kept = []
-    for line in lines:
-        text = " ".join(line.split())
-        if text and text.lower() not in seen:
-            seen.add(text.lower())
-            kept.append(text)
-    return kept
+class UpdatedProfile(BaseModel):
+    """The main profile updated with the new chunk's profile."""
+
+    profile: str = Field(description="The updated main profile, about 200 words.")
 
 
-async def extract_facts(
+def _non_empty(answer: ChunkProfile | UpdatedProfile) -> None:
+    if not answer.profile.strip():
+        raise ValueError("the profile is empty")
+
+
+async def extract_profile(
     model: BaseChatModel,
     *,
     character: str,
-    story: str,
+    story: str | None,
     chunk: Sequence[StoryAction],
-) -> tuple[list[str], LLMUsage]:
-    """Facts about ``character`` from the actions in ``chunk``; more than the cap is retried."""
-
-    def within_limit(answer: ExtractedFacts) -> None:
-        if len(_clean(answer.facts)) > MAX_FACTS_PER_CHUNK:
-            raise ValueError(f"give at most {MAX_FACTS_PER_CHUNK} statements")
-
-    messages = [
-        SystemMessage(
-            EXTRACT_SYSTEM.format(character=character, story=story, limit=MAX_FACTS_PER_CHUNK)
-        ),
-        HumanMessage(EXTRACT_USER.format(chunk=render_scene(chunk), character=character)),
-    ]
-    answer, usage = await call_structured(model, ExtractedFacts, messages, check=within_limit)
-    return _clean(answer.facts), usage
+) -> tuple[str, LLMUsage]:
+    """A profile of ``character`` from the actions in ``chunk`` (its texts, one per block)."""
+    prompt = EXTRACT_PROMPT.format(
+        character=character,
+        story=f' in "{story}"' if story else "",
+        block="\n---\n".join(action.text for action in chunk),
+    )
+    answer, usage = await call_structured(
+        model, ChunkProfile, [HumanMessage(prompt)], check=_non_empty
+    )
+    return answer.profile.strip(), usage
 
 
-def render_chunk_facts(chunks: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """Facts grouped under a passage label, in story order, as the aggregator reads them."""
-    blocks = []
-    for label, facts in chunks:
-        if facts:
-            blocks.append(f"### {label}\n" + "\n".join(f"- {fact}" for fact in facts))
-    return "\n\n".join(blocks) or "(no facts)"
-
-
-async def aggregate_profile(
-    model: BaseChatModel,
-    *,
-    character: str,
-    story: str,
-    chunks: Sequence[tuple[str, Sequence[str]]],
-) -> tuple[list[str], LLMUsage]:
-    """The profile from ``(passage label, facts)`` pairs; empty or too long answers are retried."""
-
-    def sized(answer: CharacterProfile) -> None:
-        kept = _clean(answer.statements)
-        if not kept:
-            raise ValueError("the profile is empty")
-        if len(kept) > MAX_PROFILE_STATEMENTS:
-            raise ValueError(f"give at most {MAX_PROFILE_STATEMENTS} statements")
-
-    messages = [
-        SystemMessage(
-            AGGREGATE_SYSTEM.format(character=character, story=story, limit=MAX_PROFILE_STATEMENTS)
-        ),
-        HumanMessage(AGGREGATE_USER.format(character=character, facts=render_chunk_facts(chunks))),
-    ]
-    answer, usage = await call_structured(model, CharacterProfile, messages, check=sized)
-    return _clean(answer.statements), usage
+async def update_profile(
+    model: BaseChatModel, *, profile: str, new_profile: str
+) -> tuple[str, LLMUsage]:
+    """The running ``profile`` updated with ``new_profile`` (the recurrent step)."""
+    prompt = UPDATE_PROMPT.format(profile=profile or EMPTY_PROFILE, new_profile=new_profile)
+    answer, usage = await call_structured(
+        model, UpdatedProfile, [HumanMessage(prompt)], check=_non_empty
+    )
+    return answer.profile.strip(), usage

@@ -15,11 +15,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.actor import render_scene
+from personae.agents.actor import render_scene, story_label
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmark import BookmarkType
 from personae.memory.lexical import tokens
-from personae.memory.storyline import StoryAction
+from personae.memory.storyline import ActingFormat, StoryAction
 
 NEAR_DUPLICATE = 0.8
 """Word-set Jaccard similarity from which two questions count as the same question."""
@@ -30,16 +30,19 @@ FILLER_WORDS = frozenset(
 )
 """Words that do not change what a question asks (question words like who/where do)."""
 
-PROPOSER_SYSTEM = """You help {character}, a character in the story "{story}", decide what to
-do next. Propose up to {k} questions whose answers, looked up in the story so far, would most
-help predict {character}'s very next action in the current scene. Each question has a type:
+PROPOSER_SYSTEM = """You help {character}, a character in {story}, decide what to do next.
+Propose up to {k} questions whose answers, looked up in the story so far, would most help
+predict {character}'s very next {target} in the current scene. Each question has a type:
 - "behavioral": a GENERAL pattern of {character} that stays useful in many scenes, e.g.
   "How does {character} usually react when someone refuses a request?" (no scene details).
 - "state": the situation at this exact point of the story, e.g. "Where is {character} now and
   who is with them?".
 - "concept": about one named entity (person, place, group, object) that appears in the scene or
   the character list; give that exact name as the keyword.
-Ask different things; do not answer them."""
+Ask about the story world, its characters and events, not about information the scene already
+gives. Once the content to express is clear, also ask how {character} generally expresses it.
+Name every subject explicitly (no "she", "they", "there", "that"). Ask different things; do not
+answer them."""
 
 PROPOSER_USER = """## Characters seen so far
 {characters}
@@ -51,6 +54,9 @@ PROPOSER_USER = """## Characters seen so far
 {scene}
 
 Propose up to {k} typed questions for {character}'s next action."""
+
+TARGETS = {"action": "action", "utterance": "utterance (what they say next)"}
+"""What the proposer is told is predicted, per acting format (the released prompt's wording)."""
 
 
 class ProposedQuestion(BaseModel):
@@ -135,11 +141,12 @@ async def propose_questions(
     model: BaseChatModel,
     *,
     character: str,
-    story: str,
+    story: str | None,
     scene: Sequence[StoryAction],
     characters: Sequence[str],
     k: int = 5,
     do_not_ask: Sequence[str] = (),
+    acting_format: ActingFormat = "action",
 ) -> tuple[list[ProposedQuestion], LLMUsage]:
     """Ask ``model`` for up to ``k`` typed questions; the code filters them (see module doc).
 
@@ -149,7 +156,14 @@ async def propose_questions(
     if k <= 0:
         return [], LLMUsage()
     messages = [
-        SystemMessage(PROPOSER_SYSTEM.format(character=character, story=story, k=k)),
+        SystemMessage(
+            PROPOSER_SYSTEM.format(
+                character=character,
+                story=story_label(story),
+                k=k,
+                target=TARGETS[acting_format],
+            )
+        ),
         HumanMessage(
             PROPOSER_USER.format(
                 characters=", ".join(characters) or "(none yet)",

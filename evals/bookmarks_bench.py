@@ -1,11 +1,13 @@
-"""The BOOKMARKS benchmark runner: methods × storylines × characters, resumable and judged.
+"""The BOOKMARKS benchmark runner: methods × storylines, resumable and judged.
 
-Why it is shaped this way: memory methods change as they read, so each character's instances
-run strictly in story order (one task per character), while different characters run
-concurrently under a bound. Every finished instance is one whole line appended to
-``results.jsonl``; a rerun skips what is done, so an interrupted benchmark costs nothing twice,
-and judge verdicts are cached on disk for the same reason. Methods are resolved lazily by name,
-so the harness works with whichever method graphs are installed.
+Why it is shaped this way (the released runner's schedule): one artifact is one shared memory
+(one bookmark bank), and its targets, every major character's, run in one global story order,
+exactly as a reader meets them. Parallelism goes across (method, artifact) runs only, never
+across the characters of one artifact, so the results do not depend on ``--concurrency``.
+Every finished instance is one whole line appended to ``results.jsonl``; a rerun skips what is
+done, so an interrupted benchmark costs nothing twice, and judge verdicts are cached on disk
+for the same reason. Methods are resolved lazily by name, so the harness works with whichever
+method graphs are installed; a method name may carry ablations (``bookmarks+no-derive``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,6 +44,18 @@ CURRENT_INSTANCE: contextvars.ContextVar[BenchInstance | None] = contextvars.Con
 """The instance whose method graph is running in this task (log correlation, audits)."""
 ResultKey = tuple[str, str, str, int, str]
 """(artifact, method, character, position, judge): one line of results.jsonl."""
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "no-reuse": {"k_candidates": 0},
+    "no-derive": {"derive": False},
+    "no-near": {"near_window": 0},
+    "with-profile": {"with_profile": True},
+}
+"""The BOOKMARKS ablations (the paper's Table 3 and the released runner's profile grounding):
+name → context fields they set. ``no-reuse`` keeps no candidate (K' = 0), so every question
+starts a new bookmark; ``no-derive`` turns derive decisions into new bookmarks; ``no-near``
+drops the near bookmarks from grounding; ``with-profile`` adds the running ETA profile."""
+ABLATABLE = frozenset({"bookmarks"})
+"""Methods that accept ablations."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,46 @@ METHODS: dict[str, MethodSpec] = {
     "bookmarks": MethodSpec("personae.graphs.bookmarks", "BookmarksContext"),
 }
 """Method name → graph module; tests and plugins may add entries."""
+
+
+@dataclass(frozen=True)
+class MethodRun:
+    """A method as run: its registry name, its ablations and the label results carry."""
+
+    method: str
+    ablations: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``bookmarks`` or ``bookmarks+no-derive+no-reuse``: the ``method`` of its records."""
+        return "+".join((self.method, *self.ablations))
+
+    def overrides(self) -> dict[str, Any]:
+        """Context fields the ablations set."""
+        fields: dict[str, Any] = {}
+        for name in self.ablations:
+            fields.update(ABLATIONS[name])
+        return fields
+
+
+def parse_method(text: str) -> MethodRun:
+    """``bookmarks+no-derive`` → MethodRun; unknown methods or ablations are InputErrors."""
+    name, *ablations = [part.strip() for part in text.split("+")]
+    if name not in METHODS:
+        raise InputError(f"unknown method {name!r}", f"use one of: {', '.join(METHODS)}")
+    for ablation in ablations:
+        if ablation not in ABLATIONS:
+            raise InputError(
+                f"unknown ablation {ablation!r} in {text!r}",
+                f"use {name}+ABLATION with one of: {', '.join(ABLATIONS)}",
+            )
+        if name not in ABLATABLE:
+            raise InputError(
+                f"method {name!r} has no ablations ({text!r})",
+                f"ablate {', '.join(sorted(ABLATABLE))} only, e.g. bookmarks+no-derive",
+            )
+    ordered = tuple(a for a in ABLATIONS if a in ablations)
+    return MethodRun(name, ordered)
 
 
 def load_method(name: str) -> tuple[Any, type[ActingContext]]:
@@ -111,8 +165,10 @@ class BenchConfig:
     limit: int | None = None
     """Test instances per character (all when ``None``)."""
     concurrency: int = 2
-    """Characters run at once."""
+    """(method, artifact) runs at once; the characters of one artifact never run in parallel."""
     scene_size: int = 10
+    hide_title: bool = False
+    """Leave the story's title out of every prompt (it invites recall of later plot)."""
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
@@ -358,6 +414,8 @@ async def _run_instance(
         character=instance.character,
         prediction=prediction,
         truth=instance.truth,
+        scene=instance.scene,
+        acting_format=instance.acting_format,
         cache=run.judge_cache,
         model_name=run.config.name_of("judge_model"),
     )
@@ -367,6 +425,7 @@ async def _run_instance(
         "character": instance.character,
         "position": instance.position,
         "chapter": instance.chapter,
+        "format": instance.acting_format,
         "judge": run.config.judge,
         "judge_model": run.config.name_of("judge_model"),
         "model": run.config.name_of("model"),
@@ -383,7 +442,7 @@ async def _run_instance(
     }
 
 
-async def _run_character(
+async def _run_artifact(
     run: _Run,
     semaphore: asyncio.Semaphore,
     method: str,
@@ -391,7 +450,7 @@ async def _run_character(
     context: ActingContext,
     instances: Sequence[BenchInstance],
 ) -> None:
-    """Run one character's pending instances strictly in story order."""
+    """Run one artifact's pending instances, every character's, in one global story order."""
     async with semaphore:
         for instance in instances:
             key = (instance.artifact, method, instance.character, instance.position)
@@ -463,11 +522,22 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     instances = build_instances(
         (s for s, _ in storylines.values()), config.characters, config.limit, config.scene_size
     )
-    methods = {name: load_method(name) for name in dict.fromkeys(config.methods)}
+    runs = [parse_method(text) for text in dict.fromkeys(config.methods)]
+    runs = list({r.label: r for r in runs}.values())
+    loaded = {r.method: load_method(r.method) for r in runs}
+    memory_root = config.memory_dir or config.out_dir / "memory"
+    work = []
+    for method_run in runs:
+        graph, context_cls = loaded[method_run.method]
+        for artifact, pending in instances.items():
+            context = _context(
+                config, context_cls, method_run, storylines[artifact][1], memory_root
+            )
+            work.append((method_run.label, graph, context, pending))
     judge_model = _models(config).chat_model(config.judge_model, "judge")
     results_path = config.out_dir / RESULTS_FILE
     records, notes = read_results(results_path)
-    notes += _model_mismatches(records, config, set(methods))
+    notes += _model_mismatches(records, config, {r.label for r in runs})
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
@@ -480,49 +550,63 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         predictions=_prior_predictions(records),
         progress=sink,
     )
-    memory_root = config.memory_dir or config.out_dir / "memory"
-    work = [
-        (method, graph, context_cls, key, pending)
-        for method, (graph, context_cls) in methods.items()
-        for key, pending in instances.items()
-    ]
     total = sum(len(p) for *_, p in work)
     remaining = sum(
         1
-        for method, *_, pending in work
+        for label, _, _, pending in work
         for i in pending
-        if (i.artifact, method, i.character, i.position, config.judge) not in done
+        if (i.artifact, label, i.character, i.position, config.judge) not in done
     )
     sink.start(remaining, total - remaining)
     complete = False
     try:
         async with asyncio.TaskGroup() as group:
             semaphore = asyncio.Semaphore(config.concurrency)
-            for method, graph, context_cls, (artifact, _), pending in work:
-                context = context_cls(
-                    storyline_path=storylines[artifact][1],
-                    model=config.model,
-                    fast_model=config.fast_model,
-                    openai_base_url=config.openai_base_url,
-                    temperature=config.temperature,
-                    top_p=config.top_p,
-                    memory_dir=str(memory_root / method),
-                    scene_size=config.scene_size,
-                )
-                group.create_task(_run_character(run, semaphore, method, graph, context, pending))
+            for label, graph, context, pending in work:
+                group.create_task(_run_artifact(run, semaphore, label, graph, context, pending))
         complete = True
     except BaseExceptionGroup as errors:
         raise _first_error(errors) from None
     finally:
         sink.close()
-        summary, summary_path, report_paths = _write_outputs(config, complete)
+        summary, summary_path, report_paths = _write_outputs(config, complete, runs)
     return BenchOutcome(
         run.ran, total - remaining, summary, summary_path, report_paths, notes, run.rejudged
     )
 
 
+def _context(
+    config: BenchConfig,
+    context_cls: type[ActingContext],
+    method_run: MethodRun,
+    storyline_path: str,
+    memory_root: Path,
+) -> ActingContext:
+    """The method's context for one artifact: shared settings, ablations, its own memory."""
+    known = {f.name for f in fields(context_cls)}
+    overrides = method_run.overrides()
+    missing = sorted(set(overrides) - known)
+    if missing:
+        raise ConfigurationError(
+            f"{context_cls.__name__} has no field {missing[0]!r} for {method_run.label!r}",
+            "update Personae (the method does not support this ablation)",
+        )
+    return context_cls(
+        storyline_path=storyline_path,
+        model=config.model,
+        fast_model=config.fast_model,
+        openai_base_url=config.openai_base_url,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        memory_dir=str(memory_root / method_run.label),
+        scene_size=config.scene_size,
+        hide_title=config.hide_title,
+        **overrides,
+    )
+
+
 def _write_outputs(
-    config: BenchConfig, complete: bool
+    config: BenchConfig, complete: bool, runs: Sequence[MethodRun] = ()
 ) -> tuple[dict[str, Any], Path, tuple[Path, Path]]:
     """summary.json and the reports from every result of this judge (atomic writes)."""
     records, _ = read_results(config.out_dir / RESULTS_FILE)
@@ -534,6 +618,10 @@ def _write_outputs(
         "fast_model": config.name_of("fast_model"),
         "complete": complete,
         "instances": len(mine),
+        "hide_title": config.hide_title,
+        "temperature": _models(config).temperature,
+        "top_p": _models(config).top_p,
+        "ablations": _ablations_of(mine, runs),
         **summarize(mine),
     }
     summary_path = config.out_dir / SUMMARY_FILE
@@ -541,3 +629,15 @@ def _write_outputs(
         return summary, summary_path, (Path(), Path())
     write_json_atomic(summary_path, summary)
     return summary, summary_path, write_report(config.out_dir, summary, mine)
+
+
+def _ablations_of(
+    records: Iterable[Mapping[str, Any]], runs: Sequence[MethodRun]
+) -> dict[str, list[str]]:
+    """Method label → its ablations (every label in the results or in this run)."""
+    labels = dict.fromkeys([*(str(r["method"]) for r in records), *(r.label for r in runs)])
+    result: dict[str, list[str]] = {}
+    for label in labels:
+        name, *ablations = label.split("+")
+        result[label] = [a for a in ablations if a in ABLATIONS] if name in METHODS else []
+    return result

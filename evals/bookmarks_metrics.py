@@ -95,17 +95,35 @@ def totals_of(records: Iterable[Record]) -> Totals:
     return totals
 
 
+BENCHMARKS = {"action": "Fandom", "utterance": "Bandori"}
+"""Acting format → the paper's benchmark name (Fine-grained Fandom / Bandori Conversational)."""
+
+
+def benchmark_of(record: Record) -> str:
+    """``Fandom`` or ``Bandori``: the benchmark a record's artifact belongs to (by its format)."""
+    return BENCHMARKS.get(str(record.get("format") or "action"), "Fandom")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
 def summarize(records: Iterable[Record]) -> dict[str, Any]:
     """Figures per artifact × method (with per-character detail) and per method overall.
 
-    ``artifacts[artifact][method]`` has the group figures plus ``characters[name]``;
-    ``methods[method]`` has the overall figures plus ``average_score``: the mean of the
-    method's per-artifact scores (the "Average" column of the paper's Table 2).
+    Scores follow the paper's Table 2: a character's score is the mean over its instances, an
+    artifact's ``score`` the unweighted mean of its characters' scores (Poppin'Party's five
+    character scores average to its table value; pooling instances would weight talkative
+    characters more), and a method's ``fandom_average`` / ``bandori_average`` the mean of its
+    artifact scores in that benchmark (the "Avg." columns). ``pooled_score`` (mean over every
+    instance) is given beside them, labelled, for readers who want the instance-weighted view.
     """
+    records = list(records)
     groups: dict[tuple[str, str], list[Record]] = {}
     for record in records:
         groups.setdefault((str(record["artifact"]), str(record["method"])), []).append(record)
     artifacts: dict[str, dict[str, Any]] = {}
+    benchmarks: dict[str, str] = {}
     by_method: dict[str, list[Record]] = {}
     for (artifact, method), rows in sorted(groups.items()):
         figures = totals_of(rows).summary()
@@ -115,37 +133,56 @@ def summarize(records: Iterable[Record]) -> dict[str, Any]:
         figures["characters"] = {
             name: totals_of(mine).summary() for name, mine in sorted(characters.items())
         }
+        figures["pooled_score"] = figures["score"]
+        figures["score"] = _mean(
+            [c["score"] for c in figures["characters"].values() if c["score"] is not None]
+        )
         artifacts.setdefault(artifact, {})[method] = figures
+        benchmarks[artifact] = benchmark_of(rows[0])
         by_method.setdefault(method, []).extend(rows)
     methods: dict[str, Any] = {}
     for method, rows in sorted(by_method.items()):
-        scores = [
-            artifacts[a][method]["score"]
+        scores = {
+            a: artifacts[a][method]["score"]
             for a in artifacts
             if method in artifacts[a] and artifacts[a][method]["score"] is not None
-        ]
+        }
         figures = totals_of(rows).summary()
-        figures["average_score"] = sum(scores) / len(scores) if scores else None
+        figures["pooled_score"] = figures.pop("score")
+        figures["average_score"] = _mean(list(scores.values()))
+        for bench in BENCHMARKS.values():
+            mine = [score for a, score in scores.items() if benchmarks[a] == bench]
+            figures[f"{bench.lower()}_average"] = _mean(mine)
         methods[method] = figures
-    return {"artifacts": artifacts, "methods": methods}
+    return {"artifacts": artifacts, "benchmarks": benchmarks, "methods": methods}
 
 
 def score_table(
-    summary: Mapping[str, Any], method_order: Sequence[str] = ()
+    summary: Mapping[str, Any], method_order: Sequence[str] = (), benchmark: str | None = None
 ) -> tuple[list[str], list[tuple[str, list[float | None], float | None]]]:
-    """Table 2 layout: artifact columns, and one row per method of (scores, average)."""
-    artifacts = sorted(summary["artifacts"])
-    present = list(summary["methods"])
+    """Table 2 layout: artifact columns, and one row per method of (scores, average).
+
+    With ``benchmark`` (``Fandom`` / ``Bandori``), only that benchmark's artifacts and its
+    average; without, every artifact and the mean of all artifact scores.
+    """
+    kinds: Mapping[str, str] = summary.get("benchmarks", {})
+    artifacts = sorted(
+        a for a in summary["artifacts"] if benchmark is None or kinds.get(a) == benchmark
+    )
+    present = [
+        m for m in summary["methods"] if any(m in summary["artifacts"][a] for a in artifacts)
+    ]
     ordered = [m for m in method_order if m in present] + [
         m for m in present if m not in method_order
     ]
+    key = "average_score" if benchmark is None else f"{benchmark.lower()}_average"
     rows = []
     for method in ordered:
         cells = [
             summary["artifacts"][a][method]["score"] if method in summary["artifacts"][a] else None
             for a in artifacts
         ]
-        rows.append((method, cells, summary["methods"][method]["average_score"]))
+        rows.append((method, cells, summary["methods"][method].get(key)))
     return artifacts, rows
 
 

@@ -31,13 +31,80 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def table2_rows(summary: Mapping[str, Any]) -> list[list[str]]:
-    """Header and rows of Table 2: methods × artifacts (+ Average), cells = mean score."""
-    artifacts, rows = score_table(summary, METHOD_ORDER)
-    table = [["Method", *artifacts, "Average"]]
+def table2_rows(summary: Mapping[str, Any], benchmark: str | None = None) -> list[list[str]]:
+    """Header and rows of Table 2: methods × artifacts (+ Avg.), two decimals as the paper.
+
+    A cell is the artifact's score (the unweighted mean of its characters' scores); ``Avg.`` the
+    mean of the row's artifact scores in ``benchmark`` (every artifact when ``None``).
+    """
+    artifacts, rows = score_table(summary, METHOD_ORDER, benchmark)
+    table = [[benchmark or "Method", *artifacts, "Avg."]]
     for method, cells, average in rows:
-        table.append([method, *(_number(c) for c in cells), _number(average)])
+        table.append([method, *(_number(c, 2) for c in cells), _number(average, 2)])
     return table
+
+
+def pooled_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    """Per method: the Fandom and Bandori averages, their mean over artifacts, and pooled.
+
+    ``Pooled (instances)`` is the mean over every instance, not a paper figure: talkative
+    characters weigh more there, so it is labelled apart from the paper's averages.
+    """
+    table = [
+        [
+            "Method",
+            "Fandom avg.",
+            "Bandori avg.",
+            "All artifacts avg.",
+            "Pooled (instances)",
+            "n",
+        ]
+    ]
+    present = list(summary["methods"])
+    ordered = [m for m in METHOD_ORDER if m in present] + [
+        m for m in present if m not in METHOD_ORDER
+    ]
+    for method in ordered:
+        f = summary["methods"][method]
+        table.append(
+            [
+                method,
+                _number(f.get("fandom_average"), 2),
+                _number(f.get("bandori_average"), 2),
+                _number(f.get("average_score"), 2),
+                _number(f.get("pooled_score"), 2),
+                str(f["n"]),
+            ]
+        )
+    return table
+
+
+def score_tables(summary: Mapping[str, Any]) -> list[tuple[str, list[list[str]]]]:
+    """(title, rows) of every score table: one per benchmark present, then the pooled one."""
+    present = sorted(set(summary.get("benchmarks", {}).values()), key=("Fandom", "Bandori").index)
+    tables = [
+        (f"{bench} (artifact = mean of its characters' scores)", table2_rows(summary, bench))
+        for bench in present
+    ]
+    tables.append(("Averages and pooled figures", pooled_rows(summary)))
+    return tables
+
+
+def score_tables_markdown(summary: Mapping[str, Any]) -> str:
+    """The score tables as Markdown, each under its title (CLI output and report)."""
+    return "\n\n".join(
+        f"### {title}\n\n{markdown_table(rows)}" for title, rows in score_tables(summary)
+    )
+
+
+def ablation_lines(summary: Mapping[str, Any]) -> list[str]:
+    """One line per method label naming its ablations (``bookmarks+no-derive``: no-derive)."""
+    lines = []
+    for label, ablations in sorted(summary.get("ablations", {}).items()):
+        lines.append(f"{label}: {', '.join(ablations) if ablations else 'full method'}")
+    if summary.get("hide_title"):
+        lines.append("story titles hidden from every prompt (--hide-title)")
+    return lines
 
 
 def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
@@ -211,7 +278,9 @@ def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> st
                 f"Judge: {judge}, judge model `{summary['judge_model']}`, "
                 f"{summary['instances']} instances.{status}",
                 "## Scores (Table 2 layout)",
-                markdown_table(table2_rows(summary)),
+                score_tables_markdown(summary),
+                "## Methods and ablations",
+                "\n".join(f"- {line}" for line in ablation_lines(summary)),
                 "## Memory efficiency and cost",
                 markdown_table(efficiency_rows(summary)),
                 "## Per character",
@@ -245,7 +314,14 @@ def render_html(summary: Mapping[str, Any], records: Sequence[Record]) -> str:
         f"{html.escape(str(summary.get('model', '?')))}</code>, fast model <code>"
         f"{html.escape(str(summary.get('fast_model', '?')))}</code>; "
         f"{summary['instances']} instances.</p>"
-        f"{partial}\n<h2>Scores (Table 2 layout)</h2>\n{html_table(table2_rows(summary))}\n"
+        f"{partial}\n<h2>Scores (Table 2 layout)</h2>\n"
+        + "".join(
+            f"<h3>{html.escape(title)}</h3>\n{html_table(rows)}\n"
+            for title, rows in score_tables(summary)
+        )
+        + "<h2>Methods and ablations</h2>\n<ul>"
+        + "".join(f"<li>{html.escape(line)}</li>" for line in ablation_lines(summary))
+        + "</ul>\n"
         f"<h2>Memory efficiency and cost</h2>\n{html_table(efficiency_rows(summary))}\n"
         f"<h2>Per character</h2>\n{html_table(character_rows(summary))}\n"
         f"<h2>Hit rate along the storyline</h2>\n<p>{html.escape(note)}</p>\n{svg}\n"

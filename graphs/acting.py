@@ -49,3 +49,10 @@ class ActingContext(LLMContext):
     """Directory of the persistent Chroma store; ``None`` keeps memory in process."""
     scene_size: int = 10
     """Actions shown as the current scene."""
+    hide_title: bool = False
+    """Leave the story's title out of every prompt (a famous title invites recall of later
+    plot; ``--hide-title``)."""
+
+    def story_title(self, name: str) -> str | None:
+        """The title prompts show for storyline ``name``: ``None`` when hidden."""
+        return None if self.hide_title else name

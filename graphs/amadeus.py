@@ -45,9 +45,10 @@ from personae.graphs.amadeus_selection import (
     fallback_ranks,
     ranks_of,
 )
-from personae.llm import LLMUsage, resolve_chat_model
+from personae.llm import LLMUsage
 from personae.memory.persona_chunks import Splitter
 from personae.memory.persona_store import ScoredChunk, open_persona_index
+from personae.run_context import LLMContext, described
 from personae.settings import DEFAULT_MODEL
 
 Method = Literal["amadeus", "naive", "none"]
@@ -55,14 +56,16 @@ Method = Literal["amadeus", "naive", "none"]
 METHODS: tuple[Method, ...] = ("amadeus", "naive", "none")
 
 
+@described
 @dataclass(frozen=True, kw_only=True)
-class AmadeusContext:
-    """Run settings of the AMADEUS agent (the paper's values as defaults)."""
+class AmadeusContext(LLMContext):
+    """Run settings of the AMADEUS agent (the paper's values as defaults).
+
+    ``model`` (from :class:`~personae.run_context.LLMContext`) is the role-play model.
+    """
 
     method: Method = "amadeus"
     """amadeus (GS + AE), naive (retrieval only) or none (no retrieval)."""
-    model: str = DEFAULT_MODEL
-    """Role-play model, ``provider:model``."""
     gs_model: str = DEFAULT_MODEL
     """Guided Selection judge, ``provider:model`` (the paper uses GPT-4.1 whatever acts)."""
     ae_model: str = DEFAULT_MODEL
@@ -90,6 +93,7 @@ class AmadeusContext:
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
+        super().__post_init__()
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):
@@ -366,7 +370,7 @@ def route_selection(
 
 async def judge_chunk(state: JudgeTask, runtime: Runtime[AmadeusContext]) -> dict[str, Any]:
     """One Guided Selection check of one chunk."""
-    model = resolve_chat_model(runtime.context.gs_model)
+    model = runtime.context.chat_model(runtime.context.gs_model, "judge")
     verdict, used = await judge_chunk_relevance(
         model, state["character"], state["question"], state["chunk"]["text"]
     )
@@ -392,7 +396,7 @@ async def extract_character_attributes(
     chunks = [chunk["text"] for chunk in state["selected"]]
     if not chunks:
         return {"attributes": None}
-    model = resolve_chat_model(runtime.context.ae_model)
+    model = runtime.context.chat_model(runtime.context.ae_model, "judge")
     found, used = await extract_attributes(model, state["character"], state["question"], chunks)
     attributes = Attributes(
         belief_and_value=found.belief_and_value, psychological_traits=found.psychological_traits
@@ -414,7 +418,7 @@ async def respond(state: AmadeusState, runtime: Runtime[AmadeusContext]) -> dict
         psychological_traits=attributes["psychological_traits"],
         history=history,
     )
-    text, used = await respond_in_character(resolve_chat_model(runtime.context.model), messages)
+    text, used = await respond_in_character(runtime.context.llm("strong"), messages)
     return {"response": text, "messages": [AIMessage(text)], "usage": _usage("rp_calls", used)}
 
 

@@ -80,9 +80,10 @@ async def act_next(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any
     action, usage = await act(
         context.llm("strong"),
         character=state["character"],
-        story=storyline.name,
+        story=context.story_title(storyline.name),
         scene=scene,
         grounding=state["grounding"],
+        acting_format=storyline.acting_format,
     )
     stats = dict(state["memory_stats"])
     for key, value in usage.as_dict().items():

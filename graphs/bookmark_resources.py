@@ -6,10 +6,12 @@ dominate the run. :func:`resources_for` caches them under the
 :class:`~personae.graphs.resource_cache.StorylineKey` the baselines use too.
 
 It also keeps the "answered unknown" list: after a sync, a bookmark whose answer is still ``""``
-at the target is recorded as unknown for (character, question), and the proposer is told not to
-ask it again (its code also drops near-duplicate re-asks). The list is a small JSON file beside
-the Chroma directory (``unknown-<scope>.json``), written atomically; with no memory
-directory it lives in the process only, like the in-memory bank.
+at the target is recorded as unknown for (character, question) with that target, the position
+where it was found unanswerable, and the proposer of a later step is told not to ask it again
+(its code also drops near-duplicate re-asks). A step at an earlier position does not see it:
+knowing that a question stays unanswerable further on is knowledge from the future. The list
+is a small JSON file beside the Chroma directory (``unknown-<scope>.json``), written
+atomically; with no memory directory it lives in the process only, like the in-memory bank.
 
 The bank and the list are scoped by :attr:`Storyline.scope` (name and content fingerprint), like
 the baselines' stores: a corrected re-download of a storyline must not reuse bookmarks built
@@ -24,6 +26,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing_extensions import TypedDict
+
 from personae.agents.question_proposer import is_near_duplicate
 from personae.files import write_json_atomic
 from personae.graphs.resource_cache import ResourceCache, StorylineKey, storyline_key
@@ -36,39 +40,74 @@ UNKNOWN_LIMIT = 50
 """Most recent unknown questions kept per character (the prompt lists them all)."""
 
 
+class UnknownEntry(TypedDict):
+    """One question found unanswerable."""
+
+    question: str
+    position: int
+    """The target of the sync that left it unknown: steps before it do not see the entry."""
+
+
 @dataclass
 class UnknownQuestions:
-    """Questions whose answer came back unknown, per character; persisted when ``path`` is set."""
+    """Questions whose answer came back unknown, per character, with the position where."""
 
     path: Path | None
-    by_character: dict[str, list[str]] = field(default_factory=dict)
+    by_character: dict[str, list[UnknownEntry]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def load(cls, path: Path | None) -> UnknownQuestions:
-        """Read the list at ``path`` (missing or unreadable file: start empty)."""
-        data: dict[str, list[str]] = {}
+        """Read the list at ``path`` (missing or unreadable file: start empty).
+
+        Entries of the older format (a bare question, no position) are dropped: without the
+        position they could leak to earlier targets; the question is simply found again.
+        """
+        data: dict[str, list[UnknownEntry]] = {}
         if path is not None and path.is_file():
             try:
                 raw = json.loads(path.read_text(encoding="utf-8"))
-                data = {str(c): [str(q) for q in qs] for c, qs in dict(raw).items()}
-            except (json.JSONDecodeError, TypeError, ValueError):
+                data = {
+                    str(c): [
+                        UnknownEntry(question=str(e["question"]), position=int(e["position"]))
+                        for e in entries
+                        if isinstance(e, dict)
+                    ]
+                    for c, entries in dict(raw).items()
+                }
+            except (json.JSONDecodeError, TypeError, ValueError, KeyError):
                 data = {}
         return cls(path=path, by_character=data)
 
-    def questions(self, character: str) -> list[str]:
-        """The questions not to ask again for ``character``."""
-        with self._lock:
-            return list(self.by_character.get(character, []))
+    def questions(self, character: str, before: int | None = None) -> list[str]:
+        """The questions not to ask again for ``character`` at target ``before``.
 
-    def record(self, character: str, question: str) -> bool:
-        """Remember ``question`` as unknown for ``character``; False if already known."""
+        Only entries found at or before ``before`` (every entry when ``None``).
+        """
+        with self._lock:
+            return [
+                e["question"]
+                for e in self.by_character.get(character, [])
+                if before is None or e["position"] <= before
+            ]
+
+    def record(self, character: str, question: str, position: int) -> bool:
+        """Remember ``question`` as unknown for ``character`` at ``position``.
+
+        A near-duplicate already listed keeps the earlier of the two positions. Returns False
+        when nothing changed.
+        """
         with self._lock:
             known = self.by_character.setdefault(character, [])
-            if is_near_duplicate(question, known):
-                return False
-            known.append(question)
-            del known[:-UNKNOWN_LIMIT]
+            same = [e for e in known if is_near_duplicate(question, [e["question"]])]
+            if same:
+                if all(e["position"] <= position for e in same):
+                    return False
+                for entry in same:
+                    entry["position"] = min(entry["position"], position)
+            else:
+                known.append(UnknownEntry(question=question, position=position))
+                del known[:-UNKNOWN_LIMIT]
             if self.path is not None:
                 write_json_atomic(self.path, self.by_character)
             return True

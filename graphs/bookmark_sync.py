@@ -6,11 +6,13 @@ whole story. Each bookmark type has its own operator (the paper's three):
 
 - state: fixed-size chunks of [p, t), each one fast-model call that resets, updates or keeps
   the answer;
-- behavioral: the proposing character's actions in [p, t), each checked in its local scene as
-  evidence for the pattern (batched, behind a classifier interface), then a strong-model summary
-  of the evidence when new evidence arrived;
+- behavioral: the proposing character's actions in [p, t), each checked in its 10-action local
+  scene as direct evidence for the pattern (behind a classifier interface), then a summary of
+  all the evidence gathered so far (later evidence favoured) when new evidence arrived;
 - concept: keyword hits in [p, t) through the storyline index, merged +-radius context windows,
-  the best windows summarised (strong model) with the previous answer.
+  the best windows summarised with the previous answer.
+
+The BOOKMARKS graph gives every operator the fast model (the paper's section 5.1).
 
 The fairness invariant: no operator ever reads a position >= t. Every storyline read goes
 through :func:`_read`, which refuses such a window, and the tests audit every prompt. Positions
@@ -30,7 +32,6 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 
 from personae.agents.behavior_checker import (
-    MAX_SUMMARY_EVIDENCE,
     BehaviorEvidenceClassifier,
     BehaviorItem,
     LLMBehaviorClassifier,
@@ -60,10 +61,13 @@ class SyncSettings:
 
     state_chunk: int = 64
     """State operator: actions per chunk (one fast-model call each)."""
-    behavior_batch: int = 8
-    """Behavioral operator: actions checked per classifier call."""
-    local_scene: int = 3
-    """Behavioral operator: actions shown before each checked action (clipped at 0)."""
+    behavior_batch: int = 1
+    """Behavioral operator: actions checked per classifier call (1: one call per action, as
+    the released code and the paper's distilled classifier check them; more batches the
+    LLM check, fewer calls)."""
+    local_scene: int = 10
+    """Behavioral operator: actions shown before each checked action (the released code's
+    10-action local scene; clipped at the story start)."""
     concept_radius: int = 8
     """Concept operator: +-radius context windows around each keyword hit."""
     concept_top_windows: int = 8
@@ -208,7 +212,7 @@ async def sync_behavior(
     if not found:
         return SyncResult(_synced(bookmark, target), _covered(read), usage)
     evidence = sorted(set(bookmark.evidence).union(found))
-    shown = [q for q in evidence if q < target][-MAX_SUMMARY_EVIDENCE:]
+    shown = [q for q in evidence if q < target]  # all of it: the summary weighs every piece
     actions = [_read(storyline, q, q + 1, target=target)[0] for q in shown]
     answer, cost = await summarize_behavior(model, bookmark.question, bookmark.character, actions)
     read += [(q, q + 1) for q in shown]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import operator
 from bisect import bisect_left
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -28,15 +29,23 @@ from langgraph.types import Overwrite, Send
 from typing_extensions import TypedDict
 
 from personae.agents.actor import act
-from personae.agents.bookmark_matcher import Match, match_question
 from personae.agents.question_proposer import propose_questions as ask_proposer
 from personae.errors import ConfigurationError
 from personae.graphs import bookmark_sync
 from personae.graphs.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.baseline_eta import profile_at
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
+from personae.graphs.bookmark_step import (
+    BookmarkStepSettings,
+    Question,
+    activate,
+    grounding_entry,
+    outcome_record,
+    resolve_question,
+    sync_active,
+)
 from personae.llm import LLMUsage
-from personae.memory.bookmark import Bookmark, BookmarkType
-from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.bookmark import Bookmark
 from personae.memory.storyline import Storyline
 from personae.run_context import described
 
@@ -70,8 +79,19 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
     k_candidates: int = 5
     """K': candidates kept by the lexical filter for each question (0: never reuse, an
     ablation where every question starts a new bookmark)."""
+    derive: bool = True
+    """Whether a "derive" match derives a child from its parent's answer (off: an ablation
+    where it starts a new bookmark from scratch)."""
     near_window: int = 5
-    """Bookmarks synced within this many actions before the target also ground the actor."""
+    """Bookmarks synced within this many actions before the target also ground the actor
+    (0: none, the "w/o near notes" ablation)."""
+    with_profile: bool = False
+    """Also ground on the character's running ETA profile, as the released runner does
+    (off by default: the paper's text grounds on bookmarks only)."""
+    profile_every: int = 16
+    """With ``with_profile``: the profile is brought up to date every this many actions."""
+    profile_chunk: int = 64
+    """With ``with_profile``: actions per profile update chunk."""
     state_chunk: int = _SYNC_DEFAULTS.state_chunk
     """State sync: actions per chunk."""
     behavior_batch: int = _SYNC_DEFAULTS.behavior_batch
@@ -89,12 +109,21 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
+        for name in ("profile_every", "profile_chunk"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{name} must be at least 1", "use 1 or more")
         self.sync_settings()
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
         """The sync operators' settings taken from this context (every SyncSettings field)."""
         names = (f.name for f in fields(bookmark_sync.SyncSettings))
         return bookmark_sync.SyncSettings(**{name: getattr(self, name) for name in names})
+
+    def step_settings(self) -> BookmarkStepSettings:
+        """What one question's step may do (shared with the storyline_memory tool)."""
+        return BookmarkStepSettings(
+            k_candidates=self.k_candidates, derive=self.derive, sync=self.sync_settings()
+        )
 
 
 class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]
@@ -119,8 +148,10 @@ class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
     """LLM usage of the propose node."""
     match_usage: dict[str, int]
     """LLM usage of the match node plus the reuse / derive / new counts."""
+    ground_usage: dict[str, int]
+    """LLM usage of the grounding node (the running profile, when on)."""
     grounding: list[str]
-    """``Q: ... A: ...`` lines shown to the actor."""
+    """``Q: ... A: ...`` lines shown to the actor (after ``Profile: ...`` when on)."""
     bookmarks: list[dict[str, Any]]
     """The grounding bookmarks (see BookmarksOutput)."""
     action: str
@@ -159,13 +190,14 @@ async def propose_questions(
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
     questions, usage = await ask_proposer(
-        context.llm("strong"),
+        context.llm("fast"),
         character=character,
-        story=storyline.name,
+        story=context.story_title(storyline.name),
         scene=storyline.scene(target, context.scene_size),
         characters=characters_before(storyline, target),
         k=context.k_questions,
-        do_not_ask=resources.unknown.questions(character),
+        do_not_ask=resources.unknown.questions(character, before=target),
+        acting_format=storyline.acting_format,
     )
     return {
         "questions": [q.model_dump() for q in questions],
@@ -174,65 +206,48 @@ async def propose_questions(
     }
 
 
-def activate(
-    bank: BookmarkBank, match: Match, *, question: dict[str, Any], character: str
-) -> Bookmark:
-    """The bookmark a match activates: the reused one, a derived child, or a new empty one.
-
-    A derived bookmark starts from its parent's answer at the parent's position (at most the
-    target, since candidates are synced by it); a new one starts empty at position 0.
-    """
-    if match.decision == "reuse" and match.bookmark is not None:
-        return match.bookmark
-    parent = match.bookmark if match.decision == "derive" else None
-    return bank.create(
-        question=question["question"],
-        type=BookmarkType(question["type"]),
-        character=character,
-        answer=parent.answer_at(parent.position) if parent else "",
-        position=parent.position if parent else 0,
-        parent_id=parent.id if parent else None,
-        keyword=question.get("keyword"),
-    )
-
-
 async def match_bookmarks(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
-    """Match every question to the bank's candidates: reuse, derive, or start a new bookmark."""
-    context, bank = runtime.context, _resources(runtime).bank
+    """Match every question to the bank's candidates: reuse, derive, or start a new bookmark.
+
+    The model calls (match, derive) run concurrently; bookmarks are then created in question
+    order, so ids do not depend on which call finished first.
+    """
+    context, resources = runtime.context, _resources(runtime)
     target, character = state["position"], state["character"]
     fast_model = context.llm("fast")
-    # Chroma queries block: run them in threads so other characters' steps keep moving.
-    pools = await asyncio.gather(
+    settings = context.step_settings()
+    scene = resources.storyline.scene(target, context.scene_size)
+    questions = [cast(Question, q) for q in state["questions"]]
+    resolved = await asyncio.gather(
         *(
-            asyncio.to_thread(
-                bank.candidates,
-                q["question"],
-                type=BookmarkType(q["type"]),
+            resolve_question(
+                resources,
+                question,
                 character=character,
-                synced_by=target,
-                k=context.k_candidates,
+                target=target,
+                fast_model=fast_model,
+                settings=settings,
+                scene=scene,
             )
-            for q in state["questions"]
-        )
-    )
-    decided = await asyncio.gather(
-        *(
-            match_question(
-                fast_model, question=q["question"], type=q["type"], candidates=pool, target=target
-            )
-            for q, pool in zip(state["questions"], pools, strict=True)
+            for question in questions
         )
     )
     usage, counts, active = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}, []
-    for question, (match, used) in zip(state["questions"], decided, strict=True):
+    for question, resolution in zip(questions, resolved, strict=True):
         bookmark = await asyncio.to_thread(
-            activate, bank, match, question=question, character=character
+            activate,
+            resources.bank,
+            resolution.match,
+            question=question,
+            character=character,
+            answer=resolution.answer,
         )
-        usage = usage + used
-        counts["new" if match.decision == "none" else match.decision] += 1
-        active.append({"id": bookmark.id, "decision": match.decision, "question": question})
+        usage = usage + resolution.usage
+        decision = resolution.match.decision
+        counts["new" if decision == "none" else decision] += 1
+        active.append({"id": bookmark.id, "decision": decision, "question": question})
     return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
 
 
@@ -250,62 +265,21 @@ def route_syncs(state: BookmarksState) -> list[Send] | Literal["ground_context"]
     ]
 
 
-def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
-    """Store a synced bookmark; if the bank already holds it further ahead, keep the stored one.
-
-    Another step (a later target run first, a parallel character) may have synced it past
-    this target: positions only move forward, and readers use ``answer_at(target)``.
-    """
-    try:
-        bank.save(bookmark)
-    except ValueError:
-        return bank.get(bookmark.id)
-    return bookmark
-
-
 async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> dict[str, Any]:
     """Bring one bookmark from its position to the target, reading only the unseen suffix."""
-    context, resources = runtime.context, _resources(runtime)
-    target = state["position"]
-    bookmark = await asyncio.to_thread(resources.bank.get, state["bookmark_id"])
-    settings = context.sync_settings()
-    result = await bookmark_sync.sync_bookmark(
-        bookmark,
-        target,
-        storyline=resources.storyline,
-        index=resources.index,
-        settings=settings,
+    context = runtime.context
+    outcome = await sync_active(
+        _resources(runtime),
+        state["bookmark_id"],
+        character=state["character"],
+        target=state["position"],
         fast_model=context.llm("fast"),
-        model=context.llm("strong"),
+        settings=context.step_settings(),
     )
-    scratch = bookmark_sync.actions_from_scratch(
-        bookmark, target, storyline=resources.storyline, index=resources.index, settings=settings
-    )
-    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark)
-    entry = grounding_entry(stored, target)
-    if not entry["answer"]:
-        resources.unknown.record(state["character"], stored.question)
-    record = {
-        "bookmark": entry,
-        "actions_read": result.actions_read,
-        "actions_from_scratch": scratch,
-        **result.usage.as_dict(),
-    }
-    return {"synced": [record]}
+    return {"synced": [outcome_record(outcome)]}
 
 
-def grounding_entry(bookmark: Bookmark, target: int) -> dict[str, Any]:
-    """A bookmark as grounding at ``target`` shows it (see BookmarksOutput.bookmarks)."""
-    return {
-        "id": bookmark.id,
-        "type": str(bookmark.type),
-        "question": bookmark.question,
-        "answer": bookmark.answer_at(target),
-        "position": bookmark.position,
-    }
-
-
-def grounding_line(entry: dict[str, Any]) -> str:
+def grounding_line(entry: Mapping[str, Any]) -> str:
     """``Q: question A: answer`` for a grounding entry."""
     return f"Q: {entry['question']} A: {entry['answer']}"
 
@@ -316,26 +290,59 @@ async def ground_context(
     """Active bookmarks plus those synced near the target; answers as valid at the target.
 
     Active bookmarks come from their sync records (the stored copy each sync left), so they
-    are not read from the bank again; only the near ones are.
+    are not read from the bank again; only the near ones are (none with ``near_window`` 0).
+    With ``with_profile`` the character's running ETA profile comes first, as the released
+    runner's grounding is ``profile + bookmark report``.
     """
-    target = state["position"]
-    near = await asyncio.to_thread(
-        _resources(runtime).bank.near,
-        target,
-        character=state["character"],
-        window=runtime.context.near_window,
-    )
+    context, target = runtime.context, state["position"]
+    near: list[Bookmark] = []
+    if context.near_window > 0:
+        near = await asyncio.to_thread(
+            _resources(runtime).bank.near,
+            target,
+            character=state["character"],
+            window=context.near_window,
+        )
     synced = {record["bookmark"]["id"]: record["bookmark"] for record in state["synced"]}
     active = [synced[i] for i in dict.fromkeys(item["id"] for item in state["active"])]
     entries = [*active, *(grounding_entry(b, target) for b in near)]
     known = [e for e in {e["id"]: e for e in entries}.values() if e["answer"]]
-    return {"grounding": [grounding_line(e) for e in known], "bookmarks": known}
+    lines = [grounding_line(e) for e in known]
+    usage = LLMUsage()
+    if context.with_profile:
+        name = _resources(runtime).storyline.name
+        profile, usage = await running_profile(context, name, state["character"], target)
+        lines = [f"Profile: {profile}", *lines] if profile else lines
+    return {"grounding": lines, "bookmarks": known, "ground_usage": usage.as_dict()}
+
+
+async def running_profile(
+    context: BookmarksContext, story: str, character: str, target: int
+) -> tuple[str, LLMUsage]:
+    """The character's ETA profile at the last update point before ``target`` (strong model)."""
+    result = await profile_at(
+        context.storyline_path,
+        context.memory_dir,
+        character=character,
+        target=target,
+        model=context.llm("strong"),
+        every=context.profile_every,
+        chunk=context.profile_chunk,
+        story=context.story_title(story),
+    )
+    return result.profile, result.usage
 
 
 def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:
     """Sum this step's counters: match decisions, sync reads and every LLM call."""
     stats = dict.fromkeys(STAT_KEYS, 0)
-    parts = [state["propose_usage"], state["match_usage"], *state["synced"], acting.as_dict()]
+    parts = [
+        state["propose_usage"],
+        state["match_usage"],
+        *state["synced"],
+        state["ground_usage"],
+        acting.as_dict(),
+    ]
     for part in parts:
         for key in STAT_KEYS:
             stats[key] += int(part.get(key, 0))
@@ -351,9 +358,10 @@ async def act_in_character(
     action, usage = await act(
         context.llm("strong"),
         character=state["character"],
-        story=storyline.name,
+        story=context.story_title(storyline.name),
         scene=storyline.scene(target, context.scene_size),
         grounding=state["grounding"],
+        acting_format=storyline.acting_format,
     )
     return {"action": action, "stats": step_stats(state, usage)}
 

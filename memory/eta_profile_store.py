@@ -1,7 +1,8 @@
-"""ETA's memory: per-chunk extracted facts and the profiles rebuilt from them, as JSON files.
+"""ETA's memory: per-chunk extractions and the running profiles built from them, as JSON files.
 
 Why files and not Chroma: ETA never searches; it looks things up by exact key, the character
-and a rebuild point (or a chunk's ``[start, stop)``). One small JSON file per key, written
+and an update point (or a chunk's ``[start, stop)``), or asks for the latest profile at or
+before a point (the recurrent update continues from it). One small JSON file per key, written
 atomically, means a story-order run extracts each chunk once, a second process continues from
 what the first stored, and a crash loses at most the file being written. With no directory the
 store is a dictionary in the process (throwaway runs, tests).
@@ -33,15 +34,17 @@ class ChunkFacts:
 
 @dataclass(frozen=True)
 class ETAProfile:
-    """A character's profile as rebuilt at ``rebuild_point`` from the chunks before it."""
+    """A character's running profile at ``rebuild_point``."""
 
     character: str
     rebuild_point: int
     """Actions ``[0, rebuild_point)`` were the only ones read to build it."""
     statements: tuple[str, ...]
-    """The aggregated profile, one statement a line."""
+    """The profile text (ETA keeps one narrative paragraph: one element)."""
     chunks: tuple[tuple[int, int], ...]
-    """The ``[start, stop)`` chunks whose facts were aggregated."""
+    """The ``[start, stop)`` chunks read since the previous profile."""
+    previous: int = 0
+    """The update point of the profile this one was updated from (0: the empty profile)."""
 
 
 class ETAProfileStore:
@@ -102,7 +105,11 @@ class ETAProfileStore:
         if any(stop > rebuild_point for _, stop in chunks):
             return None
         return ETAProfile(
-            character, rebuild_point, tuple(str(s) for s in data.get("statements", [])), chunks
+            character,
+            rebuild_point,
+            tuple(str(s) for s in data.get("statements", [])),
+            chunks,
+            int(data.get("previous", 0)),
         )
 
     def save_profile(self, profile: ETAProfile) -> None:
@@ -112,5 +119,26 @@ class ETAProfileStore:
             "rebuild_point": profile.rebuild_point,
             "statements": list(profile.statements),
             "chunks": [list(chunk) for chunk in profile.chunks],
+            "previous": profile.previous,
         }
         self._write(self._key(profile.character, f"profile-{profile.rebuild_point}"), data)
+
+    def profile_points(self, character: str) -> list[int]:
+        """Update points with a stored profile for ``character``, ascending (blocking I/O)."""
+        prefix = f"{safe_collection_name(character)}/profile-"
+        if self.directory is None:
+            with self._lock:
+                names = [k[len(prefix) : -5] for k in self._memory if k.startswith(prefix)]
+        else:
+            folder = self.directory / safe_collection_name(character)
+            names = [p.name[8:-5] for p in folder.glob("profile-*.json")] if folder.is_dir() else []
+        return sorted(int(n) for n in names if n.isdecimal())
+
+    def latest_profile(self, character: str, at_most: int) -> ETAProfile | None:
+        """The stored profile with the largest update point ``<= at_most``, if any."""
+        for point in reversed(self.profile_points(character)):
+            if point <= at_most:
+                found = self.profile(character, point)
+                if found is not None:
+                    return found
+        return None

@@ -14,11 +14,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Literal
 
 from personae.errors import InputError
 
 SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
 SCENE_SIZE = 10
+ActingFormat = Literal["action", "utterance"]
+"""How a storyline's characters act: third-person actions (Fandom) or ``Name: line`` utterances
+(Bandori). The released BOOKMARKS code decides it per artifact: a storyline listed in
+``band2members.json`` beside its file is conversational."""
+CHARACTER_LIST = "all_characters.json"
+"""The release's list of each artifact's major characters, beside the storyline files."""
+BAND_LIST = "band2members.json"
+"""The release's list of Bandori bands: the artifacts acted as utterances."""
 _RELEASE_NAME = re.compile(r"^title2action_series\.(?P<artifact>.+)\.json$")
 
 
@@ -52,6 +61,9 @@ class Storyline:
     actions: tuple[StoryAction, ...]
     chapters: tuple[str, ...]
     major_characters: tuple[str, ...] = ()
+    """The artifact's major characters (``all_characters.json``); empty when none is listed."""
+    acting_format: ActingFormat = "action"
+    """``utterance`` for Bandori artifacts (``band2members.json``), else ``action``."""
     _by_character: dict[str, tuple[int, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -205,7 +217,9 @@ def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> St
     """Load a BOOKMARKS ``title2action_series.*.json`` file or a JSONL file of actions.
 
     JSONL rows are ``{"action", "character" | "characters", "chapter"?}``. Major characters are
-    taken from ``all_characters.json`` beside a release file when not given.
+    taken from ``all_characters.json`` beside the file (keyed by artifact name: the release
+    name, or a JSONL file's stem) when not given; the acting format is ``utterance`` when the
+    artifact is a band of ``band2members.json`` beside the file.
     """
     path = Path(path)
     if not path.is_file():
@@ -223,18 +237,37 @@ def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> St
             ) from None
         storyline = _load_release(path, data)
     majors = tuple(major_characters) or _majors_beside(path, storyline.name)
-    return Storyline(storyline.name, storyline.actions, storyline.chapters, majors)
+    bands = _listing_beside(path, BAND_LIST)
+    acting_format: ActingFormat = "utterance" if storyline.name in bands else "action"
+    return Storyline(storyline.name, storyline.actions, storyline.chapters, majors, acting_format)
+
+
+def _listing_beside(path: Path, name: str) -> dict[str, object]:
+    """A release listing (``all_characters.json``, ``band2members.json``) beside ``path``.
+
+    A missing file is an empty listing; a present but unreadable one is an error, since
+    silently ignoring it would change who is benchmarked or how they act.
+    """
+    listing = path.parent / name
+    if not listing.is_file():
+        return {}
+    try:
+        data = json.loads(listing.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"{listing} is not valid JSON ({error})", "fix or re-download it"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{listing} is not a JSON object", "fix or re-download it")
+    return data
 
 
 def _majors_beside(path: Path, artifact: str) -> tuple[str, ...]:
-    listing = path.parent / "all_characters.json"
-    if not listing.is_file():
+    entry = _listing_beside(path, CHARACTER_LIST).get(artifact, {})
+    if not isinstance(entry, dict):
         return ()
-    try:
-        entry = json.loads(listing.read_text(encoding="utf-8")).get(artifact, {})
-    except (json.JSONDecodeError, AttributeError):
-        return ()
-    return tuple(entry.get("major", ())) if isinstance(entry, dict) else ()
+    majors = entry.get("major", ())
+    return tuple(str(name) for name in majors) if isinstance(majors, list) else ()
 
 
 @lru_cache(maxsize=16)

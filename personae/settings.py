@@ -11,6 +11,8 @@ from personae.errors import ConfigurationError
 
 DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
+DEFAULT_JUDGE_MODEL = "openai:gpt-4.1"
+"""The judge of the BOOKMARKS paper ("We use gpt-4.1 as the judge")."""
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
 DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"

@@ -13,6 +13,7 @@ to put a model into Personae's graphs, tools and CLI is :func:`override_models`:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
 import socket
 from collections.abc import Callable, Iterator, Sequence
@@ -85,7 +86,10 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(value, str):
             message = AIMessage(content=value)
         else:
-            call_id = f"call_{len(self.calls)}"
+            # An id from the call's content, not its rank: token counts (which include it) must
+            # not depend on how concurrent calls happened to interleave.
+            digest = hashlib.blake2b(repr((name, value)).encode(), digest_size=6).hexdigest()
+            call_id = f"call_{digest}"
             message = AIMessage(
                 content="", tool_calls=[{"name": name, "args": value, "id": call_id}]
             )

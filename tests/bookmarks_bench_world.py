@@ -37,9 +37,24 @@ ROWS = [
 ]
 
 
-def write_storyline(path: Path, rows: list[dict[str, Any]] | None = None) -> Path:
-    """Write ``rows`` (default :data:`ROWS`) as a JSONL storyline."""
-    path.write_text("\n".join(json.dumps(r) for r in rows or ROWS) + "\n", encoding="utf-8")
+def write_storyline(
+    path: Path, rows: list[dict[str, Any]] | None = None, majors: list[str] | None = None
+) -> Path:
+    """Write ``rows`` (default :data:`ROWS`) as a JSONL storyline, and list its majors.
+
+    The major characters (default: every named character, in order of appearance) go into
+    ``all_characters.json`` beside it under the file's stem, merged with what is there, as the
+    release lists them; ``majors=[]`` writes no entry (a storyline without a character list).
+    """
+    rows = rows or ROWS
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    named = [str(r["character"]) for r in rows if r.get("character") not in {"Other", None}]
+    cast = list(dict.fromkeys(named)) if majors is None else majors
+    if cast:
+        listing = path.parent / "all_characters.json"
+        data = json.loads(listing.read_text()) if listing.is_file() else {}
+        data[path.stem] = {"major": cast}
+        listing.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 
@@ -57,6 +72,12 @@ def _target(messages: list[BaseMessage]) -> int:
 def _between(text: str, start: str, end: str | None) -> str:
     tail = text.split(start, 1)[1]
     return (tail.split(end, 1)[0] if end else tail).strip()
+
+
+def judged_texts(messages: list[BaseMessage]) -> tuple[str, str]:
+    """(truth, prediction) from a judge prompt (``Your Response:`` / ``Ground Truth:`` lines)."""
+    text = prompt_text(messages)
+    return _between(text, "Ground Truth:", "\n"), _between(text, "Your Response:", "\n")
 
 
 def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
@@ -77,19 +98,13 @@ def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
         right = target % 2 == 0 and target < len(ROWS)
         return {"action": true_action(target) if right else f"{who} {WRONG}"}
 
-    def texts(messages: list[BaseMessage]) -> tuple[str, str]:
-        text = prompt_text(messages)
-        return _between(text, "True action:", "Predicted action:"), _between(
-            text, "Predicted action:", None
-        )
-
     def key_move(messages: list[BaseMessage]) -> dict[str, Any]:
-        truth, prediction = texts(messages)
-        return {"key_move": truth, "match": truth == prediction}
+        truth, prediction = judged_texts(messages)
+        return {"reasoning": truth, "score": "A" if truth == prediction else "C"}
 
     def nli(messages: list[BaseMessage]) -> dict[str, Any]:
-        truth, prediction = texts(messages)
-        return {"reason": "compared", "label": "entail" if truth == prediction else "neutral"}
+        truth, prediction = judged_texts(messages)
+        return {"reasoning": "compared", "score": "A" if truth == prediction else "B"}
 
     return ScriptedChatModel(
         responders={"NextAction": actor, "KeyMoveVerdict": key_move, "NLIVerdict": nli}
@@ -147,8 +162,9 @@ async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) 
         action, usage = await act(
             context.llm("strong"),
             character=character,
-            story=storyline.name,
+            story=context.story_title(storyline.name),
             scene=storyline.scene(position, context.scene_size),
+            acting_format=storyline.acting_format,
             grounding=[f"read {len(read)} actions"],
         )
     finally:

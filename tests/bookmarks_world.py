@@ -2,7 +2,7 @@
 
 Every scripted answer embeds ``[p]`` for the latest position its prompt showed, so an answer
 synced past a target that leaked into an earlier target's prompt is caught by the same
-``[p] >= target`` audit as a leaked story action.
+``p >= target`` audit as a leaked story action (whose text says "in scene p").
 """
 
 from __future__ import annotations
@@ -21,12 +21,18 @@ from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import open_storyline
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
-MARKER = re.compile(r"\[(\d+)\]")
+MARKER = re.compile(r"\[(\d+)\]|in scene (\d+)\.")
+"""A position a prompt shows: a ``[p]`` marker, or an action's own text (prompts that show
+plain action texts, as the released prompts do, still reveal where they read)."""
 NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
 
 
 def write_storyline(path: Path, size: int = 160) -> Path:
-    """A JSONL storyline: four characters in turn, an ``Other`` every fifth action, 4 chapters."""
+    """A JSONL storyline: four characters in turn, an ``Other`` every fifth action, 4 chapters.
+
+    Its four characters are listed as the majors in ``all_characters.json`` beside it (merged
+    with what is there), as the release lists a storyline's cast.
+    """
     lines = []
     for position in range(size):
         who = "Other" if position % 5 == 4 else NAMES[position % 4]
@@ -35,6 +41,10 @@ def write_storyline(path: Path, size: int = 160) -> Path:
         chapter = f"Chapter {position * 4 // size + 1}"
         lines.append(json.dumps({"action": text, "character": who, "chapter": chapter}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    listing = path.parent / "all_characters.json"
+    data = json.loads(listing.read_text()) if listing.is_file() else {}
+    data[path.stem] = {"major": list(NAMES)}
+    listing.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 
@@ -51,7 +61,7 @@ def last_user_text(messages: Sequence[BaseMessage]) -> str:
 
 def latest_marker(text: str) -> int:
     """The largest ``[p]`` in ``text`` (-1 when there is none)."""
-    found = [int(m) for m in MARKER.findall(text)]
+    found = [int(a or b) for a, b in MARKER.findall(text)]
     return max(found) if found else -1
 
 
@@ -98,8 +108,23 @@ def _answer(kind: str) -> Any:
     return respond
 
 
+def _derive(messages: list[BaseMessage]) -> dict[str, Any]:
+    parent = last_user_text(messages).split("# Existing bookmark answer\n")[1].split("\n")[0]
+    return {"answer": f"derived from: {parent}"}
+
+
+def _chunk_profile(messages: list[BaseMessage]) -> dict[str, Any]:
+    scenes = [int(n) for n in re.findall(r"in scene (\d+)\.", last_user_text(messages))]
+    return {"profile": f"profiled through [{max(scenes, default=-1)}]"}
+
+
+def _updated_profile(messages: list[BaseMessage]) -> dict[str, Any]:
+    new = last_user_text(messages).split("(From New Episodes)\n")[1].split("\n")[0]
+    return {"profile": new}
+
+
 def _act(messages: list[BaseMessage]) -> dict[str, Any]:
-    name = re.search(r"What does (\w+) do next", last_user_text(messages))
+    name = re.search(r"next action \(.*\) of (\w+) in the scene", last_user_text(messages), re.S)
     return {"action": f"{name.group(1) if name else 'Someone'} smiles at the brigade."}
 
 
@@ -108,6 +133,9 @@ def scripted_model(**overrides: Any) -> ScriptedChatModel:
     responders: dict[str, Any] = {
         "ProposedQuestions": _propose,
         "MatchChoice": _match,
+        "DerivedAnswer": _derive,
+        "ChunkProfile": _chunk_profile,
+        "UpdatedProfile": _updated_profile,
         "StateUpdate": _answer("state"),
         "EvidenceVerdicts": _verdicts,
         "BehaviorSummary": _answer("behavior"),

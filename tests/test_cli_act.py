@@ -56,7 +56,7 @@ def test_prints_the_action_and_the_grounding_bookmarks(
         "A: as of [39] in the club room"
     )
     assert lines[6].startswith("Step: 0 reused, 0 derived, 3 new; sync read ")
-    assert lines[6].endswith(" from scratch); 6 LLM calls") and len(lines) == 7
+    assert lines[6].endswith(" from scratch); 13 LLM calls") and len(lines) == 7
     assert future_reads(model.calls, 40) == []
 
 
@@ -141,7 +141,7 @@ def test_runs_through_an_openai_compatible_server_from_the_environment(
     assert code == 0, capsys.readouterr().err
     result = json.loads(capsys.readouterr().out)
     assert result["action"] == "Nagato smiles at the brigade."
-    assert result["stats"]["llm_calls"] == len(fake.requests) == 6
+    assert result["stats"]["llm_calls"] == len(fake.requests) == 13  # 8 evidence checks
     tools = [r["tools"][0]["function"]["name"] for r in fake.requests]
     assert tools[0] == "ProposedQuestions" and tools[-1] == "NextAction"
     assert {"StateUpdate", "EvidenceVerdicts", "BehaviorSummary", "ConceptAnswer"} <= set(tools)

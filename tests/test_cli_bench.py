@@ -48,8 +48,9 @@ def test_two_methods_end_to_end_then_a_resumed_rerun(
     story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
     assert _bench(story, out, "--method", "vanilla,bookmarks", "--limit", "2") == 0
     printed = capsys.readouterr().out
-    assert "| Method | tiny | Average |" in printed
-    assert "| vanilla | 50.0 | 50.0 |" in printed and "| bookmarks | 50.0 | 50.0 |" in printed
+    assert "| Fandom | tiny | Avg. |" in printed
+    assert "| vanilla | 50.00 | 50.00 |" in printed and "| bookmarks | 50.00 | 50.00 |" in printed
+    assert "Pooled (instances)" in printed
     assert "8 instances run, 0 already done" in printed
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted({r["method"] for r in records}) == ["bookmarks", "vanilla"] and len(records) == 8
@@ -126,6 +127,9 @@ def test_no_llm_configured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
             "unknown character 'Zed' in tiny; pick one of: Alice, Bob",
         ),
         ("tiny", ["--method", "magic"], "unknown method 'magic'; use one of:"),
+        ("tiny", ["--method", "bookmarks+magic"], "unknown ablation 'magic' in 'bookmarks+magic'"),
+        ("tiny", ["--method", "vanilla+no-derive"], "method 'vanilla' has no ablations"),
+        ("unlisted", [], "'unlisted' has no major-character list"),
         ("tiny", ["--limit", "0"], "--limit must be at least 1"),
         ("tiny", ["--judge", "bleu"], "unknown judge 'bleu'"),
     ],
@@ -136,6 +140,8 @@ def test_bad_input_is_one_line_and_writes_nothing(
     story = tmp_path / "story.json"
     if setup == "tiny":
         story = write_storyline(tmp_path / "tiny.jsonl")
+    elif setup == "unlisted":
+        story = write_storyline(tmp_path / "unlisted.jsonl", majors=[])
     elif setup == "malformed":
         story.write_text('{"chapter 1": [{"action": "A runs", "character": "A"},')
     out = tmp_path / "bench"
@@ -154,7 +160,7 @@ def test_shared_storyline_with_vanilla(
         ["Haruhi", "Kyon", "Nagato", "Koizumi", "Asahina"]
     )
     assert len(records) == 10 and all(r["artifact"] == "haruhi" for r in records)
-    assert "| Method | haruhi | Average |" in capsys.readouterr().out
+    assert "| Fandom | haruhi | Avg. |" in capsys.readouterr().out
 
 
 def test_a_second_judge_says_it_rejudged(
@@ -168,3 +174,10 @@ def test_a_second_judge_says_it_rejudged(
     assert "2 instances run (2 re-judged from earlier predictions), 0 already done" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["judge"] == "nli" and summary["instances"] == 2
+
+
+def test_the_cli_lists_every_ablation() -> None:
+    from personae.commands.bench import ABLATION_NAMES
+    from personae.evals.bookmarks_bench import ABLATIONS
+
+    assert ABLATION_NAMES == tuple(ABLATIONS)

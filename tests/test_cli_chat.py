@@ -12,8 +12,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.cli import main
-from personae.llm import register_model, unregister_model
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 PERSONA = """# Iago
 
@@ -27,7 +26,7 @@ I am Othello's ensign. I hate the Moor.
 
 I set Roderigo on Brabantio.
 """
-MODELS = ["--model", "registered:chat-test"]
+MODELS = ["--model", "openai:chat-test"]
 
 
 @pytest.fixture
@@ -45,9 +44,8 @@ def model() -> Iterator[ScriptedChatModel]:
             "text": lambda m: "I am not what I am.",
         }
     )
-    register_model("chat-test", chat)
+    override_models(specs={"openai:chat-test": chat})
     yield chat
-    unregister_model("chat-test")
 
 
 @pytest.fixture

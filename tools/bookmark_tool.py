@@ -3,9 +3,11 @@
 An agent role-playing in a long story asks "what is true about X at position p?"; the tool
 finds a bookmark that already answers it (bank candidates, then the matcher) or starts one,
 syncs it on demand to p (reading only actions it has not seen, never p or later) and keeps it in
-the bank, so the next question about the same thing costs almost nothing. The storyline, the
-memory folder and the models are fixed by the factory; the calling model chooses only the
-character, the question, the position and the question's type.
+the bank, so the next question about the same thing costs almost nothing. It runs the very step
+the BOOKMARKS graph runs for each proposed question (:mod:`personae.graphs.bookmark_step`):
+same K', same derive call, same sync settings, same unknown-question list. The storyline, the
+memory folder, the models and those settings are fixed by the factory; the calling model
+chooses only the character, the question, the position and the question's type.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from personae.agents.bookmark_matcher import match_question
 from personae.errors import InputError
-from personae.graphs import bookmark_sync
 from personae.graphs.bookmark_resources import resources_for
-from personae.graphs.bookmarks import activate, save_synced
+from personae.graphs.bookmark_step import (
+    BookmarkStepSettings,
+    Question,
+    activate_question,
+    sync_active,
+)
 from personae.memory.bookmark import BookmarkType
 from personae.run_context import LLMContext, env_names_fast_model
 
@@ -50,14 +55,19 @@ def create_storyline_memory_tool(
     memory_dir: str | None = None,
     model: str | BaseChatModel | None = None,
     fast_model: str | BaseChatModel | None = None,
+    settings: BookmarkStepSettings | None = None,
+    scene_size: int = 10,
 ) -> BaseTool:
     """A ``storyline_memory`` tool over ``storyline_path``'s bookmark bank in ``memory_dir``.
 
-    ``model`` (summaries) and ``fast_model`` (matching, chunk and evidence checks) are specs or
-    chat models; what is left out comes from the environment, read once here, by the rule of
-    the CLI and the server (:func:`~personae.settings.model_specs`: ``model`` alone also serves
-    as the fast model). Bad characters, positions or questions come back to the calling model
-    as a one-line error string.
+    ``fast_model`` runs every call of a step (matching, derive, chunk and evidence checks,
+    summaries: the paper's section 5.1, as in the graph); ``model`` serves only as the fast
+    model when no fast model is named (the CLI and server rule: ``model`` alone also serves as
+    the fast model; the tool does not act). Both are specs or chat models; what is left out
+    comes from the environment, read once here (:func:`~personae.settings.model_specs`).
+    ``settings`` are the step's K', derive switch and sync sizes; pass
+    ``BookmarksContext(...).step_settings()`` to share a graph run's. Bad characters,
+    positions or questions come back to the calling model as a one-line error string.
     """
     specs = LLMContext(
         model=model if isinstance(model, str) else "",
@@ -65,6 +75,7 @@ def create_storyline_memory_tool(
     )
     if isinstance(model, BaseChatModel) and fast_model is None and not env_names_fast_model():
         fast_model = model
+    step = settings or BookmarkStepSettings()
 
     async def storyline_memory(
         character: str,
@@ -74,8 +85,8 @@ def create_storyline_memory_tool(
         keyword: str | None = None,
     ) -> str:
         """Answer a question about the story as it stands at a position; cached as a bookmark."""
-        resources = resources_for(storyline_path, memory_dir)
-        storyline, bank = resources.storyline, resources.bank
+        resources = await asyncio.to_thread(resources_for, storyline_path, memory_dir)
+        storyline = resources.storyline
         try:
             storyline.check_character(character)
             storyline.check_position(position)
@@ -83,33 +94,29 @@ def create_storyline_memory_tool(
                 raise InputError("the question is empty", "ask one short question")
         except InputError as error:
             raise ToolException(str(error)) from None
-        kind = BookmarkType(type)
         fast = fast_model if isinstance(fast_model, BaseChatModel) else specs.llm("fast")
-        strong = model if isinstance(model, BaseChatModel) else specs.llm("strong")
-        # Chroma calls block: threads keep the calling agent's other tool calls moving.
-        candidates = await asyncio.to_thread(
-            bank.candidates, question, type=kind, character=character, synced_by=position, k=5
-        )
-        match, _ = await match_question(
-            fast, question=question, type=str(kind), candidates=candidates, target=position
-        )
-        asked = {"question": question, "type": str(kind), "keyword": keyword}
-        bookmark = await asyncio.to_thread(
-            activate, bank, match, question=asked, character=character
-        )
-        result = await bookmark_sync.sync_bookmark(
-            bookmark,
-            position,
-            storyline=storyline,
-            index=resources.index,
+        asked = Question(type=str(BookmarkType(type)), question=question, keyword=keyword)
+        activation = await activate_question(
+            resources,
+            asked,
+            character=character,
+            target=position,
             fast_model=fast,
-            model=strong,
+            settings=step,
+            scene=storyline.scene(position, scene_size),
         )
-        stored = await asyncio.to_thread(save_synced, bank, result.bookmark)
-        answer = stored.answer_at(position) or UNKNOWN_ANSWER
-        decision = {"reuse": "reused", "derive": "derived", "none": "new"}[match.decision]
+        outcome = await sync_active(
+            resources,
+            activation.bookmark.id,
+            character=character,
+            target=position,
+            fast_model=fast,
+            settings=step,
+        )
+        answer = outcome.entry["answer"] or UNKNOWN_ANSWER
+        decision = {"reuse": "reused", "derive": "derived", "none": "new"}[activation.decision]
         return (
-            f"{answer} (bookmark {stored.id}, {decision}; valid at position {position}: "
+            f"{answer} (bookmark {outcome.stored.id}, {decision}; valid at position {position}: "
             f"reflects the actions before it)"
         )
 

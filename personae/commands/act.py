@@ -33,6 +33,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
 
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
-    models = resolve_models(args, ("strong", "fast"))
+    models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
     context = BookmarksContext(
         storyline_path=str(args.storyline),
         memory_dir=str(args.memory) if args.memory else None,
@@ -70,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         openai_base_url=models.settings.openai_base_url or "",
         temperature=models.sampling_text("temperature"),
         top_p=models.sampling_text("top_p"),
+        hide_title=args.hide_title,
     )
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)

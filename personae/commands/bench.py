@@ -2,8 +2,9 @@
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
-``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default the strong model; precedence in
-:mod:`personae.commands.models`); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
+``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default ``openai:gpt-4.1``, the paper's judge;
+precedence in :mod:`personae.commands.models`), ``PERSONAE_TEMPERATURE`` (``--temperature``;
+default 0 for every role here, near-deterministic as the released runner); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``;
 judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
 finished instances are skipped and cached verdicts are reused.
 """
@@ -21,6 +22,8 @@ from personae.errors import InputError
 
 DEFAULT_OUT = Path("runs/bench")
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
+ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "with-profile")
+"""Kept in step with ``personae.evals.bookmarks_bench.ABLATIONS`` (a test checks)."""
 
 
 def register(commands: Any) -> None:
@@ -38,14 +41,32 @@ def register(commands: Any) -> None:
         dest="methods",
         metavar="METHOD",
         help=f"method to run, repeatable or comma-separated: {'|'.join(METHOD_NAMES)} "
-        "(default bookmarks)",
+        "(default bookmarks); ablate bookmarks with +NAME: "
+        f"{', '.join('bookmarks+' + a for a in ABLATION_NAMES)} (combine: bookmarks+no-derive+no-reuse)",
     )
-    bookmarks.add_argument("--characters", nargs="+", metavar="NAME", help="only these characters")
+    bookmarks.add_argument(
+        "--characters",
+        nargs="+",
+        metavar="NAME",
+        help="only these characters (default: the major characters of all_characters.json "
+        "beside each storyline file; required when there is none)",
+    )
     bookmarks.add_argument("--limit", type=int, help="test instances per character (default all)")
     bookmarks.add_argument("--judge", default="exact", help="exact (key move, 100/0) or nli")
     bookmarks.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     bookmarks.add_argument("--memory", type=Path, help="memory folder (default OUT/memory)")
-    bookmarks.add_argument("--concurrency", type=int, default=2, help="characters at once")
+    bookmarks.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        help="storylines (x methods) at once; one storyline's characters always run in one "
+        "story order, so results do not depend on it",
+    )
+    bookmarks.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
     add_model_flags(bookmarks, judge=True)
     bookmarks.set_defaults(handler=run_bookmarks)
 
@@ -60,11 +81,18 @@ def _methods(args: argparse.Namespace) -> tuple[str, ...]:
 def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks_bench import BenchConfig, default_progress, run_bench
-    from personae.evals.bookmarks_report import markdown_table, table2_rows
+    from personae.evals.bookmarks_report import score_tables_markdown
+    from personae.settings import DEFAULT_JUDGE_MODEL
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
-    models = resolve_models(args, ("strong", "fast", "judge"))
+    # Near-deterministic by default, as the released runner (temperature 1e-8); flags win.
+    models = resolve_models(
+        args,
+        ("strong", "fast", "judge"),
+        default_sampling={"temperature": 0.0},
+        default_judge=DEFAULT_JUDGE_MODEL,
+    )
     config = BenchConfig(
         storylines=tuple(args.storylines),
         methods=_methods(args),
@@ -80,6 +108,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         characters=tuple(args.characters or ()),
         limit=args.limit,
         concurrency=args.concurrency,
+        hide_title=args.hide_title,
         judge_cache_name=models.cache_name("judge"),  # the verdict cache's key
         judge_cache=models.settings.cache_dir / "judge",
     )
@@ -88,7 +117,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
     )
     if outcome.summary["artifacts"]:
-        sys.stdout.write(markdown_table(table2_rows(outcome.summary)) + "\n\n")
+        sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
     sys.stdout.write(
         f"{outcome.ran} instances run{rejudged}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "

@@ -66,17 +66,15 @@ def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[st
 def _context(args: argparse.Namespace, options: Any) -> Any:
     from personae.commands.models import resolve_models
     from personae.graphs.amadeus import AmadeusContext
-    from personae.llm import register_model, resolve_chat_model
 
     models = resolve_models(args, ("strong",))
-    specs = models.register("chat")
-    gs_spec = specs["strong"]
-    if args.gs_model:
-        register_model("chat-gs", resolve_chat_model(args.gs_model, models.settings))
-        gs_spec = "registered:chat-gs"
+    gs_spec = args.gs_model or models.specs["strong"]
     return AmadeusContext(
         method=args.method,
-        model=specs["strong"],
+        model=models.specs["strong"],
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
         gs_model=gs_spec,
         ae_model=gs_spec,
         memory_dir=options.memory_dir,

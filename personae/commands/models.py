@@ -5,7 +5,9 @@ Each role takes the first that is set, flag before environment before default:
 - strong: ``--model``, ``PERSONAE_MODEL``, ``openai:gpt-4.1``;
 - fast: ``--fast-model``, ``PERSONAE_FAST_MODEL``, ``--model``, ``PERSONAE_MODEL``,
   ``openai:gpt-4.1-mini`` (so ``--model`` alone serves both roles, as ``PERSONAE_MODEL`` does);
-- judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, the strong model.
+- judge: ``--judge-model``, ``PERSONAE_JUDGE_MODEL``, then the command's own default judge
+  (``bench``: ``openai:gpt-4.1``, the BOOKMARKS paper's judge, never silently the acting model,
+  which would grade its own predictions), else the strong model.
 
 Strong and fast are :func:`~personae.settings.model_specs`, the rule a graph's run context
 applies when the LangGraph server or a tool factory builds it: one rule for every way in.
@@ -115,10 +117,15 @@ def resolve_models(
     *,
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
+    default_sampling: Mapping[str, float] | None = None,
+    default_judge: str | None = None,
 ) -> CommandModels:
     """Apply the flags of :func:`add_model_flags` to the settings and resolve ``roles``.
 
     ``base_url`` is a flag overriding ``OPENAI_BASE_URL``; ``env`` defaults to ``os.environ``.
+    ``default_sampling`` fills each role's sampling settings the flags and environment leave
+    unset (the benchmark's near-deterministic temperature 0); ``default_judge`` is the judge
+    when neither flag nor environment names one (else the strong model).
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
     source = os.environ if env is None else env
@@ -134,10 +141,12 @@ def resolve_models(
     every: dict[Role, str] = {
         "strong": settings.model,
         "fast": settings.fast_model,
-        "judge": judge or settings.model,
+        "judge": judge or default_judge or settings.model,
     }
     specs = {role: every[role] for role in roles}
     sampling = sampling_settings(args, roles, source)
+    for role in roles if default_sampling else ():
+        sampling[role] = {**(default_sampling or {}), **sampling.get(role, {})}
     chat_models = {
         role: with_sampling(
             resolve_chat_model(

@@ -6,52 +6,76 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.agents.action_judge import (
-    KEY_MOVE_SYSTEM,
-    NLI_SYSTEM,
     Verdict,
     check_judge,
     judge_action,
 )
 from personae.errors import InputError
+from personae.memory.storyline import StoryAction
 from personae.testing import ScriptedChatModel, prompt_text
+
+SCENE = (
+    StoryAction(0, "ch1", "Haruhi: Let's start a club!", ("Haruhi",)),
+    StoryAction(1, "ch1", "Kyon: Why me?", ("Kyon",)),
+)
 
 
 def _model(**responders: Any) -> ScriptedChatModel:
     return ScriptedChatModel(responders=responders)
 
 
-async def test_key_move_match_scores_100_and_no_match_0() -> None:
-    answers = iter(
-        [{"key_move": "joins the club", "match": True}, {"key_move": "x", "match": False}]
+@pytest.mark.parametrize(("grade", "score", "label"), [("A", 100, "match"), ("B", 0, "partial")])
+async def test_key_move_grades_as_the_released_judge(grade: str, score: int, label: str) -> None:
+    model = _model(KeyMoveVerdict=lambda _m: {"reasoning": "joins the club", "score": grade})
+    verdict, usage = await judge_action(
+        model,
+        "exact",
+        character="Kyon",
+        prediction="Kyon joins.",
+        truth="Kyon joins the club.",
+        scene=SCENE,
     )
-    model = _model(KeyMoveVerdict=lambda _m: next(answers))
-    hit, usage = await judge_action(
-        model, "exact", character="Kyon", prediction="Kyon joins.", truth="Kyon joins the club."
-    )
-    miss, _ = await judge_action(
-        model, "exact", character="Kyon", prediction="Kyon sleeps.", truth="Kyon joins the club."
-    )
-    assert hit == Verdict(100, "match", "joins the club")
-    assert miss.score == 0 and miss.label == "no_match"
+    assert verdict == Verdict(score, label, "joins the club")
     assert usage.calls == 1 and usage.input_tokens > 0
     prompt = prompt_text(model.calls_for("KeyMoveVerdict")[0])
-    assert "KEY MOVE" in prompt and KEY_MOVE_SYSTEM.splitlines()[0] in prompt
-    assert "True action:\nKyon joins the club." in prompt
-    assert "Predicted action:\nKyon joins." in prompt
+    # The judge sees the scene (as plain lines), then the response and the ground truth.
+    assert "# Scene\nHaruhi: Let's start a club!\nKyon: Why me?" in prompt
+    assert "Your Response: Kyon joins.\nGround Truth: Kyon joins the club." in prompt
+    assert "main action taken by Kyon" in prompt and "Partial/adjacent match" in prompt
+    assert "utterance" not in prompt
 
 
-@pytest.mark.parametrize(("label", "score"), [("entail", 100), ("neutral", 50), ("contradict", 0)])
-async def test_nli_scores(label: str, score: int) -> None:
-    model = _model(NLIVerdict=lambda _m: {"reason": "because", "label": label})
+async def test_the_utterance_format_is_named_to_the_judge() -> None:
+    model = _model(KeyMoveVerdict=lambda _m: {"reasoning": "r", "score": "C"})
+    verdict, _ = await judge_action(
+        model,
+        "exact",
+        character="Kasumi",
+        prediction="Kasumi: Let's go!",
+        truth="Kasumi: I've got it!",
+        acting_format="utterance",
+    )
+    assert verdict.label == "no_match" and verdict.score == 0
+    assert '"Name: line"' in prompt_text(model.calls[0][1])
+
+
+@pytest.mark.parametrize(
+    ("grade", "label", "score"),
+    [("A", "entail", 100), ("B", "neutral", 50), ("C", "contradict", 0)],
+)
+async def test_nli_scores(grade: str, label: str, score: int) -> None:
+    model = _model(NLIVerdict=lambda _m: {"reasoning": "because", "score": grade})
     verdict, _ = await judge_action(
         model, "nli", character="Haruhi", prediction="Haruhi shouts.", truth="Haruhi yells."
     )
     assert verdict == Verdict(score, label, "because")
-    assert NLI_SYSTEM.splitlines()[0] in prompt_text(model.calls_for("NLIVerdict")[0])
+    prompt = prompt_text(model.calls_for("NLIVerdict")[0])
+    assert "(Following the same\ncharacter logic.)" in prompt
+    assert "(Reflecting a\ndifferent facet.)" in prompt
 
 
-async def test_an_invalid_label_is_retried_with_the_error() -> None:
-    answers = iter([{"reason": "r", "label": "maybe"}, {"reason": "r", "label": "contradict"}])
+async def test_an_invalid_grade_is_retried_with_the_error() -> None:
+    answers = iter([{"reasoning": "r", "score": "maybe"}, {"reasoning": "r", "score": "C"}])
 
     def respond(messages: list[BaseMessage]) -> Any:
         return next(answers)

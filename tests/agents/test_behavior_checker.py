@@ -9,7 +9,6 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from personae.agents.behavior_checker import (
-    MAX_SUMMARY_EVIDENCE,
     BehaviorItem,
     LLMBehaviorClassifier,
     render_item,
@@ -88,15 +87,15 @@ def test_an_item_shows_its_scene_then_the_marked_action() -> None:
     ]
 
 
-async def test_summary_lists_evidence_oldest_first_capped_to_the_latest() -> None:
+async def test_summary_weighs_all_evidence_oldest_first_later_favoured() -> None:
     model = ScriptedChatModel(responders={"BehaviorSummary": lambda m: {"answer": "He sighs."}})
     evidence = [act(p) for p in range(40, 0, -1)]  # 40 actions, given newest first
     answer, usage = await summarize_behavior(model, "How does Kyon react?", "Kyon", evidence)
     assert answer == "He sighs." and usage.calls == 1
     text = prompt_text(model.calls_for("BehaviorSummary")[0])
     shown = [int(p) for p in re.findall(r"^\[(\d+)\]", text, re.MULTILINE)]
-    assert shown == list(range(41 - MAX_SUMMARY_EVIDENCE, 41))
-    assert "16 older ones omitted" in text and "LATER evidence wins" in text
+    assert shown == list(range(1, 41))  # every piece, not only the latest 24
+    assert "prioritize the pattern implied by the later" in text
 
 
 async def test_no_evidence_means_no_summary_call() -> None:

@@ -157,3 +157,24 @@ def test_cache_names_tell_openai_compatible_servers_apart() -> None:
     assert other.cache_name("judge") != local.cache_name("judge")
     hosted = resolve_models(args, ("judge",), env=KEY)
     assert hosted.cache_name("judge") == "openai:qwen"  # OpenAI itself: the spec alone
+
+
+def test_a_command_default_judge_is_never_the_acting_model_and_sampling_defaults() -> None:
+    args = build_parser().parse_args([*COMMANDS["bench"], "--model", "openai:x"])
+    models = resolve_models(
+        args,
+        ALL,
+        env=KEY,
+        default_judge="openai:gpt-4.1",
+        default_sampling={"temperature": 0.0},
+    )
+    assert models.specs["judge"] == "openai:gpt-4.1" and models.specs["strong"] == "openai:x"
+    assert {role: dict(v) for role, v in models.sampling.items()} == {
+        role: {"temperature": 0.0} for role in ALL
+    }
+    flagged = build_parser().parse_args(
+        [*COMMANDS["bench"], "--model", "openai:x", "--temperature", "judge=0.5"]
+    )
+    mixed = resolve_models(flagged, ALL, env=KEY, default_sampling={"temperature": 0.0})
+    assert mixed.sampling["judge"] == {"temperature": 0.5}
+    assert mixed.sampling["strong"] == {"temperature": 0.0}

@@ -18,7 +18,7 @@ from personae.evals.bookmarks_bench import (
     result_key,
     run_bench,
 )
-from personae.testing import ScriptedChatModel, override_models
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
 @pytest.fixture(autouse=True)
@@ -194,20 +194,50 @@ async def test_a_method_that_is_not_installed(
 
 
 @pytest.mark.parametrize("concurrency", [1, 2, 3])
-async def test_characters_run_concurrently_within_the_bound(
+async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
     tmp_path: Path, concurrency: int
 ) -> None:
-    rows = [{"action": f"{'ABCD'[i % 4]} acts {i}", "character": "ABCD"[i % 4]} for i in range(24)]
-    story = write_storyline(tmp_path / "four.jsonl", rows)
+    stories = []
+    for n in range(4):  # four artifacts, two characters each: only artifacts run in parallel
+        rows = [
+            {"action": f"A{n}B{n} acts {i}", "character": f"{'AB'[i % 2]}{n}"} for i in range(16)
+        ]
+        stories.append(str(write_storyline(tmp_path / f"s{n}.jsonl", rows)))
     model = scripted_model()
     model.latency = 0.002
-    config = _config(tmp_path, model, storylines=(str(story),), concurrency=concurrency)
+    config = _config(tmp_path, model, storylines=tuple(stories), concurrency=concurrency)
     outcome = await run_bench(config)
-    assert outcome.ran == 4 * 3
+    assert outcome.ran == 4 * 2 * 4
     assert world.ACTIVE["max"] == concurrency
-    for name in "ABCD":
-        mine = [p for c, p in world.CALLS if c == name]
-        assert mine == sorted(mine) and len(mine) == 3
+    for n in range(4):  # one artifact: both characters' targets interleaved in story order
+        mine = [p for c, p in world.CALLS if c.endswith(str(n))]
+        assert mine == [8, 9, 10, 11, 12, 13, 14, 15]
+
+
+async def test_a_multi_speaker_line_is_an_instance_for_each_major(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = [{"action": f"A acts {i}", "character": "A"} for i in range(4)]
+    rows += [{"action": "A and B sing", "characters": ["B", "A"]}]
+    rows += [{"action": f"B acts {i}", "character": "B"} for i in range(4)]
+    story = write_storyline(tmp_path / "duet.jsonl", rows, majors=["A", "B"])
+    outcome = await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+    order = [(c, p) for c, p in world.CALLS]
+    # A's second half: 2, 3, 4 (the duet); B's: 6, 7, 8; the duet is in B's history half, but
+    # B is a major in it, so it is B's instance too (the released runner; Roselia: 439, not
+    # 438), in the line's own speaker order.
+    assert order == [("A", 2), ("A", 3), ("B", 4), ("A", 4), ("B", 6), ("B", 7), ("B", 8)]
+    assert outcome.ran == 7
+
+
+async def test_a_storyline_without_a_character_list_is_an_error_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    story = write_storyline(tmp_path / "unlisted.jsonl", majors=[])
+    with pytest.raises(InputError, match=r"'unlisted' has no major-character list") as error:
+        await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+    assert "all_characters.json beside the storyline file, or pass --characters" in str(error.value)
+    assert not (tmp_path / "out").exists()
+    chosen = _config(tmp_path, scripted_model(), storylines=(str(story),), characters=("Bob",))
+    assert (await run_bench(chosen)).ran == 7
 
 
 class _Notes:
@@ -250,3 +280,38 @@ async def test_two_files_with_one_storyline_name(tmp_path: Path) -> None:
             _config(tmp_path, scripted_model(), storylines=(*config.storylines, str(twin)))
         )
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Path) -> None:
+    rows = [{"action": f"{'AB'[i % 2]}: line {i}", "character": "AB"[i % 2]} for i in range(8)]
+    story = write_storyline(tmp_path / "band.jsonl", rows)
+    (tmp_path / "band2members.json").write_text(json.dumps({"band": ["A", "B"]}))
+
+    def actor(messages: list[Any]) -> dict[str, str]:
+        return {"action": "line 4"}  # no "Name:" prefix: the code adds it
+
+    def judge(messages: list[Any]) -> dict[str, str]:
+        truth, prediction = world.judged_texts(messages)
+        return {"reasoning": "r", "score": "A" if truth == prediction else "C"}
+
+    model = ScriptedChatModel(responders={"NextAction": actor, "KeyMoveVerdict": judge})
+    config = _config(tmp_path, model, storylines=(str(story),), methods=("vanilla",))
+    outcome = await run_bench(config)
+    records = _lines(tmp_path / "out/results.jsonl")
+    assert outcome.ran == 4 and {r["format"] for r in records} == {"utterance"}
+    hit = next(r for r in records if r["position"] == 4)
+    assert hit["prediction"] == "A: line 4" and hit["truth"] == "A: line 4" and hit["score"] == 100
+    actor_prompt = prompt_text(model.calls_for("NextAction")[0])
+    assert "(a concise sentence, A: ...)" in actor_prompt
+    judge_prompt = prompt_text(model.calls_for("KeyMoveVerdict")[0])
+    assert '"Name: line"' in judge_prompt and "# Scene\nA: line 0\nB: line 1" in judge_prompt
+    assert outcome.summary["benchmarks"] == {"band": "Bandori"}
+    assert outcome.summary["methods"]["vanilla"]["bandori_average"] == 25  # A 50, B 0
+    assert "| Bandori | band | Avg. |" in (tmp_path / "out/report.md").read_text()
+
+
+async def test_fandom_records_say_action(tmp_path: Path) -> None:
+    await run_bench(_config(tmp_path, scripted_model(), limit=1, hide_title=True))
+    assert {r["format"] for r in _lines(tmp_path / "out/results.jsonl")} == {"action"}
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["hide_title"] is True and summary["ablations"] == {"stub": []}

@@ -10,12 +10,13 @@ from personae.testing import ScriptedChatModel
 
 def _model() -> ScriptedChatModel:
     def respond(messages: Any) -> dict[str, Any]:
-        return {"key_move": "km", "match": "same" in str(messages[-1].content)}
+        response = str(messages[-1].content).split("Your Response:")[1].split("\n")[0]
+        return {"reasoning": "km", "score": "A" if "same" in response else "C"}
 
     return ScriptedChatModel(
         responders={
             "KeyMoveVerdict": respond,
-            "NLIVerdict": lambda _m: {"reason": "r", "label": "neutral"},
+            "NLIVerdict": lambda _m: {"reasoning": "r", "score": "B"},
         }
     )
 
@@ -62,7 +63,13 @@ async def test_the_key_separates_judge_model_texts_and_character(tmp_path: Path)
     async def judge(name: str, judge: str = "exact", prediction: str = "p", **kw: str) -> Verdict:
         options = {"character": "A", "truth": "t", **kw}
         verdict, _ = await judge_action(
-            model, judge, prediction=prediction, cache=cache, model_name=name, **options
+            model,
+            judge,
+            prediction=prediction,
+            character=options["character"],
+            truth=options["truth"],
+            cache=cache,
+            model_name=name,
         )
         return verdict
 

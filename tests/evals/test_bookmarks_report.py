@@ -57,6 +57,8 @@ RECORDS = [
     _record("haruhi", "vanilla", 500, 0, llm_calls=1),
     _record("haruhi", "vanilla", 510, 100, llm_calls=1),
     _record("kon", "vanilla", 40, 0, llm_calls=1),
+    {**_record("Roselia", "bookmarks", 7, 100), "format": "utterance"},
+    {**_record("Roselia", "vanilla", 7, 50), "format": "utterance"},
 ]
 
 
@@ -66,6 +68,7 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "judge_model": "openai:gpt-4.1",
         "complete": True,
         "instances": len(records),
+        "ablations": {"bookmarks": [], "bookmarks+no-derive": ["no-derive"]},
         **summarize(records),
     }
 
@@ -73,15 +76,26 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 def test_table2_layout_and_plot(tmp_path: Path) -> None:
     md_path, html_path = write_report(tmp_path, _summary(RECORDS), RECORDS)
     markdown = md_path.read_text()
-    assert "| Method | haruhi | kon | Average |" in markdown
-    assert "| vanilla | 50.0 | 0.0 | 25.0 |" in markdown  # methods in the paper's order
-    assert "| bookmarks | 50.0 | 100.0 | 75.0 |" in markdown
+    assert "| Fandom | haruhi | kon | Avg. |" in markdown  # two decimals, as the paper
+    assert "| vanilla | 50.00 | 0.00 | 25.00 |" in markdown  # methods in the paper's order
+    assert "| bookmarks | 50.00 | 100.00 | 75.00 |" in markdown
     assert markdown.index("| vanilla |") < markdown.index("| bookmarks |")
+    assert (
+        "| Bandori | Roselia | Avg. |" in markdown and "| bookmarks | 100.00 | 100.00 |" in markdown
+    )
+    # the averages apart, then the pooled instance mean, labelled as such
+    assert (
+        "| Method | Fandom avg. | Bandori avg. | All artifacts avg. | Pooled (instances) | n |"
+        in markdown
+    )
+    assert "| bookmarks | 75.00 | 100.00 | 83.33 | 75.00 | 4 |" in markdown
+    assert "- bookmarks+no-derive: no-derive" in markdown
     # cost table: haruhi bookmarks hit rate (3 + 1) / 10, reading 510 of 1010
     assert "| haruhi | bookmarks | 2 | 40.0 % | 30.0 % | 10.0 % | 510 / 1010 | 49.5 % |" in markdown
     assert "key-move exact match (100/0)" in markdown and "<svg" in markdown
     page = html_path.read_text()
-    assert "<th>Average</th>" in page and "<td>75.0</td>" in page and "<svg" in page
+    assert "<th>Avg.</th>" in page and "<td>75.00</td>" in page and "<svg" in page
+    assert "<li>bookmarks+no-derive: no-derive</li>" in page
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
 
 

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from personae.errors import InputError
 from personae.graphs.amadeus import AmadeusContext, build_graph
-from personae.llm import register_model, unregister_model
 from personae.memory.embeddings import HashingEmbedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client
-from personae.testing import ScriptedChatModel, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 PERSONA = "# Megumin\n\n" + "\n\n".join(
     f"## Topic {i}\n\nMegumin fact {i} about explosion magic and the crimson demons."
@@ -55,9 +55,7 @@ def memory(tmp_path: Path) -> str:
 @pytest.fixture
 def registered() -> Iterator[dict[str, ScriptedChatModel]]:
     models: dict[str, ScriptedChatModel] = {}
-    yield models
-    for name in models:
-        unregister_model(name)
+    yield models  # conftest resets the overrides after the test
 
 
 def _context(
@@ -65,8 +63,8 @@ def _context(
 ) -> AmadeusContext:
     name = f"amadeus-{len(models)}"
     models[name] = chat
-    register_model(name, chat)
-    spec = f"registered:{name}"
+    override_models(specs={f"openai:{name}": chat})
+    spec = f"openai:{name}"
     return AmadeusContext(model=spec, gs_model=spec, ae_model=spec, memory_dir=memory, **changes)
 
 
@@ -138,7 +136,7 @@ async def test_conversation_resumes_after_a_restart(
 ) -> None:
     chat = _model({1})
     context = _context(memory, registered, chat, method="naive")
-    config = {"configurable": {"thread_id": "chat-1"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "chat-1"}}
     db = str(tmp_path / "chat.sqlite")
     async with AsyncSqliteSaver.from_conn_string(db) as saver:
         await build_graph(saver).ainvoke(

@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 from personae.errors import ConfigurationError, InputError
 from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.acting import ActingContext
-from personae.graphs.baseline_eta import ETA_COUNTERS, ETAContext, chunk_bounds, rebuild_point
+from personae.graphs.baseline_eta import ETA_COUNTERS, ETAContext, rebuild_point, update_chunks
 from personae.graphs.baseline_resources import (
     eta_profiles_for,
     forget_baseline_resources,
@@ -27,7 +27,7 @@ from personae.graphs.baseline_vanilla import VanillaContext
 from personae.memory.storyline import load_storyline
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
-MARKER = re.compile(r"\[(\d+)\]")
+MARKER = re.compile(r"\[(\d+)\]|thing number (\d+) ")
 NAMES = ("Alice", "Bob", "Other", "Environment")
 
 
@@ -49,14 +49,15 @@ def write_storyline(path: Path, size: int = 200) -> Path:
 
 def markers(messages: list[BaseMessage]) -> list[int]:
     """Every ``[position]`` marker a prompt shows (``StoryAction.render`` prints them)."""
-    return [int(found) for found in MARKER.findall(prompt_text(messages))]
+    return [int(a or b) for a, b in MARKER.findall(prompt_text(messages))]
 
 
 def scripted() -> ScriptedChatModel:
     """A model whose answers carry the positions it saw, so leaks would show downstream.
 
-    The actor names the last position in its prompt; the extractor states the first and last
-    positions of its chunk as ``[p]`` markers; the aggregator copies every fact it is given.
+    The actor names the last position in its prompt; the ETA extractor states the first and
+    last positions of its chunk as ``[p]`` markers; the update joins the previous profile and
+    the new chunk's profile, so the recurrence shows in the result.
     """
 
     def next_action(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -64,18 +65,20 @@ def scripted() -> ScriptedChatModel:
         return {"action": f"Alice answers after {max(seen) if seen else 'nothing'}."}
 
     def extracted(messages: list[BaseMessage]) -> dict[str, Any]:
-        seen = markers(messages)
-        return {"facts": [f"acted from [{min(seen)}]", f"acted until [{max(seen)}]"]}
+        seen = markers(messages) or [-1]
+        return {"profile": f"saw [{min(seen)}]-[{max(seen)}]"}
 
-    def profile(messages: list[BaseMessage]) -> dict[str, Any]:
+    def updated(messages: list[BaseMessage]) -> dict[str, Any]:
         text = prompt_text(messages)
-        return {"statements": [line[2:] for line in text.splitlines() if line.startswith("- ")]}
+        main = text.split("# Main Profile\n")[1].split("\n")[0]
+        new = text.split("(From New Episodes)\n")[1].split("\n")[0]
+        return {"profile": new if main == "[empty]" else f"{main} | {new}"}
 
     return ScriptedChatModel(
         responders={
             "NextAction": next_action,
-            "ExtractedFacts": extracted,
-            "CharacterProfile": profile,
+            "ChunkProfile": extracted,
+            "UpdatedProfile": updated,
         }
     )
 
@@ -163,7 +166,7 @@ def ricl_context(story: Path, memory: Path | None, **changes: Any) -> RICLContex
 
 def grounded_positions(line: str) -> list[int]:
     """Positions shown in one ``Scene: ... → Action: ...`` line."""
-    return [int(found) for found in MARKER.findall(line)]
+    return list(dict.fromkeys(int(a or b) for a, b in MARKER.findall(line)))
 
 
 async def test_ricl_grounds_on_k_past_pairs_of_the_character(
@@ -255,7 +258,7 @@ def test_stores_are_opened_once_per_key_and_scoped_by_the_text(story: Path, tmp_
         eta_profiles_for(str(tmp_path / "nope.jsonl"), memory)
 
 
-def test_rebuild_schedule_and_chunks() -> None:
+def test_update_schedule_and_chunks() -> None:
     assert [rebuild_point(t, 16) for t in (0, 15, 16, 17, 31, 32, 100)] == [
         0,
         0,
@@ -265,61 +268,55 @@ def test_rebuild_schedule_and_chunks() -> None:
         32,
         96,
     ]
-    assert chunk_bounds(0, 64) == []
-    assert chunk_bounds(16, 64) == [(0, 16)]
-    assert chunk_bounds(64, 64) == [(0, 64)]
-    assert chunk_bounds(96, 64) == [(0, 64), (64, 96)]
-    assert chunk_bounds(128, 64) == [(0, 64), (64, 128)]
+    assert update_chunks(0, 0, 64) == []
+    assert update_chunks(0, 16, 64) == [(0, 16)]
+    assert update_chunks(0, 96, 64) == [(0, 64), (64, 96)]
+    assert update_chunks(96, 112, 64) == [(96, 112)]
+    assert update_chunks(32, 160, 64) == [(32, 96), (96, 160)]
 
 
 def chunk_extents(model: ScriptedChatModel) -> list[tuple[int, int]]:
     """``(first, last)`` position shown in each extraction prompt, in call order."""
-    return [(min(markers(m)), max(markers(m))) for m in model.calls_for("ExtractedFacts")]
+    return [(min(markers(m)), max(markers(m))) for m in model.calls_for("ChunkProfile")]
 
 
-async def test_eta_builds_the_profile_from_chunks_before_the_last_rebuild_point(
+async def test_eta_updates_the_profile_recurrently(
     model: ScriptedChatModel, story: Path, tmp_path: Path
 ) -> None:
     context = eta_context(story, tmp_path / "m")
     first = await baseline_eta.graph.ainvoke(
         {"character": "Alice", "position": 100}, context=context
     )
-    assert sorted(chunk_extents(model)) == [(0, 63), (64, 95)]
-    assert first["grounding"] == [
-        "acted from [0]",
-        "acted until [63]",
-        "acted from [64]",
-        "acted until [95]",
-    ]
+    # From the empty profile: chunk [0, 64) then [64, 96), each extracted and folded in.
+    assert chunk_extents(model) == [(0, 63), (64, 95)]
+    assert first["grounding"] == ["saw [0]-[63] | saw [64]-[95]"]
     stats = first["stats"]
-    assert stats["rebuild_point"] == 96
-    assert (stats["profile_rebuilt"], stats["chunks_extracted"], stats["chunks_reused"]) == (
-        1,
-        2,
-        0,
-    )
+    assert (stats["rebuild_point"], stats["profile_from"], stats["profile_updated"]) == (96, 0, 1)
+    assert (stats["chunks_extracted"], stats["chunks_reused"]) == (2, 0)
     assert (stats["actions_read"], stats["actions_from_scratch"]) == (96, 96)
-    assert stats["llm_calls"] == 4  # two extractions, one aggregation, one action
-    assert len(model.calls_for("CharacterProfile")) == 1
+    assert stats["llm_calls"] == 5  # two extractions, two updates, one action
+    first_update = prompt_text(model.calls_for("UpdatedProfile")[0])
+    assert "# Main Profile\n[empty]" in first_update
 
     same_point = await baseline_eta.graph.ainvoke(
         {"character": "Alice", "position": 111}, context=context
     )
     assert same_point["grounding"] == first["grounding"]
-    assert same_point["stats"]["profile_rebuilt"] == 0
+    assert same_point["stats"]["profile_updated"] == 0
     assert same_point["stats"]["llm_calls"] == 1
-    assert same_point["stats"]["actions_read"] == 0
     usage_keys = {"llm_calls", "input_tokens", "output_tokens"}
     assert set(first["stats"]) == set(same_point["stats"]) == set(ETA_COUNTERS) | usage_keys
-    assert len(model.calls_for("ExtractedFacts")) == 2
 
     next_point = await baseline_eta.graph.ainvoke(
         {"character": "Alice", "position": 112}, context=context
     )
-    assert chunk_extents(model)[2:] == [(64, 111)]  # only the grown last chunk
-    assert next_point["stats"]["chunks_reused"] == 1
-    assert next_point["stats"]["actions_read"] == 48
-    assert next_point["grounding"][-1] == "acted until [111]"
+    # Recurrent: the previous profile plus the new actions [96, 112) only, never a rebuild.
+    assert chunk_extents(model)[2:] == [(96, 111)]
+    assert next_point["stats"]["profile_from"] == 96 and next_point["stats"]["actions_read"] == 16
+    update = prompt_text(model.calls_for("UpdatedProfile")[-1])
+    assert update.startswith("# Main Profile\nsaw [0]-[63] | saw [64]-[95]\n")
+    assert "(From New Episodes)\nsaw [96]-[111]" in update
+    assert next_point["grounding"] == ["saw [0]-[63] | saw [64]-[95] | saw [96]-[111]"]
 
 
 async def test_eta_before_the_first_rebuild_point_has_no_profile(
@@ -337,8 +334,12 @@ async def test_eta_before_the_first_rebuild_point_has_no_profile(
 async def test_eta_skips_chunks_without_the_character(
     model: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    rows = [{"character": "Other", "action": f"Someone waits, step {i}"} for i in range(64)]
-    rows += [{"character": "Carol", "action": f"Carol sings verse {i}"} for i in range(40)]
+    rows = [
+        {"character": "Other", "action": f"Someone waits, thing number {i} "} for i in range(64)
+    ]
+    rows += [
+        {"character": "Carol", "action": f"Carol sings thing number {i} "} for i in range(64, 104)
+    ]
     story = tmp_path / "carol.jsonl"
     story.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
     result = await baseline_eta.graph.ainvoke(
@@ -346,7 +347,7 @@ async def test_eta_skips_chunks_without_the_character(
     )
     assert chunk_extents(model) == [(64, 95)]
     assert result["stats"]["chunks_skipped"] == 1
-    assert result["grounding"] == ["acted from [64]", "acted until [95]"]
+    assert result["grounding"] == ["saw [64]-[95]"]
 
 
 ALL_METHODS: list[tuple[Any, Any]] = [
@@ -401,7 +402,7 @@ async def test_memory_survives_fresh_stores_on_the_same_directory(
     )
     assert ricl_again["stats"]["pairs_indexed"] == 0
     assert ricl_again["grounding"] == ricl["grounding"]
-    assert eta_again["stats"]["profile_rebuilt"] == 0
+    assert eta_again["stats"]["profile_updated"] == 0
     assert eta_again["grounding"] == eta["grounding"]
     assert [name for name, _ in model.calls] == ["NextAction", "NextAction"]
 
@@ -416,9 +417,9 @@ async def test_a_checkpointed_thread_reports_each_runs_own_stats(
     context = eta_context(story, None)
     first = await graph.ainvoke({"character": "Alice", "position": 40}, config, context=context)
     second = await graph.ainvoke({"character": "Alice", "position": 41}, config, context=context)
-    assert first["stats"]["llm_calls"] == 3
+    assert first["stats"]["llm_calls"] == 3  # chunk [0, 32): extract, update; act
     assert second["stats"]["llm_calls"] == 1
-    assert second["stats"]["profile_rebuilt"] == 0
+    assert second["stats"]["profile_updated"] == 0
 
 
 async def test_all_baselines_on_the_shared_haruhi_storyline(
@@ -464,20 +465,6 @@ def test_unusable_settings_are_rejected_with_the_field_name(make: Any, message: 
     with pytest.raises(ConfigurationError, match=message) as raised:
         make()
     assert "set " in str(raised.value) and ">= 1" in str(raised.value)
-
-
-async def test_eta_aggregates_only_the_most_recent_facts_within_the_budget(
-    model: ScriptedChatModel, story: Path
-) -> None:
-    result = await baseline_eta.graph.ainvoke(
-        {"character": "Alice", "position": 150}, context=eta_context(story, None, max_facts=3)
-    )
-    (prompt,) = model.calls_for("CharacterProfile")
-    text = prompt_text(prompt)
-    assert "### Actions 0-63" not in text
-    assert "### Actions 64-127\n- acted until [127]" in text
-    assert "### Actions 128-143\n- acted from [128]\n- acted until [143]" in text
-    assert result["grounding"] == ["acted until [127]", "acted from [128]", "acted until [143]"]
 
 
 async def test_characters_run_concurrently_on_one_memory_directory(

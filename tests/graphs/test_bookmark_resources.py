@@ -47,7 +47,7 @@ def test_the_bank_and_unknown_list_belong_to_the_storyline_text(tmp_path: Path) 
     story = write_storyline(tmp_path / "club.jsonl")
     first = resources_for(str(story), str(memory))
     first.bank.create(question="Where is Kyon?", type=BookmarkType.STATE, character="Kyon")
-    assert first.unknown.record("Kyon", "Who is the club president?")
+    assert first.unknown.record("Kyon", "Who is the club president?", 40)
     assert first.storyline.scope.startswith("club.")
     forget_resources()
     (tmp_path / "elsewhere").mkdir()
@@ -79,17 +79,17 @@ def test_a_bank_from_before_scoping_is_left_alone(tmp_path: Path) -> None:
 def test_unknown_questions_persist_and_skip_near_duplicates(tmp_path: Path) -> None:
     path = tmp_path / "unknown.json"
     unknown = UnknownQuestions.load(path)
-    assert unknown.record("Kyon", "Where is Kyon now?")
-    assert not unknown.record("Kyon", "where is kyon")
-    assert unknown.record("Haruhi", "Where is Kyon now?")
+    assert unknown.record("Kyon", "Where is Kyon now?", 30)
+    assert not unknown.record("Kyon", "where is kyon", 35)
+    assert unknown.record("Haruhi", "Where is Kyon now?", 12)
     reread = UnknownQuestions.load(path)
     assert reread.questions("Kyon") == ["Where is Kyon now?"]
     assert json.loads(path.read_text()) == {
-        "Kyon": ["Where is Kyon now?"],
-        "Haruhi": ["Where is Kyon now?"],
+        "Kyon": [{"question": "Where is Kyon now?", "position": 30}],
+        "Haruhi": [{"question": "Where is Kyon now?", "position": 12}],
     }
     for number in range(UNKNOWN_LIMIT + 5):
-        reread.record("Kyon", f"What happened on day {number}?")
+        reread.record("Kyon", f"What happened on day {number}?", 40)
     assert len(reread.questions("Kyon")) == UNKNOWN_LIMIT
     assert reread.questions("Kyon")[-1] == f"What happened on day {UNKNOWN_LIMIT + 4}?"
 
@@ -101,5 +101,21 @@ def test_a_damaged_unknown_file_starts_empty_and_memory_only_needs_no_file(
     path.write_text("{broken", encoding="utf-8")
     assert UnknownQuestions.load(path).questions("Kyon") == []
     in_memory = UnknownQuestions.load(None)
-    assert in_memory.record("Kyon", "Where is Kyon?") and in_memory.questions("Kyon")
+    assert in_memory.record("Kyon", "Where is Kyon?", 3) and in_memory.questions("Kyon")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["unknown.json"]
+
+
+def test_an_unknown_question_is_hidden_from_targets_before_where_it_was_found(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "unknown.json"
+    unknown = UnknownQuestions.load(path)
+    assert unknown.record("Kyon", "Who is the club president?", 80)
+    assert unknown.questions("Kyon", before=79) == []  # an earlier target must not learn it
+    assert unknown.questions("Kyon", before=80) == ["Who is the club president?"]
+    assert unknown.questions("Kyon", before=120) == ["Who is the club president?"]
+    # found unknown again at an earlier target (an act run back in the story): the earlier wins
+    assert unknown.record("Kyon", "Who is the club's president?", 50)
+    assert UnknownQuestions.load(path).questions("Kyon", before=60) == [
+        "Who is the club president?"
+    ]

@@ -185,7 +185,10 @@ async def test_behavior_checks_each_unseen_action_of_the_character_in_its_scene(
     classifier = FakeClassifier(supporting={8})
     model = scripted(summary="Kyon sighs and goes along.")
     start = bookmark("behavioral", 1, evidence=[0], answer="Kyon sighs.")
-    result = await sync_behavior(start, 9, storyline=storyline, classifier=classifier, model=model)
+    settings = SyncSettings(local_scene=3)
+    result = await sync_behavior(
+        start, 9, storyline=storyline, classifier=classifier, model=model, settings=settings
+    )
     (items,) = classifier.seen
     assert [i.action.position for i in items] == [6, 8]
     assert [[a.position for a in i.scene] for i in items] == [[3, 4, 5], [5, 6, 7]]
@@ -194,7 +197,7 @@ async def test_behavior_checks_each_unseen_action_of_the_character_in_its_scene(
     (summary_prompt,) = model.calls_for("BehaviorSummary")
     text = prompt_text(summary_prompt)
     assert text.index("[0] (Kyon) Kyon sighs") < text.index("[8] (Kyon) Kyon sighs again")
-    assert "LATER evidence wins" in text
+    assert "prioritize the pattern implied by the later" in text
     # read: items 6 and 8 with scenes [3, 9) plus the evidence at 0 shown to the summarizer
     assert result.actions_read == 7
     assert result.usage.calls == 2  # one (fake) classifier call + one summary
@@ -553,3 +556,11 @@ async def test_incremental_steps_on_haruhi_read_far_less_than_from_scratch(
     assert read["state"] == 688  # every action once
     for kind in marks:
         assert read[kind] < 0.2 * scratch[kind], (kind, read[kind], scratch[kind])
+
+
+def test_the_released_defaults() -> None:
+    """64-action state chunks, a 10-action local scene checked one action per call, +-8 concept
+    windows and the top 8 (``BOOKMARKS_Koishiday_2026``'s runner defaults)."""
+    settings = SyncSettings()
+    assert (settings.state_chunk, settings.local_scene, settings.behavior_batch) == (64, 10, 1)
+    assert (settings.concept_radius, settings.concept_top_windows) == (8, 8)

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 from bookmarks_world import (
+    NAMES,
     future_reads,
     latest_marker,
+    scripted_model,
     scripted_model_as,
     stored_bank,
     write_storyline,
@@ -82,8 +84,10 @@ async def test_first_step_creates_three_typed_bookmarks_synced_from_scratch(
     stats = result["stats"]
     assert (stats["new"], stats["reuse"], stats["derive"]) == (3, 0, 0)
     assert stats["actions_read"] == stats["actions_from_scratch"] > 40
-    # propose, 1 state chunk, 1 evidence batch + 1 behavior summary, 1 concept summary, act
-    assert stats["llm_calls"] == 6 and not model.calls_for("MatchChoice")
+    # propose, 1 state chunk, 8 evidence checks (one per action of Haruhi before 40, as the
+    # released code) + 1 behavior summary, 1 concept summary, act
+    assert stats["llm_calls"] == 13 and not model.calls_for("MatchChoice")
+    assert len(model.calls_for("EvidenceVerdicts")) == 8
     assert stats["input_tokens"] > 0 and stats["output_tokens"] > 0
     assert result["action"] == "Haruhi smiles at the brigade."
     stored = bank_at(tmp_path / "mem").all()
@@ -137,10 +141,20 @@ async def test_derive_starts_from_the_parent_answer_at_the_parent_position(
     assert (result["stats"]["derive"], result["stats"]["new"]) == (1, 0)
     child = bank_at(tmp_path / "mem").get("bm-3")
     assert (child.parent_id, child.type, child.position) == ("bm-1", BookmarkType.STATE, 56)
+    # The child's first answer is a model call on the parent's answer (not a copy of it) ...
+    (derive_prompt,) = model.calls_for("DerivedAnswer")
+    text = prompt_text(derive_prompt)
+    assert "# Existing bookmark query\nWhere is Haruhi now and who is with them?" in text
+    assert "# Existing bookmark answer\nas of [39] in the club room" in text
+    assert "# New bookmark query\nWho is with Haruhi in the club room?" in text
+    derived = "derived from: as of [39] in the club room"
     assert [(v.position, v.answer) for v in child.history] == [
-        (40, "as of [39] in the club room"),
+        (40, derived),
         (56, "as of [55] in the club room"),
     ]
+    # ... and the sync from the parent's position starts from it.
+    first_chunk = prompt_text(model.calls_for("StateUpdate")[-1])
+    assert derived in first_chunk
     assert result["stats"]["actions_read"] == 16  # the derived state read [40, 56) only
     assert result["stats"]["actions_from_scratch"] == 56
     assert bank_at(tmp_path / "mem").get("bm-1").position == 40  # the parent is untouched
@@ -196,7 +210,7 @@ async def test_unknown_answers_are_recorded_and_not_asked_again(
     files = list((tmp_path / "mem").glob("unknown-*.json"))
     assert len(files) == 1
     assert json.loads(files[0].read_text()) == {
-        "Haruhi": ["Where is Haruhi now and who is with them?"]
+        "Haruhi": [{"question": "Where is Haruhi now and who is with them?", "position": 40}]
     }
     second = await step(run_context, model, "Haruhi", 48)
     prompt = prompt_text(model.calls_for("ProposedQuestions")[1])
@@ -312,3 +326,73 @@ async def test_settings_are_checked_and_zero_candidates_means_always_new(
     assert (second["stats"]["new"], second["stats"]["reuse"]) == (3, 0)
     assert second["stats"]["actions_read"] == second["stats"]["actions_from_scratch"]
     assert len(bank_at(tmp_path / "mem")) == 6
+
+
+async def test_an_unknown_found_later_is_not_shown_to_an_earlier_target(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """`act` at an earlier position on a bench's memory must not learn that a question stays
+    unanswerable further on."""
+    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": ""}
+    run_context = context(story, tmp_path / "mem")
+    await step(run_context, model, "Haruhi", 80)
+    await step(run_context, model, "Haruhi", 40)
+    earlier = prompt_text(model.calls_for("ProposedQuestions")[1])
+    assert "Where is Haruhi now and who is with them?" not in earlier.split("## The scene")[0]
+    await step(run_context, model, "Haruhi", 88)
+    later = prompt_text(model.calls_for("ProposedQuestions")[2])
+    assert "- Where is Haruhi now and who is with them?" in later
+
+
+async def test_ablations_no_derive_no_reuse_and_no_near(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    no_derive = context(story, tmp_path / "a", derive=False)
+    await step(no_derive, model, "Haruhi", 40)
+    model.responders["ProposedQuestions"] = lambda m: {
+        "questions": [{"type": "state", "question": "Who is with Haruhi in the club room?"}]
+    }
+    result = await step(no_derive, model, "Haruhi", 56)
+    assert (result["stats"]["derive"], result["stats"]["new"]) == (0, 1)
+    assert not model.calls_for("DerivedAnswer")
+    assert bank_at(tmp_path / "a").get("bm-3").parent_id is None
+    assert result["stats"]["actions_from_scratch"] == result["stats"]["actions_read"] == 56
+
+    no_reuse = context(story, tmp_path / "b", k_candidates=0)
+    await step(no_reuse, model, "Haruhi", 40)
+    matched = len(model.calls_for("MatchChoice"))
+    again = await step(no_reuse, model, "Haruhi", 48)
+    assert (again["stats"]["reuse"], again["stats"]["new"]) == (0, 1)
+    assert len(model.calls_for("MatchChoice")) == matched  # K' = 0: no candidate to match
+
+    model.responders["ProposedQuestions"] = scripted_model().responders["ProposedQuestions"]
+    near, no_near = context(story, tmp_path / "c"), context(story, tmp_path / "d", near_window=0)
+    for run_context in (near, no_near):
+        await step(run_context, model, "Kyon", 44)
+    with_near = await step(near, model, "Haruhi", 45)
+    without = await step(no_near, model, "Haruhi", 45)
+    # near: Kyon's state bookmark synced at 44 grounds Haruhi too; without: only her own three
+    assert len(with_near["bookmarks"]) == 4 and len(without["bookmarks"]) == 3
+
+
+async def test_with_profile_grounds_on_the_running_eta_profile_first(
+    story: Path, tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    result = await step(context(story, tmp_path / "mem", with_profile=True), model, "Haruhi", 40)
+    assert result["grounding"][0] == "Profile: profiled through [31]"  # update point 32
+    assert result["grounding"][1].startswith("Q: ")
+    assert len(model.calls_for("ChunkProfile")) == len(model.calls_for("UpdatedProfile")) == 1
+    plain = await step(context(story, tmp_path / "off"), model, "Haruhi", 40)
+    assert not any(line.startswith("Profile:") for line in plain["grounding"])
+
+
+async def test_hidden_title_and_utterance_format_reach_every_prompt(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    story = write_storyline(tmp_path / "club.jsonl")
+    (tmp_path / "band2members.json").write_text(json.dumps({"club": list(NAMES)}))
+    result = await step(context(story, tmp_path / "mem", hide_title=True), model, "Haruhi", 40)
+    assert result["action"] == "Haruhi: Haruhi smiles at the brigade."  # utterance prefix
+    assert not any('"club"' in prompt_text(messages) for _, messages in model.calls)
+    assert "(a concise sentence, Haruhi: ...)" in prompt_text(model.calls_for("NextAction")[0])
+    assert "next utterance" in prompt_text(model.calls_for("ProposedQuestions")[0])

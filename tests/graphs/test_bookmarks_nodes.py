@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from personae.graphs.bookmark_resources import resources_for
+from personae.graphs.bookmark_step import save_synced
 from personae.graphs.bookmarks import (
     BookmarksContext,
     BookmarksState,
@@ -19,7 +20,6 @@ from personae.graphs.bookmarks import (
     characters_before,
     ground_context,
     route_syncs,
-    save_synced,
     sync_bookmark,
 )
 from personae.memory.bookmark import BookmarkType

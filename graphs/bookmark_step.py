@@ -1,0 +1,274 @@
+"""One question's BOOKMARKS step, shared by the graph and the ``storyline_memory`` tool.
+
+Match -> (derive) -> activate, then sync -> save -> record unknown: the graph runs these for
+every proposed question (its match and sync nodes), the tool for the one question it is asked.
+Keeping them in one place is the point: the tool once re-implemented them and drifted (no
+unknown list, a fixed K', its own sync settings). Both read their settings from a
+:class:`BookmarkStepSettings` built from the same context fields.
+
+The roles follow the paper's section 5.1: every call here (match, derive, sync checks and
+summaries) runs on the fast model; only acting uses the strong one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from typing_extensions import TypedDict
+
+from personae.agents.bookmark_deriver import derive_answer
+from personae.agents.bookmark_matcher import Decision, Match, match_question
+from personae.graphs import bookmark_sync
+from personae.graphs.bookmark_resources import BookmarkResources
+from personae.llm import LLMUsage
+from personae.memory.bookmark import Bookmark, BookmarkType
+from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.storyline import StoryAction
+
+
+class Question(TypedDict):
+    """A question to resolve: what the proposer (or the tool's caller) asked."""
+
+    type: str
+    """``behavioral``, ``state`` or ``concept``."""
+    question: str
+    keyword: str | None
+    """Concept questions: the entity's name as written in the story."""
+
+
+class GroundingEntry(TypedDict):
+    """A bookmark as the actor is shown it at a target."""
+
+    id: str
+    type: str
+    question: str
+    answer: str
+    """The answer valid at the target (``""``: unknown so far)."""
+    position: int
+    """Where the bookmark is synced to."""
+
+
+@dataclass(frozen=True)
+class BookmarkStepSettings:
+    """What one step may do: the context's K', derive switch and sync sizes."""
+
+    k_candidates: int = 5
+    """K': candidates the lexical filter keeps (0: never reuse, every question is new)."""
+    derive: bool = True
+    """Whether a "derive" decision derives (off: it starts a new bookmark, an ablation)."""
+    sync: bookmark_sync.SyncSettings = bookmark_sync.SyncSettings()
+
+
+@dataclass(frozen=True)
+class Activation:
+    """The bookmark a question activated and how."""
+
+    bookmark: Bookmark
+    decision: Decision
+    """``reuse``, ``derive``, or ``none`` (a new bookmark)."""
+    usage: LLMUsage
+
+
+@dataclass(frozen=True)
+class SyncOutcome:
+    """A synced bookmark as stored, with what the sync read and cost."""
+
+    entry: GroundingEntry
+    actions_read: int
+    actions_from_scratch: int
+    usage: LLMUsage
+    stored: Bookmark
+
+
+def activate(
+    bank: BookmarkBank,
+    match: Match,
+    *,
+    question: Question,
+    character: str,
+    answer: str = "",
+) -> Bookmark:
+    """The bookmark a match activates: the reused one, a derived child, or a new empty one.
+
+    A derived child starts at its parent's position (at most the target, since candidates are
+    synced by it) with ``answer``, the answer derived from the parent's; a new one starts empty
+    at position 0.
+    """
+    if match.decision == "reuse" and match.bookmark is not None:
+        return match.bookmark
+    parent = match.bookmark if match.decision == "derive" else None
+    return bank.create(
+        question=question["question"],
+        type=BookmarkType(question["type"]),
+        character=character,
+        answer=answer if parent else "",
+        position=parent.position if parent else 0,
+        parent_id=parent.id if parent else None,
+        keyword=question.get("keyword"),
+    )
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a question relates to the bank, before anything is written."""
+
+    match: Match
+    answer: str
+    """A derived child's first answer (``""`` otherwise)."""
+    usage: LLMUsage
+
+
+async def resolve_question(
+    resources: BookmarkResources,
+    question: Question,
+    *,
+    character: str,
+    target: int,
+    fast_model: BaseChatModel,
+    settings: BookmarkStepSettings,
+    scene: Sequence[StoryAction] = (),
+) -> Resolution:
+    """Match ``question`` to the bank's K' candidates synced by ``target``; derive if so.
+
+    A derive decision makes one more fast-model call that writes the child's first answer from
+    the parent's answer at the parent's position; with ``settings.derive`` off it becomes a new
+    bookmark instead. Nothing is written: :func:`activate` does that, in question order, so
+    bookmark ids never depend on which model call finished first.
+    """
+    # Chroma queries block: a thread keeps the event loop (and other runs) moving.
+    candidates = await asyncio.to_thread(
+        resources.bank.candidates,
+        question["question"],
+        type=BookmarkType(question["type"]),
+        character=character,
+        synced_by=target,
+        k=settings.k_candidates,
+    )
+    match, usage = await match_question(
+        fast_model,
+        question=question["question"],
+        type=question["type"],
+        candidates=candidates,
+        target=target,
+    )
+    if match.decision == "derive" and not settings.derive:
+        match = Match("none", None)
+    answer = ""
+    if match.decision == "derive" and match.bookmark is not None:
+        parent = match.bookmark
+        answer, cost = await derive_answer(
+            fast_model,
+            question=question["question"],
+            parent_question=parent.question,
+            parent_answer=parent.answer_at(parent.position),
+            scene=scene,
+        )
+        usage = usage + cost
+    return Resolution(match, answer, usage)
+
+
+async def activate_question(
+    resources: BookmarkResources,
+    question: Question,
+    *,
+    character: str,
+    target: int,
+    fast_model: BaseChatModel,
+    settings: BookmarkStepSettings,
+    scene: Sequence[StoryAction] = (),
+) -> Activation:
+    """:func:`resolve_question` then :func:`activate`: one question, start to bookmark."""
+    resolution = await resolve_question(
+        resources,
+        question,
+        character=character,
+        target=target,
+        fast_model=fast_model,
+        settings=settings,
+        scene=scene,
+    )
+    bookmark = await asyncio.to_thread(
+        activate,
+        resources.bank,
+        resolution.match,
+        question=question,
+        character=character,
+        answer=resolution.answer,
+    )
+    return Activation(bookmark, resolution.match.decision, resolution.usage)
+
+
+def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
+    """Store a synced bookmark; if the bank already holds it further ahead, keep the stored one.
+
+    Another step (a later target run first) may have synced it past this target: positions
+    only move forward, and readers use ``answer_at(target)``.
+    """
+    try:
+        bank.save(bookmark)
+    except ValueError:
+        return bank.get(bookmark.id)
+    return bookmark
+
+
+def grounding_entry(bookmark: Bookmark, target: int) -> GroundingEntry:
+    """A bookmark as grounding at ``target`` shows it."""
+    return GroundingEntry(
+        id=bookmark.id,
+        type=str(bookmark.type),
+        question=bookmark.question,
+        answer=bookmark.answer_at(target),
+        position=bookmark.position,
+    )
+
+
+async def sync_active(
+    resources: BookmarkResources,
+    bookmark_id: str,
+    *,
+    character: str,
+    target: int,
+    fast_model: BaseChatModel,
+    settings: BookmarkStepSettings,
+) -> SyncOutcome:
+    """Sync one active bookmark to ``target``, store it, and list it as unknown if it is.
+
+    An answer still unknown at ``target`` is recorded for ``character`` at ``target``: later
+    steps are told not to ask it again, earlier ones never see the entry.
+    """
+    bookmark = await asyncio.to_thread(resources.bank.get, bookmark_id)
+    result = await bookmark_sync.sync_bookmark(
+        bookmark,
+        target,
+        storyline=resources.storyline,
+        index=resources.index,
+        settings=settings.sync,
+        fast_model=fast_model,
+        model=fast_model,  # section 5.1: summaries are "other calls", on the fast model too
+    )
+    scratch = bookmark_sync.actions_from_scratch(
+        bookmark,
+        target,
+        storyline=resources.storyline,
+        index=resources.index,
+        settings=settings.sync,
+    )
+    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark)
+    entry = grounding_entry(stored, target)
+    if not entry["answer"]:
+        await asyncio.to_thread(resources.unknown.record, character, stored.question, target)
+    return SyncOutcome(entry, result.actions_read, scratch, result.usage, stored)
+
+
+def outcome_record(outcome: SyncOutcome) -> dict[str, Any]:
+    """A sync outcome as the graph's fan-in record (entry, reads, usage counters)."""
+    return {
+        "bookmark": outcome.entry,
+        "actions_read": outcome.actions_read,
+        "actions_from_scratch": outcome.actions_from_scratch,
+        **outcome.usage.as_dict(),
+    }
