@@ -10,6 +10,7 @@ enough for an extraction prompt and carry ids (``C1``) the code assigned.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -29,7 +30,7 @@ from personae.tools.wiki import (
     WikiPageNotFound,
 )
 from personae.tools.wiki_page import WikiPage
-from personae.tools.wiki_parser import parse_wiki_html
+from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
 
 DEFAULT_CHUNK_TOKENS = 700
 """Largest chunk handed to the extractor (about 2,800 characters)."""
@@ -256,7 +257,7 @@ async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReferen
         raise RemoteError(f"the reference {url} answered HTTP {error.status}", _FIX) from None
     except PersonaeError as error:
         raise type(error)(f"cannot fetch the reference {url}: {error.problem}", _FIX) from None
-    return reference_from_page(parse_wiki_html(fetched.text, url=url), url=url)
+    return reference_from_page(await parse_wiki_html_async(fetched.text, url=url), url=url)
 
 
 async def load_reference(source: str, *, settings: Settings) -> ProfileReference:
@@ -268,7 +269,7 @@ async def load_reference(source: str, *, settings: Settings) -> ProfileReference
     if not text:
         raise InputError("the reference is empty", _FIX)
     if urlsplit(text).scheme not in ("http", "https"):
-        return read_reference_file(Path(text).expanduser())
+        return await asyncio.to_thread(read_reference_file, Path(text).expanduser())
     async with PoliteHttpClient.from_settings(
         settings, allowed_hosts=[urlsplit(text).netloc], max_retries=1, backoff_base=0.25
     ) as client:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
@@ -41,9 +42,22 @@ def slugify(name: str) -> str:
     return "character-" + hashlib.sha1(name.strip().encode()).hexdigest()[:10]
 
 
-def paths_for(out_dir: Path, name: str) -> ProfilePaths:
-    """The output paths of ``name`` under ``out_dir``."""
-    directory = out_dir / slugify(name)
+def profile_key(name: str, franchise: str | None = None) -> str:
+    """The folder name of one character: its slug, then the franchise's (``kenshiro--hokuto``).
+
+    One name under two franchises is two characters, so the franchise is part of the key; names
+    that differ only in case or punctuation (``KENSHIRO!``, ``Kenshiro``) share it. ``--`` never
+    occurs inside a slug, so the two parts cannot be confused.
+    """
+    key = slugify(name)
+    if franchise and franchise.strip():
+        key += "--" + slugify(franchise)
+    return key
+
+
+def paths_for(out_dir: Path, name: str, franchise: str | None = None) -> ProfilePaths:
+    """The output paths of ``name`` (of ``franchise``) under ``out_dir``."""
+    directory = out_dir / profile_key(name, franchise)
     return ProfilePaths(
         directory, directory / "profile.json", directory / "profile.md", directory / "card.json"
     )
@@ -89,7 +103,9 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def render_markdown(document: Mapping[str, Any]) -> str:
     """A readable ``profile.md``: profile, facts with ``[S1]`` citations, sources."""
-    title = document["character"] + (f" ({document['franchise']})" if document["franchise"] else "")
+    title = markdown_text(document["character"])
+    if document["franchise"]:
+        title += f" ({markdown_text(document['franchise'])})"
     lines = [f"# {title}", "", document["profile"], ""]
     if document.get("canon"):
         lines += [f"*Canon:* {document['canon']}", ""]
@@ -114,21 +130,49 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             "",
         ]
     lines.append("## Sources")
-    lines += [f"- **{s['id']}** [{s['title']}]({s['url']})" for s in document["sources"]]
+    lines += [
+        f"- **{s['id']}** [{markdown_text(s['title'])}]({markdown_url(s['url'])})"
+        for s in document["sources"]
+    ]
     return "\n".join(lines) + "\n"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of literal Markdown: web page titles are untrusted.
+
+    A title such as ``x](javascript:alert(1)) [y`` or one holding raw HTML would otherwise
+    become a link or markup in every viewer of ``profile.md``.
+    """
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat).replace("&", "&amp;")
+
+
+def markdown_url(url: str) -> str:
+    """``url`` safe as a Markdown link target: no spaces, parentheses or angle brackets."""
+    return quote(str(url).strip(), safe=":/?#[]@!$&'*+,;=%~-._")
+
+
 def write_profile(
-    out_dir: Path, result: Mapping[str, Any], *, name: str | None = None
+    out_dir: Path,
+    result: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    franchise: str | None = None,
 ) -> ProfilePaths:
     """Write the three files for a profiler result; everything is rendered before any write.
 
-    The folder is the slug of ``name`` (what the user typed) or else of the resolved name.
+    The folder is :func:`profile_key` of ``name`` and ``franchise`` (what the user typed, the
+    key a batch checks to skip done characters) or else of the resolved name and franchise.
     """
     document = profile_document(result)
     markdown = render_markdown(document)
     card = build_card(document)
-    paths = paths_for(out_dir, name or str(document["character"]))
+    if name is None:
+        name, franchise = str(document["character"]), document.get("franchise")
+    paths = paths_for(out_dir, name, franchise)
     write_text_atomic(paths.profile_md, markdown)
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)

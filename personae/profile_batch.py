@@ -75,19 +75,24 @@ def _normal(text: str | None) -> str:
     return " ".join(ascii_text.casefold().replace("-", " ").split())
 
 
-def deduplicate(rows: Sequence[BatchRow]) -> tuple[list[BatchRow], list[tuple[BatchRow, BatchRow]]]:
+def deduplicate(
+    rows: Sequence[BatchRow], key: Callable[[BatchRow], str] | None = None
+) -> tuple[list[BatchRow], list[tuple[BatchRow, BatchRow]]]:
     """Kept rows, and ``(duplicate, kept original)`` pairs (same franchise, similar name).
 
     Each row is normalised once and compared only with the kept rows of its own franchise, so
-    a long character list does not cost a full pairwise pass.
+    a long character list does not cost a full pairwise pass. Rows with one ``key`` (the output
+    folder) are duplicates too, however their names compare: both would write the same files.
     """
     kept: list[BatchRow] = []
     dropped: list[tuple[BatchRow, BatchRow]] = []
     by_franchise: dict[str, list[tuple[str, BatchRow]]] = defaultdict(list)
+    by_key: dict[str, BatchRow] = {}
     for row in rows:
         name = _normal(row.name)
         same_franchise = by_franchise[_normal(row.franchise)]
-        original = next(
+        original = by_key.get(key(row)) if key is not None else None
+        original = original or next(
             (
                 k
                 for n, k in same_franchise
@@ -98,6 +103,8 @@ def deduplicate(rows: Sequence[BatchRow]) -> tuple[list[BatchRow], list[tuple[Ba
         if original is None:
             kept.append(row)
             same_franchise.append((name, row))
+            if key is not None:
+                by_key[key(row)] = row
         else:
             dropped.append((row, original))
     return kept, dropped

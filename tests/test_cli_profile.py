@@ -33,6 +33,10 @@ def model() -> Iterator[ScriptedChatModel]:
     yield scripted
 
 
+FOLDER = "kenshiro--fist-of-the-north-star"
+"""Output folder of Kenshiro of Fist of the North Star: the name's slug, then the franchise's."""
+
+
 def profile(server: LoopbackWebServer, out: Path, *extra: str) -> int:
     return main(
         [
@@ -66,7 +70,7 @@ def test_writes_profile_markdown_and_valid_card(
 ) -> None:
     server, _ = world
     assert profile(server, tmp_path) == 0
-    folder = tmp_path / "kenshiro"
+    folder = tmp_path / FOLDER
     document = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
     assert document["character"] == "Kenshiro"
     assert document["franchise"] == "Fist of the North Star"
@@ -116,7 +120,7 @@ def test_without_tavily_key_profiles_from_wiki_and_says_so(
     server, tavily = world
     monkeypatch.delenv("TAVILY_API_KEY")
     assert profile(server, tmp_path) == 0
-    document = json.loads((tmp_path / "kenshiro" / "profile.json").read_text(encoding="utf-8"))
+    document = json.loads((tmp_path / FOLDER / "profile.json").read_text(encoding="utf-8"))
     assert "web search disabled: TAVILY_API_KEY is not set" in document["notices"][0]
     assert {s["origin"] for s in document["sources"]} == {"wiki"}
     assert tavily.queries == []
@@ -138,14 +142,14 @@ def test_interrupted_run_resumes_without_repeating_earlier_nodes(
     override_models(specs={"openai:cli-test": scripted})
     assert profile(server, tmp_path) == 3
     assert "personae: error:" in capsys.readouterr().err
-    assert not (tmp_path / "kenshiro").exists()
+    assert not (tmp_path / FOLDER).exists()
     searches = len(tavily.queries)
     scripted.responders["ProfileDraft"] = working
     assert profile(server, tmp_path) == 0
     assert len(scripted.calls_for("QueryPlan")) == 1
     assert len(scripted.calls_for("EvidenceNotes")) == 1
     assert len(tavily.queries) == searches  # no search was run again
-    assert (tmp_path / "kenshiro" / "profile.json").exists()
+    assert (tmp_path / FOLDER / "profile.json").exists()
 
 
 def test_no_llm_configured_names_the_settings(
@@ -226,6 +230,42 @@ def test_batch_dedupes_and_skips_done(
     out = tmp_path / "out"
     assert main(["profile", "--batch", str(batch), "--out", str(out), "--concurrency", "2"]) == 0
     assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["kenshiro", "raoh"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
+        FOLDER,
+        FOLDER.replace("kenshiro", "raoh"),
+    ]
     assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
     assert "0 profiled, 2 already done" in capsys.readouterr().out
+
+
+def test_batch_keeps_one_name_of_two_franchises_apart_and_skips_by_the_folder_key(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    batch = tmp_path / "chars.csv"
+    batch.write_text(
+        "name,franchise,wiki\n"
+        f"Kenshiro,Fist of the North Star,{server.url}\n"
+        f"Kenshiro,Souten no Ken,{server.url}\n"
+        # not 0.85 similar to "Kenshiro", but the same folder: a duplicate, never an overwrite
+        f"KENSHIRO!!!!,Fist of the North Star,{server.url}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert folders == [FOLDER, "kenshiro--souten-no-ken"]
+    franchises = {
+        json.loads((out / f / "profile.json").read_text(encoding="utf-8"))["franchise"]
+        for f in folders
+    }
+    assert franchises == {"Fist of the North Star", "Souten no Ken"}
+    single = ["profile", "Kenshiro", "--franchise", "Souten no Ken", "--wiki", server.url]
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "0 profiled, 2 already done" in capsys.readouterr().out
+    assert main([*single, "--out", str(out)]) == 0  # the single run writes the same folder
+    assert str(out / "kenshiro--souten-no-ken" / "profile.json") in capsys.readouterr().out

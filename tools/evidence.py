@@ -4,6 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
+
+WEB_SCHEMES = ("http", "https")
+"""The only URL schemes a source may have: a search result's ``javascript:``, ``data:`` or
+``file:`` URL must never reach a profile, where a reader would click it."""
+
+
+def is_web_url(url: str) -> bool:
+    """True for an ``http(s)://host/...`` URL, the only kind that may become a source."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +34,7 @@ class Evidence:
     """Which tool found it."""
     query: str
     """The query that found it (kept for the per-round log)."""
+
+    def __post_init__(self) -> None:
+        if not is_web_url(self.url):
+            raise ValueError(f"a source URL must be http(s), not {self.url[:80]!r}")

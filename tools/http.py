@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
 import httpx
 
 from personae.errors import InputError, RemoteError
@@ -35,6 +36,26 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 KEPT_HEADERS = ("content-type", "last-modified", "etag")
 """Response headers stored in the cache."""
 MAX_REDIRECTS = 5
+ORIGIN_SAFE_HEADERS = frozenset({"accept", "accept-language", "content-type"})
+"""Caller headers kept on a redirect to another origin; all others (``Authorization`` with the
+Tavily key, cookies, API keys) were meant for the origin the caller named and are dropped."""
+BLOCKED_NETWORKS = tuple(
+    ipaddress.ip_network(block)
+    for block in (
+        # IANA IPv4 special-purpose registry: nothing here is a public web host.
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+        "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24",
+        "192.88.99.0/24", "192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15",
+        "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+        # IANA IPv6 special-purpose registry, plus the ranges that tunnel to an IPv4 address
+        # the check cannot see (NAT64, 6to4, Teredo) and the deprecated site-local range.
+        "::/127", "::/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23",
+        "2001:db8::/32", "2002::/16", "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10",
+        "fec0::/10", "ff00::/8",
+    )
+)  # fmt: skip
+"""Address ranges never fetched, whatever a host name resolves to (``ipaddress.is_global`` is
+checked as well; this list covers what it misses, such as 100.64.0.0/10 and 2002::/16)."""
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 Sleeper = Callable[[float], Awaitable[None]]
@@ -104,14 +125,92 @@ def _is_public_ip(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return not (
-        ip.is_private
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_reserved
-        or ip.is_multicast
-        or ip.is_unspecified
-    )
+    if any(ip.version == net.version and ip in net for net in BLOCKED_NETWORKS):
+        return False
+    return ip.is_global and not ip.is_multicast
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), _port(parts.scheme, parts.port)
+
+
+def _port(scheme: str, port: int | None) -> int:
+    return port if port is not None else (443 if scheme == "https" else 80)
+
+
+def _host_port_entries(hosts: Collection[str]) -> frozenset[tuple[str, int]]:
+    """``(host, port)`` pairs a configured host list allows.
+
+    ``"wiki.lan:8080"`` allows that port only; a host without a port allows the default web
+    ports (80 and 443), never every port of that machine.
+    """
+    entries: set[tuple[str, int]] = set()
+    for entry in hosts:
+        parts = urlsplit(f"//{entry.strip().lower()}")
+        host = parts.hostname or ""
+        try:
+            port = parts.port
+        except ValueError:
+            raise InputError(
+                f"the configured host {entry!r} has an invalid port", "write it as host:port"
+            ) from None
+        if port is None:
+            entries.update({(host, 80), (host, 443)})
+        else:
+            entries.add((host, port))
+    return frozenset(entries)
+
+
+class _PinnedBackend(httpcore.AsyncNetworkBackend):
+    """Connects to the addresses the public-host check approved, never to a fresh DNS answer.
+
+    Resolving the name again at connect time would let a DNS server answer a public address to
+    the check and a private one to the connection (DNS rebinding). TLS still verifies the
+    certificate against the host name: only the TCP connection is pinned.
+    """
+
+    def __init__(self, pins: Mapping[str, list[str]]) -> None:
+        self._pins = pins
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        failure: Exception | None = None
+        for address in self._pins.get(host.lower(), [host]):
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                failure = error
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not fetched")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _PinnedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with the connection pool on a :class:`_PinnedBackend`."""
+
+    def __init__(self, pins: Mapping[str, list[str]]) -> None:
+        super().__init__()
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_PinnedBackend(pins),
+        )
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -136,8 +235,10 @@ class PoliteHttpClient:
     in parallel, at most ``max_concurrency`` transfers at once per client. ``parallel_hosts``
     are APIs built for concurrent clients (the Tavily API): their requests skip the host lock. 429/5xx and connection errors
     are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
-    ``max_backoff``). Only public hosts are reachable, except hosts listed in ``allowed_hosts``
-    (``"127.0.0.1"`` or ``"127.0.0.1:8080"``). GET 200 responses are cached on disk under
+    ``max_backoff``). Only public hosts are reachable (connections go to the address that was
+    checked), except hosts listed in ``allowed_hosts`` (``"127.0.0.1:8080"`` for one port;
+    ``"wiki.lan"`` for ports 80 and 443). Redirects to another origin drop the caller's
+    headers but ``ORIGIN_SAFE_HEADERS``. GET 200 responses are cached on disk under
     ``cache_dir``; a rerun with the same cache sends no request it already made.
     """
 
@@ -166,7 +267,7 @@ class PoliteHttpClient:
             )
         self.user_agent = user_agent
         self.cache_dir = cache_dir
-        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+        self.allowed_hosts = _host_port_entries(allowed_hosts)
         self.max_bytes = max_bytes
         self.max_retries = max_retries
         self.backoff_base = backoff_base
@@ -183,9 +284,11 @@ class PoliteHttpClient:
         """Body bytes received over the network."""
         self._resolve = resolver or _system_resolver
         self._sleep = sleep or asyncio.sleep
-        self._checked_hosts: set[str] = set()
+        self._checked_hosts: set[tuple[str, int]] = set()
+        self._pins: dict[str, list[str]] = {}
+        """Host name -> the public addresses its check approved (what connections use)."""
         self._client = httpx.AsyncClient(
-            transport=transport,
+            transport=transport or _PinnedTransport(self._pins),
             timeout=httpx.Timeout(timeout),
             headers={"User-Agent": user_agent},
             follow_redirects=False,
@@ -285,7 +388,9 @@ class PoliteHttpClient:
             )
             location = response_headers.get("location")
             if status in (301, 302, 303, 307, 308) and location:
-                target = urljoin(target, location)
+                previous, target = target, urljoin(target, location)
+                if _origin(previous) != _origin(target):
+                    headers = {k: v for k, v in headers.items() if k.lower() in ORIGIN_SAFE_HEADERS}
                 if status == 303:
                     method, body = "GET", None
                 continue
@@ -404,13 +509,17 @@ class PoliteHttpClient:
         self._check_scheme(url)
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
-        netloc = parts.netloc.lower()
-        if (
-            host in self.allowed_hosts
-            or netloc in self.allowed_hosts
-            or netloc in self._checked_hosts
-        ):
+        try:
+            port = _port(parts.scheme, parts.port)
+        except ValueError:
+            raise InputError(f"{url!r} has an invalid port", "check the URL") from None
+        if (host, port) in self.allowed_hosts or (host, port) in self._checked_hosts:
             return
+        if any(host == allowed for allowed, _ in self.allowed_hosts):
+            raise InputError(
+                f"port {port} of {host} is not allowed (the host is configured for other ports)",
+                f"configure it as {host}:{port}",
+            )
         refused = InputError(
             f"{host} is not a public host",
             "only public web hosts can be fetched (or configure the host explicitly)",
@@ -420,7 +529,6 @@ class PoliteHttpClient:
         try:
             addresses = [str(ipaddress.ip_address(host))]
         except ValueError:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
             try:
                 addresses = await self._resolve(host, port)
             except OSError:
@@ -429,7 +537,8 @@ class PoliteHttpClient:
                 ) from None
         if not addresses or not all(_is_public_ip(address) for address in addresses):
             raise refused
-        self._checked_hosts.add(netloc)
+        self._pins[host] = list(dict.fromkeys(addresses))
+        self._checked_hosts.add((host, port))
 
     def _cache_key(self, method: str, url: str, params: dict[str, str], body: str | None) -> str:
         material = json.dumps([method.upper(), url, sorted(params.items()), body])

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from personae.errors import ConfigurationError, InputError, PersonaeError, RemoteError
 from personae.settings import DEFAULT_TAVILY_BASE_URL, Settings
-from personae.tools.evidence import Evidence
+from personae.tools.evidence import Evidence, is_web_url
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.page_text import cut_at_word, extract_main_text
 
@@ -104,6 +104,8 @@ class TavilySearch:
         """Tavily credits spent."""
         self.pages_fetched = 0
         """Result pages fetched because Tavily returned no content."""
+        self.results_dropped = 0
+        """Results dropped because their URL was not http(s)."""
 
     @classmethod
     def from_settings(
@@ -170,8 +172,11 @@ class TavilySearch:
         kept = []
         for item in results:
             url = str(item.get("url") or "")
+            if not is_web_url(url):
+                self.results_dropped += 1  # javascript:, data:, file: ... never become sources
+                continue
             key = normalize_url(url)
-            if url and key not in seen:
+            if key not in seen:
                 seen.add(key)
                 kept.append(item)
         return kept

@@ -23,8 +23,8 @@ from personae.tools.web_search import normalize_url
 from personae.tools.wiki_page import WikiPage, WikiSection
 from personae.tools.wiki_parser import (
     DisambiguationCandidate,
-    disambiguation_candidates,
-    parse_wiki_html,
+    disambiguation_candidates_async,
+    parse_wiki_html_async,
 )
 
 API_PATHS = ("/api.php", "/w/api.php")
@@ -225,7 +225,7 @@ class MediaWikiClient:
     async def _resolve_disambiguation(
         self, name: str, franchise: str | None, html: str
     ) -> WikiPage:
-        candidates = disambiguation_candidates(html)
+        candidates = await disambiguation_candidates_async(html)
         chosen = _pick_candidate(candidates, franchise)
         if chosen is None:
             raise AmbiguousCharacterError(name, self.base_url, [c.title for c in candidates])
@@ -269,7 +269,7 @@ class MediaWikiClient:
         resolved = str(parsed.get("title") or title)
         html = str(parsed["text"])
         url = await self.page_url(resolved)
-        return parse_wiki_html(html, url=url, title=resolved), html
+        return await parse_wiki_html_async(html, url=url, title=resolved), html
 
     async def _api(self, params: dict[str, str]) -> dict[str, Any]:
         site = await self.site()

@@ -8,12 +8,14 @@ The infobox is therefore lifted out of the tree before the body is split on ``h2
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, Tag
-from bs4.element import NavigableString
+from bs4.element import CData, NavigableString, PageElement
 
 from personae.tools.wiki_page import InfoboxField, WikiPage, WikiSection
 
@@ -69,6 +71,11 @@ BLOCK_TAGS = (
 )
 """Tags that end a line when the body is flattened to text."""
 SECTION_TAGS = ("h2", "h3")
+MAX_DEPTH = 256
+"""Nesting below this depth is read as plain text (no more line breaks): a bound, not a limit
+real pages reach (a Fandom article nests about 20 deep)."""
+_TEXT_TYPES = (NavigableString, CData)
+"""String kinds that are page text (comments, doctypes and processing instructions are not)."""
 _MARK = "\x00"
 _ITEM = "\x1f"
 _CITATION = re.compile(r"\[(?:\d+|[a-z]|citation needed|edit|note \d+)\]", re.IGNORECASE)
@@ -112,6 +119,20 @@ def parse_wiki_html(html: str, *, url: str = "", title: str | None = None) -> Wi
     )
 
 
+async def parse_wiki_html_async(html: str, *, url: str = "", title: str | None = None) -> WikiPage:
+    """:func:`parse_wiki_html` in a worker thread, off the event loop.
+
+    A large page takes CPU-seconds to parse, which would stall every other coroutine of the
+    graph (and of the server) if it ran on the loop.
+    """
+    return await asyncio.to_thread(parse_wiki_html, html, url=url, title=title)
+
+
+async def disambiguation_candidates_async(html: str) -> list[DisambiguationCandidate]:
+    """:func:`disambiguation_candidates` in a worker thread (see :func:`parse_wiki_html_async`)."""
+    return await asyncio.to_thread(disambiguation_candidates, html)
+
+
 def disambiguation_candidates(html: str) -> list[DisambiguationCandidate]:
     """The pages a disambiguation page points to, in page order (first link of each list item)."""
     soup = BeautifulSoup(html, "lxml")
@@ -137,9 +158,13 @@ def disambiguation_candidates(html: str) -> list[DisambiguationCandidate]:
 
 
 def _page_title(soup: BeautifulSoup) -> str:
-    for selector in ("h1.page-header__title", "#firstHeading", "h1#section_0"):
-        heading = soup.select_one(selector)
-        if heading is not None and heading.get_text(strip=True):
+    # find() rather than CSS selectors throughout: soupsieve is several times slower per element.
+    for heading in (
+        soup.find("h1", class_="page-header__title"),
+        soup.find(id="firstHeading"),
+        soup.find("h1", id="section_0"),
+    ):
+        if isinstance(heading, Tag) and heading.get_text(strip=True):
             return _squash(heading.get_text(" "))
     if soup.title is not None:
         return _TITLE_SUFFIX.sub("", soup.title.get_text()).strip()
@@ -147,23 +172,28 @@ def _page_title(soup: BeautifulSoup) -> str:
 
 
 def _content_root(soup: BeautifulSoup) -> Tag:
-    for selector in ("#mw-content-text .mw-parser-output", ".mw-parser-output", "#mw-content-text"):
-        found = soup.select_one(selector)
-        if found is not None:
+    text = soup.find(id="mw-content-text")
+    inner = text.find(class_="mw-parser-output") if isinstance(text, Tag) else None
+    for found in (inner, soup.find(class_="mw-parser-output"), text):
+        if isinstance(found, Tag):
             return found
     return soup.body if soup.body is not None else soup
 
 
 def _has_disambiguation_marks(html: str, content: Tag) -> bool:
-    marks = content.select_one(
-        "#disambig, .disambig, .disambiguation, #disambigbox, .dmbox-disambig"
+    marks = content.find(id=["disambig", "disambigbox"]) or content.find(
+        class_=["disambig", "disambiguation", "dmbox-disambig"]
     )
     return marks is not None or bool(_DISAMBIG_CATEGORY.search(html))
 
 
 def _lift_infoboxes(content: Tag) -> list[InfoboxField]:
     fields: list[InfoboxField] = []
-    for box in content.select("aside.portable-infobox, table.infobox"):
+    for box in content.find_all(["aside", "table"], class_=["portable-infobox", "infobox"]):
+        if box.name == "aside" and "portable-infobox" not in (box.get("class") or ()):
+            continue
+        if box.name == "table" and "infobox" not in (box.get("class") or ()):
+            continue
         if box.name == "aside":
             fields.extend(_portable_fields(box))
         else:
@@ -232,25 +262,41 @@ def _copy(node: Tag) -> Tag:
 
 
 def _drop_noise(content: Tag) -> None:
-    for selector in NOISE_SELECTORS:
-        for node in content.select(selector):
+    # One walk with a plain matcher: soupsieve costs a walk of the page per selector, and a
+    # large page of nested elements made thirty of them the bulk of the parse.
+    for node in content.find_all(_is_noise):
+        if node.parent is not None:  # not already gone with a dropped ancestor
             node.decompose()
 
 
+def _is_noise(node: Tag) -> bool:
+    classes = node.get("class") or ()
+    node_id = node.get("id")
+    for context, tag, class_name, id_name in _NOISE_RULES:
+        if (
+            (tag is None or node.name == tag)
+            and (class_name is None or class_name in classes)
+            and (id_name is None or node_id == id_name)
+            and (context is None or node.find_parent(class_=context) is not None)
+        ):
+            return True
+    return False
+
+
+def _noise_rule(selector: str) -> tuple[str | None, str | None, str | None, str | None]:
+    """``(ancestor class, tag, class, id)`` of one selector of ``NOISE_SELECTORS``."""
+    *context, last = selector.split()
+    ancestor = context[0].lstrip(".") if context else None
+    tag, _, class_name = last.partition(".")
+    tag, _, id_name = tag.partition("#")
+    return ancestor, tag or None, class_name or None, id_name or None
+
+
+_NOISE_RULES = tuple(_noise_rule(selector) for selector in NOISE_SELECTORS)
+
+
 def _split_sections(content: Tag) -> list[WikiSection]:
-    for heading in content.find_all(SECTION_TAGS):
-        if not isinstance(heading, Tag):
-            continue
-        headline = heading.select_one(".mw-headline") or heading
-        text = _EDIT_BRACKETS.sub("", _squash(headline.get_text(" ")))
-        heading.replace_with(NavigableString(f"\n{_MARK}{heading.name[1]}{text}{_MARK}\n"))
-    for br in content.find_all("br"):
-        br.replace_with("\n")
-    for cell in content.find_all(["td", "th"]):
-        cell.append(" | ")
-    for block in content.find_all(BLOCK_TAGS):
-        block.append("\n")
-    chunks = content.get_text("").split(_MARK)
+    chunks = _flatten(content).split(_MARK)
     sections = [WikiSection(heading="", level=1, text=_clean_block(chunks[0]))]
     for marker, body in zip(chunks[1::2], chunks[2::2], strict=False):
         sections.append(
@@ -259,6 +305,51 @@ def _split_sections(content: Tag) -> list[WikiSection]:
     if not sections[0].text:
         sections.pop(0)
     return sections
+
+
+def _flatten(content: Tag) -> str:
+    """The body as text: headings as section marks, a line break after each block, cells split.
+
+    One walk over the tree with an explicit stack, so the time is linear in the page whatever
+    its nesting (appending a newline to each block made a page of nested ``<div>``s
+    quadratic: bs4 walks to the deepest descendant on every append) and no recursion limit
+    is ever reached. Below ``MAX_DEPTH`` levels the rest of a subtree is flattened as plain
+    text, which bounds the stack too.
+    """
+    out: list[str] = []
+    # Each frame: the children still to visit and what to write once they are done.
+    stack: list[tuple[Iterator[PageElement], str]] = [(iter(content.contents), "")]
+    while stack:
+        children, closing = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            out.append(closing)
+            continue
+        if isinstance(child, NavigableString):
+            if type(child) in _TEXT_TYPES:
+                out.append(str(child))
+            continue
+        if not isinstance(child, Tag):
+            continue
+        if child.name in SECTION_TAGS:
+            headline = child.select_one(".mw-headline") or child
+            text = _EDIT_BRACKETS.sub("", _squash(headline.get_text(" ")))
+            out.append(f"\n{_MARK}{child.name[1]}{text}{_MARK}\n")
+        elif child.name == "br":
+            out.append("\n")
+        elif len(stack) >= MAX_DEPTH:
+            out.append(child.get_text("") + _closing(child.name))
+        else:
+            stack.append((iter(child.contents), _closing(child.name)))
+    return "".join(out)
+
+
+def _closing(name: str) -> str:
+    """What follows an element's text: a cell separator, a line break, or nothing."""
+    if name in ("td", "th"):
+        return " | "
+    return "\n" if name in BLOCK_TAGS else ""
 
 
 def _clean_block(text: str) -> str:

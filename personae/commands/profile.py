@@ -26,7 +26,13 @@ from personae.commands.models import CommandModels, add_model_flags, resolve_mod
 from personae.errors import InputError
 from personae.graphs.profiler import build_graph
 from personae.graphs.profiler_state import ProfileInput, ProfilerContext
-from personae.memory.profile_store import ProfilePaths, paths_for, slugify, write_profile
+from personae.memory.profile_store import (
+    ProfilePaths,
+    paths_for,
+    profile_key,
+    slugify,
+    write_profile,
+)
 from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
 
 DEFAULT_OUT = Path("profiles")
@@ -198,7 +204,7 @@ async def profile_one(
                     if line:
                         progress(f"{row.name}: {line}")
         values = (await app.aget_state(config)).values
-    return write_profile(out_dir, values, name=row.name)
+    return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
 
 
 def _progress() -> Progress:
@@ -226,14 +232,14 @@ def run(args: argparse.Namespace) -> int:
         paths = asyncio.run(profile_one(row, context, args.out, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
-    kept, dropped = deduplicate(rows)
+    kept, dropped = deduplicate(rows, key=lambda row: profile_key(row.name, row.franchise))
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
     report = asyncio.run(
         run_batch(
             kept,
             lambda row: profile_one(row, context, args.out, progress),
-            done=lambda row: paths_for(args.out, row.name).profile_json.exists(),
+            done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
             concurrency=args.concurrency,
         )
     )

@@ -11,7 +11,8 @@ import pytest
 from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.memory.character_card import card_problems
-from personae.memory.profile_store import slugify, write_profile
+from personae.memory.profile_store import profile_key, slugify, write_profile
+from personae.profile_batch import BatchRow, deduplicate
 
 RESULT: dict[str, Any] = {
     "name": "Kenshiro",
@@ -96,3 +97,43 @@ def test_a_broken_result_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(KeyError):
         write_profile(tmp_path, broken)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_folder_names_the_franchise_and_ignores_case_and_punctuation(tmp_path: Path) -> None:
+    assert profile_key("Kenshiro", "Fist of the North Star") == "kenshiro--fist-of-the-north-star"
+    assert profile_key("KENSHIRO!", "Fist of the North Star") == profile_key(
+        "Kenshiro", "Fist of the North Star"
+    )
+    assert profile_key("Kenshiro", "Souten no Ken") != profile_key(
+        "Kenshiro", "Fist of the North Star"
+    )
+    assert profile_key("Kenshiro", None) == profile_key("Kenshiro", "  ") == "kenshiro"
+    first = write_profile(tmp_path, RESULT)  # the resolved name and franchise
+    other = write_profile(tmp_path, {**RESULT, "franchise": "Souten no Ken"})
+    assert first.directory.name == "kenshiro--fist-of-the-north-star"
+    assert other.directory.name == "kenshiro--souten-no-ken"
+    assert first.profile_json.exists() and other.profile_json.exists()
+
+
+def test_rows_with_one_folder_key_are_duplicates_however_their_names_compare() -> None:
+    rows = [BatchRow("Rei", "Eva"), BatchRow("REI!!!", "Eva"), BatchRow("Rei", "Other")]
+    kept, dropped = deduplicate(rows, key=lambda r: profile_key(r.name, r.franchise))
+    assert kept == [rows[0], rows[2]] and dropped == [(rows[1], rows[0])]
+    assert deduplicate(rows)[0] == rows  # by name similarity alone they are three characters
+
+
+def test_hostile_titles_and_urls_stay_literal_in_profile_md(tmp_path: Path) -> None:
+    source = {
+        **RESULT["sources"][0],
+        "title": "Toki](javascript:alert(1)) <img src=x onerror=alert(2)>\n# Owned",
+        "url": "https://w/wiki/A (b) <c>",
+    }
+    paths = write_profile(tmp_path, {**RESULT, "name": "Kenshiro <b>", "sources": [source]})
+    markdown = paths.profile_md.read_text(encoding="utf-8")
+    line = next(x for x in markdown.splitlines() if x.startswith("- **S1**"))
+    assert line == (
+        r"- **S1** [Toki\]\(javascript:alert\(1\)\) \<img src=x onerror=alert\(2\)\> \# Owned]"
+        "(https://w/wiki/A%20%28b%29%20%3Cc%3E)"
+    )
+    assert markdown.startswith(r"# Kenshiro \<b\> (Fist of the North Star)")
+    assert "\n# Owned" not in markdown

@@ -14,6 +14,7 @@ import pytest
 
 from personae.errors import InputError, RemoteError
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse
+from personae.tools import http
 from personae.tools.http import HttpStatusError, PoliteHttpClient, parse_retry_after
 
 UA = "Personae/0.1 (+https://example.org/contact)"
@@ -226,6 +227,16 @@ async def test_post_not_cached_unless_asked(tmp_path: Path) -> None:
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/x",
         "http://[::ffff:127.0.0.1]/x",
+        "http://100.64.0.1/x",  # shared address space (carrier NAT)
+        "http://100.100.100.200/latest/meta-data",  # a cloud metadata address lives there
+        "http://[2002:a9fe:a9fe::1]/x",  # 6to4 wrapping 169.254.169.254
+        "http://[64:ff9b::a9fe:a9fe]/x",  # NAT64 of the same
+        "http://[2001:0:a9fe:a9fe::1]/x",  # Teredo
+        "http://[fd00:ec2::254]/x",  # unique-local (a cloud's IPv6 metadata address)
+        "http://198.18.0.1/x",  # benchmarking
+        "http://192.0.0.170/x",
+        "http://0.0.0.0/x",
+        "http://240.0.0.1/x",
     ],
 )
 async def test_private_hosts_refused(url: str) -> None:
@@ -360,3 +371,61 @@ async def test_global_concurrency_bound() -> None:
         for server in servers:
             server.__exit__(None, None, None)
     assert peak == 2  # three hosts were ready, only two transfers ran at once
+
+
+async def test_connection_goes_to_the_address_that_was_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DNS rebinding: the name is resolved once, for the check, and never again to connect."""
+    monkeypatch.setattr(http, "_is_public_ip", lambda address: address == "127.0.0.1")
+    asked: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]  # the checked answer; the system resolver knows no such name
+
+    with LoopbackWebServer(lambda r: WebResponse(200, f"host={r.headers['Host']}")) as server:
+        port = server.url.rsplit(":", 1)[1]
+        async with PoliteHttpClient(user_agent=UA, cache_dir=None, resolver=resolver) as client:
+            first = await client.get_text(f"http://rebind.invalid:{port}/a")
+            second = await client.get_text(f"http://rebind.invalid:{port}/b")
+    assert first.text == second.text == f"host=rebind.invalid:{port}"  # name kept for the server
+    assert asked == ["rebind.invalid"]
+
+
+async def test_caller_headers_are_not_sent_to_another_origin_on_redirect() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["93.184.215.14"]
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/search":
+            return httpx.Response(307, headers={"Location": "/moved"})
+        if request.url.path == "/moved":
+            return httpx.Response(307, headers={"Location": "https://other.example/collect"})
+        return httpx.Response(200, json={"results": []})
+
+    async with PoliteHttpClient(
+        user_agent=UA, cache_dir=None, resolver=resolver, transport=httpx.MockTransport(handler)
+    ) as client:
+        await client.post_json(
+            "https://api.tavily.example/search", {"q": 1}, {"Authorization": "Bearer tvly-KEY"}
+        )
+    assert [r.url.host for r in seen] == ["api.tavily.example"] * 2 + ["other.example"]
+    assert [r.headers.get("Authorization") for r in seen] == ["Bearer tvly-KEY"] * 2 + [None]
+    assert seen[2].headers["Content-Type"] == "application/json"  # safe headers kept
+
+
+async def test_configured_host_without_port_allows_only_the_web_ports() -> None:
+    with LoopbackWebServer(lambda r: WebResponse(200, "private admin page")) as server:
+        host, port = server.url.split("//")[1].split(":")
+        async with PoliteHttpClient(user_agent=UA, cache_dir=None, allowed_hosts=[host]) as client:
+            with pytest.raises(InputError, match=f"port {port} of {host} is not allowed"):
+                await client.get_text(server.url + "/")
+        async with PoliteHttpClient(
+            user_agent=UA, cache_dir=None, allowed_hosts=[f"{host}:{port}"]
+        ) as client:
+            assert (await client.get_text(server.url + "/")).text == "private admin page"
+    assert len(server.requests) == 1

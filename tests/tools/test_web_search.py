@@ -11,6 +11,7 @@ from fake_web import FakeTavily, FakeWeb
 from personae.errors import ConfigurationError, InputError, RemoteError
 from personae.loopback import LoopbackWebServer, WebResponse
 from personae.settings import load_settings
+from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
 from personae.tools.page_text import extract_main_text
 from personae.tools.web_search import (
@@ -82,6 +83,13 @@ def tavily_server() -> Iterator[tuple[LoopbackWebServer, FakeTavily]]:
                 "title": "Raoh",
                 "content": "Raoh is Toki's brother.",
             },
+        ]
+        results["Toki hostile"] = [
+            {"url": "javascript:alert(document.cookie)", "title": "X", "content": "Toki js."},
+            {"url": "data:text/html,<script>x</script>", "title": "D", "content": "Toki data."},
+            {"url": "file:///etc/passwd", "title": "F", "content": "Toki file."},
+            {"url": "JavaScript://hokuto.fandom.com/%0aalert(1)", "title": "J", "content": "Toki."},
+            {"url": "https://example.org/fine", "title": "Fine", "content": "Toki is kind."},
         ]
         results["Toki healer"] = [
             {"url": f"{base}/toki-article", "title": "Toki article", "content": ""},
@@ -225,3 +233,16 @@ async def test_raw_content_of_the_top_results_capped_in_text_not_in_count() -> N
     ]
     assert 450 < len(found[0].content) <= 500  # the text is capped, every result kept
     assert search.credits_used == 2
+
+
+async def test_non_web_result_urls_never_become_sources(
+    tavily_server: tuple[LoopbackWebServer, FakeTavily],
+) -> None:
+    server, _ = tavily_server
+    async with client_for(server) as http:
+        search = TavilySearch(api_key="tvly-good", base_url=server.url, http=http)
+        found = await search.search("Toki hostile", max_results=5)
+    assert [e.url for e in found] == ["https://example.org/fine"]
+    assert search.results_dropped == 4  # counted, not silent
+    with pytest.raises(ValueError, match="must be http"):
+        Evidence(url="javascript:alert(1)", title="t", content="c", origin="web", query="q")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import threading
 from functools import cache
 from pathlib import Path
 
+import pytest
+
+from personae.tools import wiki_parser
 from personae.tools.wiki_page import WikiPage
-from personae.tools.wiki_parser import disambiguation_candidates, parse_wiki_html
+from personae.tools.wiki_parser import MAX_DEPTH, disambiguation_candidates, parse_wiki_html
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -192,3 +196,55 @@ def test_portable_infobox_parser_test_expected_html(shared_dir: Path) -> None:
             ("species", "Species", "Human", "Physical description"),
         ]
         assert page.sections == ()
+
+
+# --- hostile pages ------------------------------------------------------------------------
+
+
+def nested_divs(depth: int) -> str:
+    """A page of ``depth`` nested ``<div>``s, a word in each, and a section at the bottom."""
+    return (
+        '<div class="mw-parser-output"><p>Lead line.</p>'
+        + "<div>w " * depth
+        + "<h2>Deep</h2><p>bottom</p>"
+        + "</div>" * depth
+        + "</div>"
+    )
+
+
+def test_deeply_nested_page_parses_without_hanging_and_keeps_its_text() -> None:
+    # 60,000 levels (600 KB): the old parser walked to the deepest element for every
+    # newline it appended (quadratic: minutes); this one reads it in well under a second.
+    # The deadline only catches a hang; the timing figures live in benchmarks/bench_wiki_parser.py.
+    depth = 60_000
+    result: list[WikiPage] = []
+    worker = threading.Thread(target=lambda: result.append(parse_wiki_html(nested_divs(depth))))
+    worker.start()
+    worker.join(timeout=60)
+    assert result, "parsing a page of nested divs did not finish in 60 s"
+    text = result[0].text()
+    assert text.count("w") >= depth  # every nested word kept, nothing lost past the depth bound
+    assert "Lead line." in text and "bottom" in text
+
+
+def test_nesting_below_the_depth_bound_is_read_as_plain_text() -> None:
+    shallow = parse_wiki_html(nested_divs(MAX_DEPTH // 2))
+    assert [s.heading for s in shallow.sections] == ["", "Deep"]
+    deep = parse_wiki_html(nested_divs(MAX_DEPTH * 2))
+    assert [s.heading for s in deep.sections] == [""]  # past the bound: text, not structure
+    assert "Deep" in deep.text() and "bottom" in deep.text()
+
+
+async def test_async_parse_runs_off_the_event_loop() -> None:
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+
+    def spy(html: str, *, url: str = "", title: str | None = None) -> WikiPage:
+        seen.append(threading.get_ident())
+        return parse_wiki_html(html, url=url, title=title)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wiki_parser, "parse_wiki_html", spy)
+        page = await wiki_parser.parse_wiki_html_async("<p>Hello there.</p>", url="https://x/p")
+    assert page.text() == "Hello there." and page.url == "https://x/p"
+    assert seen and seen[0] != loop_thread
