@@ -99,8 +99,12 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
     server, tavily = world
     assert profile(server, tmp_path / "paper", "--method", "paper") == 0
     assert profile(server, tmp_path / "planned", "--method", "planned", "--no-check-citations") == 0
-    paper = json.loads((tmp_path / "paper" / "kenshiro" / "profile.json").read_text())
-    planned = json.loads((tmp_path / "planned" / "kenshiro" / "profile.json").read_text())
+    paper = json.loads(
+        (tmp_path / "paper" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
+    planned = json.loads(
+        (tmp_path / "planned" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
     assert (paper["method"], planned["method"]) == ("paper", "planned")
     assert paper["drinfo"].startswith("# Kenshiro (R2)") and paper["stop_reason"] == "paper_rounds"
     assert planned["drinfo"].startswith("# Kenshiro\n\n## Identity")
