@@ -6,8 +6,11 @@ import argparse
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
+from personae import __version__
 from personae.errors import PersonaeError
 
 COMMAND_MODULES = (
@@ -30,29 +33,64 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full parser; each command module adds its own subcommand with ``register``."""
+    """The full parser; each command module adds its own subcommand with ``register``.
+
+    Command modules import only the standard library at their top level (heavy libraries are
+    imported inside each handler), so ``--help``, ``--version`` and argument errors answer
+    without loading LangGraph, Chroma or OpenAI.
+    """
     parser = _Parser(prog="personae", description="Role-playing agents on LangGraph.")
+    parser.add_argument("--version", action="version", version=f"personae {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(commands)
     return parser
 
 
+INTERRUPTED = "personae: interrupted; rerun the same command to resume"
+
+
+def _quiet_late_thread_results(hook: Any) -> Any:
+    """A ``threading.excepthook`` that drops "Event loop is closed" from worker threads.
+
+    After Ctrl-C the event loop closes while worker threads (aiosqlite's, for checkpoints) may
+    still finish a call and try to hand the result back; that is expected on the way out and
+    must not print a traceback. Every other thread error goes to ``hook``.
+    """
+
+    def filtered(args: threading.ExceptHookArgs) -> None:
+        if isinstance(args.exc_value, RuntimeError) and "Event loop is closed" in str(
+            args.exc_value
+        ):
+            return
+        hook(args)
+
+    return filtered
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; return its exit code (0 ok, 2 bad input/config, 3 remote failure)."""
+    """Run one command; return its exit code (0 ok, 2 bad input/config, 3 remote, 130 Ctrl-C).
+
+    Ctrl-C anywhere (while the command's libraries load, or mid-run) ends with one line: the
+    checkpoints written so far are committed, so rerunning resumes.
+    """
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    args = build_parser().parse_args(argv)
     try:
-        code = int(args.handler(args) or 0)
+        args = build_parser().parse_args(argv)
+        return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        print("personae: interrupted; rerun the same command to resume", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
-    return code
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (kept quiet about worker threads outliving a Ctrl-C)."""
+    threading.excepthook = _quiet_late_thread_results(threading.excepthook)
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

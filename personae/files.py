@@ -8,6 +8,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from personae.errors import InputError
+
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and an atomic rename.
@@ -42,3 +44,37 @@ def append_jsonl(path: Path, record: Any) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+CACHE_FIX = "set PERSONAE_CACHE_DIR to a folder you can write to"
+"""The fix named when the cache folder is unusable."""
+
+
+def check_writable_dir(path: Path, label: str, fix: str | None = None) -> None:
+    """Make sure ``path`` is (or can become) a folder we can write to; else one-line ``InputError``.
+
+    Called by the commands before any model call or fetch, so an unusable ``--out``,
+    ``--memory`` or ``PERSONAE_CACHE_DIR`` (read-only, a file, under a file) fails at once
+    instead of as a traceback after paid work. Nothing is created: a probe file is written and
+    removed in the folder, or in its nearest existing ancestor when it does not exist yet
+    (permission bits alone do not tell: root ignores them, read-only mounts do not show).
+    """
+    fix = fix or f"pass a folder you can write to as {label}"
+    ancestor = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), Path("."))
+    if not ancestor.is_dir():
+        where = "" if ancestor == path else f" ({ancestor} is a file)"
+        raise InputError(f"{label} {path} is not a folder{where}", fix)
+    probe = ancestor / f".personae-probe-{secrets.token_hex(4)}"
+    try:
+        probe.open("x").close()
+        probe.unlink()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise InputError(f"{label} {path} is not writable ({reason})", fix) from None
+
+
+def check_writable_file(path: Path, label: str) -> None:
+    """Make sure the file ``path`` can be written (its folder writable, not itself a folder)."""
+    if path.is_dir():
+        raise InputError(f"{label} {path} is a folder", f"pass a file path as {label}")
+    check_writable_dir(path.parent, label)

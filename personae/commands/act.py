@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
-from personae.memory.storyline import open_storyline
+from personae.files import check_writable_dir
 
 
 def register(commands: Any) -> None:
@@ -62,10 +62,13 @@ def render_text(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph
+    from personae.memory.storyline import open_storyline
 
     storyline = open_storyline(args.storyline)
     character = storyline.check_character(args.character)
     position = storyline.check_position(args.position)
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
     models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
     context = BookmarksContext(
         storyline_path=str(args.storyline),

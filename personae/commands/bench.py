@@ -19,6 +19,7 @@ from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
+from personae.files import CACHE_FIX, check_writable_dir
 
 DEFAULT_OUT = Path("runs/bench")
 METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
@@ -86,6 +87,9 @@ def run_bookmarks(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
+    check_writable_dir(args.out, "--out")
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
     # Near-deterministic by default, as the released runner (temperature 1e-8); flags win.
     models = resolve_models(
         args,
@@ -93,6 +97,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         default_sampling={"temperature": 0.0},
         default_judge=DEFAULT_JUDGE_MODEL,
     )
+    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     config = BenchConfig(
         storylines=tuple(args.storylines),
         methods=_methods(args),

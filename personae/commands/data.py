@@ -12,13 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from personae.settings import load_settings, user_agent
-from personae.tools.hf_datasets import (
-    BOOKMARKS_DATASETS,
-    DEFAULT_ENDPOINT,
-    HubClient,
-    fetch_bookmarks,
-)
+from personae.files import check_writable_dir
 
 DEFAULT_DEST = Path("data/bookmarks")
 
@@ -30,23 +24,28 @@ def register(commands: Any) -> None:
     fetch = actions.add_parser(
         "fetch",
         help="download a benchmark",
-        description="Download the BOOKMARKS storylines from the Hugging Face datasets "
-        + " and ".join(BOOKMARKS_DATASETS)
-        + "; files already present with the same size are skipped.",
+        description="Download the BOOKMARKS storylines (its Fandom and Bandori datasets) from "
+        "the Hugging Face Hub; files already present with the same size are skipped.",
     )
     fetch.add_argument("dataset", choices=["bookmarks"], help="which benchmark")
     fetch.add_argument(
         "--dest", type=Path, default=DEFAULT_DEST, help=f"target folder (default {DEFAULT_DEST})"
     )
-    fetch.add_argument("--endpoint", help=f"Hub URL (default $HF_ENDPOINT or {DEFAULT_ENDPOINT})")
+    fetch.add_argument(
+        "--endpoint", help="Hub URL (default $HF_ENDPOINT or https://huggingface.co)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Fetch the benchmark and print what was downloaded, skipped and converted."""
+    from personae.settings import load_settings, user_agent
+    from personae.tools.hf_datasets import DEFAULT_ENDPOINT, HubClient, fetch_bookmarks
+
     endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
     token = os.environ.get("HF_TOKEN", "").strip() or None
     dest: Path = args.dest
+    check_writable_dir(dest, "--dest")
     with HubClient(endpoint, user_agent=user_agent(load_settings()), token=token) as client:
         report = fetch_bookmarks(client, dest)
     out = sys.stdout

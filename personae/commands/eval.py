@@ -218,17 +218,25 @@ def run_profile(args: argparse.Namespace) -> int:
         load_profile_document,
     )
     from personae.evals.profile_report import format_report, html_report, markdown_report
-    from personae.files import write_json_atomic, write_text_atomic
+    from personae.files import (
+        CACHE_FIX,
+        check_writable_dir,
+        check_writable_file,
+        write_json_atomic,
+        write_text_atomic,
+    )
 
     _validate(args)
     files = collect_profile_files(args.profiles)
     documents = [(path, load_profile_document(path)) for path in files]
+    out = report_path(args)
+    check_writable_file(out, "--out")
     if args.extractor_model:
         args.fast_model = args.extractor_model
     roles: Any = ("fast", "judge") if args.fast_model else ("judge",)
     models = resolve_models(args, roles)
+    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     context = make_context(args, models)
-    out = report_path(args)
 
     async def evaluate() -> dict[str, Any]:
         cases = await build_cases(args, group_documents(documents), models)

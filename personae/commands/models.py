@@ -24,23 +24,18 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import ConfigurationError
-from personae.llm import (
-    NO_MODEL_HINT,
-    SAMPLING_VARIABLES,
-    ModelRole,
-    parse_sampling,
-    resolve_chat_model,
-    sampling_text,
-    with_sampling,
-)
-from personae.settings import Settings, load_settings, model_specs
 
-Role = ModelRole
+if TYPE_CHECKING:
+    # Imported inside the functions at run time: this module loads for ``personae --help``.
+    from langchain_core.language_models import BaseChatModel
+
+    from personae.settings import Settings
+
+Role = Literal["strong", "fast", "judge"]
+"""A model role (the same literal as :data:`personae.llm.ModelRole`, kept here to stay light)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +67,8 @@ class CommandModels:
 
     def sampling_text(self, setting: str) -> str:
         """``setting`` (``temperature``/``top_p``) of every role, as a run context carries it."""
+        from personae.llm import sampling_text
+
         return sampling_text(self.sampling, setting)
 
 
@@ -101,6 +98,8 @@ def sampling_settings(
     args: argparse.Namespace, roles: tuple[Role, ...], source: Mapping[str, str]
 ) -> dict[Role, dict[str, float]]:
     """Temperature / top-p per role from the flags, else ``PERSONAE_TEMPERATURE``/``_TOP_P``."""
+    from personae.llm import SAMPLING_VARIABLES, parse_sampling
+
     chosen: dict[Role, dict[str, float]] = {}
     for setting, variable in SAMPLING_VARIABLES.items():
         flag = getattr(args, setting, None)
@@ -128,6 +127,9 @@ def resolve_models(
     when neither flag nor environment names one (else the strong model).
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
+    from personae.llm import NO_MODEL_HINT, resolve_chat_model, with_sampling
+    from personae.settings import load_settings, model_specs
+
     source = os.environ if env is None else env
     strong, fast = model_specs(args.model, args.fast_model, source)
     settings = load_settings(source).with_overrides(

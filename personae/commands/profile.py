@@ -18,22 +18,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-from personae.commands.models import CommandModels, add_model_flags, resolve_models
+from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
-from personae.graphs.profiler import build_graph
-from personae.graphs.profiler_state import ProfileInput, ProfilerContext
-from personae.memory.profile_store import (
-    ProfilePaths,
-    paths_for,
-    profile_key,
-    slugify,
-    write_profile,
-)
+from personae.files import CACHE_FIX, check_writable_dir
 from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
+
+if TYPE_CHECKING:
+    from personae.commands.models import CommandModels
+    from personae.graphs.profiler_state import ProfilerContext
+    from personae.memory.profile_store import ProfilePaths
 
 DEFAULT_OUT = Path("profiles")
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -102,6 +97,8 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
     The context carries the model specs and their server, so changing a model starts a fresh
     run instead of resuming.
     """
+    from personae.memory.profile_store import slugify
+
     run_options = {k: v for k, v in asdict(context).items() if k not in ("cache_dir", "contact")}
     options = {"row": asdict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
@@ -121,6 +118,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
     """The run context from the resolved models, their settings and the flags."""
+    from personae.graphs.profiler_state import ProfilerContext
+
     settings = models.settings
     return ProfilerContext(
         model=models.settings.model,
@@ -184,6 +183,12 @@ async def profile_one(
     progress: Progress,
 ) -> ProfilePaths:
     """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from personae.graphs.profiler import build_graph
+    from personae.graphs.profiler_state import ProfileInput
+    from personae.memory.profile_store import write_profile
+
     out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -222,10 +227,14 @@ def _progress() -> Progress:
 
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
+    from personae.memory.profile_store import paths_for, profile_key
+
     _check_options(args)
+    check_writable_dir(args.out, "--out")
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
     resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
+    check_writable_dir(resolved.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)

@@ -1,0 +1,100 @@
+"""Ctrl-C (SIGINT) on a real child process: one line, exit 130, finished checkpoints kept."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from profiler_world import fake_web
+
+from personae.cli import INTERRUPTED
+from personae.loopback import LoopbackWebServer
+from personae.memory.profile_store import paths_for
+
+DRIVER = Path(__file__).with_name("interrupt_driver.py")
+
+pytestmark = pytest.mark.slow
+
+HOKUTO = "Fist of the North Star"
+
+
+@pytest.fixture
+def web() -> Iterator[str]:
+    routes, _, _ = fake_web()
+    with LoopbackWebServer(routes.route) as server:
+        yield server.url
+
+
+def start(tmp_path: Path, url: str, *argv: str) -> subprocess.Popen[str]:
+    env = dict(
+        os.environ,
+        TAVILY_API_KEY="tvly-test",
+        TAVILY_BASE_URL=url,
+        PERSONAE_MODEL="openai:driver",
+        DRIVER_LATENCY="0.1",
+    )
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), str(tmp_path / "calls.log"), *argv],
+        cwd=DRIVER.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def calls(tmp_path: Path) -> list[str]:
+    log = tmp_path / "calls.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def wait_for(tmp_path: Path, name: str, count: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while calls(tmp_path).count(name) < count:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, calls(tmp_path)
+        time.sleep(0.01)
+
+
+def test_ctrl_c_while_the_command_starts_up(tmp_path: Path, web: str) -> None:
+    out = tmp_path / "profiles"
+    child = start(tmp_path, web, "profile", "Kenshiro", "--wiki", web, "--out", str(out))
+    wait_for(tmp_path, "ready", 1, child)
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
+    assert not list(out.rglob("profile.json"))
+
+
+def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
+    tmp_path: Path, web: str
+) -> None:
+    batch = tmp_path / "batch.csv"
+    batch.write_text(f"name,franchise,wiki\nKenshiro,{HOKUTO},{web}\nRaoh,{HOKUTO},{web}\n")
+    out = tmp_path / "profiles"
+    argv = ("profile", "--batch", str(batch), "--out", str(out), "--concurrency", "1")
+    child = start(tmp_path, web, *argv)
+    # Kenshiro took three rounds of notes; Raoh's first notes mean his plan is checkpointed.
+    wait_for(tmp_path, "EvidenceNotes", 4, child)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
+    assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
+    assert not paths_for(out, "Raoh", HOKUTO).profile_json.exists()
+
+    (tmp_path / "calls.log").unlink()
+    rerun = start(tmp_path, web, *argv)
+    stdout, stderr = rerun.communicate(timeout=60)
+    assert rerun.returncode == 0, stderr
+    assert stdout.startswith("1 profiled, 1 already done")
+    assert "Raoh: resuming the interrupted run" in stderr
+    assert "QueryPlan" not in calls(tmp_path)  # Raoh's plan came back from the checkpoint
+    assert paths_for(out, "Raoh", HOKUTO).profile_json.exists()
