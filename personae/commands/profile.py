@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
-from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
+from personae.profile_batch import BatchRow, deduplicate, read_aliases, read_batch, run_batch
 
 if TYPE_CHECKING:
     from personae.commands.models import CommandModels
@@ -86,7 +86,21 @@ def register(commands: Any) -> None:
     add_model_flags(parser)
     parser.add_argument("--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)")
     parser.add_argument("--no-web", action="store_true", help="search wikis only")
-    parser.add_argument("--batch", type=Path, help="CSV with columns name,franchise[,wiki]")
+    parser.add_argument(
+        "--batch", type=Path, help="CSV with columns name,franchise[,wiki][,source]"
+    )
+    parser.add_argument(
+        "--dedup",
+        choices=("personae", "paper"),
+        default="personae",
+        help="batch de-duplication: personae (default: reordered names and romanisation "
+        "variants merged, relatives never) or paper (CharacterHub's rule, literally)",
+    )
+    parser.add_argument(
+        "--franchise-aliases",
+        type=Path,
+        help="CSV alias,franchise: several titles of one franchise compared as one",
+    )
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
     parser.set_defaults(handler=run)
 
@@ -241,7 +255,13 @@ def run(args: argparse.Namespace) -> int:
         paths = asyncio.run(profile_one(row, context, args.out, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
-    kept, dropped = deduplicate(rows, key=lambda row: profile_key(row.name, row.franchise))
+    aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
+    kept, dropped = deduplicate(
+        rows,
+        key=lambda row: profile_key(row.name, row.franchise),
+        rule=args.dedup,
+        aliases=aliases,
+    )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
     report = asyncio.run(
