@@ -7,7 +7,9 @@ so an interrupted write never looks finished.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -155,12 +157,22 @@ def markdown_url(url: str) -> str:
     return quote(str(url).strip(), safe=":/?#[]@!$&'*+,;=%~-._")
 
 
+def card_creation_date(path: Path) -> int | None:
+    """The ``creation_date`` of an earlier card at ``path`` (a re-profile keeps it)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))["data"]["creation_date"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
 def write_profile(
     out_dir: Path,
     result: Mapping[str, Any],
     *,
     name: str | None = None,
     franchise: str | None = None,
+    card_system_prompt: bool = False,
 ) -> ProfilePaths:
     """Write the three files for a profiler result; everything is rendered before any write.
 
@@ -169,10 +181,16 @@ def write_profile(
     """
     document = profile_document(result)
     markdown = render_markdown(document)
-    card = build_card(document)
     if name is None:
         name, franchise = str(document["character"]), document.get("franchise")
     paths = paths_for(out_dir, name, franchise)
+    now = int(time.time())
+    card = build_card(
+        document,
+        created=card_creation_date(paths.card_json) or now,
+        modified=now,
+        system_prompt=card_system_prompt,
+    )
     write_text_atomic(paths.profile_md, markdown)
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)

@@ -76,6 +76,11 @@ def register(commands: Any) -> None:
         help="passage text shown to the model in one call",
     )
     parser.add_argument(
+        "--card-system-prompt",
+        action="store_true",
+        help="fill card.json's system_prompt (empty by default: front-ends keep their own)",
+    )
+    parser.add_argument(
         "--no-check-citations",
         action="store_true",
         help="keep facts and sentences without checking them against their passages",
@@ -195,6 +200,7 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
+    card_system_prompt: bool = False,
 ) -> ProfilePaths:
     """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -223,7 +229,13 @@ async def profile_one(
                     if line:
                         progress(f"{row.name}: {line}")
         values = (await app.aget_state(config)).values
-    return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
+    return write_profile(
+        out_dir,
+        values,
+        name=row.name,
+        franchise=row.franchise,
+        card_system_prompt=card_system_prompt,
+    )
 
 
 def _progress() -> Progress:
@@ -252,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress))
+        paths = asyncio.run(profile_one(row, context, args.out, progress, args.card_system_prompt))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
@@ -267,7 +279,7 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress),
+            lambda row: profile_one(row, context, args.out, progress, args.card_system_prompt),
             done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
             concurrency=args.concurrency,
         )
