@@ -11,7 +11,6 @@ Characters already profiled are skipped, which makes an interrupted batch resuma
 from __future__ import annotations
 
 import asyncio
-import csv
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 
 from personae.dedup import DedupRule, NamedRow, duplicates, franchise_key
 from personae.errors import InputError, PersonaeError
+from personae.files import read_csv
 
 
 @dataclass(frozen=True)
@@ -46,25 +46,24 @@ def read_batch(path: Path) -> list[BatchRow]:
     """Rows of a CSV with a header ``name,franchise[,wiki]``; bad files raise ``InputError``."""
     if not path.is_file():
         raise InputError(f"batch file {path} does not exist", "pass a CSV file to --batch")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or "name" not in reader.fieldnames:
-            raise InputError(
-                f"{path} has no 'name' column", "start the CSV with a header: name,franchise,wiki"
+    fieldnames, records = read_csv(path)
+    if "name" not in fieldnames:
+        raise InputError(
+            f"{path} has no 'name' column", "start the CSV with a header: name,franchise,wiki"
+        )
+    rows = []
+    for line, record in enumerate(records, start=2):
+        name = record.get("name", "").strip()
+        if not name:
+            raise InputError(f"{path}:{line}: the name is empty", "fill in or delete the row")
+        rows.append(
+            BatchRow(
+                name=name,
+                franchise=record.get("franchise", "").strip() or None,
+                wiki=record.get("wiki", "").strip() or None,
+                source=record.get("source", "").strip() or None,
             )
-        rows = []
-        for line, record in enumerate(reader, start=2):
-            name = (record.get("name") or "").strip()
-            if not name:
-                raise InputError(f"{path}:{line}: the name is empty", "fill in or delete the row")
-            rows.append(
-                BatchRow(
-                    name=name,
-                    franchise=(record.get("franchise") or "").strip() or None,
-                    wiki=(record.get("wiki") or "").strip() or None,
-                    source=(record.get("source") or "").strip() or None,
-                )
-            )
+        )
     if not rows:
         raise InputError(f"{path} lists no characters", "add rows: name,franchise,wiki")
     return rows
@@ -76,18 +75,17 @@ def read_aliases(path: Path) -> dict[str, str]:
         raise InputError(
             f"alias table {path} does not exist", "pass a CSV with columns alias,franchise"
         )
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or not {"alias", "franchise"} <= set(reader.fieldnames):
-            raise InputError(
-                f"{path} lacks the columns alias,franchise",
-                "start the CSV with a header: alias,franchise",
-            )
-        return {
-            (r.get("alias") or "").strip(): (r.get("franchise") or "").strip()
-            for r in reader
-            if (r.get("alias") or "").strip() and (r.get("franchise") or "").strip()
-        }
+    fieldnames, records = read_csv(path)
+    if not {"alias", "franchise"} <= set(fieldnames):
+        raise InputError(
+            f"{path} lacks the columns alias,franchise",
+            "start the CSV with a header: alias,franchise",
+        )
+    return {
+        r["alias"].strip(): r["franchise"].strip()
+        for r in records
+        if r.get("alias", "").strip() and r.get("franchise", "").strip()
+    }
 
 
 def deduplicate(
