@@ -193,6 +193,12 @@ class _Recording(dict[str, str]):
         return super().__getitem__(key)
 
 
+def _module_of(target: str) -> str:
+    """The import name of a langgraph.json target (``./evals/x.py:graph``)."""
+    path = Path(target.split(":")[0])
+    return f"personae.{path.parent.name}.{path.stem}"
+
+
 def test_env_example_lists_every_variable_the_graph_contexts_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -204,16 +210,18 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     }
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     schemas = [
-        importlib.import_module(
-            f"personae.graphs.{Path(target.split(':')[0]).stem}"
-        ).graph.context_schema
+        importlib.import_module(_module_of(target)).graph.context_schema
         for target in graphs.values()
     ]
     environment = _Recording(os.environ)
     environment.asked = set()
     monkeypatch.setattr(os, "environ", environment)
     for schema in schemas:  # built as the server builds a run's context
-        required = {f.name: "x" for f in dataclasses.fields(schema) if f.name == "storyline_path"}
+        required = {
+            f.name: "x"
+            for f in dataclasses.fields(schema)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
         schema(**required)
     read = environment.asked - {"XDG_CACHE_HOME", "HOME"}
     assert {"PERSONAE_MODEL", "TAVILY_BASE_URL", "CHROMA_HOST", "PERSONAE_CACHE_DIR"} <= read
