@@ -166,8 +166,11 @@ def example_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
         properties = schema.get("properties", {})
         return {key: example_of(properties[key], defs) for key in schema.get("required", [])}
     if kind == "array":
+        fixed = [example_of(item, defs) for item in schema.get("prefixItems", [])]  # tuples
         item = schema.get("items", {})
-        return [example_of(item, defs) for _ in range(int(schema.get("minItems", 0)))]
+        return fixed + [
+            example_of(item, defs) for _ in range(int(schema.get("minItems", 0)) - len(fixed))
+        ]
     if kind == "string":
         return "x" * int(schema.get("minLength", 0))
     if kind in ("integer", "number"):
