@@ -204,8 +204,8 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     }
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     schemas = [
-        importlib.import_module(
-            f"personae.graphs.{Path(target.split(':')[0]).stem}"
+        importlib.import_module(  # ./graphs/x.py, or ./evals/x.py for an evaluation graph
+            f"personae.{Path(target.split(':')[0]).parent.name}.{Path(target.split(':')[0]).stem}"
         ).graph.context_schema
         for target in graphs.values()
     ]
