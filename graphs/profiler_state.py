@@ -14,6 +14,8 @@ from personae.settings import load_settings
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
+ProfilingMethod = Literal["paper", "planned"]
+"""``paper``: CharacterHub's R¹/R² deep search and Table 8 rewrite; ``planned``: ours."""
 
 
 def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
@@ -22,6 +24,104 @@ def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, i
     for key, value in right.items():
         merged[key] = merged.get(key, 0) + value
     return merged
+
+
+class PlannedQuery(TypedDict):
+    """One query to run this round."""
+
+    dimension: str
+    """The dimension it was planned for."""
+    query: str
+    """Query text (names the character and franchise)."""
+
+
+class Passage(TypedDict):
+    """One raw search result, before it gets a source id."""
+
+    url: str
+    title: str
+    content: str
+    """The passage text the summarizer reads."""
+    origin: Literal["web", "wiki"]
+    query: str
+    """The query that found it."""
+    round: int
+
+
+class SearchLog(TypedDict):
+    """One (query, tool) search: what it returned, or why it failed."""
+
+    round: int
+    dimension: str
+    query: str
+    tool: SearchTool
+    results: int
+    """Passages kept."""
+    error: str | None
+    """The remote failure, when the search failed."""
+
+
+class Source(TypedDict):
+    """A passage with its id: what facts cite."""
+
+    id: str
+    """``S1``, ``S2``... in order of first appearance."""
+    url: str
+    title: str
+    content: str
+    origin: Literal["web", "wiki"]
+    round: int
+    """The round it first appeared in."""
+
+
+class FactNote(TypedDict):
+    """A cited fact as the summarizer gave it."""
+
+    dimension: str
+    text: str
+    source_ids: list[str]
+
+
+class RoundFact(FactNote):
+    """A cited fact and the round that found it."""
+
+    round: int
+
+
+class RoundRecord(TypedDict):
+    """What one search round did."""
+
+    round: int
+    queries: list[str]
+    results: int
+    """Passages found this round."""
+    new_source_ids: list[str]
+    source_ids: list[str]
+    """Ids of every passage the summarizer saw this round."""
+    notes: list[FactNote]
+
+
+class Reflection(TypedDict):
+    """One coverage review."""
+
+    round: int
+    coverage: dict[str, float]
+    """Coverage score per dimension."""
+    follow_ups: list[PlannedQuery]
+
+
+class RoundDocument(TypedDict):
+    """The paper method's research document after one round."""
+
+    round: int
+    text: str
+
+
+class ProfileFact(TypedDict):
+    """A fact of the finished profile with the ids of the sources stating it."""
+
+    text: str
+    source_ids: list[str]
 
 
 class ProfileInput(TypedDict):
@@ -42,23 +142,33 @@ class ProfileOutput(TypedDict):
     """Character name as resolved on the wiki (page title) or as given."""
     franchise: str | None
     """Franchise as given."""
+    method: ProfilingMethod
+    """The profiling method that made it."""
     profile: str
-    """The first-person profile."""
+    """The first-person profile (sentences no kept fact supports are dropped)."""
+    drinfo: str
+    """The raw deep-search output the rewrite read ("DRInfo"): the R² document (``paper``) or
+    the cited notes (``planned``); the evaluation scores it beside the profile."""
     canon: str
-    """The one canon/version the profile keeps."""
+    """The canon rule, decided once per run from the name and franchise."""
     conflicts: list[str]
     """Conflicts between sources/versions and how they were resolved."""
-    dimensions: dict[str, list[dict[str, Any]]]
-    """``{dimension: [{"text", "source_ids"}]}``, every fact with at least one known id."""
-    sources: list[dict[str, Any]]
-    """``{"id", "url", "title", "origin", "round"}`` for every source, ids ``S1..Sn``."""
-    rounds: list[dict[str, Any]]
+    dimensions: dict[str, list[ProfileFact]]
+    """Facts per dimension, every fact with at least one known id."""
+    sources: list[Source]
+    """Every source, ids ``S1..Sn``."""
+    rounds: list[RoundRecord]
     """Per round: queries, results, new and seen source ids, notes."""
-    reflections: list[dict[str, Any]]
+    reflections: list[Reflection]
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``search_credits``,
-    ``pages_fetched``."""
+    ``pages_fetched``, ``facts_checked``, ``facts_unsupported`` (dropped: their cited passage
+    does not state them), ``sentences_unsupported`` (dropped from the prose)."""
+    unsupported_facts: list[FactNote]
+    """Facts dropped because the passages they cite do not state them."""
+    prose_check: dict[str, Any]
+    """Sentences of the prose: total, supported, without claim, and the ones dropped."""
     stop_reason: str
     """Which stop rule ended the search (see ``STOP_RULES``)."""
     notices: list[str]
@@ -70,10 +180,18 @@ class ProfileOutput(TypedDict):
 class ProfilerState(ProfileInput):
     """Everything the profiler carries between nodes (output fields documented above)."""
 
+    method: ProfilingMethod
     profile: str
+    drinfo: str
     canon: str
+    prose_check: dict[str, Any]
+    unsupported_facts: Annotated[list[FactNote], operator.add]
+    documents: Annotated[list[RoundDocument], operator.add]
+    """The paper method's documents per round (R¹, then R²)."""
+    draft_facts: list[FactNote]
+    """The rewrite's facts (known ids only), before the citation check."""
     conflicts: list[str]
-    dimensions: dict[str, list[dict[str, Any]]]
+    dimensions: dict[str, list[ProfileFact]]
     stop_reason: str
     wiki_page: str | None
 
@@ -81,20 +199,20 @@ class ProfilerState(ProfileInput):
     """Base URL of the wiki in use (confirmed), ``None`` for web-only runs."""
     round: int
     """Current search round, from 1."""
-    pending: list[dict[str, Any]]
-    """Queries to run this round: ``{"dimension", "query"}``."""
-    evidence: Annotated[list[dict[str, Any]], operator.add]
-    """Raw passages from every search branch: ``url, title, content, origin, query, round``."""
-    searches: Annotated[list[dict[str, Any]], operator.add]
-    """One log entry per (query, tool) search: ``round, query, tool, results, error``."""
-    facts: Annotated[list[dict[str, Any]], operator.add]
-    """Cited facts from the summarizer: ``dimension, text, source_ids, round``."""
+    pending: list[PlannedQuery]
+    """Queries to run this round."""
+    evidence: Annotated[list[Passage], operator.add]
+    """Raw passages from every search branch."""
+    searches: Annotated[list[SearchLog], operator.add]
+    """One log entry per (query, tool) search."""
+    facts: Annotated[list[RoundFact], operator.add]
+    """Cited facts from the summarizer."""
     coverage: dict[str, float]
     """Latest coverage score per dimension."""
     usage: Annotated[dict[str, int], add_counts]
-    sources: Annotated[list[dict[str, Any]], operator.add]
-    rounds: Annotated[list[dict[str, Any]], operator.add]
-    reflections: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[Source], operator.add]
+    rounds: Annotated[list[RoundRecord], operator.add]
+    reflections: Annotated[list[Reflection], operator.add]
     notices: Annotated[list[str], operator.add]
 
 
@@ -118,28 +236,48 @@ class SearchTask(TypedDict):
 class ProfilerContext(LLMContext):
     """Run settings of one profile.
 
-    The strong model writes the profile; the fast one plans, summarizes and reflects.
+    The strong model writes the profile (and is the ``paper`` method's search agent); the fast
+    one plans, summarizes, reflects and checks citations.
     """
 
+    method: ProfilingMethod = "planned"
+    """``paper`` (CharacterHub's R¹/R² search and Table 8 rewrite) or ``planned`` (ours)."""
     tavily_base_url: str = ""
     """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
     from TAVILY_API_KEY, never from a run's context."""
     web_search: bool = True
     """Use web search when a Tavily key is set."""
     max_rounds: int = 3
-    """Round cap (R1 plus refinement rounds)."""
+    """Round cap (R1 plus refinement rounds); ``paper`` runs R¹ and R² (1: R¹ only, the
+    paper's "w.o. IS" ablation)."""
+    paper_queries: int = 8
+    """Searches the paper's agent may run per round."""
     coverage_target: float = 0.7
     """Stop when every dimension's coverage reaches this."""
     queries_per_dimension: int = 1
     """Planned queries per dimension in round 1 (and follow-ups per thin dimension)."""
     max_llm_calls: int = 30
-    """LLM call budget (a rewrite call is always kept in reserve)."""
+    """LLM call budget (the rewrite and its two checks are always kept in reserve)."""
     max_tokens: int = 300_000
     """Token budget (input plus output)."""
     max_search_credits: int = 60
     """Tavily credit budget."""
-    max_results: int = 3
+    max_results: int = 5
     """Results per search."""
+    search_depth: Literal["basic", "advanced"] = "advanced"
+    """Tavily search depth (advanced: better passages, 2 credits a search)."""
+    raw_content_results: int = 2
+    """Top web results per search whose whole page text is kept (capped by passage_chars)."""
+    passage_chars: int = 6000
+    """Cap of one passage's text: a web page or a whole wiki section with its subsections."""
+    evidence_chars: int = 60_000
+    """Passage text shown to the model in one call (shared evenly between passages)."""
+    check_citations: bool = True
+    """Check each fact against the passage it cites and each prose sentence against the kept
+    facts (fast model); unsupported ones are dropped and counted."""
+    fandom_template: str = ""
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery). Empty:
+    PERSONAE_FANDOM_TEMPLATE, else https://{slug}.fandom.com."""
     exclude_urls: tuple[str, ...] = ()
     """Pages never used as sources (evaluation without leakage)."""
     cache_dir: str | None = ""
@@ -161,6 +299,8 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        if not self.fandom_template:
+            object.__setattr__(self, "fandom_template", settings.fandom_template)
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
 
     @property

@@ -9,6 +9,7 @@ Requests go through ``PoliteHttpClient`` (retries on 429/5xx, public hosts only 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
@@ -19,6 +20,8 @@ from personae.settings import DEFAULT_TAVILY_BASE_URL, Settings
 from personae.tools.evidence import Evidence, is_web_url
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.page_text import cut_at_word, extract_main_text
+
+logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 400
 """Tavily rejects longer queries."""
@@ -77,6 +80,7 @@ class TavilySearch:
         search_depth: SearchDepth = "basic",
         fetch_missing_content: bool = True,
         max_content_chars: int = 4000,
+        raw_content_results: int = 0,
         cache: bool = False,
     ) -> None:
         if not api_key:
@@ -93,6 +97,9 @@ class TavilySearch:
         self.search_depth: SearchDepth = search_depth
         self.fetch_missing_content = fetch_missing_content
         self.max_content_chars = max_content_chars
+        self.raw_content_results = raw_content_results
+        """The top results whose full page text (``raw_content``) is kept instead of the
+        snippet; the text, not the number of results, is what gets capped."""
         self.cache = cache
         self.searches = 0
         """Searches sent to Tavily (cached answers excluded)."""
@@ -129,13 +136,18 @@ class TavilySearch:
             "search_depth": self.search_depth,
             "max_results": min(20, max_results + min(len(excluded), 5)),
             "include_answer": False,
-            "include_raw_content": False,
+            "include_raw_content": self.raw_content_results > 0,
         }
         if domains:
             payload["include_domains"] = domains
         answer = await self._post(payload)
         fresh = self._keep_new(answer.get("results") or [], excluded)[:max_results]
-        passages = await asyncio.gather(*(self._to_evidence(item, query) for item in fresh))
+        passages = await asyncio.gather(
+            *(
+                self._to_evidence(item, query, raw=rank < self.raw_content_results)
+                for rank, item in enumerate(fresh)
+            )
+        )
         return [p for p in passages if p is not None]
 
     async def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -172,9 +184,13 @@ class TavilySearch:
                 kept.append(item)
         return kept
 
-    async def _to_evidence(self, item: dict[str, Any], query: str) -> Evidence | None:
+    async def _to_evidence(
+        self, item: dict[str, Any], query: str, *, raw: bool = False
+    ) -> Evidence | None:
         url = str(item["url"])
-        content = str(item.get("content") or item.get("raw_content") or "").strip()
+        snippet = str(item.get("content") or "").strip()
+        full = str(item.get("raw_content") or "").strip()
+        content = (full or snippet) if raw else (snippet or full)
         if not content and self.fetch_missing_content:
             content = await self._fetch_text(url)
         if not content:
@@ -191,7 +207,8 @@ class TavilySearch:
     async def _fetch_text(self, url: str) -> str:
         try:
             page = await self.http.get_text(url)
-        except PersonaeError:
+        except PersonaeError as error:
+            logger.info("result page not fetched, no passage: %s", error)
             return ""  # an unreachable or refused page just yields no passage
         self.pages_fetched += 1
         return str(extract_main_text(page.text, max_chars=self.max_content_chars))
