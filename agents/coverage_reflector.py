@@ -13,8 +13,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.evidence_summarizer import CitedFact
-from personae.agents.query_planner import DIMENSIONS, anchor_query
+from personae.agents.query_planner import anchor_query
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS
 
 REFLECTOR_SYSTEM = """You review notes gathered to profile the fictional character {name}
 ({franchise}). For each dimension ({dimensions}) score coverage from 0 (nothing) to 1 (enough to
@@ -54,7 +55,7 @@ def settle_coverage(
     per_dimension: int,
 ) -> tuple[dict[str, float], list[tuple[str, str]]]:
     """Scores for all dimensions and new ``(dimension, query)`` follow-ups, enforced in code."""
-    scores = dict.fromkeys(DIMENSIONS, 0.0)
+    scores: dict[str, float] = dict.fromkeys(DIMENSIONS, 0.0)
     follow_ups: list[tuple[str, str]] = []
     seen = {q.casefold() for q in done_queries}
     for entry in review.dimensions:

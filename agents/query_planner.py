@@ -12,17 +12,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.llm import LLMUsage, call_structured
-
-DIMENSIONS: tuple[str, ...] = (
-    "identity",
-    "appearance",
-    "ability",
-    "relationship",
-    "experience",
-    "personality",
-    "other",
-)
-"""The profiling dimensions of the paper, in report order."""
+from personae.profile_dimensions import DIMENSIONS
 
 DIMENSION_KEYWORDS: dict[str, str] = {
     "identity": "identity background origin",

@@ -27,7 +27,7 @@ from personae.agents.citation_checker import check_citations
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.agents.query_planner import plan_search_queries
 from personae.errors import InputError
 from personae.graphs.profiler_checks import verify_profile
 from personae.graphs.profiler_evidence import (
@@ -49,13 +49,18 @@ from personae.graphs.profiler_sources import (
     web_search_enabled,
 )
 from personae.graphs.profiler_state import (
+    Passage,
+    PlannedQuery,
     ProfileInput,
     ProfileOutput,
     ProfilerContext,
     ProfilerState,
+    Reflection,
+    SearchLog,
     SearchTask,
     SearchTool,
 )
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -118,7 +123,8 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
     )
-    return {"pending": [q.model_dump() for q in queries], "usage": usage.as_dict()}
+    pending = [PlannedQuery(dimension=q.dimension, query=q.query) for q in queries]
+    return {"pending": pending, "usage": usage.as_dict()}
 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
@@ -148,24 +154,24 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     """Run one search through the real web or wiki client and keep its passages."""
     outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
     passages = [
-        {
-            "url": e.url,
-            "title": e.title,
-            "content": e.content,
-            "origin": e.origin,
-            "query": state["query"],
-            "round": state["round"],
-        }
+        Passage(
+            url=e.url,
+            title=e.title,
+            content=e.content,
+            origin=e.origin,
+            query=state["query"],
+            round=state["round"],
+        )
         for e in outcome.evidence
     ]
-    log = {
-        "round": state["round"],
-        "dimension": state["dimension"],
-        "query": state["query"],
-        "tool": state["tool"],
-        "results": len(passages),
-        "error": outcome.error,
-    }
+    log = SearchLog(
+        round=state["round"],
+        dimension=state["dimension"],
+        query=state["query"],
+        tool=state["tool"],
+        results=len(passages),
+        error=outcome.error,
+    )
     usage = {
         "searches": outcome.searches,
         "search_credits": outcome.credits,
@@ -243,8 +249,8 @@ async def reflect_coverage(
         done_queries=done,
         per_dimension=context.queries_per_dimension,
     )
-    pending = [{"dimension": d, "query": q} for d, q in follow_ups]
-    reflection = {"round": state["round"], "coverage": scores, "follow_ups": pending}
+    pending = [PlannedQuery(dimension=d, query=q) for d, q in follow_ups]
+    reflection = Reflection(round=state["round"], coverage=scores, follow_ups=pending)
     return {
         "coverage": scores,
         "pending": pending,

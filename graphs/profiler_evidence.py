@@ -14,7 +14,8 @@ from typing import Any
 
 from personae.agents.deep_searcher import render_passages
 from personae.agents.evidence_summarizer import CitedFact
-from personae.agents.query_planner import DIMENSIONS
+from personae.graphs.profiler_state import Passage, Source
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
@@ -27,11 +28,11 @@ def source_key(url: str, content: str) -> str:
 
 
 def assign_source_ids(
-    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str]]:
+    known: Sequence[Source], passages: Sequence[Passage], excluded: set[str]
+) -> tuple[list[Source], list[str]]:
     """New sources (ids continuing ``S1..Sn``) and the ids of every kept passage, in order."""
     by_key = {source_key(s["url"], s["content"]): s["id"] for s in known}
-    new: list[dict[str, Any]] = []
+    new: list[Source] = []
     ids: list[str] = []
     for passage in passages:
         if normalize_url(passage["url"]) in excluded:
@@ -39,7 +40,16 @@ def assign_source_ids(
         key = source_key(passage["url"], passage["content"])
         if key not in by_key:
             by_key[key] = f"S{len(known) + len(new) + 1}"
-            new.append({"id": by_key[key], **{k: passage[k] for k in SOURCE_FIELDS}})
+            new.append(
+                Source(
+                    id=by_key[key],
+                    url=passage["url"],
+                    title=passage["title"],
+                    content=passage["content"],
+                    origin=passage["origin"],
+                    round=passage["round"],
+                )
+            )
         if by_key[key] not in ids:
             ids.append(by_key[key])
     return new, ids

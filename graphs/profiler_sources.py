@@ -9,6 +9,7 @@ environment here, at the edge, never from graph state (so they never land in a c
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from personae.tools.web_search import TavilySearch
 from personae.tools.wiki import MediaWikiClient
 from personae.tools.wiki_discovery import open_wiki
 from personae.tools.wiki_page import WikiPage
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from personae.graphs.profiler_state import ProfilerContext, SearchTool
@@ -104,6 +107,7 @@ async def search_once(
             )
             return SearchOutcome(found, searches=1)
         except RemoteError as error:
+            logger.info("search failed: %s", error)
             return SearchOutcome(searches=1, error=str(error))
 
 
