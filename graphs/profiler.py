@@ -8,7 +8,6 @@ the code drops invented ones. Importable as a compiled subgraph with typed input
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from typing import Any, Literal
 
@@ -130,35 +129,66 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     }
     usage = {
         "searches": outcome.searches,
+        "failed_searches": int(outcome.error is not None),
         "search_credits": outcome.credits,
         "pages_fetched": outcome.pages_fetched,
     }
     return {"evidence": passages, "searches": [log], "usage": usage}
 
 
-def source_key(url: str, content: str) -> str:
-    """Identity of a passage: normalised URL plus a hash of its text."""
-    digest = hashlib.sha1(" ".join(content.split()).encode()).hexdigest()[:12]
-    return f"{normalize_url(url)}#{digest}"
+def search_failure_notices(searches: list[dict[str, Any]], current: int) -> list[str]:
+    """One notice per search tool that failed this round: how many, and the first error.
+
+    Failed searches do not stop a round (the others may have found enough), but the user must
+    see them: a profile built without the web because Tavily answered 432 is not the same
+    profile, and a rerun later may do better.
+    """
+    notices = []
+    for tool in ("web", "wiki"):
+        ran = [s for s in searches if s["round"] == current and s["tool"] == tool]
+        failed = [s for s in ran if s.get("error")]
+        if failed:
+            notices.append(
+                f"round {current}: {len(failed)} of {len(ran)} {tool} searches failed "
+                f"({failed[0]['error']})"
+            )
+    return notices
 
 
 def assign_source_ids(
     known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """New sources (ids continuing ``S1..Sn``) and the ids of every kept passage, in order."""
-    by_key = {source_key(s["url"], s["content"]): s["id"] for s in known}
-    new: list[dict[str, Any]] = []
-    ids: list[str] = []
+) -> tuple[list[dict[str, Any]], list[str], dict[str, list[str]]]:
+    """One source per page: updates for ``sources``, this round's ids, and their texts.
+
+    A page (normalised URL) keeps one id ``S<n>`` for the whole run however many searches
+    return it, with different passages (one per wiki section, per query) or the same one.
+    Returns the source records to merge (a new page with its first passage; each new passage of
+    a known page as a record with the same id, merged by :func:`merge_sources`), the ids of the
+    round's kept passages in order of first appearance, and the distinct passage texts of each
+    id in this round (what the summariser reads).
+    """
+    by_url = {normalize_url(s["url"]): s for s in known}
+    updates: list[dict[str, Any]] = []
+    texts: dict[str, list[str]] = {}
+    next_number = len(known) + 1
     for passage in passages:
-        if normalize_url(passage["url"]) in excluded:
+        url = normalize_url(passage["url"])
+        if url in excluded:
             continue
-        key = source_key(passage["url"], passage["content"])
-        if key not in by_key:
-            by_key[key] = f"S{len(known) + len(new) + 1}"
-            new.append({"id": by_key[key], **{k: passage[k] for k in _SOURCE_FIELDS}})
-        if by_key[key] not in ids:
-            ids.append(by_key[key])
-    return new, ids
+        source = by_url.get(url)
+        if source is None:
+            source = {"id": f"S{next_number}", **{k: passage[k] for k in _SOURCE_FIELDS}}
+            next_number += 1
+            by_url[url] = source
+            updates.append(source)
+            texts[source["id"]] = [passage["content"]]
+            continue
+        seen = texts.setdefault(source["id"], [])
+        if passage["content"] not in seen:
+            seen.append(passage["content"])
+            if passage["content"] not in source["content"]:
+                updates.append({**source, "content": passage["content"]})
+    return updates, list(texts), texts
 
 
 _SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
@@ -172,12 +202,15 @@ async def summarize_evidence(
     current = state["round"]
     passages = [e for e in state["evidence"] if e["round"] == current]
     excluded = {normalize_url(u) for u in context.exclude_urls}
-    new, ids = assign_source_ids(state.get("sources", []), passages, excluded)
-    everything = {s["id"]: s for s in [*state.get("sources", []), *new]}
+    known = state.get("sources", [])
+    updates, ids, texts = assign_source_ids(known, passages, excluded)
+    titles = {s["id"]: s["title"] for s in [*known, *updates]}
+    known_ids = {s["id"] for s in known}
+    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
     facts: list[CitedFact] = []
     usage: dict[str, int] = {}
     if ids:
-        shown = [(i, everything[i]["title"], everything[i]["content"]) for i in ids]
+        shown = [(i, titles[i], "\n\n".join(texts[i])) for i in ids]
         facts, used = await summarize_round(
             context.llm("fast"),
             name=state["name"],
@@ -189,12 +222,13 @@ async def summarize_evidence(
         "round": current,
         "queries": [p["query"] for p in state["pending"]],
         "results": len(passages),
-        "new_source_ids": [s["id"] for s in new],
+        "new_source_ids": new_ids,
         "source_ids": ids,
         "notes": [f.model_dump() for f in facts],
     }
     fact_rows = [{**f.model_dump(), "round": current} for f in facts]
-    return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
+    update: dict[str, Any] = {"sources": updates, "facts": fact_rows, "rounds": [record]}
+    return {**update, "usage": usage, "notices": search_failure_notices(state["searches"], current)}
 
 
 def facts_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[CitedFact]]:

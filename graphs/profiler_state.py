@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -21,6 +21,29 @@ def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, i
     merged = dict(left)
     for key, value in right.items():
         merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+def merge_sources(
+    left: Sequence[Mapping[str, Any]], right: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Reducer: one record per source id; a record with a known id adds its passage text.
+
+    The same page found by several searches stays one source (one id, one URL) whose content
+    gathers every distinct passage seen of it, in the order they came.
+    """
+    merged = [dict(source) for source in left]
+    where = {source["id"]: index for index, source in enumerate(merged)}
+    for source in right:
+        index = where.get(source["id"])
+        if index is None:
+            where[source["id"]] = len(merged)
+            merged.append(dict(source))
+            continue
+        current = merged[index]
+        text = str(source.get("content") or "")
+        if text and text not in current["content"]:
+            current["content"] = f"{current['content']}\n\n{text}" if current["content"] else text
     return merged
 
 
@@ -92,7 +115,7 @@ class ProfilerState(ProfileInput):
     coverage: dict[str, float]
     """Latest coverage score per dimension."""
     usage: Annotated[dict[str, int], add_counts]
-    sources: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[dict[str, Any]], merge_sources]
     rounds: Annotated[list[dict[str, Any]], operator.add]
     reflections: Annotated[list[dict[str, Any]], operator.add]
     notices: Annotated[list[str], operator.add]

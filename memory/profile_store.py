@@ -102,7 +102,10 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     title = markdown_text(document["character"])
     if document["franchise"]:
         title += f" ({markdown_text(document['franchise'])})"
-    lines = [f"# {title}", "", document["profile"], ""]
+    lines = [f"# {title}", ""]
+    if document.get("notices"):
+        lines += ["> **Notices**", *[f"> - {markdown_text(n)}" for n in document["notices"]], ""]
+    lines += [document["profile"], ""]
     if document.get("canon"):
         lines += [f"*Canon:* {document['canon']}", ""]
     for dimension, facts in document["dimensions"].items():

@@ -13,7 +13,7 @@ import unicodedata
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, PersonaeError
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
 from personae.tools.wiki import MediaWikiClient, probe_mediawiki
 
@@ -91,18 +91,43 @@ async def discover_wiki(
         except PersonaeError:
             seen_in_search = []  # discovery falls back to name slugs; the search error resurfaces later
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
+    unreachable: list[UnreachableError] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
         try:
             site = await probe_mediawiki(http, base)
         except InputError:
             continue  # a refused host is just a wrong guess
+        except UnreachableError as error:
+            unreachable.append(error)
+            continue
         if site is not None:
             return base
+    if unreachable and len(unreachable) == len(slugs):
+        # Every guess failed at the network level: that says nothing about the franchise.
+        raise UnreachableError(
+            f"cannot reach any candidate wiki for {franchise!r} ({unreachable[0].problem})",
+            "check the network, or pass --wiki URL",
+        )
     tried = ", ".join(slugs) or "none"
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
     )
+
+
+def wiki_root(url: str) -> str:
+    """The wiki root of ``url``: an article URL (``.../wiki/Kenshiro``) gives its site root.
+
+    Users often paste the page they are looking at; the Action API lives at the root
+    (``/api.php`` on Fandom, ``/w/api.php`` on Wikipedia-style wikis), never under ``/wiki/``.
+    """
+    parts = urlsplit(url.strip())
+    path = parts.path
+    for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
+        if marker in path:
+            path = path[: path.index(marker)]
+            break
+    return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
 
 
 async def open_wiki(
@@ -115,12 +140,15 @@ async def open_wiki(
 ) -> MediaWikiClient:
     """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
 
+    An article URL given as ``wiki_url`` is accepted: its wiki root is used.
+
     Raises:
         InputError: Neither a wiki URL nor a franchise was given, the pinned URL is not a
             MediaWiki, or no wiki was found for the franchise.
+        UnreachableError: The pinned wiki (or every candidate) cannot be reached.
     """
     if wiki_url:
-        client = MediaWikiClient(wiki_url, http=http)
+        client = MediaWikiClient(wiki_root(wiki_url), http=http)
         await client.site()
         return client
     if not franchise:

@@ -118,6 +118,12 @@ def describe(node: str, update: Any) -> str | None:
     return None
 
 
+def notices_of(update: Any) -> list[str]:
+    """The notices a node's update adds (failed searches, web disabled, no wiki page...)."""
+    notices = update.get("notices") if isinstance(update, dict) else None
+    return [str(n) for n in notices or []]
+
+
 async def profile_one(
     row: BatchRow,
     context: ProfilerContext,
@@ -150,6 +156,8 @@ async def profile_one(
                     line = describe(node, update)
                     if line:
                         progress(f"{row.name}: {line}")
+                    for notice in notices_of(update):
+                        progress(f"{row.name}: notice: {notice}")
         values = (await app.aget_state(config)).values
     return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
 
