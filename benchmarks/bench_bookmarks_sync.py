@@ -114,8 +114,22 @@ def _summary(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def _act(messages: list[BaseMessage]) -> dict[str, Any]:
-    found = re.search(r"What does (.+) do next", _last_user(messages))
+    found = re.search(r"\) of (.+) in the scene above", _last_user(messages))
     return {"action": f"{found.group(1) if found else 'Someone'} reacts to the scene."}
+
+
+def _derive(messages: list[BaseMessage]) -> dict[str, Any]:
+    parent = _last_user(messages).split("# Existing bookmark answer\n")[-1].split("\n")[0]
+    return {"answer": f"Starting from: {parent[:160]}"}
+
+
+def _judge(messages: list[BaseMessage]) -> dict[str, Any]:
+    """Key move matched when response and truth share two content words (a stand-in)."""
+    text = _last_user(messages)
+    response = text.split("Your Response:")[-1].split("\n")[0]
+    truth = text.split("Ground Truth:")[-1].split("\n")[0]
+    shared = content_tokens(response) & content_tokens(truth)
+    return {"reasoning": "scripted", "score": "A" if len(shared) >= 2 else "C"}
 
 
 def scripted_model() -> ScriptedChatModel:
@@ -129,6 +143,8 @@ def scripted_model() -> ScriptedChatModel:
             "BehaviorSummary": _summary,
             "ConceptAnswer": _summary,
             "NextAction": _act,
+            "DerivedAnswer": _derive,
+            "KeyMoveVerdict": _judge,
         }
     )
 

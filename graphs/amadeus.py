@@ -23,6 +23,7 @@ import operator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -49,7 +50,7 @@ from personae.llm import LLMUsage
 from personae.memory.persona_chunks import Splitter
 from personae.memory.persona_store import ScoredChunk, open_persona_index
 from personae.run_context import LLMContext, described
-from personae.settings import DEFAULT_MODEL
+from personae.settings import load_settings
 
 Method = Literal["amadeus", "naive", "none"]
 """``amadeus`` (GS + AE), ``naive`` (RAG knowledge only), ``none`` (no retrieval)."""
@@ -61,44 +62,60 @@ METHODS: tuple[Method, ...] = ("amadeus", "naive", "none")
 class AmadeusContext(LLMContext):
     """Run settings of the AMADEUS agent (the paper's values as defaults).
 
-    ``model`` (from :class:`~personae.run_context.LLMContext`) is the role-play model.
+    The strong model (``model``) answers in character; Guided Selection and the Attribute
+    Extractor use ``gs_model`` / ``ae_model`` (the paper: GPT-4.1 whatever role-plays), sampled
+    as the ``judge`` role (``temperature=judge=0`` is the spec's setting).
     """
 
     method: Method = "amadeus"
     """amadeus (GS + AE), naive (retrieval only) or none (no retrieval)."""
-    gs_model: str = DEFAULT_MODEL
-    """Guided Selection judge, ``provider:model`` (the paper uses GPT-4.1 whatever acts)."""
-    ae_model: str = DEFAULT_MODEL
-    """Attribute Extractor model, ``provider:model`` (the paper uses GPT-4.1)."""
+    gs_model: str = ""
+    """Guided Selection judge as provider:model. Empty: the strong model."""
+    ae_model: str = ""
+    """Attribute Extractor as provider:model. Empty: the Guided Selection model."""
     memory_dir: str | None = None
-    """Folder of the persona index (embedded Chroma); None: this process's memory only."""
+    """Folder of the persona index (embedded Chroma). None: this process's memory only."""
     chroma_host: str | None = None
-    """Chroma server host instead of ``memory_dir`` (``CHROMA_HOST``, read at the edge)."""
-    chroma_port: int = 8000
-    """Chroma server port (``CHROMA_PORT``)."""
+    """Chroma server host instead of memory_dir. Empty: CHROMA_HOST, else embedded Chroma."""
+    chroma_port: int = 0
+    """Chroma server port. Empty: CHROMA_PORT, else 8000."""
     splitter: Splitter = "acts"
     """Which index of the character to use: acts, ats or fixed."""
     embedding: str = "hashing"
     """Embedding the index was built with."""
     n_iter: int = N_ITER
-    """N: maximum Guided Selection checks per message."""
+    """N: maximum Guided Selection checks per message (the paper's 30)."""
     slot_k: int = SLOT_K
-    """K: chunks Guided Selection keeps."""
+    """K: chunks Guided Selection keeps (the paper's 2)."""
     fallback_k: int = FALLBACK_K
-    """Chunks used when Guided Selection keeps none (Top-(K+1))."""
+    """Chunks used when Guided Selection keeps none: Top-(K+1)."""
     knowledge_k: int = 4
     """Chunks retrieved as knowledge (the paper gives no k)."""
     gs_wave: int = 1
     """Checks run at once; 1 is the paper's sequential cost, any size gives the same slot."""
 
     def __post_init__(self) -> None:
-        """Reject settings no run could use, naming the field."""
+        """Fill empty settings from the environment (the edge); reject unusable ones."""
         super().__post_init__()
+        if not self.chroma_host:
+            settings = load_settings()
+            object.__setattr__(self, "chroma_host", settings.chroma_host)
+            object.__setattr__(self, "chroma_port", self.chroma_port or settings.chroma_port)
+        elif not self.chroma_port:
+            object.__setattr__(self, "chroma_port", 8000)
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):
             if int(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be at least 1", f"set {name} to 1 or more")
+
+    def selector_llm(self) -> BaseChatModel:
+        """The Guided Selection model."""
+        return self.chat_model(self.gs_model or self.model, "judge")
+
+    def extractor_llm(self) -> BaseChatModel:
+        """The Attribute Extractor model."""
+        return self.chat_model(self.ae_model or self.gs_model or self.model, "judge")
 
 
 class ChunkRecord(TypedDict):
@@ -370,7 +387,7 @@ def route_selection(
 
 async def judge_chunk(state: JudgeTask, runtime: Runtime[AmadeusContext]) -> dict[str, Any]:
     """One Guided Selection check of one chunk."""
-    model = runtime.context.chat_model(runtime.context.gs_model, "judge")
+    model = runtime.context.selector_llm()
     verdict, used = await judge_chunk_relevance(
         model, state["character"], state["question"], state["chunk"]["text"]
     )
@@ -396,7 +413,7 @@ async def extract_character_attributes(
     chunks = [chunk["text"] for chunk in state["selected"]]
     if not chunks:
         return {"attributes": None}
-    model = runtime.context.chat_model(runtime.context.ae_model, "judge")
+    model = runtime.context.extractor_llm()
     found, used = await extract_attributes(model, state["character"], state["question"], chunks)
     attributes = Attributes(
         belief_and_value=found.belief_and_value, psychological_traits=found.psychological_traits

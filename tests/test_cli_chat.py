@@ -26,7 +26,7 @@ I am Othello's ensign. I hate the Moor.
 
 I set Roderigo on Brabantio.
 """
-MODELS = ["--model", "openai:chat-test"]
+MODELS = ["--model", "openai:scripted"]
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def model() -> Iterator[ScriptedChatModel]:
             "text": lambda m: "I am not what I am.",
         }
     )
-    override_models(specs={"openai:chat-test": chat})
-    yield chat
+    with override_models(chat):
+        yield chat
 
 
 @pytest.fixture

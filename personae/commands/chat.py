@@ -63,20 +63,17 @@ def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[st
     return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
 
 
-def _context(args: argparse.Namespace, options: Any) -> Any:
-    from personae.commands.models import resolve_models
+def agent_context(args: argparse.Namespace, options: Any, models: Any) -> Any:
+    """The AMADEUS run context of the parsed flags and the resolved models."""
     from personae.graphs.amadeus import AmadeusContext
 
-    models = resolve_models(args, ("strong",))
-    gs_spec = args.gs_model or models.specs["strong"]
     return AmadeusContext(
         method=args.method,
-        model=models.specs["strong"],
+        model=models.settings.model,
         openai_base_url=models.settings.openai_base_url or "",
         temperature=models.sampling_text("temperature"),
         top_p=models.sampling_text("top_p"),
-        gs_model=gs_spec,
-        ae_model=gs_spec,
+        gs_model=getattr(args, "gs_model", None) or "",
         memory_dir=options.memory_dir,
         chroma_host=options.chroma_host,
         chroma_port=options.chroma_port,
@@ -84,6 +81,12 @@ def _context(args: argparse.Namespace, options: Any) -> Any:
         embedding=str(options.embedding),
         gs_wave=args.gs_wave,
     )
+
+
+def _context(args: argparse.Namespace, options: Any) -> Any:
+    from personae.commands.models import resolve_models
+
+    return agent_context(args, options, resolve_models(args, ("strong",)))
 
 
 def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import importlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,12 @@ if TYPE_CHECKING:
     from personae.evals.profile_eval import CharacterCase, ProfileDocument, ProfileEvalContext
 
 REPORT_NAME = "eval-report.json"
+EXTRA_PROTOCOLS = (
+    "personae.commands.eval_personality",
+    "personae.commands.eval_persona_qa",
+    "personae.commands.eval_persona_chunks",
+)
+"""Protocols whose subcommands live in their own modules (each has ``register(protocols)``)."""
 
 
 def register(commands: Any) -> None:
@@ -83,6 +90,8 @@ def register(commands: Any) -> None:
     )
     profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
     profile.set_defaults(handler=run_profile)
+    for name in EXTRA_PROTOCOLS:
+        importlib.import_module(name).register(protocols)
 
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEvalContext:

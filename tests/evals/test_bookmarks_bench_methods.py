@@ -187,3 +187,21 @@ async def test_results_do_not_depend_on_concurrency(tmp_path: Path) -> None:
     assert len(results[0]) == 2 * 2 * 4
     for a, b in zip(results[0], results[1], strict=True):
         assert a == b, str({k: (a[k], b[k]) for k in a if a[k] != b.get(k)})
+
+
+async def test_ablations_run_beside_the_full_method_and_are_named(tmp_path: Path) -> None:
+    methods = ("bookmarks", "bookmarks+no-reuse+no-derive", "bookmarks+no-near")
+    outcome = await run_bench(_config(tmp_path, _model(), methods=methods, limit=1))
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["ablations"] == {
+        "bookmarks": [],
+        "bookmarks+no-reuse+no-derive": ["no-reuse", "no-derive"],
+        "bookmarks+no-near": ["no-near"],
+    }
+    figures = outcome.summary["artifacts"]["club"]
+    assert figures["bookmarks+no-reuse+no-derive"]["hit_rate"] == 0  # every question is new
+    assert figures["bookmarks"]["hit_rate"] > 0
+    report = (tmp_path / "out/report.md").read_text()
+    assert "- bookmarks+no-reuse+no-derive: no-reuse, no-derive" in report
+    assert "| bookmarks+no-near |" in report
+    assert sorted(p.name for p in (tmp_path / "out/memory").iterdir()) == sorted(methods)

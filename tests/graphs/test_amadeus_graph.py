@@ -54,18 +54,15 @@ def memory(tmp_path: Path) -> str:
 
 @pytest.fixture
 def registered() -> Iterator[dict[str, ScriptedChatModel]]:
-    models: dict[str, ScriptedChatModel] = {}
-    yield models  # conftest resets the overrides after the test
+    yield {}  # the suite resets model overrides after every test
 
 
 def _context(
     memory: str, models: dict[str, ScriptedChatModel], chat: ScriptedChatModel, **changes: Any
 ) -> AmadeusContext:
-    name = f"amadeus-{len(models)}"
-    models[name] = chat
-    override_models(specs={f"openai:{name}": chat})
-    spec = f"openai:{name}"
-    return AmadeusContext(model=spec, gs_model=spec, ae_model=spec, memory_dir=memory, **changes)
+    models[f"amadeus-{len(models)}"] = chat
+    override_models(chat)
+    return AmadeusContext(model="openai:scripted", memory_dir=memory, **changes)
 
 
 async def test_wave_sizes_give_the_sequential_slot(

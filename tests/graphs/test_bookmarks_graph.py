@@ -148,6 +148,8 @@ async def test_derive_starts_from_the_parent_answer_at_the_parent_position(
     assert "# Existing bookmark answer\nas of [39] in the club room" in text
     assert "# New bookmark query\nWho is with Haruhi in the club room?" in text
     derived = "derived from: as of [39] in the club room"
+    parent = bank_at(tmp_path / "mem").get("bm-1")
+    assert derived != parent.answer_at(40)  # generated from the parent's answer, not copied
     assert [(v.position, v.answer) for v in child.history] == [
         (40, derived),
         (56, "as of [55] in the club room"),

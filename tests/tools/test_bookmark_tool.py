@@ -113,3 +113,35 @@ async def test_an_agent_tool_call_gets_a_tool_message(tool: BaseTool) -> None:
     )
     assert isinstance(message, ToolMessage) and message.tool_call_id == "call-1"
     assert str(message.content).startswith("as of [29] in the club room (bookmark bm-0, new;")
+
+
+async def test_the_tool_runs_the_graphs_step_with_its_settings(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """No drift: unknown answers are listed (with their position), K' and derive are the
+    context's, and a derive is a model call, exactly as in the graph."""
+    from personae.graphs.bookmark_resources import resources_for
+    from personae.graphs.bookmarks import BookmarksContext
+
+    story = write_storyline(tmp_path / "club.jsonl")
+    memory = str(tmp_path / "mem")
+    context = BookmarksContext(storyline_path=str(story), memory_dir=memory, k_candidates=0)
+    tool = create_storyline_memory_tool(
+        str(story), memory_dir=memory, fast_model=model, settings=context.step_settings()
+    )
+    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": ""}
+    answer = await ask(tool, model, 30, question="Who does Kyon owe money to?")
+    assert answer.startswith("unknown: nothing before this position answers it")
+    unknown = resources_for(str(story), memory).unknown
+    assert unknown.questions("Kyon", before=30) == ["Who does Kyon owe money to?"]
+    assert unknown.questions("Kyon", before=29) == []
+    again = await ask(tool, model, 40, question="Who does Kyon owe money to?")
+    assert "new;" in again and not model.calls_for("MatchChoice")  # K' = 0: never reuse
+
+    derive_tool = create_storyline_memory_tool(
+        str(story), memory_dir=str(tmp_path / "other"), fast_model=model
+    )
+    model.responders["StateUpdate"] = scripted_model().responders["StateUpdate"]
+    await ask(derive_tool, model, 50, question="Where is Kyon now?")
+    derived = await ask(derive_tool, model, 60, question="Where is Kyon sitting in the room?")
+    assert "derived;" in derived and len(model.calls_for("DerivedAnswer")) == 1

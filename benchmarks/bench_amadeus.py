@@ -1,0 +1,167 @@
+"""AMADEUS figures: persona indexing, Guided Selection waves, retrieval at 10,000 chunks.
+
+1. Index a long persona (default ~65,000 characters, the CharacterRAG average: 976K / 15):
+   split time, chunks, first index time, re-index of the unchanged persona, re-index after
+   editing one paragraph (only its section is re-embedded).
+2. Guided Selection per answer with a scripted judge that sleeps ``--latency`` seconds per call:
+   checks and wall time, sequential (wave 1, the paper) vs waves of 3, 10 and 30, over the same
+   questions; the slot is identical for every wave size (asserted).
+3. Retrieval latency of one query (top 30) against an index of ``--chunks`` chunks.
+
+    uv run python benchmarks/bench_amadeus.py [--latency 0.05] [--chunks 10000]
+
+Offline: hashing embeddings, a scripted model; the figures measure the framework.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from langchain_core.messages import BaseMessage
+
+from personae.graphs.amadeus import AmadeusContext, build_graph
+from personae.memory.embeddings import HashingEmbedding
+from personae.memory.persona_chunks import split_persona
+from personae.memory.persona_doc import PersonaDoc, parse_markdown
+from personae.memory.persona_store import PersonaIndex, open_client
+from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+WORDS = (
+    "magic explosion crimson demon journey friend village sword battle promise memory dragon "
+    "school teacher rival family secret dream festival winter library letter storm harbor "
+    "guild quest ancient spell loyal stubborn curious proud gentle brave lonely cheerful"
+).split()
+
+
+def synthetic_persona(name: str, characters: int, seed: int = 7) -> str:
+    """Markdown with sections, subsections and paragraphs of 150-900 characters."""
+    rng = random.Random(seed)
+    lines = [f"# {name}", ""]
+    total, section = 0, 0
+    while total < characters:
+        section += 1
+        lines += [f"## Part {section}", ""]
+        for sub in range(1, rng.randint(2, 5)):
+            lines += [f"### Episode {section}.{sub}", ""]
+            for _ in range(rng.randint(1, 4)):
+                size = rng.randint(150, 900)
+                words = []
+                while sum(len(w) + 1 for w in words) < size:
+                    words.append(rng.choice(WORDS))
+                paragraph = " ".join(words).capitalize() + "."
+                lines += [paragraph, ""]
+                total += len(paragraph)
+    return "\n".join(lines)
+
+
+def bench_index(memory: Path, characters: int) -> None:
+    text = synthetic_persona("Megumin", characters)
+    start = time.perf_counter()
+    doc = parse_markdown(text, "Megumin")
+    chunks = split_persona(doc)
+    split = time.perf_counter() - start
+    index = PersonaIndex(open_client(str(memory)), "Megumin", "acts", HashingEmbedding())
+    start = time.perf_counter()
+    stats = index.sync(doc, chunks)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    again = index.sync(doc, split_persona(doc))
+    unchanged = time.perf_counter() - start
+    edited_text = text.replace(
+        doc.sections[3].paragraphs[0], doc.sections[3].paragraphs[0] + " Edited."
+    )
+    edited = parse_markdown(edited_text, "Megumin")
+    start = time.perf_counter()
+    delta = index.sync(edited, split_persona(edited))
+    one_edit = time.perf_counter() - start
+    print(
+        f"index: persona {len(text):,} chars, {len(doc.sections)} sections, l_max {stats.l_max}, "
+        f"l_o {stats.l_o}: {stats.chunks} chunks; split {split * 1000:.0f} ms, first index "
+        f"{first:.2f} s; unchanged re-index {unchanged * 1000:.0f} ms ({again.added} added); "
+        f"one paragraph edited {one_edit * 1000:.0f} ms ({delta.added} added, {delta.deleted} deleted)"
+    )
+
+
+def _judge(relevant: set[str]) -> ScriptedChatModel:
+    def verdict(messages: list[BaseMessage]) -> dict[str, object]:
+        text = prompt_text(messages)
+        return {"reason": "r", "relevant": any(marker in text for marker in relevant)}
+
+    return ScriptedChatModel(
+        responders={
+            "RelevanceVerdict": verdict,
+            "CharacterAttributes": lambda m: {"belief_and_value": "b", "psychological_traits": "p"},
+            "text": lambda m: "Explosion!",
+        }
+    )
+
+
+async def bench_waves(memory: Path, latency: float) -> None:
+    # Relevant chunks are rare (as for questions outside the persona): Part 3 and Part 17.
+    questions = [
+        f"Do you {w} when you feel {v}?" for w, v in zip(WORDS[:8], WORDS[-8:], strict=True)
+    ]
+    slots: dict[int, list[list[str]]] = {}
+    for wave in (1, 3, 10, 30):
+        chat = _judge({"Part 3 >", "Part 17 >"})
+        chat.latency = latency
+        override_models(chat)
+        context = AmadeusContext(model="openai:bench", memory_dir=str(memory), gs_wave=wave)
+        graph = build_graph()
+        start = time.perf_counter()
+        slots[wave] = []
+        failed = 0
+        for question in questions:
+            out = await graph.ainvoke({"character": "Megumin", "query": question}, context=context)
+            slots[wave].append([c["id"] for c in out["selected"]])
+            failed += bool(out["gs_failed"])
+        elapsed = (time.perf_counter() - start) / len(questions)
+        checks = len(chat.calls_for("RelevanceVerdict")) / len(questions)
+        print(
+            f"guided selection wave {wave:>2}: {checks:.1f} checks/answer, {elapsed:.2f} s/answer "
+            f"({latency * 1000:.0f} ms per call; fallback {failed}/{len(questions)})"
+        )
+    assert all(slots[wave] == slots[1] for wave in slots), "waves changed the slot"
+
+
+def bench_retrieval(memory: Path, chunks: int) -> None:
+    index = PersonaIndex(open_client(str(memory)), "Big", "acts", HashingEmbedding())
+    text = synthetic_persona("Big", chunks * 700, seed=11)
+    doc = parse_markdown(text, "Big")
+    pieces = split_persona(doc)[:chunks]
+    start = time.perf_counter()
+    index.sync(PersonaDoc(doc.character, doc.sections, source="synthetic"), pieces)
+    built = time.perf_counter() - start
+    timings = []
+    for word in WORDS * 3:
+        start = time.perf_counter()
+        index.query(f"What do you think about {word}?", 30)
+        timings.append((time.perf_counter() - start) * 1000)
+    timings.sort()
+    print(
+        f"retrieval at {index.count():,} chunks (built in {built:.1f} s): top-30 query "
+        f"p50 {statistics.median(timings):.1f} ms, p95 {timings[int(len(timings) * 0.95)]:.1f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--persona-chars", type=int, default=65_000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--chunks", type=int, default=10_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        memory = Path(folder)
+        bench_index(memory / "index", args.persona_chars)
+        asyncio.run(bench_waves(memory / "index", args.latency))
+        bench_retrieval(memory / "big", args.chunks)
+
+
+if __name__ == "__main__":
+    main()
