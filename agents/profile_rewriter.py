@@ -63,8 +63,13 @@ async def rewrite_first_person(
     facts_by_dimension: Mapping[str, Sequence[CitedFact]],
     sources: Sequence[tuple[str, str]],
     known_ids: Collection[str],
+    reminder: str | None = None,
 ) -> tuple[ProfileDraft, LLMUsage]:
-    """The first-person profile; answers citing unknown ids or with no profile are retried."""
+    """The first-person profile; answers citing unknown ids or with no profile are retried.
+
+    ``reminder`` is appended to the request when the caller asks again (a draft whose facts
+    all lost their sources).
+    """
 
     def valid(draft: ProfileDraft) -> None:
         reject_unknown_ids(draft.facts, known_ids)
@@ -80,6 +85,7 @@ async def rewrite_first_person(
                 facts=render_facts(facts_by_dimension),
                 sources="\n".join(f"[{sid}] {title}" for sid, title in sources),
             )
+            + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
     return await call_structured(model, ProfileDraft, messages, check=valid)

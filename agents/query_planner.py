@@ -7,21 +7,21 @@ search to a few dimensions or drift to another character.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.llm import LLMUsage, call_structured
 
-DIMENSIONS: tuple[str, ...] = (
-    "identity",
-    "appearance",
-    "ability",
-    "relationship",
-    "experience",
-    "personality",
-    "other",
-)
+Dimension = Literal[
+    "identity", "appearance", "ability", "relationship", "experience", "personality", "other"
+]
+"""One profiling dimension of the paper. Schemas use this type, so a structured-output call
+cannot return another value (constrained decoding enforces it; a fake that does is retried)."""
+
+DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 """The profiling dimensions of the paper, in report order."""
 
 DIMENSION_KEYWORDS: dict[str, str] = {
@@ -47,7 +47,9 @@ Franchise: {franchise}"""
 class PlannedQuery(BaseModel):
     """One search query for one profiling dimension."""
 
-    dimension: str = Field(description="One of the dimension names given in the instructions.")
+    dimension: Dimension = Field(
+        description="One of the dimension names given in the instructions."
+    )
     query: str = Field(description="A short search query naming the character and keywords.")
 
 
@@ -76,7 +78,7 @@ def complete_plan(
     kept: list[PlannedQuery] = []
     seen: set[str] = set()
     for dimension in DIMENSIONS:
-        mine = [q for q in plan.queries if q.dimension.strip().casefold() == dimension]
+        mine = [q for q in plan.queries if q.dimension == dimension]
         texts = [anchor_query(q.query, name, franchise) for q in mine if q.query.strip()]
         if not texts:
             texts = [anchor_query(DIMENSION_KEYWORDS[dimension], name, franchise)]

@@ -92,7 +92,9 @@ def score_by_dimension(
     if unknown:
         raise ValueError(f"unknown dimension(s) {', '.join(unknown)}")
     overall = score_verdicts(v for _, v in pairs)
-    per_dimension = {d: score_verdicts(v for dim, v in pairs if dim == d) for d in DIMENSIONS}
+    per_dimension: dict[str, SupportScores] = {
+        d: score_verdicts(v for dim, v in pairs if dim == d) for d in DIMENSIONS
+    }
     return overall, per_dimension
 
 

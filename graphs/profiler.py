@@ -20,9 +20,9 @@ from langgraph.types import Send
 
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
-from personae.agents.profile_rewriter import rewrite_first_person
+from personae.agents.profile_rewriter import ProfileDraft, rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
-from personae.errors import InputError
+from personae.errors import InputError, RemoteError
 from personae.graphs.profiler_sources import (
     find_character,
     search_once,
@@ -36,6 +36,7 @@ from personae.graphs.profiler_state import (
     SearchTask,
     SearchTool,
 )
+from personae.llm import LLMUsage
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -329,25 +330,69 @@ async def rewrite_profile(
             f"found nothing about {state['name']!r} ({state.get('stop_reason')})",
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
+    notes = facts_by_dimension(state.get("facts", []))
+    if not notes:
+        raise RemoteError(
+            f"the model kept no cited fact from the {len(sources)} sources found about "
+            f"{state['name']!r}, so no profile is written from nothing",
+            "rerun (searches are checkpointed and cached) or use a stronger --fast-model",
+        )
     known = {s["id"] for s in sources}
-    draft, usage = await rewrite_first_person(
-        runtime.context.llm("strong"),
-        name=state["name"],
-        franchise=state.get("franchise"),
-        facts_by_dimension=facts_by_dimension(state.get("facts", [])),
-        sources=[(s["id"], s["title"]) for s in sources],
-        known_ids=known,
-    )
+    draft, kept, usage = await draft_with_citations(state, runtime.context, notes, known)
     dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
-    for fact in keep_cited_facts(draft.facts, known):
+    for fact in kept:
         dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
+    notices = [] if kept else [ZERO_FACTS_WARNING.format(count=len(draft.facts))]
     return {
         "profile": draft.profile.strip(),
         "canon": draft.canon.strip(),
         "conflicts": draft.conflicts,
         "dimensions": dimensions,
-        "usage": usage.as_dict(),
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": notices,
     }
+
+
+ZERO_FACTS_WARNING = (
+    "warning: the profile keeps no cited fact (the model's {count} facts all lacked a known "
+    "source id, twice); its text is unsupported by the sources"
+)
+CITE_REMINDER = (
+    "Your previous draft kept no fact with a source id shown above. Give the facts again, "
+    "each citing the ids (like S1) of the sources that state it."
+)
+
+
+async def draft_with_citations(
+    state: ProfilerState,
+    context: ProfilerContext,
+    notes: dict[str, list[CitedFact]],
+    known: set[str],
+) -> tuple[ProfileDraft, list[CitedFact], LLMUsage]:
+    """The rewrite, asked once more when none of its facts kept a known source id.
+
+    Returns the draft, its facts with known ids (the rest are dropped and counted by the
+    caller) and the usage of both calls.
+    """
+    sources = [(s["id"], s["title"]) for s in state.get("sources", [])]
+    usage = LLMUsage()
+    reminder = None
+    for _ in range(2):
+        draft, used = await rewrite_first_person(
+            context.llm("strong"),
+            name=state["name"],
+            franchise=state.get("franchise"),
+            facts_by_dimension=notes,
+            sources=sources,
+            known_ids=known,
+            reminder=reminder,
+        )
+        usage = usage + used
+        kept = keep_cited_facts(draft.facts, known)
+        if kept:
+            break
+        reminder = CITE_REMINDER
+    return draft, kept, usage
 
 
 def finish_profile(state: ProfilerState) -> dict[str, Any]:

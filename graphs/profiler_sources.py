@@ -72,6 +72,7 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     return PoliteHttpClient(
         user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
+        cache_ttl=context.cache_ttl_seconds,
         allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url),
         parallel_hosts=_configured_hosts(context.tavily_base_url),
     )

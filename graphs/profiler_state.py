@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from typing_extensions import TypedDict
 
 from personae.run_context import LLMContext, described
-from personae.settings import load_settings
+from personae.settings import load_settings, parse_duration
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -168,6 +168,9 @@ class ProfilerContext(LLMContext):
     cache_dir: str | None = ""
     """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
     ~/.cache/personae; null disables caching."""
+    cache_ttl: str = ""
+    """How long a cached page stays fresh: seconds, or 30m, 12h, 7d. Empty: PERSONAE_CACHE_TTL,
+    else cached pages never expire."""
     search_concurrency: int = 8
     """Searches running at once."""
     contact: str = ""
@@ -183,7 +186,15 @@ class ProfilerContext(LLMContext):
         )
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        ttl = parse_duration(self.cache_ttl, "cache_ttl") if self.cache_ttl else settings.cache_ttl
+        object.__setattr__(self, "_cache_ttl_seconds", ttl)
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
+
+    @property
+    def cache_ttl_seconds(self) -> float | None:
+        """``cache_ttl`` (or ``PERSONAE_CACHE_TTL``) in seconds; ``None``: never expire."""
+        seconds: float | None = getattr(self, "_cache_ttl_seconds", None)
+        return seconds
 
     @property
     def tavily_api_key(self) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,7 @@ def write_profile(
     *,
     name: str | None = None,
     franchise: str | None = None,
+    excluded_urls: Sequence[str] = (),
 ) -> ProfilePaths:
     """Write the three files for a profiler result; everything is rendered before any write.
 
@@ -154,6 +155,8 @@ def write_profile(
     key a batch checks to skip done characters) or else of the resolved name and franchise.
     """
     document = profile_document(result)
+    # Recorded so an evaluation can tell a "reference excluded" profile from an ordinary one.
+    document["excluded_urls"] = list(excluded_urls)
     markdown = render_markdown(document)
     card = build_card(document)
     if name is None:

@@ -306,11 +306,12 @@ class PoliteHttpClient:
     def from_settings(
         cls, settings: Settings, *, allowed_hosts: Collection[str] = (), **options: Any
     ) -> PoliteHttpClient:
-        """A client with the User-Agent and cache directory from ``settings``.
+        """A client with the User-Agent, cache directory and cache lifetime from ``settings``.
 
         ``allowed_hosts`` should list hosts the user configured explicitly (a ``--wiki`` URL on
         a private network); ``options`` are the other constructor arguments.
         """
+        options.setdefault("cache_ttl", settings.cache_ttl)
         return cls(
             user_agent=user_agent(settings),
             cache_dir=settings.cache_dir,

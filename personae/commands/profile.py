@@ -54,6 +54,18 @@ def register(commands: Any) -> None:
     parser.add_argument("--no-web", action="store_true", help="search wikis only")
     parser.add_argument("--batch", type=Path, help="CSV with columns name,franchise[,wiki]")
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="profile again from scratch, even if already profiled or interrupted "
+        "(its checkpoints are dropped; cached pages are kept unless --cache-ttl expires them)",
+    )
+    parser.add_argument(
+        "--cache-ttl",
+        metavar="AGE",
+        help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
+        "(PERSONAE_CACHE_TTL; default never)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -65,7 +77,8 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
     """
     from personae.memory.profile_store import slugify
 
-    run_options = {k: v for k, v in asdict(context).items() if k not in ("cache_dir", "contact")}
+    unkeyed = ("cache_dir", "cache_ttl", "contact")  # where and how long pages are cached
+    run_options = {k: v for k, v in asdict(context).items() if k not in unkeyed}
     options = {"row": asdict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
     return f"{slugify(row.name)}-{digest[:10]}"
@@ -94,6 +107,7 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         max_rounds=args.max_rounds,
         exclude_urls=tuple(args.exclude_url),
         cache_dir=str(settings.cache_dir),
+        cache_ttl=args.cache_ttl or "",
     )
 
 
@@ -129,8 +143,13 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
+    *,
+    force: bool = False,
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
+
+    ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
+    """
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from personae.graphs.profiler import build_graph
@@ -144,6 +163,8 @@ async def profile_one(
     config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
         app = build_graph(checkpointer=saver)
+        if force:
+            await saver.adelete_thread(config["configurable"]["thread_id"])
         snapshot = await app.aget_state(config)
         if snapshot.values.get("profile"):
             progress(f"{row.name}: already profiled; writing the files from the checkpoint")
@@ -159,7 +180,9 @@ async def profile_one(
                     for notice in notices_of(update):
                         progress(f"{row.name}: notice: {notice}")
         values = (await app.aget_state(config)).values
-    return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
+    return write_profile(
+        out_dir, values, name=row.name, franchise=row.franchise, excluded_urls=context.exclude_urls
+    )
 
 
 def _progress() -> Progress:
@@ -188,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress))
+        paths = asyncio.run(profile_one(row, context, args.out, progress, force=args.force))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     kept, dropped = deduplicate(rows, key=lambda row: profile_key(row.name, row.franchise))
@@ -197,8 +220,11 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress),
-            done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
+            lambda row: profile_one(row, context, args.out, progress, force=args.force),
+            done=lambda row: (
+                not args.force
+                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
+            ),
             concurrency=args.concurrency,
         )
     )

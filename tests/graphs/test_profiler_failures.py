@@ -14,12 +14,18 @@ import pytest
 from fake_web import FakeTavily, FakeWeb
 from profiler_world import WEB_PAGES, hokuto_wiki, profiler_context, scripted_model
 
+from personae.errors import RemoteError
 from personae.graphs import profiler_sources
-from personae.graphs.profiler import assign_source_ids, graph
+from personae.graphs.profiler import (
+    CITE_REMINDER,
+    ZERO_FACTS_WARNING,
+    assign_source_ids,
+    graph,
+)
 from personae.graphs.profiler_sources import NO_WEB_NOTICE
 from personae.graphs.profiler_state import ProfilerContext, merge_sources
 from personae.loopback import LoopbackWebServer, free_port
-from personae.testing import ScriptedChatModel, override_models
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 from personae.tools.http import PoliteHttpClient
 from personae.tools.wiki import WikiPageNotFound
 
@@ -169,3 +175,38 @@ def test_assign_source_ids_merges_passages_of_one_page() -> None:
         ("S1", "one\n\ntwo"),
         ("S2", "three\n\nfour"),
     ]
+
+
+async def test_dropped_facts_are_counted(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    result = await profile(server)
+    assert result["usage"]["dropped_facts"] == 1  # the draft's one fact without a source id
+    assert result["notices"] == []
+
+
+async def test_no_cited_notes_fail_instead_of_a_profile_from_nothing(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    model.responders["EvidenceNotes"] = lambda messages: {"facts": []}
+    with pytest.raises(RemoteError, match="no profile is written from nothing"):
+        await profile(server)
+    assert model.calls_for("ProfileDraft") == []
+
+
+async def test_a_draft_without_any_cited_fact_is_asked_again_then_flagged(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    uncited = {
+        "profile": "I am Kenshiro.",
+        "canon": "manga",
+        "facts": [{"dimension": "identity", "text": "I am the successor.", "source_ids": []}],
+    }
+    model.responders["ProfileDraft"] = lambda messages: uncited
+    result = await profile(server)
+    drafts = model.calls_for("ProfileDraft")
+    assert len(drafts) == 2 and CITE_REMINDER in prompt_text(drafts[1])
+    assert all(facts == [] for facts in result["dimensions"].values())
+    assert result["usage"]["dropped_facts"] == 1
+    assert result["notices"] == [ZERO_FACTS_WARNING.format(count=1)]
+    assert result["notices"][0].startswith("warning: the profile keeps no cited fact")
