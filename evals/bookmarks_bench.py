@@ -315,12 +315,13 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
-    import json
+    from personae.errors import InputError
+    from personae.files import parse_json
 
     try:
-        record = json.loads(raw.decode("utf-8"))
+        record = parse_json(raw, "a result line")  # no 1e309 (infinity) score, no deep nesting
         result_key(record)
-    except (ValueError, KeyError, TypeError):
+    except (InputError, ValueError, KeyError, TypeError, OverflowError):
         return None
     return record if isinstance(record, dict) else None
 

@@ -16,7 +16,6 @@ makes no model call. Nothing is written here: the caller writes the report atomi
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import unicodedata
 from collections import defaultdict
@@ -51,6 +50,7 @@ from personae.evals.profile_reference import (
     reference_content,
     reference_text,
 )
+from personae.files import parse_json, read_text
 from personae.llm import LLMUsage
 from personae.tools.web_search import normalize_url
 
@@ -142,14 +142,7 @@ def load_profile_document(path: Path) -> ProfileDocument:
         path = path / "profile.json"
     if not path.is_file():
         raise InputError(f"profile file {path} does not exist", _NOT_A_PROFILE_FIX)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not a UTF-8 text file", _NOT_A_PROFILE_FIX) from None
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"{path} is not valid JSON ({error.msg} at line {error.lineno})", _NOT_A_PROFILE_FIX
-        ) from None
+    data = parse_json(read_text(path), str(path), _NOT_A_PROFILE_FIX)
     try:
         document = ProfileDocument.model_validate(data)
     except ValidationError as error:

@@ -11,7 +11,6 @@ enough for an extraction prompt and carry ids (``C1``) the code assigned.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -21,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.evals.profile_metrics import count_tokens
+from personae.files import parse_json, read_text
 from personae.settings import Settings
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.wiki import (
@@ -184,10 +184,7 @@ def read_reference_file(path: Path) -> ProfileReference:
     suffix = path.suffix.casefold()
     if suffix not in (".html", ".htm", ".json"):
         raise InputError(f"reference file {path} is neither .html nor .json", _FIX)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read reference file {path} ({error})", _FIX) from None
+    raw = read_text(path)
     if suffix == ".json":
         return _reference_from_json(raw, path)
     page = parse_wiki_html(raw, url=canonical_url(raw))
@@ -195,10 +192,9 @@ def read_reference_file(path: Path) -> ProfileReference:
 
 
 def _reference_from_json(raw: str, path: Path) -> ProfileReference:
+    data = parse_json(raw, f"reference file {path}", _FIX)
     try:
-        reference = ProfileReference.model_validate(json.loads(raw))
-    except json.JSONDecodeError as error:
-        raise InputError(f"reference file {path} is not valid JSON ({error.msg})", _FIX) from None
+        reference = ProfileReference.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"

@@ -184,6 +184,7 @@ class ProfilerContext(LLMContext):
         object.__setattr__(
             self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
         )
+        object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
         ttl = parse_duration(self.cache_ttl, "cache_ttl") if self.cache_ttl else settings.cache_ttl

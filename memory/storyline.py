@@ -8,7 +8,6 @@ has one place to hold.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from personae.errors import InputError
+from personae.files import parse_json, read_json, read_text
 
 SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
 SCENE_SIZE = 10
@@ -201,12 +201,7 @@ def _load_jsonl(path: Path, text: str) -> Storyline:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(
-                f"{path}:{number} is not valid JSON ({error.msg})", "fix that line"
-            ) from None
+        row = parse_json(line, f"{path}:{number}", "fix that line")
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number} is not a JSON object", "one action object per line")
         rows.append((str(row.get("chapter", "chapter_1")), row, f"{path}:{number}"))
@@ -224,18 +219,11 @@ def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> St
     path = Path(path)
     if not path.is_file():
         raise InputError(f"storyline file {path} does not exist", "check the path")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)  # UTF-8, a byte-order mark dropped
     if path.suffix == ".jsonl":
         storyline = _load_jsonl(path, text)
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise InputError(
-                f"{path} is not valid JSON (line {error.lineno}: {error.msg})",
-                "fix or re-download it",
-            ) from None
-        storyline = _load_release(path, data)
+        storyline = _load_release(path, parse_json(text, str(path), "fix or re-download it"))
     majors = tuple(major_characters) or _majors_beside(path, storyline.name)
     bands = _listing_beside(path, BAND_LIST)
     acting_format: ActingFormat = "utterance" if storyline.name in bands else "action"
@@ -251,12 +239,7 @@ def _listing_beside(path: Path, name: str) -> dict[str, object]:
     listing = path.parent / name
     if not listing.is_file():
         return {}
-    try:
-        data = json.loads(listing.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(
-            f"{listing} is not valid JSON ({error})", "fix or re-download it"
-        ) from None
+    data = read_json(listing, "fix or re-download it")
     if not isinstance(data, dict):
         raise InputError(f"{listing} is not a JSON object", "fix or re-download it")
     return data

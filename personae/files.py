@@ -1,14 +1,24 @@
-"""Atomic file writes, so an interrupted or failed run never leaves half-written output."""
+"""Atomic file writes, so an interrupted or failed run never leaves half-written output.
+
+And the readers every user-supplied text and JSON file goes through, so a file that is not
+UTF-8, starts with a byte-order mark, nests JSON 100,000 deep or holds ``1e309`` gives one
+line naming the file and the fix (exit 2), never a traceback or an infinite score.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 import os
 import secrets
 from pathlib import Path
 from typing import Any
 
 from personae.errors import InputError
+
+UTF8_FIX = "save the file as UTF-8 (most editors: Save As / Encoding: UTF-8)"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -44,6 +54,83 @@ def append_jsonl(path: Path, record: Any) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def read_text(path: Path, fix: str = UTF8_FIX) -> str:
+    """The UTF-8 text of ``path``, a leading byte-order mark dropped; ``InputError`` otherwise."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read {path} ({error.strerror or error})", fix) from None
+    return decode_text(data, str(path))
+
+
+def decode_text(data: bytes, where: str) -> str:
+    """``data`` decoded as UTF-8 (BOM dropped); the error names the first bad byte's offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{where} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})",
+            UTF8_FIX,
+        ) from None
+
+
+class _NotFinite(ValueError):
+    """A JSON number Python would read as infinity or NaN."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _NotFinite(f"{text} is not a JSON number")
+
+
+def parse_json(text: str | bytes, where: str, fix: str = "fix or re-create the file") -> Any:
+    """``text`` parsed as strict JSON: finite numbers only, bounded nesting.
+
+    ``where`` names the file (and line) in the one-line error. Python's parser reads ``1e309``
+    as infinity and ``NaN``/``Infinity`` as floats, and recurses once per nesting level.
+    """
+    if isinstance(text, bytes):
+        text = decode_text(text, where)
+    text = text.removeprefix("\ufeff")
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        problem = f"{error.msg} at line {error.lineno} column {error.colno}"
+    except RecursionError:
+        problem = "nested too deeply"
+    except _NotFinite as error:
+        problem = str(error)
+    except ValueError:  # Python refuses integers of over 4300 digits
+        problem = "a number has too many digits"
+    raise InputError(f"{where} is not valid JSON ({problem})", fix)
+
+
+def read_json(path: Path, fix: str = "fix or re-create the file") -> Any:
+    """The JSON document in ``path`` (UTF-8, BOM allowed), read with :func:`parse_json`."""
+    return parse_json(read_text(path), str(path), fix)
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of a UTF-8 CSV file (BOM allowed); ``InputError`` if unreadable.
+
+    Rows are read eagerly so a malformed line fails here, with the file named, rather than
+    half-way through a caller's loop. Missing cells are empty strings.
+    """
+    text = read_text(path)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""), restval="")
+        rows = [{k: v or "" for k, v in row.items() if isinstance(k, str)} for row in reader]
+    except csv.Error as error:
+        raise InputError(f"{path} is not a readable CSV file ({error})", "fix the file") from None
+    return list(reader.fieldnames or []), rows
 
 
 CACHE_FIX = "set PERSONAE_CACHE_DIR to a folder you can write to"

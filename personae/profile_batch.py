@@ -9,7 +9,6 @@ interrupted batch resumable.
 from __future__ import annotations
 
 import asyncio
-import csv
 import unicodedata
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.errors import InputError, PersonaeError
+from personae.files import read_csv
 
 NAME_SIMILARITY = 0.85
 """Names at least this similar (same franchise) are the same character."""
@@ -46,24 +46,23 @@ def read_batch(path: Path) -> list[BatchRow]:
     """Rows of a CSV with a header ``name,franchise[,wiki]``; bad files raise ``InputError``."""
     if not path.is_file():
         raise InputError(f"batch file {path} does not exist", "pass a CSV file to --batch")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or "name" not in reader.fieldnames:
-            raise InputError(
-                f"{path} has no 'name' column", "start the CSV with a header: name,franchise,wiki"
+    fieldnames, records = read_csv(path)
+    if "name" not in fieldnames:
+        raise InputError(
+            f"{path} has no 'name' column", "start the CSV with a header: name,franchise,wiki"
+        )
+    rows = []
+    for line, record in enumerate(records, start=2):
+        name = record.get("name", "").strip()
+        if not name:
+            raise InputError(f"{path}:{line}: the name is empty", "fill in or delete the row")
+        rows.append(
+            BatchRow(
+                name=name,
+                franchise=record.get("franchise", "").strip() or None,
+                wiki=record.get("wiki", "").strip() or None,
             )
-        rows = []
-        for line, record in enumerate(reader, start=2):
-            name = (record.get("name") or "").strip()
-            if not name:
-                raise InputError(f"{path}:{line}: the name is empty", "fill in or delete the row")
-            rows.append(
-                BatchRow(
-                    name=name,
-                    franchise=(record.get("franchise") or "").strip() or None,
-                    wiki=(record.get("wiki") or "").strip() or None,
-                )
-            )
+        )
     if not rows:
         raise InputError(f"{path} lists no characters", "add rows: name,franchise,wiki")
     return rows

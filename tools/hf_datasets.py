@@ -15,7 +15,6 @@ converted to the release layout. Other formats (parquet) are listed as ignored.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -28,7 +27,7 @@ from urllib.parse import quote
 import httpx
 
 from personae.errors import InputError, RemoteError
-from personae.files import write_json_atomic
+from personae.files import parse_json, read_text, write_json_atomic
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 BOOKMARKS_DATASETS = (
@@ -38,6 +37,13 @@ BOOKMARKS_DATASETS = (
 RELEASE_NAMES = re.compile(
     r"^(title2action_series\..+\.json|all_characters\.json|band2members\.json)$"
 )
+DEFAULT_MAX_BYTES = 1_000_000_000
+"""Largest file downloaded (the storylines are a few MB each): a mirror, or a dataset gone
+wrong, cannot fill the disk."""
+MAX_LISTING_BYTES = 50_000_000
+"""Largest file-listing answer read into memory."""
+_UNSAFE_NAME = re.compile(r"[/\\\x00-\x1f]|^$")
+"""A path part that is empty, or holds a separator (``/``, ``\\``) or a control character."""
 _USABLE = (".json", ".jsonl")
 _NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
 
@@ -75,13 +81,19 @@ class HubClient:
         token: str | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: float = 60.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        """Talk to ``endpoint`` with an honest User-Agent and an optional bearer ``token``."""
+        """Talk to ``endpoint`` with an honest User-Agent and an optional bearer ``token``.
+
+        ``max_bytes`` caps each downloaded file (and a file the listing says is larger is not
+        requested); a listing answer is capped at ``MAX_LISTING_BYTES``.
+        """
         if not re.match(r"^https?://[^/\s]+", endpoint):
             raise InputError(
                 f"endpoint {endpoint!r} is not an http(s) URL", "e.g. https://huggingface.co"
             )
         self.endpoint = endpoint.rstrip("/")
+        self.max_bytes = max_bytes
         headers = {"User-Agent": user_agent}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -104,21 +116,25 @@ class HubClient:
         url: str | None = f"{self.endpoint}/api/datasets/{repo}/tree/main?recursive=true"
         files: list[HubFile] = []
         while url:
-            response = self._get(url, repo)
-            entries = _json_list(response, repo)
+            data, headers = self._get(url, repo)
+            entries = _json_list(data, repo)
             files += [_hub_file(e) for e in entries if e.get("type") == "file"]
-            match = _NEXT_LINK.search(response.headers.get("link", ""))
+            match = _NEXT_LINK.search(headers.get("link", ""))
             url = match.group(1) if match else None
         return files
 
     def download(self, repo: str, file: HubFile, target: Path) -> None:
         """Stream ``file`` into ``target`` atomically; a failure leaves nothing behind."""
         url = f"{self.endpoint}/datasets/{repo}/resolve/main/{quote(file.path, safe='/')}"
+        if file.size is not None and file.size > self.max_bytes:
+            raise self._too_big(repo, file.path)
+        limit = self.max_bytes if file.size is None else file.size
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as handle:
-                self._stream_into(url, repo, handle)
+                if not self._stream_into(url, repo, handle, limit):
+                    raise self._too_big(repo, file.path, listed=file.size)
             written = Path(tmp).stat().st_size
             if file.size is not None and written != file.size:
                 raise RemoteError(
@@ -130,26 +146,57 @@ class HubClient:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def _stream_into(self, url: str, repo: str, handle: BinaryIO) -> None:
+    def _too_big(self, repo: str, path: str, listed: int | None = None) -> RemoteError:
+        if listed is not None and listed <= self.max_bytes:
+            return RemoteError(
+                f"{repo}/{path} sent more than the {listed:,} bytes the listing gave",
+                "rerun the command; if it persists the mirror is broken",
+            )
+        return RemoteError(
+            f"{repo}/{path} is larger than the {self.max_bytes:,}-byte download limit",
+            "raise the limit with --max-mb if the file is expected to be this large",
+        )
+
+    def _stream_into(self, url: str, repo: str, handle: BinaryIO, limit: int) -> bool:
+        """Write the body into ``handle``; False (stopped early) when it exceeds ``limit``."""
+        total = 0
         try:
             with self._http.stream("GET", url) as response:
                 if response.status_code >= 400:
                     response.read()
                 _check(response, repo, self.endpoint)
                 for chunk in response.iter_bytes():
+                    total += len(chunk)
+                    if total > limit:
+                        return False
                     handle.write(chunk)
         except httpx.HTTPError as error:
             raise _unreachable(self.endpoint, error) from None
         handle.flush()
         os.fsync(handle.fileno())
+        return True
 
-    def _get(self, url: str, repo: str) -> httpx.Response:
+    def _get(self, url: str, repo: str) -> tuple[Any, httpx.Headers]:
+        """The JSON answer at ``url`` (at most ``MAX_LISTING_BYTES``) and its headers."""
+        chunks: list[bytes] = []
+        total = 0
         try:
-            response = self._http.get(url)
+            with self._http.stream("GET", url) as response:
+                for chunk in response.iter_bytes():
+                    total += len(chunk)
+                    if total > MAX_LISTING_BYTES:
+                        raise RemoteError(
+                            f"the file listing of {repo} is over {MAX_LISTING_BYTES:,} bytes",
+                            "check the endpoint (HF_ENDPOINT / --endpoint)",
+                        )
+                    chunks.append(chunk)
         except httpx.HTTPError as error:
             raise _unreachable(self.endpoint, error) from None
         _check(response, repo, self.endpoint)
-        return response
+        try:
+            return parse_json(b"".join(chunks), f"the file listing of {repo}"), response.headers
+        except InputError:
+            return None, response.headers
 
 
 def _unreachable(endpoint: str, error: Exception) -> RemoteError:
@@ -175,11 +222,7 @@ def _check(response: httpx.Response, repo: str, endpoint: str) -> None:
     raise RemoteError(f"{endpoint} answered HTTP {status} for {repo}", "retry later")
 
 
-def _json_list(response: httpx.Response, repo: str) -> list[dict[str, Any]]:
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
+def _json_list(data: Any, repo: str) -> list[dict[str, Any]]:
     if not isinstance(data, list):
         raise RemoteError(f"the file listing of {repo} is not a JSON list", "check the endpoint")
     return [entry for entry in data if isinstance(entry, dict)]
@@ -193,9 +236,34 @@ def _hub_file(entry: dict[str, Any]) -> HubFile:
 
 def _safe_relative(path: str, repo: str) -> PurePosixPath:
     relative = PurePosixPath(path)
-    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+    if (
+        relative.is_absolute()
+        or not relative.parts
+        or any(part in ("..", ".") or _UNSAFE_NAME.search(part) for part in relative.parts)
+    ):
         raise RemoteError(f"{repo} lists an unsafe path {path!r}", "report it to the dataset owner")
     return relative
+
+
+def inside(dest: Path, *parts: str, origin: str) -> Path:
+    """``dest`` joined with ``parts`` (names that came from downloaded data), never outside it.
+
+    Each part must be a plain file or folder name; the resolved result must still lie under
+    ``dest`` (a symlink inside ``dest`` cannot lead out either). ``origin`` names the data in
+    the error.
+    """
+    for part in parts:
+        if part in (".", "..") or _UNSAFE_NAME.search(part) or "/" in part:
+            raise RemoteError(
+                f"{origin} names an unsafe file {part[:80]!r}", "report it to the dataset owner"
+            )
+    target = dest.joinpath(*parts)
+    root = dest.resolve()
+    if not target.resolve().is_relative_to(root):
+        raise RemoteError(
+            f"{origin} would write {target} outside {dest}", "report it to the dataset owner"
+        )
+    return target
 
 
 def fetch_bookmarks(
@@ -215,8 +283,11 @@ def fetch_bookmarks(
                 report.ignored.append(f"{repo}/{file.path}")
                 continue
             release = RELEASE_NAMES.match(relative.name)
+            origin = f"{repo}/{file.path}"
             target = (
-                dest / relative.name if release else dest / "hub" / repo.split("/")[-1] / relative
+                inside(dest, relative.name, origin=origin)
+                if release
+                else inside(dest, "hub", repo.split("/")[-1], *relative.parts, origin=origin)
             )
             if target.is_file() and file.size is not None and target.stat().st_size == file.size:
                 report.skipped.append(target)
@@ -234,13 +305,13 @@ def fetch_bookmarks(
 
 
 def _rows(path: Path) -> Iterator[Any]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if path.suffix == ".jsonl":
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
-                yield json.loads(line)
+                yield parse_json(line, f"{path}:{number}")
         return
-    data = json.loads(text)
+    data = parse_json(text, str(path))
     yield from (data if isinstance(data, list) else [])
 
 
@@ -260,11 +331,11 @@ def convert_rows(path: Path, dest: Path) -> list[Path]:
             chapter = str(row.get("title") or row.get("chapter") or row.get("episode") or "")
             kept = {k: row[k] for k in ("action", "character", "characters") if k in row}
             grouped.setdefault(row["artifact"], {}).setdefault(chapter, []).append(kept)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except InputError:
         return []
     written = []
     for artifact, chapters in grouped.items():
-        target = dest / f"title2action_series.{artifact}.json"
+        target = inside(dest, f"title2action_series.{artifact}.json", origin=f"{path}'s rows")
         if not target.exists():
             write_json_atomic(target, chapters)
             written.append(target)

@@ -14,13 +14,13 @@ hierarchy, because ACTS appends each chunk's heading path to it:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
+from personae.files import parse_json, read_text
 from personae.memory.persona_doc import (
     PersonaDoc,
     PersonaSection,
@@ -39,10 +39,7 @@ _FIX = "pass a .md persona, a profile.json, a wiki page URL or saved .html, or a
 def _read(path: Path) -> str:
     if not path.is_file():
         raise InputError(f"persona source {path} does not exist", _FIX)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read {path} ({type(error).__name__})", _FIX) from None
+    return read_text(path)
 
 
 def _sections(pairs: Sequence[tuple[tuple[str, ...], Sequence[str]]]) -> tuple[PersonaSection, ...]:
@@ -206,10 +203,7 @@ def load_persona_file(source: str, character: str | None) -> PersonaDoc:
         name = (character or path.stem).strip()
         doc = parse_markdown(_read(path), name, source=str(path))
         return PersonaDoc(doc.character, doc.sections, source=str(path), source_kind="markdown")
-    try:
-        data = json.loads(_read(path))
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path} is not valid JSON (line {error.lineno})", _FIX) from None
+    data = parse_json(_read(path), str(path), _FIX)
     if not isinstance(data, dict):
         raise InputError(f"{path} is not a profile.json or CoSER book", _FIX)
     if "character_datasets" in data:

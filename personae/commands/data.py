@@ -16,9 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.errors import InputError
 from personae.files import check_writable_dir
 
 DEFAULT_DEST = Path("data/bookmarks")
+DEFAULT_MAX_MB = 1000
+"""Largest file downloaded by default (the storylines are a few MB each)."""
 
 
 def register(commands: Any) -> None:
@@ -37,6 +40,12 @@ def register(commands: Any) -> None:
     )
     fetch.add_argument(
         "--endpoint", help="Hub URL (default $HF_ENDPOINT or https://huggingface.co)"
+    )
+    fetch.add_argument(
+        "--max-mb",
+        type=int,
+        default=DEFAULT_MAX_MB,
+        help=f"largest file downloaded, in MB (default {DEFAULT_MAX_MB})",
     )
     fetch.set_defaults(handler=run)
     positions = actions.add_parser(
@@ -60,8 +69,15 @@ def run(args: argparse.Namespace) -> int:
     endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
     token = os.environ.get("HF_TOKEN", "").strip() or None
     dest: Path = args.dest
+    if args.max_mb < 1:
+        raise InputError("--max-mb must be at least 1", "pass a size in megabytes")
     check_writable_dir(dest, "--dest")
-    with HubClient(endpoint, user_agent=user_agent(load_settings()), token=token) as client:
+    with HubClient(
+        endpoint,
+        user_agent=user_agent(load_settings()),
+        token=token,
+        max_bytes=args.max_mb * 1_000_000,
+    ) as client:
         report = fetch_bookmarks(client, dest)
     out = sys.stdout
     for path in report.downloaded:

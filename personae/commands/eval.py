@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import importlib
 import sys
 from pathlib import Path
@@ -129,22 +128,23 @@ def read_references(path: Path) -> dict[str, str]:
     """``{character (case-folded): reference}`` from a CSV ``character,reference``."""
     if not path.is_file():
         raise InputError(f"references file {path} does not exist", "pass a CSV to --references")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or not {"character", "reference"} <= set(reader.fieldnames):
+    from personae.files import read_csv
+
+    fieldnames, records = read_csv(path)
+    if not {"character", "reference"} <= set(fieldnames):
+        raise InputError(
+            f"{path} lacks the columns character,reference",
+            "start the CSV with a header: character,reference",
+        )
+    found = {}
+    for line, record in enumerate(records, start=2):
+        name = record.get("character", "").strip()
+        reference = record.get("reference", "").strip()
+        if not name or not reference:
             raise InputError(
-                f"{path} lacks the columns character,reference",
-                "start the CSV with a header: character,reference",
+                f"{path}:{line}: character or reference is empty", "fill in or delete the row"
             )
-        found = {}
-        for line, record in enumerate(reader, start=2):
-            name = (record.get("character") or "").strip()
-            reference = (record.get("reference") or "").strip()
-            if not name or not reference:
-                raise InputError(
-                    f"{path}:{line}: character or reference is empty", "fill in or delete the row"
-                )
-            found[name.casefold()] = reference
+        found[name.casefold()] = reference
     return found
 
 

@@ -11,7 +11,7 @@ import pytest
 from personae.errors import InputError, RemoteError
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 from personae.memory.storyline import load_storyline
-from personae.tools.hf_datasets import HubClient, HubFile, convert_rows, fetch_bookmarks
+from personae.tools.hf_datasets import HubClient, HubFile, convert_rows, fetch_bookmarks, inside
 
 FANDOM = "KomeijiForce/Fine_Grained_Fandom_Benchmark_Action_Sequences"
 BANDORI = "KomeijiForce/Bandori_Conversational_Benchmark_Action_Sequences"
@@ -204,3 +204,47 @@ def test_fetch_the_real_shared_storylines(shared_dir: Path, tmp_path: Path) -> N
     haruhi = load_storyline(tmp_path / "title2action_series.haruhi.json")
     assert (len(haruhi), len(haruhi.chapters)) == (991, 28) and haruhi.major_characters
     assert len(load_storyline(tmp_path / "title2action_series.Pastel*Palettes.json")) == 968
+
+
+def test_row_artifact_names_cannot_write_outside_dest(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    rows = [{"artifact": "../../escaped", "title": "1", "action": "x", "character": "A"}]
+    hub = FakeHub({FANDOM: {"rows/train.jsonl": json.dumps(rows[0]).encode()}})
+    with LoopbackWebServer(hub) as server, HubClient(server.url, user_agent=UA) as client:
+        with pytest.raises(RemoteError, match="unsafe file 'title2action_series.../...") as error:
+            fetch_bookmarks(client, dest, repos=(FANDOM,))
+    assert error.value.exit_code == 3
+    assert not list(tmp_path.rglob("*escaped*"))
+    for bad in ("a\\..\\b", "x\x00y", ".."):
+        with pytest.raises(RemoteError, match="unsafe file"):
+            inside(dest, bad, origin="rows")
+
+
+def test_a_symlink_inside_dest_cannot_lead_out(tmp_path: Path) -> None:
+    dest, outside = tmp_path / "dest", tmp_path / "outside"
+    dest.mkdir()
+    outside.mkdir()
+    (dest / "hub").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(RemoteError, match="outside"):
+        inside(dest, "hub", "repo", "f.json", origin="repo/f.json")
+
+
+def test_downloads_are_capped_in_size(tmp_path: Path) -> None:
+    big = release_file("got", 40, 40)
+    hub = FakeHub({FANDOM: {"data/title2action_series.got.json": big}})
+    with (
+        LoopbackWebServer(hub) as server,
+        HubClient(server.url, user_agent=UA, max_bytes=len(big) - 1) as client,
+    ):
+        with pytest.raises(RemoteError, match="larger than the .*-byte download limit"):
+            fetch_bookmarks(client, tmp_path, repos=(FANDOM,))
+        assert not [r for r in server.requests if "/resolve/" in r.path]  # refused from listing
+        unlisted = HubFile("data/title2action_series.got.json", None)  # size not listed
+        with pytest.raises(RemoteError, match="larger than the .*-byte download limit"):
+            client.download(FANDOM, unlisted, tmp_path / "g.json")
+    hub.lie_about_size.add("data/title2action_series.got.json")
+    with LoopbackWebServer(hub) as server, HubClient(server.url, user_agent=UA) as client:
+        short = HubFile("data/title2action_series.got.json", len(big) - 100)  # listing says less
+        with pytest.raises(RemoteError, match="sent more than the"):
+            client.download(FANDOM, short, tmp_path / "g.json")
+    assert list(tmp_path.iterdir()) == []  # nothing half-written
