@@ -1,14 +1,18 @@
-"""The deep-search profiler (CharacterHub): plan, search in parallel, summarize, reflect, rewrite.
+"""The deep-search profiler (CharacterHub), one graph for two methods chosen by ``method``.
 
-Search rounds repeat until a stop rule decided in code fires (coverage reached, two rounds with
-nothing new, round cap, budget spent, all searches empty); the rule that fired is recorded.
-Sources get short ids ``S1..Sn`` in order of first appearance; the models only see those ids and
-the code drops invented ones. Importable as a compiled subgraph with typed input and output.
+``paper`` is the paper's pipeline (``profiler_paper``): R¹ with the Table 7 instruction, R²
+that always runs, the Table 8 rewrite. ``planned`` is ours: plan queries per dimension, search
+in parallel, summarize into cited notes, reflect on coverage, repeat until a stop rule decided
+in code fires (coverage reached, two rounds with nothing new, round cap, budget spent, all
+searches empty; the rule that fired is recorded), then rewrite. Both share the search node and
+end in ``verify_profile``: each fact checked against the passage it cites, each prose sentence
+against the kept facts. Sources get short ids ``S1..Sn`` in order of first appearance; the
+models only see those ids and the code drops invented ones. The canon rule is decided once, in
+``resolve_character``. Importable as a compiled subgraph with typed input and output.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -18,11 +22,29 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
+from personae.agents.canon import decide_canon
+from personae.agents.citation_checker import check_citations
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
-from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
-from personae.agents.profile_rewriter import ProfileDraft, rewrite_first_person
+from personae.agents.evidence_summarizer import CitedFact, summarize_round
+from personae.agents.profile_rewriter import rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
 from personae.errors import InputError, RemoteError
+from personae.graphs.profiler_checks import verify_profile
+from personae.graphs.profiler_evidence import (
+    assign_source_ids,
+    draft_with_citations,
+    facts_by_dimension,
+    notes_document,
+    passages_text,
+    source_key,
+    zero_facts_notices,
+)
+from personae.graphs.profiler_paper import (
+    propose_paper_searches,
+    rewrite_paper_profile_node,
+    route_after_document,
+    write_paper_document,
+)
 from personae.graphs.profiler_sources import (
     find_character,
     search_once,
@@ -35,8 +57,8 @@ from personae.graphs.profiler_state import (
     ProfilerState,
     SearchTask,
     SearchTool,
+    merge_sources,
 )
-from personae.llm import LLMUsage
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -48,11 +70,16 @@ STOP_RULES = (
     "no_new_sources",
     "round_cap",
     "no_follow_ups",
+    "paper_rounds",
 )
-"""Stop rules in the order they are checked; ``stop_reason`` is one of them."""
+"""Stop rules in the order they are checked (``planned``); ``paper_rounds``: the ``paper``
+method's R¹ and R² are done. ``stop_reason`` is one of them."""
 
-CALLS_PER_ROUND = 2
-"""LLM calls one more round costs (summarize + reflect); the rewrite call is kept in reserve."""
+CALLS_PER_ROUND = 3
+"""LLM calls one more round costs (summarize, check citations, reflect); the rewrite and its two
+checks are kept in reserve."""
+
+__all__ = ["assign_source_ids", "build_graph", "graph", "source_key"]
 
 
 async def resolve_character(
@@ -68,7 +95,21 @@ async def resolve_character(
         "name": page.title if page else state["name"].strip(),
         "notices": notices,
         "round": 1,
+        "method": runtime.context.method,
+        "canon": decide_canon(state["name"], state.get("franchise")),
     }
+
+
+def route_method(state: ProfilerState) -> Literal["plan_queries", "propose_paper_searches"]:
+    """The paper's R¹ agent, or our per-dimension planner."""
+    return "propose_paper_searches" if state["method"] == "paper" else "plan_queries"
+
+
+def route_after_search(
+    state: ProfilerState,
+) -> Literal["summarize_evidence", "write_paper_document"]:
+    """Both methods share the search node; each reads the results its own way."""
+    return "write_paper_document" if state["method"] == "paper" else "summarize_evidence"
 
 
 async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
@@ -156,45 +197,6 @@ def search_failure_notices(searches: list[dict[str, Any]], current: int) -> list
     return notices
 
 
-def assign_source_ids(
-    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str], dict[str, list[str]]]:
-    """One source per page: updates for ``sources``, this round's ids, and their texts.
-
-    A page (normalised URL) keeps one id ``S<n>`` for the whole run however many searches
-    return it, with different passages (one per wiki section, per query) or the same one.
-    Returns the source records to merge (a new page with its first passage; each new passage of
-    a known page as a record with the same id, merged by :func:`merge_sources`), the ids of the
-    round's kept passages in order of first appearance, and the distinct passage texts of each
-    id in this round (what the summariser reads).
-    """
-    by_url = {normalize_url(s["url"]): s for s in known}
-    updates: list[dict[str, Any]] = []
-    texts: dict[str, list[str]] = {}
-    next_number = len(known) + 1
-    for passage in passages:
-        url = normalize_url(passage["url"])
-        if url in excluded:
-            continue
-        source = by_url.get(url)
-        if source is None:
-            source = {"id": f"S{next_number}", **{k: passage[k] for k in _SOURCE_FIELDS}}
-            next_number += 1
-            by_url[url] = source
-            updates.append(source)
-            texts[source["id"]] = [passage["content"]]
-            continue
-        seen = texts.setdefault(source["id"], [])
-        if passage["content"] not in seen:
-            seen.append(passage["content"])
-            if passage["content"] not in source["content"]:
-                updates.append({**source, "content": passage["content"]})
-    return updates, list(texts), texts
-
-
-_SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
-
-
 async def summarize_evidence(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
@@ -204,21 +206,31 @@ async def summarize_evidence(
     passages = [e for e in state["evidence"] if e["round"] == current]
     excluded = {normalize_url(u) for u in context.exclude_urls}
     known = state.get("sources", [])
-    updates, ids, texts = assign_source_ids(known, passages, excluded)
-    titles = {s["id"]: s["title"] for s in [*known, *updates]}
+    updates, ids, round_texts = assign_source_ids(known, passages, excluded)
+    everything = {s["id"]: s for s in merge_sources(known, updates)}
     known_ids = {s["id"] for s in known}
     new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
     facts: list[CitedFact] = []
     usage: dict[str, int] = {}
     if ids:
-        shown = [(i, titles[i], "\n\n".join(texts[i])) for i in ids]
+        shown = [(i, everything[i]["title"], "\n\n".join(round_texts[i])) for i in ids]
         facts, used = await summarize_round(
             context.llm("fast"),
             name=state["name"],
             franchise=state.get("franchise"),
             sources=shown,
+            canon=state["canon"],
+            chars=max(1000, context.evidence_chars // len(ids)),
         )
         usage = used.as_dict()
+        if context.check_citations and facts:
+            texts = {i: str(s["content"]) for i, s in everything.items()}
+            facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
+            usage = {
+                **(used + checked).as_dict(),
+                "facts_checked": len(facts) + len(dropped),
+                "facts_unsupported": len(dropped),
+            }
     record = {
         "round": current,
         "queries": [p["query"] for p in state["pending"]],
@@ -230,16 +242,6 @@ async def summarize_evidence(
     fact_rows = [{**f.model_dump(), "round": current} for f in facts]
     update: dict[str, Any] = {"sources": updates, "facts": fact_rows, "rounds": [record]}
     return {**update, "usage": usage, "notices": search_failure_notices(state["searches"], current)}
-
-
-def facts_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[CitedFact]]:
-    """The cited facts of every round per dimension, de-duplicated (rounds repeat facts)."""
-    grouped: dict[str, list[CitedFact]] = defaultdict(list)
-    for fact in facts:
-        cited = CitedFact.model_validate(fact)
-        if cited not in grouped[cited.dimension]:
-            grouped[cited.dimension].append(cited)
-    return dict(grouped)
 
 
 async def reflect_coverage(
@@ -283,7 +285,8 @@ def stop_rule(state: ProfilerState, context: ProfilerContext) -> str | None:
     usage = state.get("usage", {})
     rounds = state["rounds"]
     tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
-    if usage.get("llm_calls", 0) + CALLS_PER_ROUND + 1 > context.max_llm_calls:
+    reserve = 1 + (2 if context.check_citations else 0)  # rewrite, then facts and prose checks
+    if usage.get("llm_calls", 0) + CALLS_PER_ROUND + reserve > context.max_llm_calls:
         return "budget_llm_calls"
     if tokens >= context.max_tokens:
         return "budget_tokens"
@@ -323,7 +326,7 @@ def route_after_check(
 async def rewrite_profile(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Write the first-person profile, one canon, every fact with known source ids."""
+    """Write the first-person profile from the notes and the passages; facts checked next."""
     sources = state.get("sources", [])
     if not sources:
         raise InputError(
@@ -338,61 +341,27 @@ async def rewrite_profile(
             "rerun (searches are checkpointed and cached) or use a stronger --fast-model",
         )
     known = {s["id"] for s in sources}
-    draft, kept, usage = await draft_with_citations(state, runtime.context, notes, known)
-    dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
-    for fact in kept:
-        dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
-    notices = [] if kept else [ZERO_FACTS_WARNING.format(count=len(draft.facts))]
-    return {
-        "profile": draft.profile.strip(),
-        "canon": draft.canon.strip(),
-        "conflicts": draft.conflicts,
-        "dimensions": dimensions,
-        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
-        "notices": notices,
-    }
-
-
-ZERO_FACTS_WARNING = (
-    "warning: the profile keeps no cited fact (the model's {count} facts all lacked a known "
-    "source id, twice); its text is unsupported by the sources"
-)
-CITE_REMINDER = (
-    "Your previous draft kept no fact with a source id shown above. Give the facts again, "
-    "each citing the ids (like S1) of the sources that state it."
-)
-
-
-async def draft_with_citations(
-    state: ProfilerState,
-    context: ProfilerContext,
-    notes: dict[str, list[CitedFact]],
-    known: set[str],
-) -> tuple[ProfileDraft, list[CitedFact], LLMUsage]:
-    """The rewrite, asked once more when none of its facts kept a known source id.
-
-    Returns the draft, its facts with known ids (the rest are dropped and counted by the
-    caller) and the usage of both calls.
-    """
-    sources = [(s["id"], s["title"]) for s in state.get("sources", [])]
-    usage = LLMUsage()
-    reminder = None
-    for _ in range(2):
-        draft, used = await rewrite_first_person(
-            context.llm("strong"),
+    draft, kept, usage = await draft_with_citations(
+        lambda reminder: rewrite_first_person(
+            runtime.context.llm("strong"),
             name=state["name"],
             franchise=state.get("franchise"),
             facts_by_dimension=notes,
-            sources=sources,
+            passages=passages_text(sources, [], runtime.context.evidence_chars),
             known_ids=known,
+            canon=state["canon"],
             reminder=reminder,
-        )
-        usage = usage + used
-        kept = keep_cited_facts(draft.facts, known)
-        if kept:
-            break
-        reminder = CITE_REMINDER
-    return draft, kept, usage
+        ),
+        known,
+    )
+    return {
+        "profile": draft.profile.strip(),
+        "conflicts": draft.conflicts,
+        "drinfo": notes_document(state["name"], notes),
+        "draft_facts": [f.model_dump() for f in kept],
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": zero_facts_notices(draft, kept),
+    }
 
 
 def finish_profile(state: ProfilerState) -> dict[str, Any]:
@@ -408,20 +377,36 @@ builder = StateGraph(
 )
 builder.add_node(resolve_character)
 builder.add_node(plan_queries)
+builder.add_node(propose_paper_searches)
 builder.add_node("search", search, input_schema=SearchTask)
 builder.add_node(summarize_evidence)
 builder.add_node(reflect_coverage)
 builder.add_node(check_stop_rules)
 builder.add_node(rewrite_profile)
+builder.add_node(write_paper_document)
+builder.add_node("rewrite_paper_profile", rewrite_paper_profile_node)
+builder.add_node(verify_profile)
 builder.add_node(finish_profile)
 builder.add_edge(START, "resolve_character")
-builder.add_edge("resolve_character", "plan_queries")
+builder.add_conditional_edges(
+    "resolve_character", route_method, ["plan_queries", "propose_paper_searches"]
+)
 builder.add_conditional_edges("plan_queries", dispatch_searches, ["search"])
-builder.add_edge("search", "summarize_evidence")
+builder.add_conditional_edges("propose_paper_searches", dispatch_searches, ["search"])
+builder.add_conditional_edges(
+    "search", route_after_search, ["summarize_evidence", "write_paper_document"]
+)
 builder.add_edge("summarize_evidence", "reflect_coverage")
 builder.add_edge("reflect_coverage", "check_stop_rules")
 builder.add_conditional_edges("check_stop_rules", route_after_check, ["search", "rewrite_profile"])
-builder.add_edge("rewrite_profile", "finish_profile")
+builder.add_conditional_edges(
+    "write_paper_document",
+    route_after_document,
+    ["propose_paper_searches", "rewrite_paper_profile"],
+)
+builder.add_edge("rewrite_profile", "verify_profile")
+builder.add_edge("rewrite_paper_profile", "verify_profile")
+builder.add_edge("verify_profile", "finish_profile")
 builder.add_edge("finish_profile", END)
 
 graph = builder.compile(name="profiler")

@@ -69,11 +69,12 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     Wiki and result-page hosts get one request at a time across all the run's searches; the
     Tavily API, built for concurrent clients, does not.
     """
+    template_host = context.fandom_template.replace("{slug}", "x")
     return PoliteHttpClient(
         user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
         cache_ttl=context.cache_ttl_seconds,
-        allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url),
+        allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url, template_host),
         parallel_hosts=_configured_hosts(context.tavily_base_url),
     )
 
@@ -95,6 +96,9 @@ async def search_once(
                     api_key=context.tavily_api_key,
                     http=http,
                     base_url=context.tavily_base_url,
+                    search_depth=context.search_depth,
+                    raw_content_results=context.raw_content_results,
+                    max_content_chars=context.passage_chars,
                 )
                 found = await web.search(
                     query, max_results=context.max_results, exclude_urls=context.exclude_urls
@@ -102,7 +106,7 @@ async def search_once(
                 return SearchOutcome(found, web.searches, web.credits_used, web.pages_fetched)
             if wiki_url is None:
                 return SearchOutcome()
-            wiki = MediaWikiClient(wiki_url, http=http)
+            wiki = MediaWikiClient(wiki_url, http=http, passage_chars=context.passage_chars)
             found = await wiki.search(
                 query, limit=context.max_results, exclude_urls=context.exclude_urls
             )
@@ -136,8 +140,22 @@ async def find_character(
     if wiki_url and wiki_root(wiki_url) != wiki_url.strip().rstrip("/"):
         notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki_root(wiki_url)}")
     async with make_http(context, wiki_url) as http:
+        searcher = (
+            TavilySearch(
+                api_key=context.tavily_api_key, http=http, base_url=context.tavily_base_url
+            )
+            if web
+            else None
+        )
         try:
-            wiki = await open_wiki(http=http, wiki_url=wiki_url, franchise=franchise)
+            wiki = await open_wiki(
+                http=http,
+                wiki_url=wiki_url,
+                franchise=franchise,
+                searcher=searcher,
+                domain_template=context.fandom_template,
+                character=name,
+            )
         except InputError as error:
             if wiki_url or not web:
                 raise

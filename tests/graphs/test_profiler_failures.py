@@ -16,12 +16,8 @@ from profiler_world import WEB_PAGES, hokuto_wiki, profiler_context, scripted_mo
 
 from personae.errors import RemoteError
 from personae.graphs import profiler_sources
-from personae.graphs.profiler import (
-    CITE_REMINDER,
-    ZERO_FACTS_WARNING,
-    assign_source_ids,
-    graph,
-)
+from personae.graphs.profiler import assign_source_ids, graph
+from personae.graphs.profiler_evidence import CITE_REMINDER, ZERO_FACTS_WARNING
 from personae.graphs.profiler_sources import NO_WEB_NOTICE
 from personae.graphs.profiler_state import ProfilerContext, merge_sources
 from personae.loopback import LoopbackWebServer, free_port
