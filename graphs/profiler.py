@@ -28,7 +28,7 @@ from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
-from personae.errors import InputError, RemoteError
+from personae.errors import InputError
 from personae.graphs.profiler_checks import verify_profile
 from personae.graphs.profiler_evidence import (
     assign_source_ids,
@@ -334,12 +334,6 @@ async def rewrite_profile(
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
     notes = facts_by_dimension(state.get("facts", []))
-    if not notes:
-        raise RemoteError(
-            f"the model kept no cited fact from the {len(sources)} sources found about "
-            f"{state['name']!r}, so no profile is written from nothing",
-            "rerun (searches are checkpointed and cached) or use a stronger --fast-model",
-        )
     known = {s["id"] for s in sources}
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_first_person(

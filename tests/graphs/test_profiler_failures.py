@@ -14,7 +14,6 @@ import pytest
 from fake_web import FakeTavily, FakeWeb
 from profiler_world import WEB_PAGES, hokuto_wiki, profiler_context, scripted_model
 
-from personae.errors import RemoteError
 from personae.graphs import profiler_sources
 from personae.graphs.profiler import assign_source_ids, graph
 from personae.graphs.profiler_evidence import CITE_REMINDER, ZERO_FACTS_WARNING
@@ -179,15 +178,6 @@ async def test_dropped_facts_are_counted(
     result = await profile(server)
     assert result["usage"]["dropped_facts"] == 1  # the draft's one fact without a source id
     assert result["notices"] == []
-
-
-async def test_no_cited_notes_fail_instead_of_a_profile_from_nothing(
-    server: LoopbackWebServer, model: ScriptedChatModel
-) -> None:
-    model.responders["EvidenceNotes"] = lambda messages: {"facts": []}
-    with pytest.raises(RemoteError, match="no profile is written from nothing"):
-        await profile(server)
-    assert model.calls_for("ProfileDraft") == []
 
 
 async def test_a_draft_without_any_cited_fact_is_asked_again_then_flagged(
