@@ -204,8 +204,8 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     }
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     schemas = [
-        importlib.import_module(
-            f"personae.graphs.{Path(target.split(':')[0]).stem}"
+        importlib.import_module(  # ./graphs/x.py is personae.graphs.x, ./evals/y.py personae.evals.y
+            "personae." + ".".join(Path(target.split(":")[0]).with_suffix("").parts)
         ).graph.context_schema
         for target in graphs.values()
     ]
