@@ -13,8 +13,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.evidence_summarizer import CitedFact
-from personae.agents.query_planner import DIMENSIONS, Dimension, anchor_query
+from personae.agents.query_planner import anchor_query
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 REFLECTOR_SYSTEM = """You review notes gathered to profile the fictional character {name}
 ({franchise}). For each dimension ({dimensions}) score coverage from 0 (nothing) to 1 (enough to

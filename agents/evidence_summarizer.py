@@ -12,8 +12,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.query_planner import DIMENSIONS, Dimension
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 SUMMARIZER_SYSTEM = """You extract facts about the fictional character {name} ({franchise})
 from numbered source passages. Sort each fact into one dimension ({dimensions}). Every fact must

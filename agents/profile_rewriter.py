@@ -17,8 +17,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.evidence_summarizer import CitedFact, reject_unknown_ids
-from personae.agents.query_planner import DIMENSIONS
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS
 
 REWRITER_SYSTEM = """You write the profile of the fictional character {name} ({franchise}) in
 the first person, as the character speaking about themself, from the cited facts and the source

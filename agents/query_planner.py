@@ -7,22 +7,12 @@ search to a few dimensions or drift to another character.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.llm import LLMUsage, call_structured
-
-Dimension = Literal[
-    "identity", "appearance", "ability", "relationship", "experience", "personality", "other"
-]
-"""One profiling dimension of the paper. Schemas use this type, so a structured-output call
-cannot return another value (constrained decoding enforces it; a fake that does is retried)."""
-
-DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
-"""The profiling dimensions of the paper, in report order."""
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 DIMENSION_KEYWORDS: dict[str, str] = {
     "identity": "identity background origin",

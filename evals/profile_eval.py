@@ -34,10 +34,8 @@ from personae.agents.knowledge_extractor import (
     extract_knowledge,
     merge_chunk_points,
 )
-from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import Alignment, judge_alignment
 from personae.errors import InputError, RemoteError
-from personae.evals.judge_cache import JudgeCache
 from personae.evals.profile_metrics import (
     SupportScores,
     count_tokens,
@@ -52,6 +50,8 @@ from personae.evals.profile_reference import (
 )
 from personae.files import parse_json, read_text
 from personae.llm import LLMUsage
+from personae.llm_cache import LLMCallCache
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 T = TypeVar("T")
@@ -256,7 +256,7 @@ class _Run:
     """What every call of one evaluation shares."""
 
     context: ProfileEvalContext
-    cache: JudgeCache
+    cache: LLMCallCache
     slots: asyncio.Semaphore
 
 
@@ -479,7 +479,7 @@ async def evaluate_characters(
     for warning in warnings:
         say(f"warning: {warning}")
     run = _Run(
-        context, JudgeCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
+        context, LLMCallCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
     )
     answers = await all_or_nothing(
         evaluate_character(run, case, run_labels(case.documents), say) for case in cases

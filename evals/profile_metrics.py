@@ -16,8 +16,8 @@ from typing import Any, get_args
 from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import Verdict
+from personae.profile_dimensions import DIMENSIONS
 
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 """The four judge verdicts, in report order."""

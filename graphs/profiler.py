@@ -13,6 +13,7 @@ models only see those ids and the code drops invented ones. The canon rule is de
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -27,7 +28,7 @@ from personae.agents.citation_checker import check_citations
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.agents.query_planner import plan_search_queries
 from personae.errors import InputError
 from personae.graphs.profiler_checks import verify_profile
 from personae.graphs.profiler_evidence import (
@@ -51,14 +52,19 @@ from personae.graphs.profiler_sources import (
     web_search_enabled,
 )
 from personae.graphs.profiler_state import (
+    Passage,
+    PlannedQuery,
     ProfileInput,
     ProfileOutput,
     ProfilerContext,
     ProfilerState,
+    Reflection,
+    SearchLog,
     SearchTask,
     SearchTool,
     merge_sources,
 )
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -121,7 +127,8 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
     )
-    return {"pending": [q.model_dump() for q in queries], "usage": usage.as_dict()}
+    pending = [PlannedQuery(dimension=q.dimension, query=q.query) for q in queries]
+    return {"pending": pending, "usage": usage.as_dict()}
 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
@@ -151,24 +158,24 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     """Run one search through the real web or wiki client and keep its passages."""
     outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
     passages = [
-        {
-            "url": e.url,
-            "title": e.title,
-            "content": e.content,
-            "origin": e.origin,
-            "query": state["query"],
-            "round": state["round"],
-        }
+        Passage(
+            url=e.url,
+            title=e.title,
+            content=e.content,
+            origin=e.origin,
+            query=state["query"],
+            round=state["round"],
+        )
         for e in outcome.evidence
     ]
-    log = {
-        "round": state["round"],
-        "dimension": state["dimension"],
-        "query": state["query"],
-        "tool": state["tool"],
-        "results": len(passages),
-        "error": outcome.error,
-    }
+    log = SearchLog(
+        round=state["round"],
+        dimension=state["dimension"],
+        query=state["query"],
+        tool=state["tool"],
+        results=len(passages),
+        error=outcome.error,
+    )
     usage = {
         "searches": outcome.searches,
         "failed_searches": int(outcome.error is not None),
@@ -178,7 +185,7 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     return {"evidence": passages, "searches": [log], "usage": usage}
 
 
-def search_failure_notices(searches: list[dict[str, Any]], current: int) -> list[str]:
+def search_failure_notices(searches: Sequence[SearchLog], current: int) -> list[str]:
     """One notice per search tool that failed this round: how many, and the first error.
 
     Failed searches do not stop a round (the others may have found enough), but the user must
@@ -270,8 +277,8 @@ async def reflect_coverage(
         done_queries=done,
         per_dimension=context.queries_per_dimension,
     )
-    pending = [{"dimension": d, "query": q} for d, q in follow_ups]
-    reflection = {"round": state["round"], "coverage": scores, "follow_ups": pending}
+    pending = [PlannedQuery(dimension=d, query=q) for d, q in follow_ups]
+    reflection = Reflection(round=state["round"], coverage=scores, follow_ups=pending)
     return {
         "coverage": scores,
         "pending": pending,

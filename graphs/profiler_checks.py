@@ -15,10 +15,10 @@ from langgraph.runtime import Runtime
 from personae.agents.citation_checker import check_citations
 from personae.agents.evidence_summarizer import CitedFact
 from personae.agents.prose_checker import check_prose
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import RemoteError
 from personae.graphs.profiler_state import ProfilerContext, ProfilerState
 from personae.llm import LLMUsage
+from personae.profile_dimensions import DIMENSIONS
 
 
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import Any
 from personae.agents.deep_searcher import render_passages
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts
 from personae.agents.profile_rewriter import ProfileDraft
-from personae.agents.query_planner import DIMENSIONS
+from personae.graphs.profiler_state import Passage, Source
 from personae.llm import LLMUsage
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
@@ -29,8 +30,8 @@ def source_key(url: str, content: str) -> str:
 
 
 def assign_source_ids(
-    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str], dict[str, list[str]]]:
+    known: Sequence[Source], passages: Sequence[Passage], excluded: set[str]
+) -> tuple[list[Source], list[str], dict[str, list[str]]]:
     """One source per page: updates for ``sources``, this round's ids, and their texts.
 
     A page (normalised URL) keeps one id ``S<n>`` for the whole run however many searches
@@ -41,7 +42,7 @@ def assign_source_ids(
     distinct passage texts of each id in this round (what the round's reader sees).
     """
     by_url = {normalize_url(s["url"]): s for s in known}
-    updates: list[dict[str, Any]] = []
+    updates: list[Source] = []
     texts: dict[str, list[str]] = {}
     next_number = len(known) + 1
     for passage in passages:
@@ -50,7 +51,14 @@ def assign_source_ids(
             continue
         source = by_url.get(url)
         if source is None:
-            source = {"id": f"S{next_number}", **{k: passage[k] for k in SOURCE_FIELDS}}
+            source = Source(
+                id=f"S{next_number}",
+                url=passage["url"],
+                title=passage["title"],
+                content=passage["content"],
+                origin=passage["origin"],
+                round=passage["round"],
+            )
             next_number += 1
             by_url[url] = source
             updates.append(source)
@@ -60,7 +68,7 @@ def assign_source_ids(
         if passage["content"] not in seen:
             seen.append(passage["content"])
             if passage["content"] not in source["content"]:
-                updates.append({**source, "content": passage["content"]})
+                updates.append(Source(**{**source, "content": passage["content"]}))
     return updates, list(texts), texts
 
 

@@ -9,6 +9,7 @@ environment here, at the edge, never from graph state (so they never land in a c
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from personae.tools.web_search import TavilySearch
 from personae.tools.wiki import MediaWikiClient, WikiPageNotFound
 from personae.tools.wiki_discovery import open_wiki, wiki_root
 from personae.tools.wiki_page import WikiPage
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from personae.graphs.profiler_state import ProfilerContext, SearchTool
@@ -114,6 +117,7 @@ async def search_once(
         except (RemoteError, InputError) as error:
             # Offline, HTTP 5xx/432/429 after retries, a rejected query: the round goes on
             # with what the other searches found, and the failure is reported (never silent).
+            logger.info("search failed: %s", error)
             return SearchOutcome(searches=1, error=str(error))
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.files import write_json_atomic, write_text_atomic
 from personae.memory.character_card import build_card
+from personae.profile_dimensions import DIMENSIONS
 
 
 @dataclass(frozen=True)

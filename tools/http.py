@@ -13,6 +13,7 @@ import email.utils
 import hashlib
 import ipaddress
 import json
+import logging
 import random
 import socket
 import time
@@ -30,6 +31,8 @@ import httpx
 from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
 from personae.settings import Settings, user_agent
+
+logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """Statuses worth retrying: rate limits and transient server errors."""
@@ -197,6 +200,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
                     address, port, timeout, local_address, socket_options
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                logger.info("connect failed, trying the next address: %s", error)
                 failure = error
         assert failure is not None
         raise failure
@@ -563,7 +567,8 @@ class PoliteHttpClient:
             return None
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, json.JSONDecodeError) as error:
+            logger.info("HTTP cache entry unreadable, fetching again: %s", error)
             return None  # a damaged entry is refetched and overwritten
         if (
             self.cache_ttl is not None

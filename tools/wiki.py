@@ -9,6 +9,7 @@ hides those differences behind two calls the profiler needs, talking to the Acti
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from personae.tools.wiki_parser import (
     disambiguation_candidates_async,
     parse_wiki_html_async,
 )
+
+logger = logging.getLogger(__name__)
 
 API_PATHS = ("/api.php", "/w/api.php")
 """Where the Action API lives: Fandom (``<wiki>/api.php``), then Wikipedia-style wikis."""
@@ -98,7 +101,8 @@ async def probe_mediawiki(
             )
         except UnreachableError:
             raise
-        except RemoteError:
+        except RemoteError as error:
+            logger.info("no MediaWiki API at this layout: %s", error)
             continue  # not there (404, HTML instead of JSON): try the next layout
         general = answer.get("query", {}).get("general") if isinstance(answer, dict) else None
         if isinstance(general, dict) and str(general.get("generator", "")).startswith("MediaWiki"):
@@ -209,7 +213,8 @@ class MediaWikiClient:
             raise InputError("the character name is empty", "pass a character name")
         try:
             page, html = await self._parse(name)
-        except WikiPageNotFound:
+        except WikiPageNotFound as error:
+            logger.info("wiki page not found: %s", error)
             page, html = await self._first_search_hit(name, franchise)
         if page.is_disambiguation:
             return await self._resolve_disambiguation(name, franchise, html)
@@ -240,7 +245,8 @@ class MediaWikiClient:
     async def _parse_or_none(self, title: str) -> WikiPage | None:
         try:
             return await self.page(title)
-        except WikiPageNotFound:
+        except WikiPageNotFound as error:
+            logger.info("wiki page not found: %s", error)
             return None  # a hit deleted since indexing is simply skipped
 
     async def _parse(self, title: str) -> tuple[WikiPage, str]:

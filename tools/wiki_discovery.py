@@ -8,6 +8,7 @@ name. The domain template is a setting so tests can point it at a loopback serve
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from urllib.parse import urlsplit
@@ -16,6 +17,8 @@ from personae.errors import InputError, PersonaeError
 from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
 from personae.tools.wiki import MediaWikiClient, probe_mediawiki
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 """Where a Fandom wiki with subdomain ``slug`` lives."""
@@ -104,7 +107,8 @@ async def discover_wiki(
         for query in queries:
             try:
                 results = await searcher.search(query, max_results=5)
-            except PersonaeError:
+            except PersonaeError as error:
+                logger.info("wiki search failed during discovery: %s", error)
                 break  # discovery falls back to name slugs; the search error resurfaces later
             seen_in_search += slugs_from_urls([r.url for r in results])
             if seen_in_search:
@@ -116,7 +120,8 @@ async def discover_wiki(
         base = domain_template.format(slug=slug).rstrip("/")
         try:
             site = await probe_mediawiki(http, base)
-        except InputError:
+        except InputError as error:
+            logger.info("candidate wiki refused: %s", error)
             continue  # a refused host is just a wrong guess
         except UnreachableError as error:
             unreachable.append(error)

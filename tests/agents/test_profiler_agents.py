@@ -16,7 +16,8 @@ from personae.agents.coverage_reflector import (
 )
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, PlannedQuery, plan_search_queries
+from personae.agents.query_planner import PlannedQuery, plan_search_queries
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
 SOURCES = [("S1", "Kenshiro", "Kenshiro has seven scars."), ("S2", "Raoh", "Raoh is his brother.")]

@@ -18,7 +18,7 @@ from personae.graphs import profiler_sources
 from personae.graphs.profiler import assign_source_ids, graph
 from personae.graphs.profiler_evidence import CITE_REMINDER, ZERO_FACTS_WARNING
 from personae.graphs.profiler_sources import NO_WEB_NOTICE
-from personae.graphs.profiler_state import ProfilerContext, merge_sources
+from personae.graphs.profiler_state import Passage, ProfilerContext, Source, merge_sources
 from personae.loopback import LoopbackWebServer, free_port
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 from personae.tools.http import PoliteHttpClient
@@ -154,14 +154,19 @@ async def test_one_source_per_page_across_searches_and_rounds(
 
 
 def test_assign_source_ids_merges_passages_of_one_page() -> None:
-    known = [{"id": "S1", "url": "https://a.org/x", "title": "X", "content": "one", "round": 1}]
-    found = [
-        {"url": "https://a.org/x#part", "title": "X", "content": "two", "origin": "web"},
-        {"url": "https://b.org/y", "title": "Y", "content": "three", "origin": "web"},
-        {"url": "https://a.org/x", "title": "X", "content": "two", "origin": "web"},
-        {"url": "https://b.org/y/", "title": "Y", "content": "four", "origin": "web"},
+    known = [
+        Source(id="S1", url="https://a.org/x", title="X", content="one", origin="web", round=1)
     ]
-    passages = [{**p, "round": 2} for p in found]
+    found = [
+        ("https://a.org/x#part", "two"),
+        ("https://b.org/y", "three"),
+        ("https://a.org/x", "two"),
+        ("https://b.org/y/", "four"),
+    ]
+    passages = [
+        Passage(url=url, title="T", content=text, origin="web", query="q", round=2)
+        for url, text in found
+    ]
     updates, ids, texts = assign_source_ids(known, passages, set())
     assert ids == ["S1", "S2"]
     assert texts == {"S1": ["two"], "S2": ["three", "four"]}
