@@ -241,9 +241,12 @@ class SilentProgress:
 
 
 class RichProgress(SilentProgress):
-    """A rich progress bar on stderr (used when stderr is a TTY)."""
+    """A rich progress bar on stderr (used when stderr is a TTY): instances done of all, ETA.
 
-    def __init__(self) -> None:
+    ``console`` is the terminal to draw on (stderr by default; tests pass a recording one).
+    """
+
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -252,7 +255,7 @@ class RichProgress(SilentProgress):
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=console or Console(stderr=True),
             transient=False,
         )
         self._task: Any = None

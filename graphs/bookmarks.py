@@ -53,6 +53,7 @@ from personae.memory.storyline import Storyline
 from personae.run_context import described
 
 STAT_KEYS = (
+    "questions_dropped",
     "reuse",
     "derive",
     "new",
@@ -199,7 +200,7 @@ async def propose_questions(
     storyline = resources.storyline
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
-    questions, usage = await ask_proposer(
+    questions, usage, dropped = await ask_proposer(
         context.llm("fast"),
         character=character,
         story=context.story_title(storyline.name),
@@ -213,7 +214,7 @@ async def propose_questions(
         "questions": [
             Question(type=q.type, question=q.question, keyword=q.keyword) for q in questions
         ],
-        "propose_usage": usage.as_dict(),
+        "propose_usage": {**usage.as_dict(), "questions_dropped": dropped},
         "synced": Overwrite([]),
     }
 
@@ -345,6 +346,21 @@ async def running_profile(
         story=context.story_title(story),
     )
     return result.profile, result.usage
+
+
+def step_warnings(stats: Mapping[str, int]) -> list[str]:
+    """What a step's user must know: no question kept means no bookmark grounded the action.
+
+    The proposer's questions are the agent's only way into its memory; when the code drops all
+    of them (or the model proposed none), the action rests on the scene and nearby bookmarks
+    alone, and that must be visible rather than look like an ordinary step.
+    """
+    asked = sum(int(stats.get(key, 0)) for key in ("reuse", "derive", "new"))
+    if asked:
+        return []
+    dropped = int(stats.get("questions_dropped", 0))
+    why = f"the model proposed {dropped}, all dropped by the code" if dropped else "none proposed"
+    return [f"no question kept this step ({why}): no bookmark was matched or synced"]
 
 
 def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from typing_extensions import TypedDict
 
 from personae.run_context import LLMContext, described
-from personae.settings import load_settings
+from personae.settings import load_settings, parse_duration
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -124,6 +124,27 @@ class ProfileFact(TypedDict):
     source_ids: list[str]
 
 
+def merge_sources(left: Sequence[Source], right: Sequence[Source]) -> list[Source]:
+    """Reducer: one record per source id; a record with a known id adds its passage text.
+
+    The same page found by several searches stays one source (one id, one URL) whose content
+    gathers every distinct passage seen of it, in the order they came.
+    """
+    merged = [cast(Source, dict(source)) for source in left]
+    where = {source["id"]: index for index, source in enumerate(merged)}
+    for source in right:
+        index = where.get(source["id"])
+        if index is None:
+            where[source["id"]] = len(merged)
+            merged.append(cast(Source, dict(source)))
+            continue
+        current = merged[index]
+        text = source["content"]
+        if text and text not in current["content"]:
+            current["content"] = f"{current['content']}\n\n{text}" if current["content"] else text
+    return merged
+
+
 class ProfileInput(TypedDict):
     """Who to profile."""
 
@@ -210,7 +231,7 @@ class ProfilerState(ProfileInput):
     coverage: dict[str, float]
     """Latest coverage score per dimension."""
     usage: Annotated[dict[str, int], add_counts]
-    sources: Annotated[list[Source], operator.add]
+    sources: Annotated[list[Source], merge_sources]
     rounds: Annotated[list[RoundRecord], operator.add]
     reflections: Annotated[list[Reflection], operator.add]
     notices: Annotated[list[str], operator.add]
@@ -283,6 +304,9 @@ class ProfilerContext(LLMContext):
     cache_dir: str | None = ""
     """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
     ~/.cache/personae; null disables caching."""
+    cache_ttl: str = ""
+    """How long a cached page stays fresh: seconds, or 30m, 12h, 7d. Empty: PERSONAE_CACHE_TTL,
+    else cached pages never expire."""
     search_concurrency: int = 8
     """Searches running at once."""
     contact: str = ""
@@ -299,9 +323,17 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        ttl = parse_duration(self.cache_ttl, "cache_ttl") if self.cache_ttl else settings.cache_ttl
+        object.__setattr__(self, "_cache_ttl_seconds", ttl)
         if not self.fandom_template:
             object.__setattr__(self, "fandom_template", settings.fandom_template)
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
+
+    @property
+    def cache_ttl_seconds(self) -> float | None:
+        """``cache_ttl`` (or ``PERSONAE_CACHE_TTL``) in seconds; ``None``: never expire."""
+        seconds: float | None = getattr(self, "_cache_ttl_seconds", None)
+        return seconds
 
     @property
     def tavily_api_key(self) -> str | None:

@@ -16,12 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RANK = {"core": 0, "memory": 1, "tools": 2, "agents": 2, "graphs": 3, "evals": 4, "commands": 5}
 FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
-KNOWN_UPWARD = {
-    # ARCANE's stores (landed 20:00 alongside this check) import a parser and a schema from
-    # above; each pair is to move down (the schema to memory/, the segmentation type to core).
-    ("memory/novel_store.py", "personae.tools.novel_text"),
-    ("memory/arc_rules.py", "personae.agents.arcane_axes"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 """Exact (file, module) pairs still pointing up; any other upward import fails the test."""
 
 

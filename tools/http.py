@@ -86,6 +86,14 @@ def _host_gates() -> _HostGates:
     return _GATES.setdefault(asyncio.get_running_loop(), _HostGates({}, {}))
 
 
+class UnreachableError(RemoteError):
+    """The host could not be reached at all (DNS, refused, timeout): the network, not the URL.
+
+    Kept apart from :class:`HttpStatusError` so callers probing a URL (is this a wiki?) can tell
+    "offline" (exit 3, try again) from "answered, but not what we need" (bad input, exit 2).
+    """
+
+
 class HttpStatusError(RemoteError):
     """The server answered with an error status (after retries, when retryable)."""
 
@@ -302,11 +310,12 @@ class PoliteHttpClient:
     def from_settings(
         cls, settings: Settings, *, allowed_hosts: Collection[str] = (), **options: Any
     ) -> PoliteHttpClient:
-        """A client with the User-Agent and cache directory from ``settings``.
+        """A client with the User-Agent, cache directory and cache lifetime from ``settings``.
 
         ``allowed_hosts`` should list hosts the user configured explicitly (a ``--wiki`` URL on
         a private network); ``options`` are the other constructor arguments.
         """
+        options.setdefault("cache_ttl", settings.cache_ttl)
         return cls(
             user_agent=user_agent(settings),
             cache_dir=settings.cache_dir,
@@ -429,7 +438,7 @@ class PoliteHttpClient:
                     )
                 except httpx.TransportError as error:
                     if attempt >= self.max_retries:
-                        raise RemoteError(
+                        raise UnreachableError(
                             f"cannot reach {host} ({type(error).__name__}) after {attempt + 1} attempts",
                             "check the network and the URL",
                         ) from None
@@ -537,7 +546,7 @@ class PoliteHttpClient:
             try:
                 addresses = await self._resolve(host, port)
             except OSError:
-                raise RemoteError(
+                raise UnreachableError(
                     f"cannot resolve host {host}", "check the URL and the network"
                 ) from None
         if not addresses or not all(_is_public_ip(address) for address in addresses):

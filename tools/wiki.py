@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.evidence import Evidence
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.page_text import cut_at_word
 from personae.tools.web_search import normalize_url
 from personae.tools.wiki_page import WikiPage, WikiSection
@@ -90,6 +90,7 @@ async def probe_mediawiki(
 
     Raises:
         InputError: The URL itself is unusable (not http(s), or a refused private host).
+        UnreachableError: The host cannot be reached (offline, DNS): not a verdict on the URL.
     """
     root = base_url.rstrip("/")
     for path in (api_path,) if api_path else API_PATHS:
@@ -98,9 +99,11 @@ async def probe_mediawiki(
             answer = await http.get_json(
                 api_url, _api_params({"action": "query", "meta": "siteinfo"})
             )
+        except UnreachableError:
+            raise
         except RemoteError as error:
             logger.info("no MediaWiki API at this layout: %s", error)
-            continue  # not there (404, HTML instead of JSON, unreachable): try the next layout
+            continue  # not there (404, HTML instead of JSON): try the next layout
         general = answer.get("query", {}).get("general") if isinstance(answer, dict) else None
         if isinstance(general, dict) and str(general.get("generator", "")).startswith("MediaWiki"):
             server = str(general.get("server") or root)

@@ -14,7 +14,7 @@ import unicodedata
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, PersonaeError
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
 from personae.tools.wiki import MediaWikiClient, probe_mediawiki
 
@@ -114,6 +114,7 @@ async def discover_wiki(
             if seen_in_search:
                 break
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
+    unreachable: list[UnreachableError] = []
     existing: list[str] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
@@ -122,6 +123,9 @@ async def discover_wiki(
         except InputError as error:
             logger.info("candidate wiki refused: %s", error)
             continue  # a refused host is just a wrong guess
+        except UnreachableError as error:
+            unreachable.append(error)
+            continue
         if site is None:
             continue
         if slug in seen_in_search or not character:
@@ -131,6 +135,12 @@ async def discover_wiki(
             return base
     if existing:
         return existing[0]
+    if unreachable and len(unreachable) == len(slugs):
+        # Every guess failed at the network level: that says nothing about the franchise.
+        raise UnreachableError(
+            f"cannot reach any candidate wiki for {franchise!r} ({unreachable[0].problem})",
+            "check the network, or pass --wiki URL",
+        )
     tried = ", ".join(slugs) or "none"
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
@@ -147,6 +157,21 @@ async def knows_character(http: PoliteHttpClient, base: str, character: str) -> 
     return any(wanted & set(re.findall(r"\w+", t.casefold())) for t in titles)
 
 
+def wiki_root(url: str) -> str:
+    """The wiki root of ``url``: an article URL (``.../wiki/Kenshiro``) gives its site root.
+
+    Users often paste the page they are looking at; the Action API lives at the root
+    (``/api.php`` on Fandom, ``/w/api.php`` on Wikipedia-style wikis), never under ``/wiki/``.
+    """
+    parts = urlsplit(url.strip())
+    path = parts.path
+    for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
+        if marker in path:
+            path = path[: path.index(marker)]
+            break
+    return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
+
+
 async def open_wiki(
     *,
     http: PoliteHttpClient,
@@ -158,12 +183,15 @@ async def open_wiki(
 ) -> MediaWikiClient:
     """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
 
+    An article URL given as ``wiki_url`` is accepted: its wiki root is used.
+
     Raises:
         InputError: Neither a wiki URL nor a franchise was given, the pinned URL is not a
             MediaWiki, or no wiki was found for the franchise.
+        UnreachableError: The pinned wiki (or every candidate) cannot be reached.
     """
     if wiki_url:
-        client = MediaWikiClient(wiki_url, http=http)
+        client = MediaWikiClient(wiki_root(wiki_url), http=http)
         await client.site()
         return client
     if not franchise:
