@@ -236,3 +236,16 @@ def test_amadeus_conversation_continues_on_a_thread(studio: Studio) -> None:
     assert result["gs_failed"] is False and result["usage"]["gs_calls"] >= 3
     last_prompt = json.dumps(studio.llm.requests[-1]["messages"])
     assert "My name is Kazuma." in last_prompt and "Explosions first." in last_prompt
+
+
+def test_arcane_roleplay_every_mode_stays_before_the_query_chapter(studio: Studio) -> None:
+    from arcane_world import future_marks
+    from studio_world import ARCANE_PROBE, DATA_DIR
+
+    for mode in ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc"):
+        before = len(studio.llm.requests)
+        payload = {"novel": "the_river", "probe_id": ARCANE_PROBE, "phase_idx": 1, "mode": mode}
+        result = studio.run("arcane_roleplay", payload, {"data_dir": DATA_DIR, "cache_dir": "none"})
+        assert "chapter 4." in result["system"], mode
+        prompts = json.dumps([r["messages"] for r in studio.llm.requests[before:]])
+        assert future_marks(prompts, 4) == [], mode

@@ -127,9 +127,13 @@ async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
         facts_by_dimension={
             "identity": [CitedFact(dimension="identity", text="x", source_ids=["S1"])]
         },
-        sources=[("S1", "Kenshiro")],
+        passages="[S1] Kenshiro\nKenshiro is the successor of Hokuto Shinken.",
         known_ids={"S1"},
+        canon="Canon: Fist of the North Star.",
     )
     assert result.facts[0].source_ids == ["S1"] and usage.calls == 2
-    assert "ONE canon" in prompt_text(model.calls_for("ProfileDraft")[0])
+    first = prompt_text(model.calls_for("ProfileDraft")[0])
+    assert "Canon: Fist of the North Star." in first
+    assert "Kenshiro is the successor of Hokuto Shinken." in first  # it reads the passages
+    assert "analyse it from the character's experiences" in first
     assert "unknown ids: S5" in prompt_text(model.calls_for("ProfileDraft")[1])
