@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.evidence_summarizer import CitedFact, reject_unknown_ids
+from personae.agents.evidence_summarizer import CitedFact, drop_unknown_ids, reject_unknown_ids
 from personae.agents.query_planner import DIMENSIONS
 from personae.llm import LLMUsage, call_structured
 
@@ -64,7 +64,7 @@ async def rewrite_first_person(
     sources: Sequence[tuple[str, str]],
     known_ids: Collection[str],
 ) -> tuple[ProfileDraft, LLMUsage]:
-    """The first-person profile; answers citing unknown ids or with no profile are retried."""
+    """The first-person profile; invented ids are dropped and counted, empty profiles retried."""
 
     def valid(draft: ProfileDraft) -> None:
         reject_unknown_ids(draft.facts, known_ids)
@@ -82,4 +82,9 @@ async def rewrite_first_person(
             )
         ),
     ]
-    return await call_structured(model, ProfileDraft, messages, check=valid)
+
+    def repair(draft: ProfileDraft) -> tuple[ProfileDraft, int]:
+        facts, dropped = drop_unknown_ids(draft.facts, known_ids)
+        return draft.model_copy(update={"facts": facts}), dropped
+
+    return await call_structured(model, ProfileDraft, messages, check=valid, repair=repair)
