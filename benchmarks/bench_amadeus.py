@@ -102,14 +102,13 @@ def _judge(relevant: set[str]) -> ScriptedChatModel:
     )
 
 
-async def bench_waves(memory: Path, latency: float) -> None:
-    # Relevant chunks are rare (as for questions outside the persona): Part 3 and Part 17.
+async def bench_waves(memory: Path, latency: float, relevant: set[str], label: str) -> None:
     questions = [
         f"Do you {w} when you feel {v}?" for w, v in zip(WORDS[:8], WORDS[-8:], strict=True)
     ]
     slots: dict[int, list[list[str]]] = {}
     for wave in (1, 3, 10, 30):
-        chat = _judge({"Part 3 >", "Part 17 >"})
+        chat = _judge(relevant)
         chat.latency = latency
         override_models(chat)
         context = AmadeusContext(model="openai:bench", memory_dir=str(memory), gs_wave=wave)
@@ -124,7 +123,7 @@ async def bench_waves(memory: Path, latency: float) -> None:
         elapsed = (time.perf_counter() - start) / len(questions)
         checks = len(chat.calls_for("RelevanceVerdict")) / len(questions)
         print(
-            f"guided selection wave {wave:>2}: {checks:.1f} checks/answer, {elapsed:.2f} s/answer "
+            f"guided selection ({label}) wave {wave:>2}: {checks:.1f} checks/answer, {elapsed:.2f} s/answer "
             f"({latency * 1000:.0f} ms per call; fallback {failed}/{len(questions)})"
         )
     assert all(slots[wave] == slots[1] for wave in slots), "waves changed the slot"
@@ -159,7 +158,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         memory = Path(folder)
         bench_index(memory / "index", args.persona_chars)
-        asyncio.run(bench_waves(memory / "index", args.latency))
+        # Relevant chunks rare (Part 3 and Part 17), then none at all (every answer falls back).
+        rare = {"Part 3 >", "Part 17 >"}
+        asyncio.run(bench_waves(memory / "index", args.latency, rare, "2 relevant sections"))
+        asyncio.run(bench_waves(memory / "index", args.latency, set(), "no relevant chunk"))
         bench_retrieval(memory / "big", args.chunks)
 
 

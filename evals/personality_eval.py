@@ -24,6 +24,9 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 
 from personae.agents.incharacter_rater import anonymise, convert_choices, rate_batch
+from personae.agents.persona_qa_judge import HallucinationScore, hs_messages
+from personae.evals.judge_cache import JudgeCache
+from personae.evals.persona_qa import final_context
 from personae.evals.personality_data import Item, Questionnaire, code_of
 from personae.evals.personality_scoring import (
     dimension_scores,
@@ -76,6 +79,12 @@ class PersonalityRun:
     limit: int | None = None
     """Items per dimension to ask (None: all), for quick runs."""
     progress: Callable[[str], None] = field(default=lambda line: None)
+    hs_judge: BaseChatModel | None = None
+    """Judge of the Hallucination Score of each answer (Table 6, MBTI/BFI rows); None: skip."""
+    judge_name: str = ""
+    """Name the HS judge's answers are cached under."""
+    cache_dir: Path | None = None
+    """Judge cache folder."""
 
 
 def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -131,8 +140,10 @@ async def _interview(
         result = await graph.ainvoke(
             {"character": who.indexed_as, "query": item.question}, context=run.agent
         )
+        hs = await _hallucination(run, item.question, result)
     await recorder.add(
         {
+            "hs": hs,
             "kind": "interview",
             "character": who.name,
             "indexed_as": who.indexed_as,
@@ -146,6 +157,20 @@ async def _interview(
             "usage": dict(result["usage"]),
         }
     )
+
+
+async def _hallucination(
+    run: PersonalityRun, question: str, result: Mapping[str, Any]
+) -> int | None:
+    """HS of one interview answer against the chunks in its final context (no ground truth)."""
+    if run.hs_judge is None or run.agent.method == "none":
+        return None
+    chunks = [chunk["text"] for chunk in final_context(result)]
+    messages = hs_messages(question, chunks, None, str(result["response"]))
+    verdict, _ = await JudgeCache(run.cache_dir).call_structured(
+        run.hs_judge, run.judge_name, HallucinationScore, messages
+    )
+    return verdict.score
 
 
 def _pairs(
@@ -334,6 +359,9 @@ def summarise(
                 if label
                 else None,
                 "interviews": len(interviews),
+                "hs": _mean([float(r["hs"]) for r in interviews if r.get("hs") is not None])
+                if any(r.get("hs") is not None for r in interviews)
+                else None,
                 "gs_failure_rate": sum(bool(r["gs_failed"]) for r in interviews) / len(interviews)
                 if interviews
                 else 0.0,
@@ -355,6 +383,9 @@ def summarise(
             "labelled_characters": metrics.characters,
         },
         "gs_failure_rate": _mean([float(str(r["gs_failure_rate"])) for r in rows]),
+        "hs": _mean([float(str(r["hs"])) for r in rows if r["hs"] is not None])
+        if any(r["hs"] is not None for r in rows)
+        else None,
         "usage": _usage(list(done.values())),
     }
 
@@ -392,6 +423,10 @@ def render_report(summary: Mapping[str, Any]) -> str:
             f"| Full-type accuracy (InCharacter) | {metrics['full_type_accuracy'] * 100:.2f}% | - |"
         )
     lines += ["", f"Guided Selection failure rate: {summary['gs_failure_rate'] * 100:.2f}%."]
+    if summary.get("hs") is not None:
+        lines.append(
+            f"Hallucination Score (HS, 1-10, lower is better; Table 6): {summary['hs']:.2f}."
+        )
     lines += ["", "Persona sources:"]
     lines += [
         f"- {row['character']}: {row['persona_kind']} {row['persona_source']}".rstrip()

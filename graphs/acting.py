@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing_extensions import TypedDict
 
 from personae.run_context import LLMContext, described
+from personae.settings import load_settings
 
 
 class ActInput(TypedDict):
@@ -46,7 +47,12 @@ class ActingContext(LLMContext):
     storyline_path: str
     """BOOKMARKS release JSON or JSONL file of the storyline."""
     memory_dir: str | None = None
-    """Directory of the persistent Chroma store; ``None`` keeps memory in process."""
+    """Directory of the persistent memory (embedded Chroma, JSON); null keeps it in process."""
+    chroma_host: str = ""
+    """Chroma server for the memory instead of embedded Chroma in memory_dir. Empty:
+    CHROMA_HOST, else embedded Chroma."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
     scene_size: int = 10
     """Actions shown as the current scene."""
     hide_title: bool = False
@@ -56,3 +62,17 @@ class ActingContext(LLMContext):
     def story_title(self, name: str) -> str | None:
         """The title prompts show for storyline ``name``: ``None`` when hidden."""
         return None if self.hide_title else name
+
+    def __post_init__(self) -> None:
+        """Fill the models and the Chroma server from the environment where left empty."""
+        super().__post_init__()
+        if not self.chroma_host:
+            settings = load_settings()  # checks CHROMA_PORT when CHROMA_HOST is set
+            object.__setattr__(self, "chroma_host", settings.chroma_host or "")
+            object.__setattr__(self, "chroma_port", self.chroma_port or settings.chroma_port)
+        object.__setattr__(self, "chroma_port", self.chroma_port or 8000)
+
+    @property
+    def chroma(self) -> str:
+        """``host:port`` of the Chroma server, ``""`` for embedded Chroma."""
+        return f"{self.chroma_host}:{self.chroma_port}" if self.chroma_host else ""

@@ -23,13 +23,18 @@ _PROFILES: ResourceCache[ETAProfileStore] = ResourceCache()
 
 
 def scene_pairs_for(
-    storyline_path: str, memory_dir: str | None, character: str, scene_size: int
+    storyline_path: str,
+    memory_dir: str | None,
+    character: str,
+    scene_size: int,
+    chroma: str = "",
 ) -> ScenePairStore:
     """The cached RICL pair store of ``character`` (Chroma under ``memory_dir`` or in memory).
 
-    Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
+    ``chroma`` (``host:port``) puts it on that Chroma server. Raises
+    :class:`~personae.errors.InputError` for a missing or malformed storyline file.
     """
-    key = storyline_key(storyline_path, memory_dir)
+    key = storyline_key(storyline_path, memory_dir, chroma)
 
     def open_pairs() -> ScenePairStore:
         storyline = key.storyline()
@@ -37,7 +42,7 @@ def scene_pairs_for(
             storyline,
             character,
             key.memory_dir,
-            key.settings,
+            key.chroma_settings(),
             scope=storyline.scope,
             scene_size=scene_size,
         )

@@ -43,7 +43,7 @@ class RICLContext(ActingContext):  # type: ignore[misc,unused-ignore]
 
 def _recall(context: RICLContext, character: str, position: int) -> tuple[list[ScenePair], int]:
     store = scene_pairs_for(
-        context.storyline_path, context.memory_dir, character, context.scene_size
+        context.storyline_path, context.memory_dir, character, context.scene_size, context.chroma
     )
     indexed = store.extend(position)
     scene = open_storyline(context.storyline_path).scene(position, context.scene_size)

@@ -8,6 +8,7 @@ about memory and nothing else.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +76,7 @@ def check_target(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any]:
 async def act_next(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any]:
     """The character's next action from the scene before the target and the grounding."""
     context: ActingContext = runtime.context
-    storyline = open_storyline(context.storyline_path)
+    storyline = await asyncio.to_thread(open_storyline, context.storyline_path)
     scene = storyline.scene(state["position"], context.scene_size)
     action, usage = await act(
         context.llm("strong"),

@@ -126,20 +126,23 @@ class BookmarkResources:
 _CACHE: ResourceCache[BookmarkResources] = ResourceCache()
 
 
-def resources_for(storyline_path: str, memory_dir: str | None) -> BookmarkResources:
+def resources_for(
+    storyline_path: str, memory_dir: str | None, chroma: str = ""
+) -> BookmarkResources:
     """The cached resources for a storyline file and memory directory.
 
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
-    ``CHROMA_HOST`` puts the bank on a Chroma server instead.
+    ``chroma`` (``host:port``, the run context's Chroma server) puts the bank on that server.
+    Blocks (files, Chroma): async callers go through a thread.
     """
-    key = storyline_key(storyline_path, memory_dir)
+    key = storyline_key(storyline_path, memory_dir, chroma)
     resources: BookmarkResources = _CACHE.get(key, lambda: _open(key))
     return resources
 
 
 def _open(key: StorylineKey) -> BookmarkResources:
     storyline, path = key.storyline(), key.memory_dir
-    bank = BookmarkBank.open(storyline.name, path, key.settings, scope=storyline.scope)
+    bank = BookmarkBank.open(storyline.name, path, key.chroma_settings(), scope=storyline.scope)
     name = safe_collection_name(storyline.scope, prefix="unknown-")
     unknown = UnknownQuestions.load(path / f"{name}.json" if path else None)
     return BookmarkResources(storyline, index_for(storyline), bank, unknown)

@@ -171,8 +171,12 @@ class SyncTask(TypedDict):
     """The target: the bookmark is synced through actions [0, position)."""
 
 
-def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
-    return resources_for(runtime.context.storyline_path, runtime.context.memory_dir)
+async def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
+    """The run's storyline, index and bank, opened in a thread (paths, Chroma and files block)."""
+    context = runtime.context
+    return await asyncio.to_thread(
+        resources_for, context.storyline_path, context.memory_dir, context.chroma
+    )
 
 
 def characters_before(storyline: Storyline, target: int) -> list[str]:
@@ -185,7 +189,7 @@ async def propose_questions(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
     """Ask K typed questions about the story so far that would help the next action."""
-    context, resources = runtime.context, _resources(runtime)
+    context, resources = runtime.context, await _resources(runtime)
     storyline = resources.storyline
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
@@ -214,7 +218,7 @@ async def match_bookmarks(
     The model calls (match, derive) run concurrently; bookmarks are then created in question
     order, so ids do not depend on which call finished first.
     """
-    context, resources = runtime.context, _resources(runtime)
+    context, resources = runtime.context, await _resources(runtime)
     target, character = state["position"], state["character"]
     fast_model = context.llm("fast")
     settings = context.step_settings()
@@ -269,7 +273,7 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
     """Bring one bookmark from its position to the target, reading only the unseen suffix."""
     context = runtime.context
     outcome = await sync_active(
-        _resources(runtime),
+        await _resources(runtime),
         state["bookmark_id"],
         character=state["character"],
         target=state["position"],
@@ -295,10 +299,11 @@ async def ground_context(
     runner's grounding is ``profile + bookmark report``.
     """
     context, target = runtime.context, state["position"]
+    resources = await _resources(runtime)
     near: list[Bookmark] = []
     if context.near_window > 0:
         near = await asyncio.to_thread(
-            _resources(runtime).bank.near,
+            resources.bank.near,
             target,
             character=state["character"],
             window=context.near_window,
@@ -310,7 +315,7 @@ async def ground_context(
     lines = [grounding_line(e) for e in known]
     usage = LLMUsage()
     if context.with_profile:
-        name = _resources(runtime).storyline.name
+        name = resources.storyline.name
         profile, usage = await running_profile(context, name, state["character"], target)
         lines = [f"Profile: {profile}", *lines] if profile else lines
     return {"grounding": lines, "bookmarks": known, "ground_usage": usage.as_dict()}
@@ -353,7 +358,7 @@ async def act_in_character(
     state: BookmarksState, runtime: Runtime[BookmarksContext]
 ) -> dict[str, Any]:
     """The character's next action from the scene and the grounding (strong model)."""
-    context, storyline = runtime.context, _resources(runtime).storyline
+    context, storyline = runtime.context, (await _resources(runtime)).storyline
     target = state["position"]
     action, usage = await act(
         context.llm("strong"),

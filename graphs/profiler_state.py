@@ -158,6 +158,7 @@ class ProfilerContext(LLMContext):
         object.__setattr__(
             self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
         )
+        object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")

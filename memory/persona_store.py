@@ -30,6 +30,7 @@ from personae.memory.persona_doc import PersonaDoc
 
 COLLECTION_PREFIX = "amadeus."
 _BATCH = 256
+_WRITE_BATCH = 4096
 _CLIENTS: dict[str, ClientAPI] = {}
 _CLIENTS_LOCK = threading.Lock()
 _WRITE_LOCK = threading.RLock()
@@ -202,6 +203,13 @@ class PersonaIndex:
             )
         return vectors
 
+    def _write_batch(self) -> int:
+        """Records per write: Chroma refuses batches above its maximum (5,461 embedded)."""
+        try:
+            return max(1, min(_WRITE_BATCH, int(self.client.get_max_batch_size())))
+        except Exception:  # a client without the call (older servers): the safe default
+            return _WRITE_BATCH
+
     def sync(self, doc: PersonaDoc, chunks: Sequence[PersonaChunk]) -> IndexStats:
         """Make the collection hold exactly ``chunks``: add new ids, delete gone ones.
 
@@ -222,21 +230,24 @@ class PersonaIndex:
                 for chunk in chunks
                 if chunk.id in stored_meta and stored_meta[chunk.id] != _metadata(chunk)
             ]
-            if gone:
-                self.collection.delete(ids=gone)
+            step = self._write_batch()
+            for start in range(0, len(gone), step):
+                self.collection.delete(ids=gone[start : start + step])
             dimensions = None
-            if new:
-                vectors = self._embed([chunk.text for chunk in new])
+            for start in range(0, len(new), step):
+                batch = new[start : start + step]
+                vectors = self._embed([chunk.text for chunk in batch])
                 dimensions = len(vectors[0])
                 self.collection.add(
-                    ids=[chunk.id for chunk in new],
-                    documents=[chunk.text for chunk in new],
+                    ids=[chunk.id for chunk in batch],
+                    documents=[chunk.text for chunk in batch],
                     embeddings=cast(Any, vectors),
-                    metadatas=[_metadata(chunk) for chunk in new],
+                    metadatas=[_metadata(chunk) for chunk in batch],
                 )
-            if moved:
+            for start in range(0, len(moved), step):
+                batch = moved[start : start + step]
                 self.collection.update(
-                    ids=[chunk.id for chunk in moved], metadatas=[_metadata(c) for c in moved]
+                    ids=[chunk.id for chunk in batch], metadatas=[_metadata(c) for c in batch]
                 )
             if gone or new or moved or self.manifest.get("sha256") != doc.sha256:
                 self._write_manifest(doc, chunks, dimensions)

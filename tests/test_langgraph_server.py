@@ -1,7 +1,12 @@
-"""`langgraph dev` serves every graph in langgraph.json and a run through its API returns a result.
+"""`langgraph dev` serves every graph in langgraph.json, and each runs through its HTTP API.
 
-Offline: the server's LLM is an OpenAI-compatible fake on loopback reached through
-``OPENAI_BASE_URL``, so the real ChatOpenAI path runs inside the server process.
+One server for the module (it takes seconds to start). Offline: the server's LLM is an
+OpenAI-compatible fake on loopback reached through ``OPENAI_BASE_URL`` and the web (Tavily, a
+MediaWiki) is a loopback fake, so the real ChatOpenAI, Tavily and wiki clients run inside the
+server process. The server checks for blocking calls in async code (``BlockingError``), so a
+run with ``memory_dir`` and a relative ``storyline_path`` proves the graphs keep file I/O,
+Chroma and ``Path.resolve()`` off the event loop. Runs pass the contexts the README shows;
+what they leave out comes from the server's environment.
 """
 
 from __future__ import annotations
@@ -13,19 +18,27 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 import pytest
-from fake_openai import FakeOpenAIChat
+from fake_openai import ChatResponder, FakeOpenAIChat
+from langchain_core.messages import convert_to_messages
+from profiler_world import fake_web
+from studio_world import GRAPHS, check_result, prepare, run_context, run_input
+from studio_world import scripted_model as studio_model
 
 from personae.loopback import LoopbackWebServer, free_port
+from personae.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
+STRONG = "fake-strong"
+"""The model PERSONAE_MODEL names in the server's environment."""
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -38,6 +51,20 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=5)
+
+
+def _spawn(
+    config: Path, env: dict[str, str], handle: IO[bytes], port: int
+) -> subprocess.Popen[bytes]:
+    command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--port", str(port)]
+    return subprocess.Popen(
+        [*command, "--config", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _start_server(
@@ -61,147 +88,133 @@ def _start_server(
     raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
 
 
-def _spawn(
-    config: Path, env: dict[str, str], handle: IO[bytes], port: int
-) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            str(LANGGRAPH),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--port",
-            str(port),
-            "--config",
-            str(config),
-        ],
-        cwd=config.parent,
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+def _over_http(scripted: ScriptedChatModel) -> dict[str, ChatResponder]:
+    """The scripted model's responders, fed the OpenAI request's messages as LangChain ones."""
+
+    def adapt(name: str) -> ChatResponder:
+        def respond(messages: list[dict[str, Any]]) -> Any:
+            answer = scripted.responders[name](convert_to_messages(messages))
+            return answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
+
+        return respond
+
+    return {name: adapt(name) for name in scripted.responders}
 
 
-@pytest.fixture
-def studio(tmp_path: Path) -> Iterator[tuple[str, FakeOpenAIChat]]:
+@dataclass
+class Studio:
+    """The running server, the fakes it talks to and the files runs refer to."""
+
+    url: str
+    llm: FakeOpenAIChat
+    web_url: str
+    root: Path
+    """The server's working directory (relative paths in contexts resolve here)."""
+    log: Path
+
+    def run(self, graph: str, payload: dict[str, Any], context: dict[str, Any]) -> Any:
+        """One run through ``/runs/wait``; fails with the server log when the run failed."""
+        body = {"assistant_id": graph, "input": payload, "context": context}
+        answer = httpx.post(f"{self.url}/runs/wait", json=body, timeout=120)
+        assert answer.status_code == 200, answer.text
+        result = answer.json()
+        if isinstance(result, dict) and "__error__" in result:
+            tail = self.log.read_text(errors="replace")[-4000:]
+            raise AssertionError(f"{graph} run failed: {result['__error__']}\n{tail}")
+        return result
+
+    def models_called(self, since: int) -> set[str]:
+        """The model names of every LLM request after the first ``since``."""
+        return {str(request.get("model")) for request in self.llm.requests[since:]}
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
+    root = tmp_path_factory.mktemp("studio")
     config = json.loads((ROOT / "langgraph.json").read_text())
     config["graphs"] = {
-        name: str(ROOT / target.removeprefix("./")) for name, target in config["graphs"].items()
+        name: str(ROOT / target.removeprefix("./")) for name, target in GRAPHS.items()
     }
     config.pop("env", None)
     config["dependencies"] = [str(ROOT)]
-    (tmp_path / "langgraph.json").write_text(json.dumps(config))
-    fake = FakeOpenAIChat(
-        {
-            "NextAction": lambda messages: {"action": "Kyon sighs and follows Haruhi."},
-            "RelevanceVerdict": lambda messages: {
-                "reason": "names a habit",
-                "relevant": "ensign" in json.dumps(messages),
-            },
-            "CharacterAttributes": lambda messages: {
-                "belief_and_value": "Loyal to himself first.",
-                "psychological_traits": "Calculating, patient.",
-            },
-            "text": lambda messages: "I am not what I am.",
-        }
-    )
-    with LoopbackWebServer(fake) as llm:
+    (root / "langgraph.json").write_text(json.dumps(config))
+    prepare(root)
+    llm = FakeOpenAIChat(_over_http(studio_model()))
+    web, _, _ = fake_web()
+    with LoopbackWebServer(llm) as llm_server, LoopbackWebServer(web.route) as web_server:
         env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith(("OPENAI", "PERSONAE", "TAVILY"))
+            if not key.startswith(("OPENAI", "PERSONAE", "TAVILY", "CHROMA"))
         }
         env.update(
             LANGGRAPH_CLI_NO_ANALYTICS="1",
             LANGGRAPH_NO_VERSION_CHECK="true",
             LANGSMITH_TRACING="false",
             ANONYMIZED_TELEMETRY="False",
-            OPENAI_BASE_URL=f"{llm.url}/v1",
+            OPENAI_BASE_URL=f"{llm_server.url}/v1",
             OPENAI_API_KEY="test-key",
-            PERSONAE_MODEL="openai:fake",
-            PERSONAE_FAST_MODEL="openai:fake",
+            PERSONAE_MODEL=f"openai:{STRONG}",
+            TAVILY_API_KEY="tvly-test",
+            TAVILY_BASE_URL=web_server.url,
+            PERSONAE_CACHE_DIR=str(root / "cache"),
         )
-        process, url = _start_server(tmp_path / "langgraph.json", env, tmp_path / "server.log")
+        log = root / "server.log"
+        process, url = _start_server(root / "langgraph.json", env, log)
         try:
-            yield url, fake
+            yield Studio(url, llm, web_server.url, root, log)
         finally:
             _stop(process)
 
 
-def test_langgraph_dev_serves_every_graph_and_runs_one(
-    studio: tuple[str, FakeOpenAIChat], tmp_path: Path
-) -> None:
-    url, fake = studio
-    listed = httpx.post(f"{url}/assistants/search", json={"limit": 50}, timeout=10).json()
-    served = {assistant["graph_id"] for assistant in listed}
-    expected = set(json.loads((ROOT / "langgraph.json").read_text())["graphs"])
-    assert served == expected
-
-    story = tmp_path / "story.jsonl"
-    rows = [{"action": f"Haruhi announces plan {i}", "character": "Haruhi"} for i in range(6)]
-    rows += [{"action": "Kyon objects", "character": "Kyon"}]
-    story.write_text("\n".join(json.dumps(row) for row in rows))
-    run = httpx.post(
-        f"{url}/runs/wait",
-        json={
-            "assistant_id": "vanilla",
-            "input": {"character": "Kyon", "position": 6},
-            "context": {
-                "storyline_path": str(story),
-                "model": "openai:fake",
-                "fast_model": "openai:fake",
-            },
-        },
-        timeout=60,
-    )
-    assert run.status_code == 200, run.text
-    assert run.json()["action"] == "Kyon sighs and follows Haruhi."
-    prompt = json.dumps(fake.requests[-1]["messages"])
-    assert "Haruhi announces plan 5" in prompt and "Kyon objects" not in prompt
+def test_every_graph_is_served_and_its_context_fields_are_described(studio: Studio) -> None:
+    listed = httpx.post(f"{studio.url}/assistants/search", json={"limit": 50}, timeout=10).json()
+    assistants = {assistant["graph_id"]: assistant["assistant_id"] for assistant in listed}
+    assert set(assistants) == set(GRAPHS)
+    for graph, assistant in assistants.items():
+        schemas = httpx.get(f"{studio.url}/assistants/{assistant}/schemas", timeout=30).json()
+        fields = schemas["context_schema"]["properties"]
+        assert {"model", "fast_model", "openai_base_url"} <= set(fields), graph
+        undescribed = [name for name, field in fields.items() if not field.get("description")]
+        assert undescribed == [], f"{graph}: {undescribed}"
 
 
-def test_amadeus_chats_on_a_server_thread(
-    studio: tuple[str, FakeOpenAIChat], tmp_path: Path
-) -> None:
-    from personae.memory.embeddings import HashingEmbedding
-    from personae.memory.persona_chunks import split_persona
-    from personae.memory.persona_doc import parse_markdown
-    from personae.memory.persona_store import PersonaIndex, open_client
+@pytest.mark.parametrize("memory", [False, True], ids=["in-process", "persistent"])
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_every_graph_runs_with_the_readme_context(studio: Studio, graph: str, memory: bool) -> None:
+    before = len(studio.llm.requests)
+    result = studio.run(graph, run_input(graph, studio.web_url), run_context(graph, memory))
+    check_result(graph, memory, result)
+    # Models come from the server's environment: PERSONAE_MODEL alone serves both roles.
+    assert studio.models_called(before) == {STRONG}
+    if graph in ("bookmarks", "vanilla", "ricl", "eta"):
+        prompts = json.dumps([r["messages"] for r in studio.llm.requests[before:]])
+        assert "scene 119." in prompts and "scene 120." not in prompts  # nothing at the target
+    if memory and graph in ("bookmarks", "ricl", "eta"):
+        assert any((studio.root / f"memory-{graph}").iterdir())  # relative to the server
+    if memory and graph == "profiler":
+        assert any((studio.root / "cache" / "http").rglob("*.json"))  # PERSONAE_CACHE_DIR
 
-    url, fake = studio
-    memory = tmp_path / "persona-memory"
-    doc = parse_markdown(
-        "# Iago\n\n## Profile\n\nI am Othello's ensign.\n\n## Deeds\n\nI fool Roderigo.", "Iago"
-    )
-    PersonaIndex(open_client(str(memory)), "Iago", "acts", HashingEmbedding()).sync(
-        doc, split_persona(doc)
-    )
-    thread = httpx.post(f"{url}/threads", json={}, timeout=10).json()["thread_id"]
-    context = {
-        "memory_dir": str(memory),
-        "model": "openai:fake",
-        "gs_model": "openai:fake",
-        "ae_model": "openai:fake",
-        "gs_wave": 2,
+
+def test_bookmarks_memory_dir_persists_across_runs(studio: Studio) -> None:
+    context = {"storyline_path": "club.jsonl", "memory_dir": "memory-again"}
+    first = studio.run("bookmarks", {"character": "Kyon", "position": 60}, context)
+    second = studio.run("bookmarks", {"character": "Kyon", "position": 68}, context)
+    assert first["stats"]["new"] >= 1
+    assert second["stats"]["reuse"] >= 1 and second["stats"]["new"] == 0
+
+
+def test_profiler_context_names_its_own_models(studio: Studio) -> None:
+    before = len(studio.llm.requests)
+    payload = {
+        "name": "Kenshiro",
+        "franchise": "Fist of the North Star",
+        "wiki_url": studio.web_url,
     }
-    for question in ("Who are you?", "And what do you want?"):
-        run = httpx.post(
-            f"{url}/threads/{thread}/runs/wait",
-            json={
-                "assistant_id": "amadeus",
-                "input": {"character": "Iago", "query": question},
-                "context": context,
-            },
-            timeout=60,
-        )
-        assert run.status_code == 200, run.text
-    result = run.json()
-    assert result["response"] == "I am not what I am."
-    assert [m["type"] for m in result["messages"]] == ["human", "ai", "human", "ai"]
-    assert result["gs_failed"] is False and "ensign" in result["selected"][0]["text"]
-    assert result["attributes"]["belief_and_value"] == "Loyal to himself first."
-    last_prompt = json.dumps(fake.requests[-1]["messages"])
-    assert "Who are you?" in last_prompt and "Calculating, patient." in last_prompt
+    context = {"model": "openai:run-strong", "max_rounds": 1}
+    result = studio.run("profiler", payload, context)
+    assert result["profile"].startswith("I am Kenshiro")
+    # The run's model alone also serves as the fast model (PERSONAE_FAST_MODEL is unset).
+    assert studio.models_called(before) == {"run-strong"}

@@ -20,6 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from personae.errors import InputError
+from personae.graphs.acting import ActingContext
 from personae.graphs.bookmark_resources import resources_for
 from personae.graphs.bookmark_step import (
     BookmarkStepSettings,
@@ -28,7 +29,7 @@ from personae.graphs.bookmark_step import (
     sync_active,
 )
 from personae.memory.bookmark import BookmarkType
-from personae.run_context import LLMContext, env_names_fast_model
+from personae.run_context import env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -69,7 +70,9 @@ def create_storyline_memory_tool(
     ``BookmarksContext(...).step_settings()`` to share a graph run's. Bad characters,
     positions or questions come back to the calling model as a one-line error string.
     """
-    specs = LLMContext(
+    specs = ActingContext(
+        storyline_path=storyline_path,
+        memory_dir=memory_dir,
         model=model if isinstance(model, str) else "",
         fast_model=fast_model if isinstance(fast_model, str) else "",
     )
@@ -85,7 +88,7 @@ def create_storyline_memory_tool(
         keyword: str | None = None,
     ) -> str:
         """Answer a question about the story as it stands at a position; cached as a bookmark."""
-        resources = await asyncio.to_thread(resources_for, storyline_path, memory_dir)
+        resources = await asyncio.to_thread(resources_for, storyline_path, memory_dir, specs.chroma)
         storyline = resources.storyline
         try:
             storyline.check_character(character)

@@ -347,13 +347,14 @@ class PoliteHttpClient:
         body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
         key = self._cache_key(method, url, clean_params, body)
         if cache:
-            cached = self._read_cache(key)
+            # Disk I/O off the event loop (`langgraph dev` rejects blocking calls in async code).
+            cached = await asyncio.to_thread(self._read_cache, key)
             if cached is not None:
                 self.cache_hits += 1
                 return cached
         page = await self._fetch(method, url, clean_params, body, dict(headers or {}))
         if cache and page.status == 200:
-            self._write_cache(key, page)
+            await asyncio.to_thread(self._write_cache, key, page)
         return page
 
     async def _fetch(

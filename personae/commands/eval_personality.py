@@ -65,6 +65,9 @@ def register(protocols: Any) -> None:
     parser.add_argument("--limit", type=int, help="items per dimension (quick runs)")
     parser.add_argument("--concurrency", type=int, default=4, help="model calls at once")
     parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
+    parser.add_argument(
+        "--hs", action="store_true", help="also judge each answer's Hallucination Score (Table 6)"
+    )
     add_index_flags(parser)
     add_model_flags(parser, judge=True)
     parser.set_defaults(handler=run)
@@ -185,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 limit=args.limit,
                 progress=_progress,
+                hs_judge=models.chat_models["judge"] if args.hs else None,
+                judge_name=models.cache_name("judge"),
+                cache_dir=models.settings.cache_dir / "judge",
             )
         )
     )

@@ -48,6 +48,7 @@ def model() -> Iterator[ScriptedChatModel]:
             "PoleRating": _pole,
             "ScaleRating": lambda m: {"analysis": "ok", "score": 4.0},
             "ChoiceConversion": _choices,
+            "HallucinationScore": lambda m: {"reason": "r", "score": 2},
         }
     )
     with override_models(chat):
@@ -80,7 +81,19 @@ def test_labelled_and_unlabelled_characters_with_recorded_sources(
     tmp_path: Path, shared_dir: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     othello = shared_dir / "data/coser/final/Othello.json"
-    argv = _argv(tmp_path, "--character", "Hermione", "Iago", "--persona", f"Iago={othello}")
+    toki = shared_dir / "fixtures/wiki/hokuto_toki_2020.html"
+    argv = _argv(
+        tmp_path,
+        "--character",
+        "Hermione",
+        "Iago",
+        "Toki",
+        "--persona",
+        f"Iago={othello}",
+        "--persona",
+        f"Toki={toki}",
+        "--hs",
+    )
     assert main(argv) == 0
     out = capsys.readouterr().out
     summary = json.loads((tmp_path / "out/summary.json").read_text())
@@ -94,7 +107,10 @@ def test_labelled_and_unlabelled_characters_with_recorded_sources(
     assert summary["metrics"]["accuracy"] == 0.75 and summary["metrics"]["labelled_characters"] == 1
     assert "| Hermione-en | ENTJ (-1) | ESTJ |" in out and "| Accuracy | 75.00% | - |" in out
     rater_prompts = [prompt_text(p) for p in model.calls_for("PoleRating")]
-    assert len(rater_prompts) == 8  # 4 dimensions x 1 batch of 2 items x 2 characters
+    assert len(rater_prompts) == 12  # 4 dimensions x 1 batch of 2 items x 3 characters
+    assert rows["Toki"]["persona_kind"] == "wiki" and rows["Toki"]["indexed_as"] == "Toki"
+    assert summary["hs"] == 2.0 and "Hallucination Score (HS" in out
+    assert len(model.calls_for("HallucinationScore")) == 24  # one per answer
     hermione = rater_prompts[:4]  # characters are assessed one after the other
     assert all("Hermione" not in p and "Harry" not in p for p in hermione)
     assert all("<the participant>" in p and "<the experimenter>" in p for p in hermione)

@@ -70,7 +70,7 @@ async def run_targets(
     steps: list[tuple[str, int]],
 ) -> None:
     spy, actions = recording(resources_for(str(story), str(memory)))
-    monkeypatch.setattr(bookmarks, "resources_for", lambda path, memory_dir: spy)
+    monkeypatch.setattr(bookmarks, "resources_for", lambda path, memory_dir, chroma="": spy)
     context = BookmarksContext(
         storyline_path=str(story),
         memory_dir=str(memory),

@@ -26,9 +26,15 @@ def test_the_key_is_memory_folder_file_version_and_chroma_server(
     assert key.storyline().name == "club"
     assert storyline_key(str(story), None) != key
     assert storyline_key(str(story), None).memory_dir is None
-    monkeypatch.setenv("CHROMA_HOST", "chroma.local")
-    assert storyline_key(str(story), "mem").chroma == "chroma.local:8000"
-    monkeypatch.delenv("CHROMA_HOST")
+    on_server = storyline_key(str(story), "mem", "chroma.local:8000")
+    assert on_server.chroma == "chroma.local:8000" and on_server != storyline_key(str(story), "mem")
+    settings = on_server.chroma_settings()
+    assert settings is not None and (settings.chroma_host, settings.chroma_port) == (
+        "chroma.local",
+        8000,
+    )
+    monkeypatch.setenv("CHROMA_HOST", "elsewhere")  # the key never reads the environment
+    assert storyline_key(str(story), "mem").chroma == ""
     stat = story.stat()
     os.utime(story, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     assert storyline_key(str(story), "mem") != key

@@ -110,3 +110,13 @@ def test_unknown_character_and_embedding_mismatch_are_one_line_errors(tmp_path: 
     wrong = PersonaIndex(index.client, "Iago", "acts", Wider())
     with pytest.raises(InputError, match="embedding mismatch: .* stores 384-dimensional"):
         wrong.query("anything", 3)
+
+
+def test_writes_are_batched_below_chromas_maximum(tmp_path: Path) -> None:
+    index = _index(tmp_path, HashingEmbedding(16))
+    paragraphs = "\n\n".join(f"Fact {i}." for i in range(12))
+    doc = parse_markdown(f"# Iago\n\n## Facts\n\n{paragraphs}\n", "Iago")
+    index._write_batch = lambda: 5  # type: ignore[method-assign]
+    stats = _sync(index, doc)
+    assert stats.added == index.count() == 12
+    assert _sync(index, parse_markdown("# Iago\n\n## Facts\n\nOnly one.\n", "Iago")).deleted == 12

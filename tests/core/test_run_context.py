@@ -1,0 +1,220 @@
+"""One settings rule for every way in: run contexts, the CLI and the library tools.
+
+A run context is built at the edge (the CLI, the LangGraph server from a run's ``context``, a
+tool factory) and fills what the run left out from the environment, by the rule the CLI's
+flags follow (the server's side runs over HTTP in test_langgraph_server.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bookmarks_world import scripted_model as bookmarks_model
+from bookmarks_world import write_storyline
+from profiler_world import scripted_model as profiler_model
+from profiler_world import serve_fake_web
+from pydantic import TypeAdapter
+
+from personae.cli import build_parser
+from personae.commands.models import resolve_models
+from personae.errors import ConfigurationError
+from personae.graphs.acting import ActingContext
+from personae.graphs.bookmarks import BookmarksContext
+from personae.graphs.profiler_state import ProfilerContext
+from personae.run_context import LLMContext
+from personae.settings import DEFAULT_TAVILY_BASE_URL
+from personae.testing import override_models
+from personae.tools.bookmark_tool import create_storyline_memory_tool
+from personae.tools.profile_tool import create_profile_tool
+
+# (environment, what the run names as model / fast model) -> (strong, fast)
+CASES: list[tuple[dict[str, str], str, str, tuple[str, str]]] = [
+    ({}, "", "", ("openai:gpt-4.1", "openai:gpt-4.1-mini")),
+    ({"PERSONAE_MODEL": "openai:env"}, "", "", ("openai:env", "openai:env")),
+    ({}, "openai:run", "", ("openai:run", "openai:run")),  # the model alone serves both roles
+    ({"PERSONAE_MODEL": "openai:env"}, "openai:run", "", ("openai:run", "openai:run")),
+    (
+        {"PERSONAE_FAST_MODEL": "openai:env-fast"},
+        "openai:run",
+        "",
+        ("openai:run", "openai:env-fast"),
+    ),
+    (
+        {"PERSONAE_MODEL": "openai:env", "PERSONAE_FAST_MODEL": "openai:env-fast"},
+        "",
+        "openai:run-fast",
+        ("openai:env", "openai:run-fast"),
+    ),
+]
+IDS = ["defaults", "env-model", "run-model", "run-beats-env", "env-fast", "run-fast"]
+
+
+@pytest.mark.parametrize(("env", "model", "fast", "expected"), CASES, ids=IDS)
+def test_context_and_cli_follow_one_model_rule(
+    env: dict[str, str],
+    model: str,
+    fast: str,
+    expected: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    context = LLMContext(model=model, fast_model=fast)
+    assert (context.model, context.fast_model) == expected
+    flags = ["--model", model] if model else []
+    flags += ["--fast-model", fast] if fast else []
+    args = build_parser().parse_args(["act", "s.jsonl", "--character", "A", "--at", "1", *flags])
+    cli = resolve_models(args, ("strong", "fast"), env={**env, "OPENAI_API_KEY": "k"})
+    assert (cli.specs["strong"], cli.specs["fast"]) == expected
+
+
+def test_the_server_and_key_come_from_the_environment_and_the_key_never_travels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    context = LLMContext(model="openai:qwen")
+    assert context.openai_base_url == "http://127.0.0.1:9/v1"
+    chat = context.llm("strong")
+    assert chat.openai_api_base == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
+    assert chat.openai_api_key.get_secret_value() == "sk-secret"  # type: ignore[attr-defined]
+    schema = TypeAdapter(LLMContext).json_schema()
+    shown = str(dataclasses.asdict(context)) + repr(context) + str(schema)
+    assert "sk-secret" not in shown and "api_key" not in str(schema)
+    assert LLMContext(openai_base_url="http://run/v1").openai_base_url == "http://run/v1"
+
+
+def test_no_llm_configured_fails_when_a_node_asks_for_one() -> None:
+    with pytest.raises(ConfigurationError, match="no LLM is configured"):
+        LLMContext().llm("fast")
+
+
+def test_sampling_comes_from_the_run_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("PERSONAE_TEMPERATURE", "0.3,judge=0")
+    context = LLMContext(model="openai:m")
+    assert context.temperature == "0.3,judge=0"
+    assert context.llm("strong").temperature == 0.3  # type: ignore[attr-defined]
+    assert context.chat_model("openai:j", "judge").temperature == 0.0  # type: ignore[attr-defined]
+    run = LLMContext(model="openai:m", temperature="fast=1.1")
+    assert run.llm("fast").temperature == 1.1  # type: ignore[attr-defined]
+    with pytest.raises(ConfigurationError, match="temperature 'hot' is not a number"):
+        LLMContext(temperature="hot")
+
+
+def test_profiler_context_reads_tavily_cache_and_contact_at_construction(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TAVILY_BASE_URL", "http://tavily.local")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-k")
+    monkeypatch.setenv("PERSONAE_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("PERSONAE_CONTACT", "me@example.org")
+    context = ProfilerContext()
+    assert (context.tavily_base_url, context.cache_dir) == (
+        "http://tavily.local",
+        str(tmp_path / "c"),
+    )
+    assert context.contact == "me@example.org" and context.tavily_api_key == "tvly-k"
+    assert "tvly-k" not in repr(context) + str(dataclasses.asdict(context))
+    assert ProfilerContext(cache_dir=None).cache_dir is None  # null disables the cache
+    monkeypatch.setenv("TAVILY_API_KEY", "")
+    monkeypatch.delenv("TAVILY_BASE_URL")
+    later = ProfilerContext(tavily_base_url="http://run")
+    assert later.tavily_base_url == "http://run" and later.tavily_api_key is None
+    assert ProfilerContext().tavily_base_url == DEFAULT_TAVILY_BASE_URL
+
+
+def test_acting_context_reads_the_chroma_server_at_construction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert ActingContext(storyline_path="s").chroma == ""
+    monkeypatch.setenv("CHROMA_HOST", "chroma.local")
+    monkeypatch.setenv("CHROMA_PORT", "9000")
+    assert ActingContext(storyline_path="s").chroma == "chroma.local:9000"
+    assert ActingContext(storyline_path="s", chroma_host="run").chroma == "run:8000"
+    monkeypatch.setenv("CHROMA_PORT", "x")
+    with pytest.raises(ConfigurationError, match="CHROMA_PORT='x' is not a port number"):
+        ActingContext(storyline_path="s")
+
+
+def test_every_context_field_is_described_for_studio() -> None:
+    schema = TypeAdapter(BookmarksContext).json_schema()
+    missing = [name for name, f in schema["properties"].items() if not f.get("description")]
+    assert missing == []
+    assert "PERSONAE_FAST_MODEL" in schema["properties"]["fast_model"]["description"]
+
+
+async def test_profile_tool_takes_models_and_tavily_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scripted = profiler_model(score=0.9)
+    override_models(specs={"openai:env-model": scripted})
+    with serve_fake_web(monkeypatch) as web:
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:env-model")
+        monkeypatch.setenv("TAVILY_BASE_URL", web.url)
+        tool = create_profile_tool(wiki_url=web.url)  # no context: all from the environment
+        answer = await tool.ainvoke({"name": "Kenshiro", "franchise": "Fist of the North Star"})
+    assert answer.startswith("I am Kenshiro")
+    assert "https://example.org/kenshiro-bio" in answer  # a web result: Tavily was reached
+    assert scripted.calls_for("QueryPlan") and scripted.calls_for("ProfileDraft")
+
+
+async def test_storyline_memory_tool_takes_its_models_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    story = write_storyline(tmp_path / "club.jsonl")
+    strong, fast = bookmarks_model(), bookmarks_model()
+    override_models(specs={"openai:env-strong": strong, "openai:env-fast": fast})
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:env-strong")
+    monkeypatch.setenv("PERSONAE_FAST_MODEL", "openai:env-fast")
+    tool = create_storyline_memory_tool(str(story), memory_dir=str(tmp_path / "mem"))
+    answer = await tool.ainvoke({"character": "Kyon", "question": "Where is Kyon?", "position": 40})
+    assert "valid at position 40" in answer
+    assert fast.calls_for("StateUpdate") and not strong.calls_for("StateUpdate")
+
+
+class _Recording(dict[str, str]):
+    """An environment that remembers every variable asked for."""
+
+    asked: set[str]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+
+def test_env_example_lists_every_variable_the_graph_contexts_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    listed = {
+        line.split("=", 1)[0]
+        for line in (root / ".env.example").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    }
+    graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
+    schemas = [
+        importlib.import_module(
+            f"personae.graphs.{Path(target.split(':')[0]).stem}"
+        ).graph.context_schema
+        for target in graphs.values()
+    ]
+    environment = _Recording(os.environ)
+    environment.asked = set()
+    monkeypatch.setattr(os, "environ", environment)
+    for schema in schemas:  # built as the server builds a run's context
+        required = {f.name: "x" for f in dataclasses.fields(schema) if f.name == "storyline_path"}
+        schema(**required)
+    read = environment.asked - {"XDG_CACHE_HOME", "HOME"}
+    assert {"PERSONAE_MODEL", "TAVILY_BASE_URL", "CHROMA_HOST", "PERSONAE_CACHE_DIR"} <= read
+    assert read - listed == set()

@@ -1,0 +1,112 @@
+"""Every graph of langgraph.json with the run input and context the README shows.
+
+Shared by the server test (runs through `langgraph dev`'s HTTP API) and the in-process test
+under the server's blocking-call guard. Paths in contexts are relative, as a user in Studio
+writes them: they resolve against the working directory (the server's, or the test's).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bookmarks_world import scripted_model as bookmarks_model
+from bookmarks_world import write_storyline
+from langchain_core.messages import BaseMessage
+from profiler_world import scripted_model as profiler_model
+
+from personae.memory.embeddings import HashingEmbedding
+from personae.memory.persona_chunks import split_persona
+from personae.memory.persona_doc import parse_markdown
+from personae.memory.persona_store import PersonaIndex, open_client
+from personae.testing import ScriptedChatModel, prompt_text
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS: dict[str, str] = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+ACTING = ("bookmarks", "vanilla", "ricl", "eta")
+STORY = "club.jsonl"
+PERSONA_DIR = "persona"
+PERSONA = "# Megumin\n\n" + "\n\n".join(
+    f"## Topic {i}\n\nMegumin fact {i} about explosion magic and the crimson demons."
+    for i in range(6)
+)
+ACTION = "Haruhi smiles at the brigade."
+ANSWER = "Explosion is the way!"
+
+
+def prepare(root: Path) -> None:
+    """The files the contexts name: a storyline and an AMADEUS persona index."""
+    write_storyline(root / STORY)
+    doc = parse_markdown(PERSONA, "Megumin")
+    index = PersonaIndex(
+        open_client(str(root / PERSONA_DIR)), "Megumin", "acts", HashingEmbedding()
+    )
+    index.sync(doc, split_persona(doc))
+
+
+def run_input(graph: str, wiki_url: str) -> dict[str, Any]:
+    """The input of one README run of ``graph``."""
+    if graph == "profiler":
+        return {"name": "Kenshiro", "franchise": "Fist of the North Star", "wiki_url": wiki_url}
+    if graph == "amadeus":
+        return {"character": "Megumin", "query": "What do you love?"}
+    return {"character": "Haruhi", "position": 120}
+
+
+def run_context(graph: str, memory: bool) -> dict[str, Any]:
+    """The README's context for ``graph``; ``memory`` adds a persistent folder where it has one.
+
+    Models, server, Tavily and cache are left out: they come from the environment.
+    """
+    if graph == "profiler":
+        return {"max_rounds": 1} if memory else {"max_rounds": 1, "cache_dir": None}
+    if graph == "amadeus":
+        return {"method": "amadeus", "memory_dir": PERSONA_DIR} if memory else {"method": "none"}
+    context: dict[str, Any] = {"storyline_path": STORY}
+    if memory:
+        context["memory_dir"] = f"memory-{graph}"
+    return context
+
+
+def _relevant(messages: list[BaseMessage]) -> dict[str, Any]:
+    return {"reason": "r", "relevant": "fact 2 " in prompt_text(messages)}
+
+
+def _profile(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = prompt_text(messages)
+    return {"statements": [line[2:] for line in text.splitlines() if line.startswith("- ")]}
+
+
+def scripted_model() -> ScriptedChatModel:
+    """One model answering every role of every graph."""
+    responders = {
+        **profiler_model(score=0.9).responders,
+        **bookmarks_model().responders,
+        "ExtractedFacts": lambda messages: {"facts": ["Haruhi leads the brigade."]},
+        "CharacterProfile": _profile,
+        "RelevanceVerdict": _relevant,
+        "CharacterAttributes": lambda messages: {
+            "belief_and_value": "Explosions first.",
+            "psychological_traits": "Proud.",
+        },
+        "text": lambda messages: ANSWER,
+    }
+    return ScriptedChatModel(responders=responders)
+
+
+def check_result(graph: str, memory: bool, result: dict[str, Any]) -> None:
+    """What a README run of ``graph`` must give back."""
+    if graph == "profiler":
+        assert result["profile"].startswith("I am Kenshiro")
+        assert {s["origin"] for s in result["sources"]} == {"web", "wiki"}
+    elif graph == "amadeus":
+        assert result["response"] == ANSWER
+        if memory:
+            assert any("fact 2 " in chunk["text"] for chunk in result["selected"])
+        else:
+            assert result["knowledge"] == []
+    else:
+        assert result["action"] == ACTION
+        if graph == "bookmarks":
+            assert result["stats"]["new"] >= 1 and result["grounding"]
