@@ -347,7 +347,8 @@ def _gave_up(
     return RemoteError(
         f"{cause}; gave up after {attempts} attempt{'s' * (attempts > 1)} and {waited:.0f}s "
         f"of retrying{asked}",
-        f"try again later, or raise the retry budget ({RETRY_SECONDS_VARIABLE}, now {budget:g}s)",
+        "check that the server runs (OPENAI_BASE_URL / OPENAI_API_KEY) and try again later, "
+        f"or raise the retry budget ({RETRY_SECONDS_VARIABLE}, now {budget:g}s)",
     )
 
 
