@@ -18,9 +18,9 @@ from personae.llm import LLMUsage, call_structured
 
 SUMMARIZER_SYSTEM = """You extract facts about the fictional character {name} ({franchise})
 from numbered source passages. Sort each fact into one dimension ({dimensions}). Every fact must
-cite the ids of the passages that state it, as shown in brackets before each passage; cite
-only those ids. Skip
-facts about other characters with the same name or about other versions than the main canon."""
+cite the ids of the passages that state it (the ids in brackets before them) and quote, word for word, the
+shortest words of one of them that state it; cite only ids shown below. Skip facts about other
+characters with the same name. {canon}"""
 
 SUMMARIZER_USER = """## Sources
 {sources}
@@ -34,6 +34,9 @@ class CitedFact(BaseModel):
     dimension: str = Field(description="One of the profiling dimensions.")
     text: str = Field(description="The fact, one short sentence in the third person.")
     source_ids: list[str] = Field(description="Ids of the passages stating it, like S1.")
+    quote: str = Field(
+        default="", description="The exact words of a cited passage that state the fact."
+    )
 
 
 class EvidenceNotes(BaseModel):
@@ -49,7 +52,14 @@ def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> 
         ids = list(dict.fromkeys(i.strip() for i in fact.source_ids if i.strip() in known_ids))
         dimension = fact.dimension.strip().casefold()
         if ids and fact.text.strip() and dimension in DIMENSIONS:
-            kept.append(CitedFact(dimension=dimension, text=fact.text.strip(), source_ids=ids))
+            kept.append(
+                CitedFact(
+                    dimension=dimension,
+                    text=fact.text.strip(),
+                    source_ids=ids,
+                    quote=fact.quote.strip(),
+                )
+            )
     return kept
 
 
@@ -80,7 +90,7 @@ def drop_unknown_ids(
     return kept, dropped
 
 
-def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 1200) -> str:
+def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 4000) -> str:
     """``(id, title, content)`` triples as the numbered passage list the model reads."""
     return "\n\n".join(f"[{sid}] {title}\n{content[:chars]}" for sid, title, content in sources)
 
@@ -91,8 +101,10 @@ async def summarize_round(
     name: str,
     franchise: str | None,
     sources: Sequence[tuple[str, str, str]],
+    canon: str = "",
+    chars: int = 4000,
 ) -> tuple[list[CitedFact], LLMUsage]:
-    """Per-dimension facts from ``sources``; invented ids are dropped and counted in usage."""
+    """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out."""
     known = {sid for sid, _, _ in sources}
     messages = [
         SystemMessage(
@@ -100,9 +112,10 @@ async def summarize_round(
                 name=name,
                 franchise=franchise or "unknown franchise",
                 dimensions=", ".join(DIMENSIONS),
+                canon=canon,
             )
         ),
-        HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources), name=name)),
+        HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources, chars), name=name)),
     ]
 
     def repair(notes: EvidenceNotes) -> tuple[EvidenceNotes, int]:

@@ -5,8 +5,8 @@ Run: uv run python benchmarks/bench_baselines.py [--size 100000]
 1. Story-order runs of the vanilla, RICL and ETA graphs over every major character's test
    instances of ../shared/data/bookmarks/title2action_series.haruhi.json, with a scripted model
    (so the figures are the framework's own overhead: Chroma, storyline slicing, profile store),
-   LLM calls per instance and, for ETA, the actions its incremental rebuilds read as a share of
-   rebuilding from scratch at every instance. Skipped when ../shared is absent.
+   LLM calls per instance and, for ETA, the actions its recurrent profile updates read as a
+   share of profiling from scratch at every instance. Skipped when ../shared is absent.
 2. RICL's scene->action pair index over a generated storyline of ``--size`` actions: build time
    and query latency (p50 / max) for the 8 most similar past pairs, asserting that no retrieved
    pair sits at or after its target.
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from personae.evals.bookmarks_instances import build_instances
 from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
 from personae.graphs.baseline_eta import ETAContext
 from personae.graphs.baseline_ricl import RICLContext
@@ -42,7 +43,7 @@ IGNORED_STATS = (
     "input_tokens",
     "output_tokens",
     "rebuild_point",
-    "profile_statements",
+    "profile_from",
 )
 
 
@@ -51,14 +52,14 @@ def scripted_model() -> ScriptedChatModel:
     return ScriptedChatModel(
         responders={
             "NextAction": lambda m: {"action": "X does something."},
-            "ExtractedFacts": lambda m: {"facts": ["X is a fact", "X is another fact"]},
-            "CharacterProfile": lambda m: {"statements": ["X is summarised"]},
+            "ChunkProfile": lambda m: {"profile": "X is profiled from this chunk."},
+            "UpdatedProfile": lambda m: {"profile": "X is summarised."},
         }
     )
 
 
 async def story_order(method: str, graph: Any, context_type: Any, memory: str) -> None:
-    """Every test instance in story order, one memory shared by all of them."""
+    """Every test instance in one global story order, one memory shared by all of them."""
     override_models(scripted_model())
     story = load_storyline(HARUHI)
     context = context_type(
@@ -70,14 +71,13 @@ async def story_order(method: str, graph: Any, context_type: Any, memory: str) -
     totals: dict[str, int] = {}
     count = 0
     start = time.perf_counter()
-    for character in story.major_characters:
-        for position in story.test_split(character)[1]:
-            out = await graph.ainvoke(
-                {"character": character, "position": position}, context=context
-            )
-            count += 1
-            for key, value in out["stats"].items():
-                totals[key] = totals.get(key, 0) + value
+    for instance in build_instances([story])[story.name]:  # the bench's global story order
+        out = await graph.ainvoke(
+            {"character": instance.character, "position": instance.position}, context=context
+        )
+        count += 1
+        for key, value in out["stats"].items():
+            totals[key] = totals.get(key, 0) + value
     wall = time.perf_counter() - start
     print(
         f"{method}: {count} instances, {wall / count * 1000:.1f} ms/instance overhead "

@@ -1,15 +1,18 @@
-"""The deep-search profiler (CharacterHub): plan, search in parallel, summarize, reflect, rewrite.
+"""The deep-search profiler (CharacterHub), one graph for two methods chosen by ``method``.
 
-Search rounds repeat until a stop rule decided in code fires (coverage reached, two rounds with
-nothing new, round cap, budget spent, all searches empty); the rule that fired is recorded.
-Sources get short ids ``S1..Sn`` in order of first appearance; the models only see those ids and
-the code drops invented ones. Importable as a compiled subgraph with typed input and output.
+``paper`` is the paper's pipeline (``profiler_paper``): R¹ with the Table 7 instruction, R²
+that always runs, the Table 8 rewrite. ``planned`` is ours: plan queries per dimension, search
+in parallel, summarize into cited notes, reflect on coverage, repeat until a stop rule decided
+in code fires (coverage reached, two rounds with nothing new, round cap, budget spent, all
+searches empty; the rule that fired is recorded), then rewrite. Both share the search node and
+end in ``verify_profile``: each fact checked against the passage it cites, each prose sentence
+against the kept facts. Sources get short ids ``S1..Sn`` in order of first appearance; the
+models only see those ids and the code drops invented ones. The canon rule is decided once, in
+``resolve_character``. Importable as a compiled subgraph with typed input and output.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -19,11 +22,27 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
+from personae.agents.canon import decide_canon
+from personae.agents.citation_checker import check_citations
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
 from personae.agents.query_planner import DIMENSIONS, plan_search_queries
 from personae.errors import InputError
+from personae.graphs.profiler_checks import verify_profile
+from personae.graphs.profiler_evidence import (
+    assign_source_ids,
+    facts_by_dimension,
+    notes_document,
+    passages_text,
+    source_key,
+)
+from personae.graphs.profiler_paper import (
+    propose_paper_searches,
+    rewrite_paper_profile_node,
+    route_after_document,
+    write_paper_document,
+)
 from personae.graphs.profiler_sources import (
     find_character,
     search_once,
@@ -48,11 +67,16 @@ STOP_RULES = (
     "no_new_sources",
     "round_cap",
     "no_follow_ups",
+    "paper_rounds",
 )
-"""Stop rules in the order they are checked; ``stop_reason`` is one of them."""
+"""Stop rules in the order they are checked (``planned``); ``paper_rounds``: the ``paper``
+method's R¹ and R² are done. ``stop_reason`` is one of them."""
 
-CALLS_PER_ROUND = 2
-"""LLM calls one more round costs (summarize + reflect); the rewrite call is kept in reserve."""
+CALLS_PER_ROUND = 3
+"""LLM calls one more round costs (summarize, check citations, reflect); the rewrite and its two
+checks are kept in reserve."""
+
+__all__ = ["assign_source_ids", "build_graph", "graph", "source_key"]
 
 
 async def resolve_character(
@@ -68,7 +92,21 @@ async def resolve_character(
         "name": page.title if page else state["name"].strip(),
         "notices": notices,
         "round": 1,
+        "method": runtime.context.method,
+        "canon": decide_canon(state["name"], state.get("franchise")),
     }
+
+
+def route_method(state: ProfilerState) -> Literal["plan_queries", "propose_paper_searches"]:
+    """The paper's R¹ agent, or our per-dimension planner."""
+    return "propose_paper_searches" if state["method"] == "paper" else "plan_queries"
+
+
+def route_after_search(
+    state: ProfilerState,
+) -> Literal["summarize_evidence", "write_paper_document"]:
+    """Both methods share the search node; each reads the results its own way."""
+    return "write_paper_document" if state["method"] == "paper" else "summarize_evidence"
 
 
 async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
@@ -136,34 +174,6 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     return {"evidence": passages, "searches": [log], "usage": usage}
 
 
-def source_key(url: str, content: str) -> str:
-    """Identity of a passage: normalised URL plus a hash of its text."""
-    digest = hashlib.sha1(" ".join(content.split()).encode()).hexdigest()[:12]
-    return f"{normalize_url(url)}#{digest}"
-
-
-def assign_source_ids(
-    known: list[dict[str, Any]], passages: list[dict[str, Any]], excluded: set[str]
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """New sources (ids continuing ``S1..Sn``) and the ids of every kept passage, in order."""
-    by_key = {source_key(s["url"], s["content"]): s["id"] for s in known}
-    new: list[dict[str, Any]] = []
-    ids: list[str] = []
-    for passage in passages:
-        if normalize_url(passage["url"]) in excluded:
-            continue
-        key = source_key(passage["url"], passage["content"])
-        if key not in by_key:
-            by_key[key] = f"S{len(known) + len(new) + 1}"
-            new.append({"id": by_key[key], **{k: passage[k] for k in _SOURCE_FIELDS}})
-        if by_key[key] not in ids:
-            ids.append(by_key[key])
-    return new, ids
-
-
-_SOURCE_FIELDS = ("url", "title", "content", "origin", "round")
-
-
 async def summarize_evidence(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
@@ -183,8 +193,18 @@ async def summarize_evidence(
             name=state["name"],
             franchise=state.get("franchise"),
             sources=shown,
+            canon=state["canon"],
+            chars=max(1000, context.evidence_chars // len(ids)),
         )
         usage = used.as_dict()
+        if context.check_citations and facts:
+            texts = {i: str(s["content"]) for i, s in everything.items()}
+            facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
+            usage = {
+                **(used + checked).as_dict(),
+                "facts_checked": len(facts) + len(dropped),
+                "facts_unsupported": len(dropped),
+            }
     record = {
         "round": current,
         "queries": [p["query"] for p in state["pending"]],
@@ -195,16 +215,6 @@ async def summarize_evidence(
     }
     fact_rows = [{**f.model_dump(), "round": current} for f in facts]
     return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
-
-
-def facts_by_dimension(facts: list[dict[str, Any]]) -> dict[str, list[CitedFact]]:
-    """The cited facts of every round per dimension, de-duplicated (rounds repeat facts)."""
-    grouped: dict[str, list[CitedFact]] = defaultdict(list)
-    for fact in facts:
-        cited = CitedFact.model_validate(fact)
-        if cited not in grouped[cited.dimension]:
-            grouped[cited.dimension].append(cited)
-    return dict(grouped)
 
 
 async def reflect_coverage(
@@ -248,7 +258,8 @@ def stop_rule(state: ProfilerState, context: ProfilerContext) -> str | None:
     usage = state.get("usage", {})
     rounds = state["rounds"]
     tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
-    if usage.get("llm_calls", 0) + CALLS_PER_ROUND + 1 > context.max_llm_calls:
+    reserve = 1 + (2 if context.check_citations else 0)  # rewrite, then facts and prose checks
+    if usage.get("llm_calls", 0) + CALLS_PER_ROUND + reserve > context.max_llm_calls:
         return "budget_llm_calls"
     if tokens >= context.max_tokens:
         return "budget_tokens"
@@ -288,7 +299,7 @@ def route_after_check(
 async def rewrite_profile(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Write the first-person profile, one canon, every fact with known source ids."""
+    """Write the first-person profile from the notes and the passages; facts checked next."""
     sources = state.get("sources", [])
     if not sources:
         raise InputError(
@@ -296,22 +307,21 @@ async def rewrite_profile(
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
     known = {s["id"] for s in sources}
+    grouped = facts_by_dimension(state.get("facts", []))
     draft, usage = await rewrite_first_person(
         runtime.context.llm("strong"),
         name=state["name"],
         franchise=state.get("franchise"),
-        facts_by_dimension=facts_by_dimension(state.get("facts", [])),
-        sources=[(s["id"], s["title"]) for s in sources],
+        facts_by_dimension=grouped,
+        passages=passages_text(sources, [], runtime.context.evidence_chars),
         known_ids=known,
+        canon=state["canon"],
     )
-    dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
-    for fact in keep_cited_facts(draft.facts, known):
-        dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
     return {
         "profile": draft.profile.strip(),
-        "canon": draft.canon.strip(),
         "conflicts": draft.conflicts,
-        "dimensions": dimensions,
+        "drinfo": notes_document(state["name"], grouped),
+        "draft_facts": [f.model_dump() for f in keep_cited_facts(draft.facts, known)],
         "usage": usage.as_dict(),
     }
 
@@ -329,20 +339,36 @@ builder = StateGraph(
 )
 builder.add_node(resolve_character)
 builder.add_node(plan_queries)
+builder.add_node(propose_paper_searches)
 builder.add_node("search", search, input_schema=SearchTask)
 builder.add_node(summarize_evidence)
 builder.add_node(reflect_coverage)
 builder.add_node(check_stop_rules)
 builder.add_node(rewrite_profile)
+builder.add_node(write_paper_document)
+builder.add_node("rewrite_paper_profile", rewrite_paper_profile_node)
+builder.add_node(verify_profile)
 builder.add_node(finish_profile)
 builder.add_edge(START, "resolve_character")
-builder.add_edge("resolve_character", "plan_queries")
+builder.add_conditional_edges(
+    "resolve_character", route_method, ["plan_queries", "propose_paper_searches"]
+)
 builder.add_conditional_edges("plan_queries", dispatch_searches, ["search"])
-builder.add_edge("search", "summarize_evidence")
+builder.add_conditional_edges("propose_paper_searches", dispatch_searches, ["search"])
+builder.add_conditional_edges(
+    "search", route_after_search, ["summarize_evidence", "write_paper_document"]
+)
 builder.add_edge("summarize_evidence", "reflect_coverage")
 builder.add_edge("reflect_coverage", "check_stop_rules")
 builder.add_conditional_edges("check_stop_rules", route_after_check, ["search", "rewrite_profile"])
-builder.add_edge("rewrite_profile", "finish_profile")
+builder.add_conditional_edges(
+    "write_paper_document",
+    route_after_document,
+    ["propose_paper_searches", "rewrite_paper_profile"],
+)
+builder.add_edge("rewrite_profile", "verify_profile")
+builder.add_edge("rewrite_paper_profile", "verify_profile")
+builder.add_edge("verify_profile", "finish_profile")
 builder.add_edge("finish_profile", END)
 
 graph = builder.compile(name="profiler")

@@ -62,10 +62,11 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     Wiki and result-page hosts get one request at a time across all the run's searches; the
     Tavily API, built for concurrent clients, does not.
     """
+    template_host = context.fandom_template.replace("{slug}", "x")
     return PoliteHttpClient(
         user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
-        allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url),
+        allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url, template_host),
         parallel_hosts=_configured_hosts(context.tavily_base_url),
     )
 
@@ -87,6 +88,9 @@ async def search_once(
                     api_key=context.tavily_api_key,
                     http=http,
                     base_url=context.tavily_base_url,
+                    search_depth=context.search_depth,
+                    raw_content_results=context.raw_content_results,
+                    max_content_chars=context.passage_chars,
                 )
                 found = await web.search(
                     query, max_results=context.max_results, exclude_urls=context.exclude_urls
@@ -94,7 +98,7 @@ async def search_once(
                 return SearchOutcome(found, web.searches, web.credits_used, web.pages_fetched)
             if wiki_url is None:
                 return SearchOutcome()
-            wiki = MediaWikiClient(wiki_url, http=http)
+            wiki = MediaWikiClient(wiki_url, http=http, passage_chars=context.passage_chars)
             found = await wiki.search(
                 query, limit=context.max_results, exclude_urls=context.exclude_urls
             )
@@ -121,8 +125,22 @@ async def find_character(
             "pass --wiki URL or --franchise, or set TAVILY_API_KEY",
         )
     async with make_http(context, wiki_url) as http:
+        searcher = (
+            TavilySearch(
+                api_key=context.tavily_api_key, http=http, base_url=context.tavily_base_url
+            )
+            if web
+            else None
+        )
         try:
-            wiki = await open_wiki(http=http, wiki_url=wiki_url, franchise=franchise)
+            wiki = await open_wiki(
+                http=http,
+                wiki_url=wiki_url,
+                franchise=franchise,
+                searcher=searcher,
+                domain_template=context.fandom_template,
+                character=name,
+            )
         except InputError as error:
             if wiki_url or not web:
                 raise

@@ -14,6 +14,8 @@ from personae.settings import load_settings
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
+ProfilingMethod = Literal["paper", "planned"]
+"""``paper``: CharacterHub's R¹/R² deep search and Table 8 rewrite; ``planned``: ours."""
 
 
 def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, int]:
@@ -42,10 +44,15 @@ class ProfileOutput(TypedDict):
     """Character name as resolved on the wiki (page title) or as given."""
     franchise: str | None
     """Franchise as given."""
+    method: ProfilingMethod
+    """The profiling method that made it."""
     profile: str
-    """The first-person profile."""
+    """The first-person profile (sentences no kept fact supports are dropped)."""
+    drinfo: str
+    """The raw deep-search output the rewrite read ("DRInfo"): the R² document (``paper``) or
+    the cited notes (``planned``); the evaluation scores it beside the profile."""
     canon: str
-    """The one canon/version the profile keeps."""
+    """The canon rule, decided once per run from the name and franchise."""
     conflicts: list[str]
     """Conflicts between sources/versions and how they were resolved."""
     dimensions: dict[str, list[dict[str, Any]]]
@@ -58,7 +65,12 @@ class ProfileOutput(TypedDict):
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``search_credits``,
-    ``pages_fetched``."""
+    ``pages_fetched``, ``facts_checked``, ``facts_unsupported`` (dropped: their cited passage
+    does not state them), ``sentences_unsupported`` (dropped from the prose)."""
+    unsupported_facts: list[dict[str, Any]]
+    """Facts dropped because the passages they cite do not state them."""
+    prose_check: dict[str, Any]
+    """Sentences of the prose: total, supported, without claim, and the ones dropped."""
     stop_reason: str
     """Which stop rule ended the search (see ``STOP_RULES``)."""
     notices: list[str]
@@ -70,8 +82,16 @@ class ProfileOutput(TypedDict):
 class ProfilerState(ProfileInput):
     """Everything the profiler carries between nodes (output fields documented above)."""
 
+    method: ProfilingMethod
     profile: str
+    drinfo: str
     canon: str
+    prose_check: dict[str, Any]
+    unsupported_facts: Annotated[list[dict[str, Any]], operator.add]
+    documents: Annotated[list[dict[str, Any]], operator.add]
+    """The paper method's documents per round: ``{"round", "text"}`` (R¹, then R²)."""
+    draft_facts: list[dict[str, Any]]
+    """The rewrite's facts (known ids only), before the citation check."""
     conflicts: list[str]
     dimensions: dict[str, list[dict[str, Any]]]
     stop_reason: str
@@ -118,28 +138,48 @@ class SearchTask(TypedDict):
 class ProfilerContext(LLMContext):
     """Run settings of one profile.
 
-    The strong model writes the profile; the fast one plans, summarizes and reflects.
+    The strong model writes the profile (and is the ``paper`` method's search agent); the fast
+    one plans, summarizes, reflects and checks citations.
     """
 
+    method: ProfilingMethod = "planned"
+    """``paper`` (CharacterHub's R¹/R² search and Table 8 rewrite) or ``planned`` (ours)."""
     tavily_base_url: str = ""
     """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
     from TAVILY_API_KEY, never from a run's context."""
     web_search: bool = True
     """Use web search when a Tavily key is set."""
     max_rounds: int = 3
-    """Round cap (R1 plus refinement rounds)."""
+    """Round cap (R1 plus refinement rounds); ``paper`` runs R¹ and R² (1: R¹ only, the
+    paper's "w.o. IS" ablation)."""
+    paper_queries: int = 8
+    """Searches the paper's agent may run per round."""
     coverage_target: float = 0.7
     """Stop when every dimension's coverage reaches this."""
     queries_per_dimension: int = 1
     """Planned queries per dimension in round 1 (and follow-ups per thin dimension)."""
     max_llm_calls: int = 30
-    """LLM call budget (a rewrite call is always kept in reserve)."""
+    """LLM call budget (the rewrite and its two checks are always kept in reserve)."""
     max_tokens: int = 300_000
     """Token budget (input plus output)."""
     max_search_credits: int = 60
     """Tavily credit budget."""
-    max_results: int = 3
+    max_results: int = 5
     """Results per search."""
+    search_depth: Literal["basic", "advanced"] = "advanced"
+    """Tavily search depth (advanced: better passages, 2 credits a search)."""
+    raw_content_results: int = 2
+    """Top web results per search whose whole page text is kept (capped by passage_chars)."""
+    passage_chars: int = 6000
+    """Cap of one passage's text: a web page or a whole wiki section with its subsections."""
+    evidence_chars: int = 60_000
+    """Passage text shown to the model in one call (shared evenly between passages)."""
+    check_citations: bool = True
+    """Check each fact against the passage it cites and each prose sentence against the kept
+    facts (fast model); unsupported ones are dropped and counted."""
+    fandom_template: str = ""
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery). Empty:
+    PERSONAE_FANDOM_TEMPLATE, else https://{slug}.fandom.com."""
     exclude_urls: tuple[str, ...] = ()
     """Pages never used as sources (evaluation without leakage)."""
     cache_dir: str | None = ""
@@ -161,6 +201,8 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        if not self.fandom_template:
+            object.__setattr__(self, "fandom_template", settings.fandom_template)
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
 
     @property

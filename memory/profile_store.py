@@ -7,7 +7,9 @@ so an interrupted write never looks finished.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,6 +93,10 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "rounds": rounds,
         "usage": dict(result.get("usage", {})),
+        # What the citation check dropped: facts their passages do not state, prose sentences
+        # no kept fact supports.
+        "unsupported_facts": list(result.get("unsupported_facts", [])),
+        "prose_check": dict(result.get("prose_check", {})),
         "stop_reason": result.get("stop_reason", ""),
         "notices": list(result.get("notices", [])),
         "wiki_page": result.get("wiki_page"),
@@ -112,6 +118,19 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             lines.append("")
     if document.get("conflicts"):
         lines += ["## Conflicts resolved", *[f"- {c}" for c in document["conflicts"]], ""]
+    prose = document.get("prose_check") or {}
+    if prose.get("sentences"):
+        dropped = prose.get("dropped", [])
+        lines += [
+            "## Citation check",
+            f"{prose['sentences']} sentences checked against the kept facts: "
+            f"{prose['supported']} supported, {prose['no_claim']} without a claim, "
+            f"{len(dropped)} dropped; "
+            f"{len(document.get('unsupported_facts', []))} facts dropped (their cited passage "
+            "does not state them).",
+            *[f"- dropped: {sentence}" for sentence in dropped],
+            "",
+        ]
     lines.append("## Sources")
     lines += [
         f"- **{s['id']}** [{markdown_text(s['title'])}]({markdown_url(s['url'])})"
@@ -138,12 +157,22 @@ def markdown_url(url: str) -> str:
     return quote(str(url).strip(), safe=":/?#[]@!$&'*+,;=%~-._")
 
 
+def card_creation_date(path: Path) -> int | None:
+    """The ``creation_date`` of an earlier card at ``path`` (a re-profile keeps it)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))["data"]["creation_date"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
 def write_profile(
     out_dir: Path,
     result: Mapping[str, Any],
     *,
     name: str | None = None,
     franchise: str | None = None,
+    card_system_prompt: bool = False,
 ) -> ProfilePaths:
     """Write the three files for a profiler result; everything is rendered before any write.
 
@@ -152,10 +181,16 @@ def write_profile(
     """
     document = profile_document(result)
     markdown = render_markdown(document)
-    card = build_card(document)
     if name is None:
         name, franchise = str(document["character"]), document.get("franchise")
     paths = paths_for(out_dir, name, franchise)
+    now = int(time.time())
+    card = build_card(
+        document,
+        created=card_creation_date(paths.card_json) or now,
+        modified=now,
+        system_prompt=card_system_prompt,
+    )
     write_text_atomic(paths.profile_md, markdown)
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)

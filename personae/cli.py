@@ -21,6 +21,10 @@ COMMAND_MODULES = (
     "personae.commands.data",
     "personae.commands.persona",
     "personae.commands.chat",
+    "personae.commands.novel",
+    "personae.commands.arcane",
+    "personae.commands.arc",
+    "personae.commands.probes",
 )
 
 

@@ -1,27 +1,25 @@
 """Batch profiling: read a CSV of characters, drop duplicates, profile with bounded concurrency.
 
-De-duplication follows the paper: character lists gathered from different sources name the same
-character differently ("Kenshirō", "Kenshiro"), so two rows of the same franchise whose names are
-at least 0.85 similar are one character. Characters already profiled are skipped, which makes an
-interrupted batch resumable.
+De-duplication (:mod:`personae.dedup`): character lists gathered from different sources name the
+same character differently ("Kenshirō", "Kenshiro", "Gojo Satoru"). ``--dedup paper`` applies
+CharacterHub's rule literally (different sources, exact franchise, similarity above 0.85);
+the default, ``personae``, merges reordered names and romanisation variants but never relatives
+who share a family name. An optional alias table maps several titles of one franchise to one.
+Characters already profiled are skipped, which makes an interrupted batch resumable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
+from personae.dedup import DedupRule, NamedRow, duplicates, franchise_key
 from personae.errors import InputError, PersonaeError
 from personae.files import read_csv
-
-NAME_SIMILARITY = 0.85
-"""Names at least this similar (same franchise) are the same character."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +29,8 @@ class BatchRow:
     name: str
     franchise: str | None = None
     wiki: str | None = None
+    source: str | None = None
+    """The character list the row came from (the paper merges only across sources)."""
 
 
 @dataclass
@@ -61,6 +61,7 @@ def read_batch(path: Path) -> list[BatchRow]:
                 name=name,
                 franchise=record.get("franchise", "").strip() or None,
                 wiki=record.get("wiki", "").strip() or None,
+                source=record.get("source", "").strip() or None,
             )
         )
     if not rows:
@@ -68,40 +69,60 @@ def read_batch(path: Path) -> list[BatchRow]:
     return rows
 
 
-def _normal(text: str | None) -> str:
-    """``text`` compared ignoring case, accents and hyphens/spacing (``Kenshirō`` = ``kenshiro``)."""
-    ascii_text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode()
-    return " ".join(ascii_text.casefold().replace("-", " ").split())
+def read_aliases(path: Path) -> dict[str, str]:
+    """``{alias: franchise}`` from a CSV with a header ``alias,franchise``."""
+    if not path.is_file():
+        raise InputError(
+            f"alias table {path} does not exist", "pass a CSV with columns alias,franchise"
+        )
+    fieldnames, records = read_csv(path)
+    if not {"alias", "franchise"} <= set(fieldnames):
+        raise InputError(
+            f"{path} lacks the columns alias,franchise",
+            "start the CSV with a header: alias,franchise",
+        )
+    return {
+        r["alias"].strip(): r["franchise"].strip()
+        for r in records
+        if r.get("alias", "").strip() and r.get("franchise", "").strip()
+    }
 
 
 def deduplicate(
-    rows: Sequence[BatchRow], key: Callable[[BatchRow], str] | None = None
+    rows: Sequence[BatchRow],
+    key: Callable[[BatchRow], str] | None = None,
+    *,
+    rule: DedupRule = "personae",
+    aliases: Mapping[str, str] | None = None,
 ) -> tuple[list[BatchRow], list[tuple[BatchRow, BatchRow]]]:
-    """Kept rows, and ``(duplicate, kept original)`` pairs (same franchise, similar name).
+    """Kept rows, and ``(duplicate, kept original)`` pairs under ``rule``.
 
-    Each row is normalised once and compared only with the kept rows of its own franchise, so
-    a long character list does not cost a full pairwise pass. Rows with one ``key`` (the output
-    folder) are duplicates too, however their names compare: both would write the same files.
+    Each row is compared only with the kept rows of its own franchise (after ``aliases``), so a
+    long character list does not cost a full pairwise pass; rows without a franchise are never
+    merged by name. Rows with one ``key`` (the output folder) are duplicates too, however their
+    names compare: both would write the same files.
     """
     kept: list[BatchRow] = []
     dropped: list[tuple[BatchRow, BatchRow]] = []
-    by_franchise: dict[str, list[tuple[str, BatchRow]]] = defaultdict(list)
+    by_franchise: dict[str, list[BatchRow]] = defaultdict(list)
     by_key: dict[str, BatchRow] = {}
     for row in rows:
-        name = _normal(row.name)
-        same_franchise = by_franchise[_normal(row.franchise)]
+        franchise = franchise_key(row.franchise, aliases)
+        named = NamedRow(row.name, row.franchise, row.source)
+        same_franchise = by_franchise[franchise] if franchise is not None else []
         original = by_key.get(key(row)) if key is not None else None
         original = original or next(
             (
                 k
-                for n, k in same_franchise
-                if SequenceMatcher(None, n, name).ratio() >= NAME_SIMILARITY
+                for k in same_franchise
+                if duplicates(NamedRow(k.name, k.franchise, k.source), named, rule, aliases)
             ),
             None,
         )
         if original is None:
             kept.append(row)
-            same_franchise.append((name, row))
+            if franchise is not None:
+                by_franchise[franchise].append(row)
             if key is not None:
                 by_key[key(row)] = row
         else:

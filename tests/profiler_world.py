@@ -157,13 +157,63 @@ def draft(messages: list[BaseMessage]) -> dict[str, Any]:
     }
 
 
+_CLAIM = re.compile(r"## Claim (\d+): ")
+_SENTENCE_LINE = re.compile(r"^(\d+)\. ", re.MULTILINE)
+
+
+def claim_checks(messages: list[BaseMessage]) -> dict[str, Any]:
+    """Citation checker: every claim supported unless it says it is false."""
+    prompt = prompt_text(messages)
+    checks = []
+    for match in _CLAIM.finditer(prompt):
+        claim = prompt[match.end() :].split("\n", 1)[0]
+        verdict = "unsupported" if FALSE_MARK in claim else "supported"
+        checks.append({"id": int(match.group(1)), "verdict": verdict})
+    return {"checks": checks}
+
+
+def prose_checks(messages: list[BaseMessage]) -> dict[str, Any]:
+    """Prose checker: every sentence supported unless it says it is false."""
+    prompt = prompt_text(messages)
+    sentences = prompt.split("## Sentences of the profile\n", 1)[1]
+    answer = []
+    for line in sentences.splitlines():
+        match = _SENTENCE_LINE.match(line)
+        if match:
+            verdict = "unsupported" if FALSE_MARK in line else "supported"
+            answer.append({"id": int(match.group(1)), "verdict": verdict})
+    return {"sentences": answer}
+
+
+FALSE_MARK = "King of Mars"
+"""What the scripted checkers treat as unsupported (a planted false fact)."""
+
+
+def paper_queries(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The paper agent: R¹ searches the character, R² a related person."""
+    second = "continue searching to verify" in prompt_text(messages)
+    return {"queries": ["Raoh Kenshiro brother"] if second else ["Kenshiro", "Kenshiro history"]}
+
+
+def paper_document(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The paper agent's document: one line per result shown, citing its id."""
+    ids = shown_ids(messages)
+    second = "continue searching to verify" in prompt_text(messages)
+    title = "R2" if second else "R1"
+    return {"document": f"# Kenshiro ({title})\n" + "\n".join(f"- Fact [{i}]" for i in ids)}
+
+
 def scripted_model(score: float = 0.9, follow_up: bool = True) -> ScriptedChatModel:
-    """A model answering all four profiler roles."""
+    """A model answering every profiler role of both methods."""
     return ScriptedChatModel(
         responders={
             "QueryPlan": plan,
             "EvidenceNotes": notes,
             "CoverageReview": coverage(score, follow_up),
             "ProfileDraft": draft,
+            "ClaimChecks": claim_checks,
+            "ProseCheck": prose_checks,
+            "SearchQueries": paper_queries,
+            "ResearchDocument": paper_document,
         }
     )

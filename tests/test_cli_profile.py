@@ -81,13 +81,38 @@ def test_writes_profile_markdown_and_valid_card(
         assert all(f["source_ids"] and set(f["source_ids"]) <= ids for f in facts)
     assert document["rounds"][0]["queries"] and document["rounds"][0]["notes"]
     assert document["rounds"][0]["coverage"]["identity"] == 0.9
-    assert document["usage"]["llm_calls"] == 4 and document["usage"]["searches"] == 14
+    assert document["usage"]["llm_calls"] == 7 and document["usage"]["searches"] == 14
     card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
     assert card_problems(card) == []
     assert card["data"]["name"] == card["name"] == "Kenshiro"
     assert card["data"]["character_book"]["entries"]
     assert "[S1" in (folder / "profile.md").read_text(encoding="utf-8")
     assert str(folder / "profile.json") in capsys.readouterr().out
+
+
+def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, tavily = world
+    assert profile(server, tmp_path / "paper", "--method", "paper") == 0
+    assert profile(server, tmp_path / "planned", "--method", "planned", "--no-check-citations") == 0
+    paper = json.loads(
+        (tmp_path / "paper" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
+    planned = json.loads(
+        (tmp_path / "planned" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
+    assert (paper["method"], planned["method"]) == ("paper", "planned")
+    assert paper["drinfo"].startswith("# Kenshiro (R2)") and paper["stop_reason"] == "paper_rounds"
+    assert planned["drinfo"].startswith("# Kenshiro\n\n## Identity")
+    assert paper["prose_check"]["sentences"] == 1 and planned["prose_check"] == {}
+    assert planned["usage"]["facts_checked"] == 0  # --no-check-citations
+    assert {q["search_depth"] for q in tavily.queries} == {"advanced"}
+    err = capsys.readouterr().err
+    assert "R1: " in err and "R2: " in err and "citation check: 0 facts" in err
 
 
 def test_without_tavily_key_profiles_from_wiki_and_says_so(

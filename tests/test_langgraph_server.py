@@ -218,3 +218,16 @@ def test_profiler_context_names_its_own_models(studio: Studio) -> None:
     assert result["profile"].startswith("I am Kenshiro")
     # The run's model alone also serves as the fast model (PERSONAE_FAST_MODEL is unset).
     assert studio.models_called(before) == {"run-strong"}
+
+
+def test_arcane_roleplay_every_mode_stays_before_the_query_chapter(studio: Studio) -> None:
+    from arcane_world import future_marks
+    from studio_world import ARCANE_PROBE, DATA_DIR
+
+    for mode in ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc"):
+        before = len(studio.llm.requests)
+        payload = {"novel": "the_river", "probe_id": ARCANE_PROBE, "phase_idx": 1, "mode": mode}
+        result = studio.run("arcane_roleplay", payload, {"data_dir": DATA_DIR, "cache_dir": "none"})
+        assert "chapter 4." in result["system"], mode
+        prompts = json.dumps([r["messages"] for r in studio.llm.requests[before:]])
+        assert future_marks(prompts, 4) == [], mode

@@ -77,6 +77,7 @@ class TavilySearch:
         search_depth: SearchDepth = "basic",
         fetch_missing_content: bool = True,
         max_content_chars: int = 4000,
+        raw_content_results: int = 0,
         cache: bool = False,
     ) -> None:
         if not api_key:
@@ -93,6 +94,9 @@ class TavilySearch:
         self.search_depth: SearchDepth = search_depth
         self.fetch_missing_content = fetch_missing_content
         self.max_content_chars = max_content_chars
+        self.raw_content_results = raw_content_results
+        """The top results whose full page text (``raw_content``) is kept instead of the
+        snippet; the text, not the number of results, is what gets capped."""
         self.cache = cache
         self.searches = 0
         """Searches sent to Tavily (cached answers excluded)."""
@@ -129,13 +133,18 @@ class TavilySearch:
             "search_depth": self.search_depth,
             "max_results": min(20, max_results + min(len(excluded), 5)),
             "include_answer": False,
-            "include_raw_content": False,
+            "include_raw_content": self.raw_content_results > 0,
         }
         if domains:
             payload["include_domains"] = domains
         answer = await self._post(payload)
         fresh = self._keep_new(answer.get("results") or [], excluded)[:max_results]
-        passages = await asyncio.gather(*(self._to_evidence(item, query) for item in fresh))
+        passages = await asyncio.gather(
+            *(
+                self._to_evidence(item, query, raw=rank < self.raw_content_results)
+                for rank, item in enumerate(fresh)
+            )
+        )
         return [p for p in passages if p is not None]
 
     async def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -172,9 +181,13 @@ class TavilySearch:
                 kept.append(item)
         return kept
 
-    async def _to_evidence(self, item: dict[str, Any], query: str) -> Evidence | None:
+    async def _to_evidence(
+        self, item: dict[str, Any], query: str, *, raw: bool = False
+    ) -> Evidence | None:
         url = str(item["url"])
-        content = str(item.get("content") or item.get("raw_content") or "").strip()
+        snippet = str(item.get("content") or "").strip()
+        full = str(item.get("raw_content") or "").strip()
+        content = (full or snippet) if raw else (snippet or full)
         if not content and self.fetch_missing_content:
             content = await self._fetch_text(url)
         if not content:

@@ -126,12 +126,16 @@ class MediaWikiClient:
         *,
         http: PoliteHttpClient,
         api_path: str | None = None,
-        passage_chars: int = 1500,
+        passage_chars: int = 6000,
+        sections_per_page: int = 2,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.http = http
         self.api_path = api_path
         self.passage_chars = passage_chars
+        """Cap of one passage's text (a whole section with its subsections)."""
+        self.sections_per_page = sections_per_page
+        """Most relevant sections kept per hit page, each whole."""
         self._site: SiteInfo | None = None
         self._site_lock = asyncio.Lock()
 
@@ -284,15 +288,17 @@ class MediaWikiClient:
         return answer
 
     def _passages(self, page: WikiPage, query: str) -> list[Evidence]:
+        """The page's most relevant sections, each whole (with its subsections), and its infobox."""
         passages = []
-        section = _best_section(page.sections, query)
-        if section is not None:
+        for index in _best_sections(page.sections, query, self.sections_per_page):
+            section = page.sections[index]
             anchor = (
                 quote(section.heading.replace(" ", "_"), safe="()'!,:") if section.heading else ""
             )
             url = f"{page.url}#{anchor}" if anchor else page.url
             heading = section.heading or page.title
-            content = cut_at_word(f"{heading}\n{section.text}", self.passage_chars)
+            body = section_with_subsections(page.sections, index)
+            content = cut_at_word(f"{heading}\n{body}", self.passage_chars)
             passages.append(
                 Evidence(url=url, title=page.title, content=content, origin="wiki", query=query)
             )
@@ -309,18 +315,34 @@ class MediaWikiClient:
         return passages
 
 
-def _best_section(sections: tuple[WikiSection, ...], query: str) -> WikiSection | None:
+def section_with_subsections(sections: tuple[WikiSection, ...], index: int) -> str:
+    """The text of ``sections[index]`` and of every deeper section below it, with headings."""
+    own = sections[index]
+    parts = [own.text] if own.text.strip() else []
+    if own.level > 1:
+        for deeper in sections[index + 1 :]:
+            if deeper.level <= own.level:
+                break
+            if deeper.text.strip():
+                parts.append(f"{deeper.heading}\n{deeper.text}")
+    return "\n\n".join(parts)
+
+
+def _best_sections(sections: tuple[WikiSection, ...], query: str, count: int) -> list[int]:
+    """Indexes of the ``count`` best-matching sections (with text of their own or below)."""
     wanted = _words(query)
-    best: WikiSection | None = None
-    best_score = -1.0
+    scored: list[tuple[float, int]] = []
     for position, section in enumerate(sections):
-        if not section.text or section.heading.casefold() in APPARATUS_SECTIONS:
+        if section.heading.casefold() in APPARATUS_SECTIONS:
             continue
-        words = _words(section.text)
+        body = section_with_subsections(sections, position)
+        if not body.strip():
+            continue
+        words = _words(body)
         score = 3 * len(wanted & _words(section.heading)) + len(wanted & words) - position * 0.01
-        if score > best_score:
-            best, best_score = section, score
-    return best
+        scored.append((score, position))
+    best = sorted(scored, key=lambda pair: (-pair[0], pair[1]))[: max(1, count)]
+    return sorted(position for _, position in best)
 
 
 def _pick_candidate(

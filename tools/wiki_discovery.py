@@ -35,14 +35,20 @@ def fandom_slugs(franchise: str) -> list[str]:
         return []
     major = [w for w in words if w not in _MINOR_WORDS] or words
     without_article = words[1:] if words[0] == "the" and len(words) > 1 else words
+    # "JoJo's Bizarre Adventure" -> jojo, "Type-Moon" -> typemoon, "Fist of the North Star" ->
+    # fotns: the short names many Fandom wikis use, tried after the full-name slugs.
+    possessive = re.sub(r"'s\b", "", folded.lower())
+    short_words = re.findall(r"[a-z0-9]+", possessive)
     variants = [
         "".join(words),
         "".join(without_article),
         "".join(major),
         "-".join(words),
         "-".join(without_article),
+        short_words[0] if short_words else "",
+        "".join(w[0] for w in words) if len(words) > 2 else "",
     ]
-    return list(dict.fromkeys(v for v in variants if v))
+    return list(dict.fromkeys(v for v in variants if len(v) > 1))
 
 
 def slugs_from_urls(urls: list[str]) -> list[str]:
@@ -63,17 +69,24 @@ async def discover_wiki(
     http: PoliteHttpClient,
     searcher: WebSearcher | None = None,
     domain_template: str = DEFAULT_FANDOM_TEMPLATE,
-    max_candidates: int = 6,
+    max_candidates: int = 8,
+    character: str | None = None,
 ) -> str:
     """The base URL of the franchise's wiki, confirmed with ``meta=siteinfo``.
+
+    When the franchise name does not slug to its wiki (hokuto.fandom.com for Fist of the North
+    Star), web search finds it: Fandom hosts in the results for "<franchise> wiki fandom" (and
+    "<character> <franchise> fandom") are tried first. Without web search, every candidate wiki
+    that exists is asked, through its own search, for the ``character``; the first that knows
+    the character wins, else the first that exists.
 
     Args:
         franchise: Franchise name as the user gave it.
         http: Client used for the probes (cached, polite).
-        searcher: Optional web search; Fandom hosts in its results for
-            "<franchise> wiki fandom" are tried first.
+        searcher: Optional web search (Tavily).
         domain_template: Fandom URL template with ``{slug}``.
         max_candidates: Probes sent at most.
+        character: The character the wiki must know (picks among existing candidates).
 
     Raises:
         InputError: No candidate is a MediaWiki; the user must pass ``--wiki URL``.
@@ -85,24 +98,48 @@ async def discover_wiki(
         )
     seen_in_search: list[str] = []
     if searcher is not None:
-        try:
-            results = await searcher.search(f"{franchise} wiki fandom", max_results=5)
-            seen_in_search = slugs_from_urls([r.url for r in results])
-        except PersonaeError:
-            seen_in_search = []  # discovery falls back to name slugs; the search error resurfaces later
+        queries = [f"{franchise} wiki fandom"]
+        if character:
+            queries.append(f"{character} {franchise} fandom")
+        for query in queries:
+            try:
+                results = await searcher.search(query, max_results=5)
+            except PersonaeError:
+                break  # discovery falls back to name slugs; the search error resurfaces later
+            seen_in_search += slugs_from_urls([r.url for r in results])
+            if seen_in_search:
+                break
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
+    existing: list[str] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
         try:
             site = await probe_mediawiki(http, base)
         except InputError:
             continue  # a refused host is just a wrong guess
-        if site is not None:
+        if site is None:
+            continue
+        if slug in seen_in_search or not character:
             return base
+        existing.append(base)
+        if await knows_character(http, base, character):
+            return base
+    if existing:
+        return existing[0]
     tried = ", ".join(slugs) or "none"
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
     )
+
+
+async def knows_character(http: PoliteHttpClient, base: str, character: str) -> bool:
+    """True when the wiki's own search finds a page titled with the character's name words."""
+    wanted = {w for w in re.findall(r"\w+", character.casefold()) if len(w) > 1}
+    try:
+        titles = await MediaWikiClient(base, http=http).search_titles(character, limit=5)
+    except PersonaeError:
+        return False
+    return any(wanted & set(re.findall(r"\w+", t.casefold())) for t in titles)
 
 
 async def open_wiki(
@@ -112,6 +149,7 @@ async def open_wiki(
     franchise: str | None = None,
     searcher: WebSearcher | None = None,
     domain_template: str = DEFAULT_FANDOM_TEMPLATE,
+    character: str | None = None,
 ) -> MediaWikiClient:
     """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
 
@@ -128,6 +166,10 @@ async def open_wiki(
             "no wiki to search: neither a wiki URL nor a franchise was given", "pass --wiki URL"
         )
     base = await discover_wiki(
-        franchise, http=http, searcher=searcher, domain_template=domain_template
+        franchise,
+        http=http,
+        searcher=searcher,
+        domain_template=domain_template,
+        character=character,
     )
     return MediaWikiClient(base, http=http)

@@ -45,6 +45,9 @@ def register(commands: Any) -> None:
     """Add the `eval` command and its `profile` protocol."""
     parser = commands.add_parser("eval", help="run an evaluation protocol")
     protocols = parser.add_subparsers(dest="protocol", required=True)
+    from personae.commands.eval_arcane import register_arcane
+
+    register_arcane(protocols)
     profile = protocols.add_parser(
         "profile",
         help="score profiles and their DRInfo against reference wiki pages (CharacterHub)",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
-from personae.profile_batch import BatchRow, deduplicate, read_batch, run_batch
+from personae.profile_batch import BatchRow, deduplicate, read_aliases, read_batch, run_batch
 
 if TYPE_CHECKING:
     from personae.commands.models import CommandModels
@@ -45,14 +45,67 @@ def register(commands: Any) -> None:
     parser.add_argument("--franchise", help="franchise that disambiguates the name")
     parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
-    parser.add_argument("--max-rounds", type=int, default=3, help="search round cap (default 3)")
+    parser.add_argument(
+        "--method",
+        choices=("paper", "planned"),
+        default="planned",
+        help="paper: CharacterHub's R1/R2 deep search and Table 8 rewrite; planned (default): "
+        "our per-dimension planner with coverage reflection",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=3,
+        help="search round cap (default 3); with --method paper, 1 runs R1 only (ablation)",
+    )
+    parser.add_argument("--max-results", type=int, default=5, help="results per search")
+    parser.add_argument(
+        "--search-depth", choices=("basic", "advanced"), default="advanced", help="Tavily depth"
+    )
+    parser.add_argument(
+        "--raw-content-results",
+        type=int,
+        default=2,
+        help="top web results per search kept as whole page text (default 2)",
+    )
+    parser.add_argument("--passage-chars", type=int, default=6000, help="cap of one passage's text")
+    parser.add_argument(
+        "--evidence-chars",
+        type=int,
+        default=60_000,
+        help="passage text shown to the model in one call",
+    )
+    parser.add_argument(
+        "--card-system-prompt",
+        action="store_true",
+        help="fill card.json's system_prompt (empty by default: front-ends keep their own)",
+    )
+    parser.add_argument(
+        "--no-check-citations",
+        action="store_true",
+        help="keep facts and sentences without checking them against their passages",
+    )
     parser.add_argument(
         "--exclude-url", action="append", default=[], help="page never used as a source"
     )
     add_model_flags(parser)
     parser.add_argument("--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)")
     parser.add_argument("--no-web", action="store_true", help="search wikis only")
-    parser.add_argument("--batch", type=Path, help="CSV with columns name,franchise[,wiki]")
+    parser.add_argument(
+        "--batch", type=Path, help="CSV with columns name,franchise[,wiki][,source]"
+    )
+    parser.add_argument(
+        "--dedup",
+        choices=("personae", "paper"),
+        default="personae",
+        help="batch de-duplication: personae (default: reordered names and romanisation "
+        "variants merged, relatives never) or paper (CharacterHub's rule, literally)",
+    )
+    parser.add_argument(
+        "--franchise-aliases",
+        type=Path,
+        help="CSV alias,franchise: several titles of one franchise compared as one",
+    )
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
     parser.set_defaults(handler=run)
 
@@ -74,8 +127,12 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 def _check_options(args: argparse.Namespace) -> None:
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
-    if args.max_rounds < 1 or args.concurrency < 1:
-        raise InputError("--max-rounds and --concurrency must be at least 1", "pass 1 or more")
+    for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise InputError(f"{name} must be at least 1", "pass 1 or more")
+    if args.raw_content_results < 0:
+        raise InputError("--raw-content-results must be 0 or more", "pass 0 or more")
 
 
 def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
@@ -91,9 +148,17 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         top_p=models.sampling_text("top_p"),
         tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
+        method=args.method,
         max_rounds=args.max_rounds,
+        max_results=args.max_results,
+        search_depth=args.search_depth,
+        raw_content_results=args.raw_content_results,
+        passage_chars=args.passage_chars,
+        evidence_chars=args.evidence_chars,
+        check_citations=not args.no_check_citations,
         exclude_urls=tuple(args.exclude_url),
         cache_dir=str(settings.cache_dir),
+        fandom_template=settings.fandom_template,
     )
 
 
@@ -113,8 +178,20 @@ def describe(node: str, update: Any) -> str | None:
         )
     if node == "check_stop_rules" and update.get("stop_reason"):
         return f"stopped: {update['stop_reason']}"
-    if node == "rewrite_profile":
+    if node == "write_paper_document" and update.get("documents"):
+        record = update["rounds"][0]
+        return (
+            f"R{record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, document written"
+        )
+    if node in ("rewrite_profile", "rewrite_paper_profile"):
         return "profile written"
+    if node == "verify_profile":
+        usage = update.get("usage", {})
+        return (
+            f"citation check: {usage.get('facts_unsupported', 0)} facts and "
+            f"{usage.get('sentences_unsupported', 0)} sentences dropped"
+        )
     return None
 
 
@@ -123,6 +200,7 @@ async def profile_one(
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
+    card_system_prompt: bool = False,
 ) -> ProfilePaths:
     """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -151,7 +229,13 @@ async def profile_one(
                     if line:
                         progress(f"{row.name}: {line}")
         values = (await app.aget_state(config)).values
-    return write_profile(out_dir, values, name=row.name, franchise=row.franchise)
+    return write_profile(
+        out_dir,
+        values,
+        name=row.name,
+        franchise=row.franchise,
+        card_system_prompt=card_system_prompt,
+    )
 
 
 def _progress() -> Progress:
@@ -180,16 +264,22 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress))
+        paths = asyncio.run(profile_one(row, context, args.out, progress, args.card_system_prompt))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
-    kept, dropped = deduplicate(rows, key=lambda row: profile_key(row.name, row.franchise))
+    aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
+    kept, dropped = deduplicate(
+        rows,
+        key=lambda row: profile_key(row.name, row.franchise),
+        rule=args.dedup,
+        aliases=aliases,
+    )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress),
+            lambda row: profile_one(row, context, args.out, progress, args.card_system_prompt),
             done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
             concurrency=args.concurrency,
         )

@@ -131,10 +131,14 @@ async def test_rewriter_drops_invented_ids_retries_an_empty_profile_and_writes_f
         facts_by_dimension={
             "identity": [CitedFact(dimension="identity", text="x", source_ids=["S1"])]
         },
-        sources=[("S1", "Kenshiro")],
+        passages="[S1] Kenshiro\nKenshiro is the successor of Hokuto Shinken.",
         known_ids={"S1"},
+        canon="Canon: Fist of the North Star.",
     )
     assert result.profile == "I am Kenshiro." and result.facts[0].source_ids == ["S1"]
     assert usage.calls == 2 and usage.dropped_ids == 1
-    assert "ONE canon" in prompt_text(model.calls_for("ProfileDraft")[0])
+    first = prompt_text(model.calls_for("ProfileDraft")[0])
+    assert "Canon: Fist of the North Star." in first
+    assert "Kenshiro is the successor of Hokuto Shinken." in first  # it reads the passages
+    assert "analyse it from the character's experiences" in first
     assert "the profile is empty" in prompt_text(model.calls_for("ProfileDraft")[1])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from profiler_world import fake_web
-from studio_world import GRAPHS, STORY, check_result, prepare, run_context, run_input
+from studio_world import ARCANE, GRAPHS, STORY, check_result, prepare, run_context, run_input
 from studio_world import scripted_model as studio_model
 
 from personae.loopback import LoopbackWebServer
@@ -41,8 +41,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def _compiled(graph: str) -> Any:
-    module = Path(GRAPHS[graph]).name.split(".py")[0]
-    return importlib.import_module(f"personae.graphs.{module}").graph
+    path = Path(GRAPHS[graph].split(":")[0])  # ./graphs/x.py, or ./evals/x.py for an eval
+    return importlib.import_module(f"personae.{path.parent.name}.{path.stem}").graph
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
@@ -61,6 +61,8 @@ async def test_every_graph_runs_under_the_servers_blocking_call_guard(
     check_result(graph, memory, result)
     if memory and graph == "profiler":
         assert any(Path("cache/http").rglob("*.json"))
+    elif memory and graph in ARCANE:  # ARCANE's persistent state: files under data/, answers
+        assert any(Path("cache/arcane").rglob("*.json"))
     elif memory and graph not in ("amadeus", "vanilla"):  # vanilla keeps no memory
         assert any(Path(f"memory-{graph}").iterdir())
 

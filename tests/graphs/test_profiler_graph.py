@@ -59,7 +59,8 @@ async def test_profile_cites_only_known_sources(
     assert all(f["source_ids"] for f in facts)
     assert UNSOURCED_FACT not in {f["text"] for f in facts}  # the draft gave it no source
     assert result["stop_reason"] == "coverage_reached"
-    assert result["usage"]["llm_calls"] == 4  # plan, summarize, reflect, rewrite
+    # plan, summarize, check notes, reflect, rewrite, check facts, check prose
+    assert result["usage"]["llm_calls"] == 7
     assert {s["origin"] for s in result["sources"]} == {"web", "wiki"}
 
 
@@ -70,7 +71,7 @@ async def test_fan_out_one_search_per_query_and_tool(
     first = result["rounds"][0]
     assert len(first["queries"]) == 7  # the code added the dimension the planner forgot
     assert result["usage"]["searches"] == 14  # 7 queries x (web, wiki)
-    assert result["usage"]["search_credits"] == 7
+    assert result["usage"]["search_credits"] == 14  # advanced depth: 2 credits a search
 
 
 async def test_exclude_urls_never_become_sources(

@@ -28,7 +28,7 @@ def state(**changes: Any) -> Any:
 @pytest.mark.parametrize(
     ("changes", "settings", "expected"),
     [
-        ({}, {"max_llm_calls": 5}, "budget_llm_calls"),
+        ({}, {"max_llm_calls": 8}, "budget_llm_calls"),
         ({}, {"max_tokens": 150}, "budget_tokens"),
         ({}, {"max_search_credits": 7}, "budget_search_credits"),
         ({"rounds": [{"round": 1, "results": 0, "new_source_ids": []}]}, {}, "all_searches_empty"),
@@ -107,6 +107,7 @@ async def test_graph_stops_when_all_searches_are_empty(
 
 
 async def test_graph_stops_when_llm_budget_is_spent(server: LoopbackWebServer) -> None:
-    result = await run(server, score=0.2, max_llm_calls=5)
+    result = await run(server, score=0.2, max_llm_calls=8)
     assert result["stop_reason"] == "budget_llm_calls"
-    assert result["usage"]["llm_calls"] == 4  # plan, summarize, reflect + the reserved rewrite
+    # plan, summarize, check notes, reflect; then the reserved rewrite and its two checks
+    assert result["usage"]["llm_calls"] == 7 <= 8

@@ -203,6 +203,38 @@ async def test_cached_searches_cost_nothing(
     assert len(fake.queries) == 1 and search.credits_used == 0
 
 
+async def test_raw_content_of_the_top_results_capped_in_text_not_in_count() -> None:
+    long_page = "Toki heals the sick. " * 400
+    rows = [
+        {"url": f"https://example.org/{i}", "title": f"T{i}", "content": f"snippet {i}"}
+        for i in range(4)
+    ]
+    rows[0]["raw_content"] = long_page
+    rows[1]["raw_content"] = "Toki was born in the Hokuto clan."
+    rows[2]["raw_content"] = "never used: not a top result"
+    fake = FakeTavily(lambda _payload: rows, api_key="tvly-good")
+    with LoopbackWebServer(FakeWeb(tavily=fake).route) as server:
+        async with client_for(server) as http:
+            search = TavilySearch(
+                api_key="tvly-good",
+                base_url=server.url,
+                http=http,
+                search_depth="advanced",
+                raw_content_results=2,
+                max_content_chars=500,
+            )
+            found = await search.search("Toki", max_results=4)
+    assert fake.queries[0]["include_raw_content"] is True
+    assert [e.content[:12] for e in found] == [
+        "Toki heals t",
+        "Toki was bor",
+        "snippet 2",
+        "snippet 3",
+    ]
+    assert 450 < len(found[0].content) <= 500  # the text is capped, every result kept
+    assert search.credits_used == 2
+
+
 async def test_non_web_result_urls_never_become_sources(
     tavily_server: tuple[LoopbackWebServer, FakeTavily],
 ) -> None:

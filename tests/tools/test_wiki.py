@@ -137,17 +137,18 @@ async def test_search_returns_relevant_section_and_infobox(
         none_left = await client.search(
             "Kenshiro personality compassion", exclude_urls=[f"{server.url}/wiki/Kenshiro"]
         )
+    # The two most relevant sections, each whole, in page order, then the infobox.
     assert [e.url for e in found] == [
+        f"{server.url}/wiki/Kenshiro",
         f"{server.url}/wiki/Kenshiro#Personality",
         f"{server.url}/wiki/Kenshiro",
     ]
-    section, infobox = found
+    _, section, infobox = found
     assert section.content.startswith("Personality\nKenshiro is stoic and quiet")
     assert section.origin == "wiki" and section.title == "Kenshiro"
     assert infobox.content.splitlines()[:2] == ["Infobox of Kenshiro", "Name in Kanji: ケンシロウ"]
-    assert [e.url for e in again] == [
-        f"{server.url}/wiki/Kenshiro"
-    ]  # only the excluded passage dropped
+    assert f"{server.url}/wiki/Kenshiro#Personality" not in [e.url for e in again]
+    assert len(again) == 2  # only the excluded passage dropped
     assert none_left == []  # the whole page excluded
 
 
@@ -298,3 +299,23 @@ async def test_private_wiki_refused_and_api_failure_reported(
         wiki.fail_next(2, 503)
         with pytest.raises(RemoteError, match="API request failed: .*HTTP 503.* after 2 attempts"):
             await client.page("Toki")
+
+
+async def test_search_passages_are_whole_sections_with_their_subsections() -> None:
+    page = (
+        "<p>Toki is a healer.</p><h2>History</h2><p>Toki grew up in the Hokuto temple.</p>"
+        "<h3>Nuclear War</h3><p>Toki shielded Kenshiro from the fallout.</p>"
+        "<h3>Prison</h3><p>Toki was imprisoned in Cassandra.</p>"
+        "<h2>Personality</h2><p>Toki is gentle.</p>"
+    )
+    wiki = FakeMediaWiki({"Toki": page})
+    with LoopbackWebServer(FakeWeb(wiki=wiki).route) as server:
+        async with http_for(server) as http:
+            client = MediaWikiClient(server.url, http=http, sections_per_page=1)
+            (history,) = await client.search("Toki history fallout prison", limit=1)
+    assert history.url.endswith("/wiki/Toki#History")
+    assert history.content == (
+        "History\nToki grew up in the Hokuto temple.\n\n"
+        "Nuclear War\nToki shielded Kenshiro from the fallout.\n\n"
+        "Prison\nToki was imprisoned in Cassandra."
+    )

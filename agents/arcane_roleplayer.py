@@ -1,0 +1,90 @@
+"""ARCANE's role-play prompt (Table 31) and the per-mode context payloads (Table 32).
+
+Every mode shares the T31 template and differs only in the ``<context>`` block; the Arc payload
+is the final-stage axis JSON truncated at the query chapter. Rendering is pure so the CLI
+(``personae arcane prompt``), the graph and the no-future audit all see the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from personae.memory.arcane_records import ArcRecord
+
+Mode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
+MODES: tuple[Mode, ...] = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
+
+# Table 31 (ARCANE App. P.3): shared role-play system + user templates, verbatim.
+ROLEPLAY_SYSTEM = (
+    'You are {character}, from "{novel}". You are at the point in the story corresponding to '
+    "chapter {query_chapter}."
+)
+ROLEPLAY_RELATIONAL = "You are interacting with {target_character}."
+ROLEPLAY_CONTEXT = "Background you have access to:\n<context>\n{context}\n</context>"
+ROLEPLAY_USER = "Scenario:\n{scenario}\n\nQuestion:\n{question}"
+ROLEPLAY_HINT = "(HINT: {hint})"
+
+ALWAYS_STRIPPED = ("literary_validation", "evidence_summary")
+"""Table 32, Arc: always removed from the payload."""
+STRIPPED_WHEN_HIDDEN = ("pole_end", "arc_direction")
+"""Table 32, Arc: removed when at least one later phase is hidden (they give the ending away)."""
+INTERNAL_FIELDS = (
+    "annotation",
+    "weak_pairs",
+    "reconciliation_tag",
+    "split",
+    "validated_by",
+    "arc_richness",
+    "confidence",
+    "source",
+)
+"""Our bookkeeping, stripped too (spec default 13): the model sees the axis content only."""
+
+
+def arc_payload(arc: ArcRecord, query_chapter: int) -> dict[str, Any]:
+    """The Arc-mode context for ``arc`` at ``query_chapter`` (Table 32, spec default 11).
+
+    Phase j is hidden iff its chapter range starts after ``query_chapter``.
+    """
+    data = arc.model_dump(mode="json")
+    for name in (*ALWAYS_STRIPPED, *INTERNAL_FIELDS):
+        data.pop(name, None)
+    visible = [p for p in data["trajectory"] if int(p["chapter_range"][0]) <= query_chapter]
+    if len(visible) < len(data["trajectory"]):
+        for name in STRIPPED_WHEN_HIDDEN:
+            data.pop(name, None)
+    data["trajectory"] = visible
+    return data
+
+
+def arc_context(arcs: list[ArcRecord], query_chapter: int) -> str:
+    """The Arc payload(s) as JSON text: one axis (T32) or several (``arc_scope=character``)."""
+    payloads = [arc_payload(a, query_chapter) for a in arcs]
+    value: Any = payloads[0] if len(payloads) == 1 else payloads
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def render_system(
+    *, character: str, novel: str, query_chapter: int, target: str | None, context: str
+) -> str:
+    """The T31 system message."""
+    parts = [ROLEPLAY_SYSTEM.format(character=character, novel=novel, query_chapter=query_chapter)]
+    if target:
+        parts.append(ROLEPLAY_RELATIONAL.format(target_character=target))
+    if context.strip():
+        parts.append(ROLEPLAY_CONTEXT.format(context=context))
+    return "\n\n".join(parts)
+
+
+def render_user(*, scenario: str, question: str, hint: str | None) -> str:
+    """The T31 user message (with the TimeChara hint when one was produced)."""
+    text = ROLEPLAY_USER.format(scenario=scenario, question=question)
+    return f"{text}\n\n{ROLEPLAY_HINT.format(hint=hint)}" if hint else text
+
+
+def roleplay_messages(system: str, user: str) -> list[BaseMessage]:
+    """The T31 call: one sample, no decoding parameters (the paper passes none)."""
+    return [SystemMessage(content=system), HumanMessage(content=user)]

@@ -1,0 +1,252 @@
+"""ARCANE arc construction, Stage i: the event stream (Table 12) and the state stream (Table 13).
+
+Both read one chapter per call with a running context carried from the previous chapter (the
+event stream's ``updated_running_summary``, the state stream's ``updated_running_profile``);
+the two never see each other's output, so event omission stays separable from state misreading.
+The code checks that the answer is about the chapter and character it asked for and that event
+ids are the ``ch<n>_evtNN`` ids of that chapter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+# Table 12 (ARCANE App. P.1): Stage i event-stream prompt, verbatim.
+EVENT_SYSTEM = (
+    "You are a literary analyst specializing in character psychology. You are analyzing {novel} "
+    "chapter by chapter to track psychologically impactful events for a specific character."
+)
+EVENT_USER = """TARGET CHARACTER: {character}
+
+RUNNING CONTEXT (events extracted from previous chapters):
+{running_context}
+
+CURRENT CHAPTER ({chapter_num}):
+{chapter_text}
+
+Extract events from this chapter that have psychological impact on {character}. Include events where:
+- {character}'s emotions, beliefs, or self-perception shift
+- {character}'s relationship with another character changes
+- {character} makes a significant decision or judgment
+- Something happens that will later affect {character}'s development
+
+If {character} does not appear in this chapter or nothing psychologically relevant happens to them, return an empty events array.
+
+IMPORTANT: Be selective. Only include events with genuine psychological weight, not every minor interaction.
+
+Return JSON only, no other text:
+{{
+  "chapter": {chapter_num},
+  "character": "{character}",
+  "events": [
+    {{
+      "event_id": "ch{chapter_num}_evt01",
+      "description": "Brief description of what happens",
+      "characters_involved": ["list", "of", "characters"],
+      "psychological_impact": {{
+        "emotional_state": "What {character} feels",
+        "belief_change": "How their beliefs/views shift (or 'none')",
+        "self_perception_change": "How they see themselves differently (or 'none')",
+        "sequence_type": "redemptive (bad->good outcome) / contaminating (good->bad outcome) / neutral",
+        "meaning_made": "Does {character} extract a lesson or update their self-narrative from this event? Describe briefly, or 'none'"
+      }},
+      "relationship_changes": [
+        {{
+          "target": "OtherCharacterName",
+          "direction": "negative/positive/neutral/ambivalent",
+          "change_description": "How the relationship changes",
+          "dimensions_affected": ["trust", "esteem", "intimacy", "antagonism"]
+        }}
+      ],
+      "intensity": "low/medium/high"
+    }}
+  ],
+  "updated_running_summary": "Updated 2-3 sentence summary of {character}'s psychological trajectory so far, incorporating this chapter's events"
+}}"""
+
+# Table 13 (ARCANE App. P.1): Stage i state-stream prompt, verbatim.
+STATE_SYSTEM = (
+    "You are a literary psychologist analyzing character development in {novel}. You track "
+    "psychological states, belief shifts, desires, intentions, and relationship dynamics chapter "
+    "by chapter."
+)
+STATE_USER = """TARGET CHARACTER: {character}
+
+RUNNING PSYCHOLOGICAL PROFILE (accumulated from previous chapters):
+{running_profile}
+
+CURRENT CHAPTER ({chapter_num}):
+{chapter_text}
+
+Analyze this chapter for {character}'s psychological state and any changes. Describe:
+
+1. PRESENCE: Is {character} present or mentioned in this chapter? If not, return minimal response.
+2. EMOTIONAL STATE: What is {character} feeling in this chapter? How does it compare to the previous chapter?
+3. BELIEFS & VALUES: Any shifts in what {character} believes about themselves, others, society, morality?
+4. DESIRES: What does {character} want to be true about the world or their situation? How have their desires shifted from the previous chapter?
+5. INTENTIONS: What is {character} actively trying to bring about? What plans or goals are they pursuing?
+6. KEY RELATIONSHIPS: How does {character} view/feel about other characters in this chapter? Any shifts?
+7. SELF-AWARENESS: Does {character} show any new self-knowledge or remain unaware of something about themselves?
+8. CHANGE MAGNITUDE: Rate overall psychological change in this chapter as: none / subtle / moderate / significant / transformative
+
+Return JSON only:
+{{
+  "chapter": {chapter_num},
+  "character": "{character}",
+  "present_in_chapter": true,
+  "emotional_state": "Description",
+  "belief_shifts": "Description or 'none'",
+  "current_desires": "What {character} wants to be true about the world or their situation, or 'none'",
+  "current_intentions": "What {character} is actively trying to bring about, or 'none'",
+  "relationship_states": [
+    {{
+      "target": "OtherCharacterName",
+      "current_attitude": "Description of current attitude/feeling",
+      "direction_of_change": "warming/cooling/stable/conflicted",
+      "dimensions": {{
+        "trust": "low/medium/high",
+        "esteem": "low/medium/high",
+        "intimacy": "low/medium/high"
+      }}
+    }}
+  ],
+  "self_awareness_notes": "Description or 'none'",
+  "change_magnitude": "none/subtle/moderate/significant/transformative",
+  "chapter_summary": "1-2 sentence summary of psychological state at end of this chapter",
+  "updated_running_profile": "Updated comprehensive psychological profile of {character} as of this chapter, max 300 words. This should capture their current emotional state, active beliefs, desires, intentions, relationship stances, and ongoing internal conflicts."
+}}"""
+
+NO_CONTEXT = "(none yet: this is the first chapter)"
+
+
+class PsychologicalImpact(BaseModel):
+    """How an event affects the character."""
+
+    emotional_state: str
+    belief_change: str = "none"
+    self_perception_change: str = "none"
+    sequence_type: Literal["redemptive", "contaminating", "neutral"]
+    meaning_made: str = "none"
+
+
+class RelationshipChange(BaseModel):
+    """A relationship shift an event causes."""
+
+    target: str
+    direction: Literal["negative", "positive", "neutral", "ambivalent"]
+    change_description: str
+    dimensions_affected: list[Literal["trust", "esteem", "intimacy", "antagonism"]] = Field(
+        default_factory=list
+    )
+
+
+class StreamEvent(BaseModel):
+    """One psychologically impactful event (T12)."""
+
+    event_id: str
+    description: str
+    characters_involved: list[str] = Field(default_factory=list)
+    psychological_impact: PsychologicalImpact
+    relationship_changes: list[RelationshipChange] = Field(default_factory=list)
+    intensity: Literal["low", "medium", "high"]
+
+
+class ChapterEvents(BaseModel):
+    """The event stream's answer for one chapter (T12)."""
+
+    chapter: int
+    character: str
+    events: list[StreamEvent] = Field(default_factory=list)
+    updated_running_summary: str
+
+
+Level = Literal["low", "medium", "high"]
+
+
+class RelationshipDimensions(BaseModel):
+    """Trust, esteem, intimacy levels."""
+
+    trust: Level
+    esteem: Level
+    intimacy: Level
+
+
+class RelationshipState(BaseModel):
+    """Where a relationship stands in this chapter (T13)."""
+
+    target: str
+    current_attitude: str
+    direction_of_change: Literal["warming", "cooling", "stable", "conflicted"]
+    dimensions: RelationshipDimensions
+
+
+class ChapterState(BaseModel):
+    """The state stream's answer for one chapter (T13)."""
+
+    chapter: int
+    character: str
+    present_in_chapter: bool
+    emotional_state: str = ""
+    belief_shifts: str = "none"
+    current_desires: str = "none"
+    current_intentions: str = "none"
+    relationship_states: list[RelationshipState] = Field(default_factory=list)
+    self_awareness_notes: str = "none"
+    change_magnitude: Literal["none", "subtle", "moderate", "significant", "transformative"]
+    chapter_summary: str = ""
+    updated_running_profile: str
+
+
+def event_messages(
+    *, novel: str, character: str, chapter: int, text: str, running_context: str
+) -> list[BaseMessage]:
+    """The T12 call for one chapter."""
+    user = EVENT_USER.format(
+        character=character,
+        running_context=running_context or NO_CONTEXT,
+        chapter_num=chapter,
+        chapter_text=text,
+    )
+    return [SystemMessage(content=EVENT_SYSTEM.format(novel=novel)), HumanMessage(content=user)]
+
+
+def state_messages(
+    *, novel: str, character: str, chapter: int, text: str, running_profile: str
+) -> list[BaseMessage]:
+    """The T13 call for one chapter."""
+    user = STATE_USER.format(
+        character=character,
+        running_profile=running_profile or NO_CONTEXT,
+        chapter_num=chapter,
+        chapter_text=text,
+    )
+    return [SystemMessage(content=STATE_SYSTEM.format(novel=novel)), HumanMessage(content=user)]
+
+
+def check_events(chapter: int) -> Callable[[ChapterEvents], None]:
+    """A ``call_structured`` check: right chapter, event ids ``ch<chapter>_evtNN``, unique."""
+
+    def check(answer: ChapterEvents) -> None:
+        if answer.chapter != chapter:
+            raise ValueError(f"chapter must be {chapter}, not {answer.chapter}")
+        ids = [e.event_id for e in answer.events]
+        bad = [i for i in ids if not re.fullmatch(rf"ch{chapter}_evt\d{{2,}}", i)]
+        if bad or len(set(ids)) != len(ids):
+            raise ValueError(f"event ids must be unique ch{chapter}_evt01, ch{chapter}_evt02, ...")
+
+    return check
+
+
+def check_state(chapter: int) -> Callable[[ChapterState], None]:
+    """A ``call_structured`` check: the answer is about the chapter asked."""
+
+    def check(answer: ChapterState) -> None:
+        if answer.chapter != chapter:
+            raise ValueError(f"chapter must be {chapter}, not {answer.chapter}")
+
+    return check

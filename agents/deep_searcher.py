@@ -1,0 +1,150 @@
+"""The paper's deep-search agent: CharacterHub's Table 7 prompts, round R¹ then round R².
+
+The agent receives the Table 7 first-search instruction, decides its searches, reads the
+results and writes an encyclopedic Markdown document (R¹). Round two always runs: the R¹
+document is fed back with the Table 7 iterative instruction ("continue searching to verify and
+expand"), the agent searches again (closely related people, events, objects) and rewrites the
+document (R²), re-checking every R¹ claim against all the evidence instead of appending to it.
+R² is the "DRInfo" the paper scores. The search tool is ours (web + wiki), so the agent's tool
+use is two structured calls per round: the queries it wants, then the document citing the
+source ids the code assigned (an unknown id is rejected and retried).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.llm import LLMUsage, call_structured
+
+# CharacterHub, Appendix F, Table 7: first-round search prompt, verbatim.
+FIRST_SEARCH_PROMPT = """Please help me collect all relevant knowledge about {entity} and integrate it into a detailed encyclopedic document. Use markdown format. Be truthful, comprehensive, and thorough, without omitting important information. You must verify the authenticity of information and the credibility of sources. Do not include or fabricate false information.
+
+You should include the character's personality (very important), background, physical description, core motivations, notable attributes, relationships, key experiences, major plot involvement and key decisions or actions, character arc or development throughout the story, if there is any information about these aspects."""
+
+# CharacterHub, Appendix F, Table 7: iterative search prompt, verbatim.
+ITERATIVE_SEARCH_PROMPT = """Please continue searching to verify and expand on the knowledge you have already collected, such as searching for closely related people, events, objects, and other entities."""
+
+AGENT_SYSTEM = """You are a search agent with one tool: a search over the web and the
+character's wiki. The character is {entity}{franchise}. {canon}"""
+
+QUERIES_REQUEST = """First decide the searches to run now: up to {count} short, diverse search
+queries (under 12 words each) that combine names with profiling keywords. Do not answer yet."""
+
+DOCUMENT_REQUEST = """## Search results
+{passages}
+
+Write the document now, in Markdown, from these search results only. After every statement
+cite the ids of the results it comes from, like [S3] or [S2, S5]; cite only the ids shown.
+{round_rule}"""
+
+ROUND_ONE_RULE = "Leave out what the results do not support."
+ROUND_TWO_RULE = """Re-check every statement of your previous document against all the results
+above: keep it only if they support it, correct it if they contradict it, and add what the new
+results reveal. Output the whole revised document, not only the additions."""
+
+_CITED = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
+
+
+class SearchQueries(BaseModel):
+    """The searches the agent wants to run this round."""
+
+    queries: list[str] = Field(description="Short search queries, each naming who or what.")
+
+
+class ResearchDocument(BaseModel):
+    """The agent's encyclopedic document for this round."""
+
+    document: str = Field(
+        description="The encyclopedic Markdown document, every statement citing [S#] ids."
+    )
+
+
+def cited_ids(text: str) -> list[str]:
+    """Every source id cited as ``[S3]`` or ``[S2, S5]`` in ``text``, in order of first use."""
+    found = [i.strip() for group in _CITED.findall(text) for i in group.split(",")]
+    return list(dict.fromkeys(found))
+
+
+def agent_messages(
+    *, entity: str, franchise: str | None, canon: str, first_document: str | None
+) -> list[BaseMessage]:
+    """The conversation so far: R¹'s instruction, and for R² its document and the next one."""
+    messages: list[BaseMessage] = [
+        SystemMessage(
+            AGENT_SYSTEM.format(
+                entity=entity, franchise=f" ({franchise})" if franchise else "", canon=canon
+            )
+        ),
+        HumanMessage(FIRST_SEARCH_PROMPT.format(entity=entity)),
+    ]
+    if first_document is not None:
+        messages += [AIMessage(first_document), HumanMessage(ITERATIVE_SEARCH_PROMPT)]
+    return messages
+
+
+async def propose_searches(
+    model: BaseChatModel,
+    *,
+    entity: str,
+    franchise: str | None,
+    canon: str,
+    first_document: str | None,
+    count: int,
+) -> tuple[list[str], LLMUsage]:
+    """The round's queries (R¹ when ``first_document`` is ``None``, else R²), deduplicated."""
+    messages = agent_messages(
+        entity=entity, franchise=franchise, canon=canon, first_document=first_document
+    )
+    messages.append(HumanMessage(QUERIES_REQUEST.format(count=count)))
+    answer, usage = await call_structured(model, SearchQueries, messages)
+    queries = [" ".join(q.split()) for q in answer.queries if q.strip()]
+    return list(dict.fromkeys(queries))[:count], usage
+
+
+async def write_document(
+    model: BaseChatModel,
+    *,
+    entity: str,
+    franchise: str | None,
+    canon: str,
+    first_document: str | None,
+    passages: str,
+    known_ids: Collection[str],
+) -> tuple[str, LLMUsage]:
+    """The round's document from the rendered ``passages``; unknown ids are retried."""
+
+    def valid(answer: ResearchDocument) -> None:
+        if not answer.document.strip():
+            raise ValueError("the document is empty")
+        invented = sorted(set(cited_ids(answer.document)) - set(known_ids))
+        if invented:
+            raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
+
+    messages = agent_messages(
+        entity=entity, franchise=franchise, canon=canon, first_document=first_document
+    )
+    rule = ROUND_ONE_RULE if first_document is None else ROUND_TWO_RULE
+    messages.append(HumanMessage(DOCUMENT_REQUEST.format(passages=passages, round_rule=rule)))
+    answer, usage = await call_structured(model, ResearchDocument, messages, check=valid)
+    return answer.document.strip(), usage
+
+
+def render_passages(passages: Sequence[tuple[str, str, str]], budget: int) -> str:
+    """``(id, title, content)`` as the numbered results the model reads, within ``budget`` chars.
+
+    Each passage gets an equal share of the budget (a long page cannot crowd out the others),
+    unused share passing on to the next.
+    """
+    blocks: list[str] = []
+    left = budget
+    for position, (sid, title, content) in enumerate(passages):
+        share = max(200, left // max(1, len(passages) - position))
+        text = content[:share]
+        left -= len(text)
+        blocks.append(f"[{sid}] {title}\n{text}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,120 @@
+"""ARCANE aggregation (§4.2, App. G): per probe, per category x metric, Overall, Arc gaps.
+
+Per probe p (one mode, one model): APF(p), RPF(p), RAE(p) are means over p's scored phases;
+PTF(p) is the recomputed mean of the three trajectory sub-checks. A category's metric is the
+mean over its probes (probe-level macro average, spec default 29). Overall is the unweighted
+mean of the 12 (category x metric) cells (spec default 30), which reproduces every Overall of
+the paper's Tables 2, 6 and 7 within 0.06 when fed their printed cells (tested).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+CATEGORIES = ("in_scenario", "in_world", "out_of_world")
+CATEGORY_LABELS = {
+    "in_scenario": "In-Scenario",
+    "in_world": "In-World",
+    "out_of_world": "Out-of-World",
+}
+METRICS = ("apf", "rpf", "rae", "ptf")
+PHASE_METRICS = ("apf", "rpf", "rae")
+
+
+def probe_scores(record: Mapping[str, Any]) -> dict[str, float]:
+    """APF/RPF/RAE means over the record's scored phases, and its PTF (absent when missing)."""
+    scored = [p for p in record.get("phases", []) if p.get("scores")]
+    result = {m: fmean(p["scores"][m] for p in scored) for m in PHASE_METRICS} if scored else {}
+    ptf = record.get("ptf")
+    if ptf is not None:
+        result["ptf"] = float(ptf["ptf"])
+    return result
+
+
+def overall(cells: Mapping[tuple[str, str], float]) -> float | None:
+    """Unweighted mean of the 12 (category x metric) cells; None unless all 12 exist."""
+    wanted = [(c, m) for c in CATEGORIES for m in METRICS]
+    if any(key not in cells for key in wanted):
+        return None
+    return fmean(cells[key] for key in wanted)
+
+
+def table_cells(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], float]:
+    """(category, metric) -> mean over the category's probes that have the metric."""
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for record in records:
+        for metric, value in probe_scores(record).items():
+            values[(record["probe_type"], metric)].append(value)
+    return {key: fmean(v) for key, v in values.items()}
+
+
+def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """summary.json's content: per (model, mode) row and per model Arc gap.
+
+    A row holds the 12 cells, per-category Overall, Overall and the missing-judgement counts.
+    """
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(record["model"], record["mode"])].append(record)
+    rows = []
+    for (model, mode), group in sorted(groups.items()):
+        cells = table_cells(group)
+        per_category = {
+            c: fmean(cells[(c, m)] for m in METRICS)
+            for c in CATEGORIES
+            if all((c, m) in cells for m in METRICS)
+        }
+        rows.append(
+            {
+                "model": model,
+                "mode": mode,
+                "probes": len(group),
+                "cells": {f"{c}.{m}": round(v, 2) for (c, m), v in sorted(cells.items())},
+                "category_overall": {c: round(v, 2) for c, v in per_category.items()},
+                "overall": None if overall(cells) is None else round(overall(cells) or 0.0, 2),
+                "missing_phase_judgements": sum(
+                    1 for r in group for p in r.get("phases", []) if not p.get("scores")
+                ),
+                "missing_ptf": sum(1 for r in group if r.get("ptf") is None),
+            }
+        )
+    return {"rows": rows, "arc_gaps": arc_gaps(rows), "phase_curves": phase_curves(records)}
+
+
+def arc_gaps(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model: Arc Overall minus the best non-Arc mode's Overall (§4.3 claims)."""
+    gaps = []
+    for model in sorted({r["model"] for r in rows}):
+        mine = [r for r in rows if r["model"] == model and r["overall"] is not None]
+        arc = next((r for r in mine if r["mode"] == "arc"), None)
+        others = [r for r in mine if r["mode"] != "arc"]
+        if arc is None or not others:
+            continue
+        best = max(others, key=lambda r: r["overall"])
+        gaps.append(
+            {
+                "model": model,
+                "best_other_mode": best["mode"],
+                "gap": round(arc["overall"] - best["overall"], 2),
+            }
+        )
+    return gaps
+
+
+def phase_curves(records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """Per mode: mean per-phase fidelity (mean of APF, RPF, RAE) at each phase index."""
+    values: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for record in records:
+        for phase in record.get("phases", []):
+            if phase.get("scores"):
+                score = fmean(phase["scores"][m] for m in PHASE_METRICS)
+                values[f"{record['model']} / {record['mode']}"][int(phase["phase_idx"])].append(
+                    score
+                )
+    return {
+        name: [(k, round(fmean(v), 2)) for k, v in sorted(by_phase.items())]
+        for name, by_phase in sorted(values.items())
+    }

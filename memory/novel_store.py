@@ -1,0 +1,182 @@
+"""The chapter store: an imported novel on disk, read one chapter at a time.
+
+Layout: ``DATA/novels/<slug>/{chapters.jsonl, meta.json}`` (plus the ARCANE artefacts other
+modules put beside them). Every read of chapter text goes through :meth:`Novel.chapter`, so a
+test can wrap it in a read spy and prove that a role-play at chapter ``qc`` never touched a
+later chapter (ARCANE's no-future-read invariant, as the BOOKMARKS tests do for storylines).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from personae.errors import InputError
+from personae.files import write_json_atomic, write_text_atomic
+from personae.tools.novel_text import Segmentation
+
+FORMATS = ("novel", "play")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter as stored: global index (1-based), original label, text."""
+
+    idx: int
+    label: str
+    text: str
+
+
+def slugify(title: str) -> str:
+    """``Pride and Prejudice`` -> ``pride_and_prejudice`` (valid in Chroma collection names)."""
+    slug = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
+    return slug[:80] or "novel"
+
+
+class Novel:
+    """An imported novel: metadata plus chapters 1..C, text read through :meth:`chapter`."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any], chapters: list[Chapter]) -> None:
+        self.folder = folder
+        self.meta = meta
+        self._chapters = tuple(chapters)
+
+    @property
+    def slug(self) -> str:
+        """Folder name and id of the novel."""
+        return str(self.meta["slug"])
+
+    @property
+    def title(self) -> str:
+        """Title as given at import."""
+        return str(self.meta["title"])
+
+    @property
+    def count(self) -> int:
+        """C, the number of chapters."""
+        return len(self._chapters)
+
+    def labels(self) -> list[tuple[int, str, int]]:
+        """``(idx, label, chars)`` for every chapter, without reading any text."""
+        return [(c.idx, c.label, int(self.meta["chars"][c.idx - 1])) for c in self._chapters]
+
+    def check_chapter(self, idx: int) -> int:
+        """``idx`` if it is a chapter of this novel, else a one-line :class:`InputError`."""
+        if not 1 <= idx <= self.count:
+            raise InputError(
+                f"chapter {idx} is out of range for {self.title!r}",
+                f"use a chapter between 1 and {self.count} (personae novel chapters {self.slug})",
+            )
+        return idx
+
+    def chapter(self, idx: int) -> Chapter:
+        """Chapter ``idx`` (1-based). The one way chapter text is read."""
+        return self._chapters[self.check_chapter(idx) - 1]
+
+    def mentions(self, name: str, through: int | None = None) -> int:
+        """How often ``name`` or its first word occurs in chapters 1..``through`` (default all).
+
+        "Elizabeth Bennet" also counts "Elizabeth": novels mostly use first names.
+        """
+        words = [name] + ([name.split()[0]] if " " in name else [])
+        pattern = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words))
+        last = self.count if through is None else through
+        return sum(len(pattern.findall(self.chapter(i).text)) for i in range(1, last + 1))
+
+    def check_character(self, name: str, through: int | None = None) -> str:
+        """``name`` if chapters 1..``through`` mention it, else a one-line :class:`InputError`.
+
+        Role-play passes its query chapter, so the check itself reads nothing from later on.
+        """
+        where = "" if through is None else f" in chapters 1-{through}"
+        if not name.strip() or self.mentions(name.strip(), through) == 0:
+            raise InputError(
+                f"character {name!r} is never mentioned in {self.title!r}{where}",
+                "check the spelling (names are case-sensitive, e.g. 'Elizabeth Bennet')",
+            )
+        return name.strip()
+
+
+def novels_root(data_dir: Path) -> Path:
+    """Where novels live under the data folder."""
+    return data_dir / "novels"
+
+
+def save_novel(
+    data_dir: Path,
+    *,
+    title: str,
+    segmentation: Segmentation,
+    source: str,
+    form: str = "novel",
+    raw_sha256: str,
+) -> Path:
+    """Write ``chapters.jsonl`` then ``meta.json`` (atomically; meta last marks completeness)."""
+    folder = novels_root(data_dir) / slugify(title)
+    lines = [
+        json.dumps({"idx": c.idx, "label": c.label, "text": c.text}, ensure_ascii=False)
+        for c in segmentation.chapters
+    ]
+    text = "\n".join(lines) + "\n"
+    write_text_atomic(folder / "chapters.jsonl", text)
+    meta = {
+        "slug": slugify(title),
+        "title": title,
+        "form": form,
+        "source": source,
+        "raw_sha256": raw_sha256,
+        "chapters_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "pattern": segmentation.pattern,
+        "chapters": len(segmentation.chapters),
+        "labels": [c.label for c in segmentation.chapters],
+        "chars": [len(c.text) for c in segmentation.chapters],
+        "front_chars_dropped": segmentation.front_chars_dropped,
+        "back_chars_dropped": segmentation.back_chars_dropped,
+        "toc_entries_dropped": segmentation.toc_entries_dropped,
+        "notes": segmentation.notes,
+    }
+    write_json_atomic(folder / "meta.json", meta)
+    return folder
+
+
+def known_novels(data_dir: Path) -> list[str]:
+    """Slugs of the complete novels under ``data_dir``."""
+    root = novels_root(data_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "meta.json").is_file())
+
+
+def open_novel(data_dir: Path, book: str) -> Novel:
+    """The novel named ``book`` (slug or title) under ``data_dir``; one-line error if unknown.
+
+    Parsed once per version of its files: graphs open the novel in every node, and a long
+    novel's chapters.jsonl takes milliseconds of CPU to parse.
+    """
+    folder = novels_root(data_dir) / slugify(book)
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        known = ", ".join(known_novels(data_dir)) or "none"
+        raise InputError(
+            f"unknown book {book!r} in {data_dir} (imported: {known})",
+            "import it first with personae novel import FILE --title TITLE",
+        )
+    chapters_path = folder / "chapters.jsonl"
+    stamp = (meta_path.stat().st_mtime_ns, chapters_path.stat().st_mtime_ns)
+    return _parsed(str(folder), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
+    folder = Path(folder_name)
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    chapters = [
+        Chapter(int(row["idx"]), str(row["label"]), str(row["text"]))
+        for row in map(json.loads, (folder / "chapters.jsonl").read_text("utf-8").splitlines())
+    ]
+    return Novel(folder, meta, chapters)

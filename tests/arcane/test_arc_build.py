@@ -1,0 +1,148 @@
+"""arc_build: both streams with their running context, tags, critic and human gates, resume."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arcane_world import arc_responders, imported_novel, induction_answer
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from personae.agents.arcane_axes import AxisInduction, check_induction
+from personae.graphs.arc_build import ArcBuildContext, build_graph
+from personae.graphs.arcane_context import checkpoint_serde
+from personae.memory import arc_rules
+from personae.memory.arcane_records import CriticVerdict, load_arcs
+from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = ScriptedChatModel(responders=arc_responders())
+    with override_models(scripted):
+        yield scripted
+
+
+def _context(data: Path) -> ArcBuildContext:
+    return ArcBuildContext(data_dir=str(data), model="openai:scripted")
+
+
+def _config(thread: str = "t") -> Any:
+    return {"configurable": {"thread_id": thread}}
+
+
+async def test_streams_tags_and_critic_gate(tmp_path: Path, model: ScriptedChatModel) -> None:
+    imported_novel(tmp_path)
+    graph = build_graph(InMemorySaver(serde=checkpoint_serde()))
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    result = await graph.ainvoke(
+        request,
+        config=_config(),
+        context=_context(tmp_path),
+    )
+    event_prompts = [prompt_text(m) for m in model.calls_for("ChapterEvents")]
+    state_prompts = [prompt_text(m) for m in model.calls_for("ChapterState")]
+    assert len(event_prompts) == len(state_prompts) == 6
+    for n in range(2, 7):  # chapter n carries chapter n-1's running summary / profile
+        assert f"event summary through {n - 1}" in event_prompts[n - 1]
+        assert f"state profile through {n - 1}" in state_prompts[n - 1]
+    assert "(none yet" in event_prompts[0] and "(none yet" in state_prompts[0]
+    assert not any("state profile" in p for p in event_prompts)  # no cross-talk
+    assert not any("event summary" in p for p in state_prompts)
+    assert len(model.calls_for("CriticAnswer")) == 3 * 3  # 3 kept axes x 3 critics
+    kept = {a.axis_id: a for a in result["arcs"]}
+    assert sorted(kept) == ["final_intra_01", "final_rel_01"]
+    assert kept["final_rel_01"].reconciliation_tag == "valid_missed"
+    assert any("final_intra_02" in d and "artifact" in d for d in result["dropped"])
+    assert any("final_intra_03" in d and "critics" in d for d in result["dropped"])
+    assert any("final_intra_03: borderline" in f for f in result["flags"])
+    assert result["usage"]["llm_calls"] == 6 + 6 + 2 + 1 + 9
+    stored = load_arcs(tmp_path / "novels" / "the_river")
+    assert [a.axis_id for a in stored] == ["final_intra_01", "final_rel_01"]
+    assert stored[0].literary_validation["historical"].citations[0].verified is False
+    assert (tmp_path / "novels/the_river/streams/ada/events.jsonl").read_text().count("\n") == 6
+
+
+async def test_killed_build_resumes_after_the_last_chapter(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    imported_novel(tmp_path)
+    answer = model.responders["ChapterEvents"]
+    failures = {"left": 1}
+
+    def flaky(messages: Any) -> Any:
+        if "CURRENT CHAPTER (4)" in prompt_text(messages) and failures["left"]:
+            failures["left"] -= 1
+            raise RuntimeError("killed")  # the process dies while reading chapter 4
+        return answer(messages)
+
+    model.responders["ChapterEvents"] = flaky
+    saver = InMemorySaver(serde=checkpoint_serde())
+    graph = build_graph(saver)
+    payload: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    with pytest.raises(RuntimeError, match="killed"):
+        await graph.ainvoke(payload, config=_config("k"), context=_context(tmp_path))
+    assert len(model.calls_for("ChapterState")) == 4
+    model.calls.clear()
+    # A fresh answer cache: only the checkpoint can spare chapters 1-3.
+    fresh = ArcBuildContext(
+        data_dir=str(tmp_path), model="openai:scripted", cache_dir=str(tmp_path / "c2")
+    )
+    result = await build_graph(saver).ainvoke(None, config=_config("k"), context=fresh)
+    for schema in ("ChapterState", "ChapterEvents"):
+        read = [prompt_text(m).split("CURRENT CHAPTER (")[1][0] for m in model.calls_for(schema)]
+        assert read == ["4", "5", "6"]
+    assert len(result["arcs"]) == 2
+
+
+async def test_eval_split_waits_for_two_of_three_human_votes(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    imported_novel(tmp_path)
+    graph = build_graph(InMemorySaver(serde=checkpoint_serde()))
+    payload: Any = {"novel": "the_river", "character": "Ada", "split": "eval"}
+    first = await graph.ainvoke(payload, config=_config("e"), context=_context(tmp_path))
+    sheet = first["__interrupt__"][0].value["axes"]
+    assert {row["axis_id"] for row in sheet} == {"final_intra_01", "final_intra_03", "final_rel_01"}
+    assert load_arcs(tmp_path / "novels" / "the_river") == []
+
+    def votes(valid: int) -> list[dict[str, Any]]:
+        return [{"annotator": f"a{i}", "validity": i < valid} for i in range(3)]
+
+    resume = {"final_intra_01": votes(2), "final_intra_03": votes(3), "final_rel_01": votes(1)}
+    result = await graph.ainvoke(
+        Command(resume=resume), config=_config("e"), context=_context(tmp_path)
+    )
+    assert sorted(a.axis_id for a in result["arcs"]) == ["final_intra_01", "final_intra_03"]
+    assert all(a.validated_by == "humans" and a.split == "eval" for a in result["arcs"])
+
+
+@pytest.mark.parametrize(("true_votes", "kept"), [(0, False), (1, False), (2, True), (3, True)])
+def test_critic_majority_is_two_of_three(true_votes: int, kept: bool) -> None:
+    verdicts = {
+        name: CriticVerdict(verdict=i < true_votes, reasoning="")
+        for i, name in enumerate(("structuralist", "psychological", "historical"))
+    }
+    assert arc_rules.critic_majority(verdicts) is kept
+
+
+def test_drift_flag_and_malformed_ranges() -> None:
+    good = AxisInduction.model_validate(induction_answer([]))
+    assert arc_rules.drift_flags("event", good) == []
+    drifting = good.model_copy(deep=True)
+    drifting.intrapersonal_axes[0].dimension_label = "Pride"
+    drifting.intrapersonal_axes[0].axis_name = "From pride to humility"
+    assert arc_rules.drift_flags("event", drifting)
+    check = check_induction(6)
+    check(good)
+    broken = good.model_copy(deep=True)
+    broken.intrapersonal_axes[0].trajectory[1].chapter_range = (5, 3)
+    with pytest.raises(ValueError, match="chapter_range"):
+        check(broken)
+    late = good.model_copy(deep=True)
+    late.intrapersonal_axes[0].trajectory[2].chapter_range = (5, 9)
+    with pytest.raises(ValueError, match="<= 6"):
+        check(late)

@@ -1,0 +1,130 @@
+"""`personae arc build|show|annotate` with a scripted model: cost gate, SQLite resume, votes."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arcane_world import arc_responders, imported_novel
+
+from personae.cli import main
+from personae.memory.arcane_records import load_arcs
+from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = ScriptedChatModel(responders=arc_responders())
+    with override_models(scripted):
+        yield scripted
+
+
+def _build(data: Path, *extra: str) -> int:
+    argv = ["arc", "build", "the_river", "--character", "Ada", "--data", str(data)]
+    return main([*argv, "--model", "openai:scripted", *extra])
+
+
+def test_build_estimates_then_builds_and_a_rerun_is_free(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--confirm-above", "10") == 2
+    err = capsys.readouterr()
+    assert "estimated: 33 LLM calls" in err.out and "--yes" in err.err
+    assert model.calls == []
+    assert _build(tmp_path, "--confirm-above", "10", "--yes") == 0
+    out = capsys.readouterr().out
+    assert "Ada: 2 arcs kept, 2 dropped; 24 LLM calls" in out
+    detail = json.loads((tmp_path / "novels/the_river/arcs/ada.json").read_text())
+    assert detail["usage"]["llm_calls"] == 24  # actual usage recorded beside the arcs
+    calls = len(model.calls)
+    assert _build(tmp_path, "--yes") == 0  # the finished build again: every call is cached
+    assert len(model.calls) == calls
+    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls, 0 tokens" in capsys.readouterr().out
+
+
+def test_killed_build_resumes_from_sqlite(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    answer = model.responders["ChapterState"]
+
+    def dies_at_5(messages: Any) -> Any:
+        if "CURRENT CHAPTER (5)" in prompt_text(messages):
+            raise KeyboardInterrupt
+        return answer(messages)
+
+    model.responders["ChapterState"] = dies_at_5
+    assert _build(tmp_path, "--yes") == 130
+    model.responders["ChapterState"] = answer
+    model.calls.clear()
+    assert _build(tmp_path, "--yes") == 0
+    assert "resuming at chapter 5" in capsys.readouterr().err
+    read = sorted(
+        {prompt_text(m).split("CURRENT CHAPTER (")[1][0] for m in model.calls_for("ChapterState")}
+    )
+    assert read == ["5", "6"]
+
+
+def test_show_prints_the_payload_at_a_chapter(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--yes") == 0
+    capsys.readouterr()
+    argv = ["arc", "show", "the_river", "--character", "Ada", "--axis", "final_intra_01"]
+    assert main([*argv, "--at-chapter", "3", "--data", str(tmp_path)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [p["chapter_range"] for p in payload["trajectory"]] == [[1, 2], [3, 4]]
+    assert "pole_end" not in payload and "literary_validation" not in payload
+    assert main([*argv, "--at-chapter", "9", "--data", str(tmp_path)]) == 2
+    assert main(["arc", "show", "the_river", "--character", "Bram", "--data", str(tmp_path)]) == 2
+    assert "arc build the_river" in capsys.readouterr().err
+
+
+def test_eval_split_votes_round_trip(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--yes", "--split", "eval") == 0
+    assert "await human votes" in capsys.readouterr().out
+    sheet, votes = tmp_path / "sheet.csv", tmp_path / "votes.csv"
+    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path)]
+    assert main([*annotate, "--export", str(sheet)]) == 0
+    with sheet.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3 * 3 and rows[0]["validity"] == ""
+    for row in rows:  # two of three annotators accept final_intra_01 only
+        row["validity"] = (
+            "yes" if row["axis_id"] == "final_intra_01" and row["annotator"] != "a3" else "no"
+        )
+    with votes.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main([*annotate, "--import", str(votes), "--model", "openai:scripted"]) == 0
+    arcs = load_arcs(tmp_path / "novels" / "the_river")
+    assert [a.axis_id for a in arcs] == ["final_intra_01"] and arcs[0].validated_by == "humans"
+    rows[0]["validity"] = "maybe"
+    with votes.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    capsys.readouterr()
+    assert main([*annotate, "--import", str(votes), "--model", "openai:scripted"]) == 2
+    assert "is not yes/no" in capsys.readouterr().err
+
+
+def test_build_bad_input_is_one_line_exit_2(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    argv = ["arc", "build", "the_river", "--character", "Zed", "--data", str(tmp_path)]
+    assert main([*argv, "--model", "openai:scripted"]) == 2
+    err = capsys.readouterr().err
+    assert "'Zed' is never mentioned" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "novels/the_river/arcs.jsonl").exists() and model.calls == []

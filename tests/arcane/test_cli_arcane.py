@@ -1,0 +1,84 @@
+"""`personae arcane prepare|act` end to end with a scripted model, and their bad inputs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arcane_world import imported_novel, prepared_novel
+
+from personae.cli import main
+from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+
+def _answer(messages: Any) -> str:
+    text = prompt_text(messages)
+    if "--- chapter text ---" in text:
+        return "A summary."
+    return "Ada looks at the water and says nothing."
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = ScriptedChatModel(responders={"text": _answer})
+    with override_models(scripted):
+        yield scripted
+
+
+def test_prepare_summarizes_once_and_indexes(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    novel = imported_novel(tmp_path)
+    argv = ["arcane", "prepare", "the_river", "--data", str(tmp_path)]
+    assert main([*argv, "--model", "openai:scripted"]) == 0
+    rows = [json.loads(x) for x in (novel.folder / "summaries.jsonl").read_text().splitlines()]
+    assert sorted(r["chapter"] for r in rows) == [1, 2, 3, 4, 5, 6]
+    assert "6 chapters summarized" in capsys.readouterr().out
+    calls = len(model.calls)
+    assert main([*argv, "--model", "openai:scripted"]) == 0
+    assert len(model.calls) == calls
+    assert "0 chapters summarized (6 already), 0 chunks indexed" in capsys.readouterr().out
+
+
+def test_act_answers_with_the_arc_as_of_the_chapter(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)
+    argv = ["arcane", "act", "the_river", "Bram offers Ada a boat.", "--character", "Ada"]
+    argv += ["--chapter", "2", "--show-prompt", "--data", str(tmp_path)]
+    assert main([*argv, "--model", "openai:scripted"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().endswith("Ada looks at the water and says nothing.")
+    # Phase 1 (chapters 3-4) starts after chapter 2: hidden, with the pole_end it leads to.
+    assert "chapter 2." in out and "MARK3" not in out and '"Phase 0"' in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--chapter", "3", "--mode", "oracle"], "unknown mode 'oracle'"),
+        (["--chapter", "99"], "chapter 99 is out of range"),
+        (["--chapter", "3", "--character", "Zed"], "character 'Zed' is never mentioned"),
+        (["--chapter", "3", "--mode", "summary"], "personae arcane prepare the_river"),
+        (["--chapter", "3", "--book", "nope"], "unknown book 'nope'"),
+    ],
+)
+def test_act_bad_input_is_one_line_exit_2(
+    tmp_path: Path,
+    model: ScriptedChatModel,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    imported_novel(tmp_path)
+    book = "nope" if "--book" in extra else "the_river"
+    extra = [e for e in extra if e not in ("--book", "nope")]
+    character = [] if "--character" in extra else ["--character", "Ada"]
+    argv = ["arcane", "act", book, "A scene.", *character, *extra, "--data", str(tmp_path)]
+    assert main([*argv, "--model", "openai:scripted"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert model.calls == []
