@@ -7,6 +7,7 @@ is the final-stage axis JSON truncated at the query chapter. Rendering is pure s
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -16,6 +17,8 @@ from personae.memory.arcane_records import ArcRecord
 
 Mode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
 MODES: tuple[Mode, ...] = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
+ABLATION_MODES = ("mixedarc", "archint")
+"""App. K ablations of the Arc context: another character's arc, or one line per axis."""
 
 # Table 31 (ARCANE App. P.3): shared role-play system + user templates, verbatim.
 ROLEPLAY_SYSTEM = (
@@ -65,6 +68,46 @@ def arc_context(arcs: list[ArcRecord], query_chapter: int) -> str:
     payloads = [arc_payload(a, query_chapter) for a in arcs]
     value: Any = payloads[0] if len(payloads) == 1 else payloads
     return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def mixedarc_donor(scope: str, character: str, arcs: list[ArcRecord]) -> str | None:
+    """App. K's MIXEDARC donor: another character of the novel with arcs (None if none).
+
+    Chosen by hashing the probe id into the sorted list of such characters (spec default 35).
+    """
+    donors = sorted({a.character for a in arcs if a.character != character})
+    if not donors:
+        return None
+    return donors[int(hashlib.sha1(scope.encode()).hexdigest(), 16) % len(donors)]
+
+
+def mixedarc_arc(donor: str, character: str, axis_id: str, arcs: list[ArcRecord]) -> ArcRecord:
+    """The donor's axis with the same id, else its final_intra_01 (else its first).
+
+    Its top-level ``character`` is rewritten to the queried name.
+    """
+    own = [a for a in arcs if a.character == donor]
+    chosen = next((a for a in own if a.axis_id == axis_id), None)
+    chosen = chosen or next((a for a in own if a.axis_id == "final_intra_01"), own[0])
+    return chosen.model_copy(update={"character": character})
+
+
+def archint_lines(arcs: list[ArcRecord], query_chapter: int) -> str:
+    """App. K's ARCHINT: ``Axis: <name> / Phase: k of N (label: <label>)`` per axis.
+
+    k is 1-based (spec default 36): the last phase started by the query chapter; axes not
+    started yet are left out.
+    """
+    lines = []
+    for arc in arcs:
+        started = [i for i, p in enumerate(arc.trajectory) if p.chapter_range[0] <= query_chapter]
+        if started:
+            k = started[-1]
+            lines.append(
+                f"Axis: {arc.axis_name} / Phase: {k + 1} of {len(arc.trajectory)} "
+                f"(label: {arc.trajectory[k].phase})"
+            )
+    return "\n".join(lines)
 
 
 def render_system(

@@ -13,8 +13,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.evidence_summarizer import CitedFact
-from personae.agents.query_planner import DIMENSIONS, anchor_query
+from personae.agents.query_planner import anchor_query
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 REFLECTOR_SYSTEM = """You review notes gathered to profile the fictional character {name}
 ({franchise}). For each dimension ({dimensions}) score coverage from 0 (nothing) to 1 (enough to
@@ -31,7 +32,7 @@ REFLECTOR_USER = """## Notes per dimension
 class DimensionCoverage(BaseModel):
     """Coverage of one dimension and follow-up queries when thin."""
 
-    dimension: str = Field(description="One of the profiling dimensions.")
+    dimension: Dimension = Field(description="One of the profiling dimensions.")
     score: float = Field(description="0 = nothing known, 1 = fully covered.")
     follow_up_queries: list[str] = Field(
         default_factory=list, description="New search queries for a thin dimension."
@@ -54,13 +55,11 @@ def settle_coverage(
     per_dimension: int,
 ) -> tuple[dict[str, float], list[tuple[str, str]]]:
     """Scores for all dimensions and new ``(dimension, query)`` follow-ups, enforced in code."""
-    scores = dict.fromkeys(DIMENSIONS, 0.0)
+    scores: dict[str, float] = dict.fromkeys(DIMENSIONS, 0.0)
     follow_ups: list[tuple[str, str]] = []
     seen = {q.casefold() for q in done_queries}
     for entry in review.dimensions:
-        dimension = entry.dimension.strip().casefold()
-        if dimension not in scores:
-            continue
+        dimension = entry.dimension
         has_facts = facts_per_dimension.get(dimension, 0) > 0
         scores[dimension] = min(1.0, max(0.0, entry.score)) if has_facts else 0.0
         for query in entry.follow_up_queries[:per_dimension]:

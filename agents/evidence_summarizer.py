@@ -13,8 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 SUMMARIZER_SYSTEM = """You extract facts about the fictional character {name} ({franchise})
 from numbered source passages. Sort each fact into one dimension ({dimensions}). Every fact must
@@ -31,7 +31,7 @@ Extract the facts about {name}."""
 class CitedFact(BaseModel):
     """One fact with the sources that support it."""
 
-    dimension: str = Field(description="One of the profiling dimensions.")
+    dimension: Dimension = Field(description="One of the profiling dimensions.")
     text: str = Field(description="The fact, one short sentence in the third person.")
     source_ids: list[str] = Field(description="Ids of the passages stating it, like S1.")
     quote: str = Field(
@@ -46,15 +46,14 @@ class EvidenceNotes(BaseModel):
 
 
 def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> list[CitedFact]:
-    """Drop invented ids, facts left without a source and facts outside the dimensions."""
+    """Drop invented ids and facts left without a source or text (the schema fixes dimensions)."""
     kept: list[CitedFact] = []
     for fact in facts:
         ids = list(dict.fromkeys(i.strip() for i in fact.source_ids if i.strip() in known_ids))
-        dimension = fact.dimension.strip().casefold()
-        if ids and fact.text.strip() and dimension in DIMENSIONS:
+        if ids and fact.text.strip():
             kept.append(
                 CitedFact(
-                    dimension=dimension,
+                    dimension=fact.dimension,
                     text=fact.text.strip(),
                     source_ids=ids,
                     quote=fact.quote.strip(),

@@ -17,18 +17,15 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
-from personae.evals.judge_cache import JudgeCache
 from personae.llm import LLMUsage
-
-Dimension = Literal[
-    "identity", "appearance", "ability", "relationship", "experience", "personality", "other"
-]
+from personae.llm_cache import LLMCallCache
+from personae.profile_dimensions import Dimension
 
 # CharacterHub, Appendix F, Table 9: "Prompt for extracting structured knowledge points from
 # reference character descriptions", verbatim (the input placeholder is ``{input_text}``).
@@ -219,7 +216,7 @@ async def extract_knowledge(
     input_text: str,
     plain_text: str,
     chunk_id: str = "C1",
-    cache: JudgeCache | None = None,
+    cache: LLMCallCache | None = None,
     model_name: str = "",
 ) -> tuple[list[KnowledgePoint], int, LLMUsage]:
     """Verified knowledge points of ``input_text`` (JSON), the number dropped, and the usage.
@@ -229,7 +226,7 @@ async def extract_knowledge(
     this exact prompt costs no call; the verification reruns on the cached answer.
     """
     prompt = extraction_messages(input_text)
-    ask = cache or JudgeCache(None)
+    ask = cache or LLMCallCache(None)
     extracted, usage = await ask.call_structured(model, model_name, ExtractedKnowledge, prompt)
     kept, dropped = verify_points(extracted, chunk_id=chunk_id, text=plain_text)
     return kept, dropped, usage

@@ -17,8 +17,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.evidence_summarizer import CitedFact, drop_unknown_ids, reject_unknown_ids
-from personae.agents.query_planner import DIMENSIONS
 from personae.llm import LLMUsage, call_structured
+from personae.profile_dimensions import DIMENSIONS
 
 REWRITER_SYSTEM = """You write the profile of the fictional character {name} ({franchise}) in
 the first person, as the character speaking about themself, from the cited facts and the source
@@ -77,10 +77,13 @@ async def rewrite_first_person(
     passages: str,
     known_ids: Collection[str],
     canon: str,
+    reminder: str | None = None,
 ) -> tuple[ProfileDraft, LLMUsage]:
     """The first-person profile from notes and ``passages`` (rendered ``[S#] title`` blocks).
 
-    Ids the model invented are dropped and counted; an empty profile is retried.
+    Ids the model invented are dropped and counted; an empty profile is retried. ``reminder``
+    is appended to the request when the caller asks again (a draft whose facts all lost their
+    sources).
     """
     messages = [
         SystemMessage(
@@ -90,6 +93,7 @@ async def rewrite_first_person(
         ),
         HumanMessage(
             REWRITER_USER.format(facts=render_facts(facts_by_dimension), sources=passages)
+            + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
     return await call_structured(
@@ -123,14 +127,19 @@ async def rewrite_paper_profile(
     document: str,
     known_ids: Collection[str],
     canon: str,
+    reminder: str | None = None,
 ) -> tuple[ProfileDraft, LLMUsage]:
-    """Table 8 over the R² ``document``: the first-person profile and the facts it states."""
+    """Table 8 over the R² ``document``: the first-person profile and the facts it states.
+
+    ``reminder`` is appended when the caller asks again (no fact kept a known source id).
+    """
     messages = [
         HumanMessage(document),
         HumanMessage(
             PAPER_REWRITE_PROMPT.format(entity=name)
             + "\n\n"
             + PAPER_FACTS_REQUEST.format(canon=canon, dimensions=", ".join(DIMENSIONS))
+            + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
     return await call_structured(

@@ -12,17 +12,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.llm import LLMUsage, call_structured
-
-DIMENSIONS: tuple[str, ...] = (
-    "identity",
-    "appearance",
-    "ability",
-    "relationship",
-    "experience",
-    "personality",
-    "other",
-)
-"""The profiling dimensions of the paper, in report order."""
+from personae.profile_dimensions import DIMENSIONS, Dimension
 
 DIMENSION_KEYWORDS: dict[str, str] = {
     "identity": "identity background origin",
@@ -47,7 +37,9 @@ Franchise: {franchise}"""
 class PlannedQuery(BaseModel):
     """One search query for one profiling dimension."""
 
-    dimension: str = Field(description="One of the dimension names given in the instructions.")
+    dimension: Dimension = Field(
+        description="One of the dimension names given in the instructions."
+    )
     query: str = Field(description="A short search query naming the character and keywords.")
 
 
@@ -76,7 +68,7 @@ def complete_plan(
     kept: list[PlannedQuery] = []
     seen: set[str] = set()
     for dimension in DIMENSIONS:
-        mine = [q for q in plan.queries if q.dimension.strip().casefold() == dimension]
+        mine = [q for q in plan.queries if q.dimension == dimension]
         texts = [anchor_query(q.query, name, franchise) for q in mine if q.query.strip()]
         if not texts:
             texts = [anchor_query(DIMENSION_KEYWORDS[dimension], name, franchise)]

@@ -10,6 +10,7 @@ it invented).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -17,7 +18,6 @@ from pydantic import BaseModel, Field
 
 from personae.agents.actor import render_scene, story_label
 from personae.llm import LLMUsage, call_structured
-from personae.memory.bookmark import BookmarkType
 from personae.memory.lexical import tokens
 from personae.memory.storyline import ActingFormat, StoryAction
 
@@ -59,10 +59,14 @@ TARGETS = {"action": "action", "utterance": "utterance (what they say next)"}
 """What the proposer is told is predicted, per acting format (the released prompt's wording)."""
 
 
+QuestionType = Literal["behavioral", "state", "concept"]
+"""The paper's three bookmark types (the values of ``BookmarkType``), as the schema states them."""
+
+
 class ProposedQuestion(BaseModel):
     """One question to look up in the story so far."""
 
-    type: str = Field(description='"behavioral", "state" or "concept".')
+    type: QuestionType = Field(description='"behavioral", "state" or "concept".')
     question: str = Field(description="One short question in English.")
     keyword: str | None = Field(
         default=None,
@@ -121,15 +125,15 @@ def keep_valid_questions(
     kept: list[ProposedQuestion] = []
     for item in proposed.questions:
         text = " ".join(item.question.split())
-        kind = item.type.strip().casefold()
-        if not text or kind not in {t.value for t in BookmarkType}:
+        kind = item.type
+        if not text:
             continue
         keyword = " ".join((item.keyword or "").split()) or None
-        if kind == BookmarkType.CONCEPT and (keyword is None or not _occurs(keyword, known)):
+        if kind == "concept" and (keyword is None or not _occurs(keyword, known)):
             continue
         if is_near_duplicate(text, [*do_not_ask, *(q.question for q in kept)]):
             continue
-        if kind != BookmarkType.CONCEPT:
+        if kind != "concept":
             keyword = None
         kept.append(ProposedQuestion(type=kind, question=text, keyword=keyword))
         if len(kept) >= k:
@@ -147,14 +151,16 @@ async def propose_questions(
     k: int = 5,
     do_not_ask: Sequence[str] = (),
     acting_format: ActingFormat = "action",
-) -> tuple[list[ProposedQuestion], LLMUsage]:
+) -> tuple[list[ProposedQuestion], LLMUsage, int]:
     """Ask ``model`` for up to ``k`` typed questions; the code filters them (see module doc).
 
     ``scene`` and ``characters`` must come from before the target position only: they are all
-    the model sees.
+    the model sees. Returns the kept questions, the call's usage and how many proposed
+    questions the code dropped (a concept keyword not in the scene, a re-ask, more than ``k``),
+    so callers can report dropped model output instead of hiding it.
     """
     if k <= 0:
-        return [], LLMUsage()
+        return [], LLMUsage(), 0
     messages = [
         SystemMessage(
             PROPOSER_SYSTEM.format(
@@ -178,4 +184,4 @@ async def propose_questions(
     kept = keep_valid_questions(
         proposed, k=k, scene=scene, characters=characters, do_not_ask=do_not_ask
     )
-    return kept, usage
+    return kept, usage, len(proposed.questions) - len(kept)

@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
-from personae.evals.judge_cache import JudgeCache
 from personae.llm import LLMUsage
+from personae.llm_cache import LLMCallCache
 
 # CharacterHub, Appendix F, Table 10: "Prompt for knowledge-profile alignment using an
 # LLM-as-a-Judge framework", verbatim (placeholders ``{knowledge_list}``, ``{character_text}``).
@@ -183,7 +183,7 @@ async def judge_alignment(
     statements: Sequence[str],
     text: str,
     first_id: int = 1,
-    cache: JudgeCache | None = None,
+    cache: LLMCallCache | None = None,
     model_name: str = "",
 ) -> tuple[list[Alignment], LLMUsage]:
     """One evaluation per statement against ``text``, in statement order.
@@ -192,7 +192,7 @@ async def judge_alignment(
     """
     wanted = [first_id + i for i in range(len(statements))]
     messages = judge_messages(statements, text, first_id)
-    ask = cache or JudgeCache(None)
+    ask = cache or LLMCallCache(None)
     answer, usage = await ask.call_structured(
         model, model_name, AlignmentList, messages, check=lambda a: require_ids(a, wanted)
     )

@@ -3,7 +3,9 @@
 Each case runs ``python -m personae.cli`` in a fresh interpreter several times and prints the
 median wall time, then lists which heavy libraries (LangGraph, LangChain, OpenAI, Chroma, ...)
 the same invocation imported. The goal is under half a second with no heavy library loaded:
-command modules import them inside their handlers.
+command modules import them inside their handlers. For scale it also prints a bare
+interpreter's start and the import time of the heavy libraries alone (what every invocation
+paid when command modules imported them at their top).
 
     uv run python benchmarks/bench_cli_startup.py [--repeat 5]
 """
@@ -62,12 +64,15 @@ def heavy_modules(argv: list[str]) -> list[str]:
 
 def wall_time(argv: list[str], repeat: int) -> float:
     """Median seconds of ``python -m personae.cli ARGV`` over ``repeat`` fresh processes."""
+    return wall_time_of(["-m", "personae.cli", *argv], repeat)
+
+
+def wall_time_of(python_argv: list[str], repeat: int) -> float:
+    """Median seconds of ``python PYTHON_ARGV`` over ``repeat`` fresh processes."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "personae.cli", *argv], capture_output=True, check=False
-        )
+        subprocess.run([sys.executable, *python_argv], capture_output=True, check=False)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -83,6 +88,10 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=False)
         bare.append(time.perf_counter() - start)
     print(f"bare interpreter start: {statistics.median(bare):.3f} s")
+    heavy_import = wall_time_of(
+        ["-c", "import langgraph.graph, langchain_openai, chromadb"], args.repeat
+    )
+    print(f"importing LangGraph, LangChain-OpenAI and Chroma alone: {heavy_import:.3f} s")
     for label, argv in CASES:
         seconds = wall_time(argv, args.repeat)
         heavy = heavy_modules(argv)

@@ -28,7 +28,7 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from personae.agents import arcane_judges as judges
-from personae.agents.arcane_roleplayer import MODES
+from personae.agents.arcane_roleplayer import ABLATION_MODES, MODES
 from personae.errors import InputError, RemoteError
 from personae.files import append_jsonl
 from personae.graphs.arcane_context import ArcaneContext
@@ -155,9 +155,10 @@ def done_keys(out_dir: Path) -> set[str]:
 
 def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]:
     """Every (probe, mode) not yet done; one-line errors for unknown modes, missing probes."""
-    bad = [m for m in state["modes"] if m not in MODES]
+    known = (*MODES, *ABLATION_MODES)
+    bad = [m for m in state["modes"] if m not in known]
     if bad or not state["modes"]:
-        raise InputError(f"unknown mode {(bad or [''])[0]!r}", f"use {', '.join(MODES)}")
+        raise InputError(f"unknown mode {(bad or [''])[0]!r}", f"use {', '.join(known)}")
     done = done_keys(Path(state["out_dir"]))
     units, skipped = [], 0
     for book in state["novels"]:

@@ -99,8 +99,29 @@ def arc_gaps(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "model": model,
                 "best_other_mode": best["mode"],
                 "gap": round(arc["overall"] - best["overall"], 2),
+                "per_category": category_gaps(arc, best),
             }
         )
+    return gaps
+
+
+def category_gaps(arc: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """§4.3 per category: Arc minus the other mode on Overall, PTF and per-phase metrics.
+
+    The per-phase figure is the mean of APF, RPF and RAE.
+    """
+    gaps: dict[str, dict[str, float]] = {}
+    for c in CATEGORIES:
+        a, b = arc["cells"], other["cells"]
+        keys = [f"{c}.{m}" for m in METRICS]
+        if not all(k in a and k in b for k in keys):
+            continue
+        per_phase = [f"{c}.{m}" for m in PHASE_METRICS]
+        gaps[c] = {
+            "overall": round(fmean(a[k] for k in keys) - fmean(b[k] for k in keys), 2),
+            "ptf": round(a[f"{c}.ptf"] - b[f"{c}.ptf"], 2),
+            "per_phase": round(fmean(a[k] for k in per_phase) - fmean(b[k] for k in per_phase), 2),
+        }
     return gaps
 
 

@@ -104,10 +104,17 @@ def phase_svg(curves: Mapping[str, Sequence[tuple[int, float]]], width: int = 56
 
 def gap_lines(summary: Mapping[str, Any]) -> list[str]:
     """One line per model: Arc minus the best other mode."""
-    return [
-        f"{g['model']}: Arc {g['gap']:+.1f} vs best other mode ({g['best_other_mode']})"
-        for g in summary["arc_gaps"]
-    ]
+    lines = []
+    for g in summary["arc_gaps"]:
+        parts = [
+            f"{SHORT[c]} {v['overall']:+.1f} (PTF {v['ptf']:+.1f}, per-phase {v['per_phase']:+.1f})"
+            for c, v in g.get("per_category", {}).items()
+        ]
+        detail = f"; per category: {', '.join(parts)}" if parts else ""
+        lines.append(
+            f"{g['model']}: Arc {g['gap']:+.1f} vs best other mode ({g['best_other_mode']}){detail}"
+        )
+    return lines
 
 
 def render(summary: Mapping[str, Any], title: str) -> tuple[str, str]:

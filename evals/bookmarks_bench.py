@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,17 +24,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
+from typing_extensions import TypedDict
 
 from personae.agents.action_judge import check_judge, judge_action
 from personae.errors import ConfigurationError, InputError, PersonaeError
 from personae.evals.bookmarks_instances import BenchInstance, build_instances
 from personae.evals.bookmarks_metrics import summarize
 from personae.evals.bookmarks_report import write_report
-from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.acting import ActingContext
-from personae.memory.storyline import Storyline, open_storyline
+from personae.llm_cache import LLMCallCache
+from personae.memory.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
+
+logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -223,9 +227,12 @@ class SilentProgress:
 
 
 class RichProgress(SilentProgress):
-    """A rich progress bar on stderr (used when stderr is a TTY)."""
+    """A rich progress bar on stderr (used when stderr is a TTY): instances done of all, ETA.
 
-    def __init__(self) -> None:
+    ``console`` is the terminal to draw on (stderr by default; tests pass a recording one).
+    """
+
+    def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -234,7 +241,7 @@ class RichProgress(SilentProgress):
             BarColumn(),
             MofNCompleteColumn(),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=console or Console(stderr=True),
             transient=False,
         )
         self._task: Any = None
@@ -318,7 +325,8 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
         record = parse_json(raw, "a result line")  # no 1e309 (infinity) score, no deep nesting
         result_key(record)
-    except (InputError, ValueError, KeyError, TypeError, OverflowError):
+    except (InputError, ValueError, KeyError, TypeError, OverflowError) as error:
+        logger.info("skipped a damaged result line: %s", error)
         return None
     return record if isinstance(record, dict) else None
 
@@ -345,7 +353,7 @@ class _Run:
 
     config: BenchConfig
     judge_model: BaseChatModel
-    judge_cache: JudgeCache
+    judge_cache: LLMCallCache
     results_path: Path
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
@@ -389,9 +397,40 @@ def _check_config(config: BenchConfig) -> None:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
 
 
+class BenchRecord(TypedDict):
+    """One judged instance: one line of ``results.jsonl``."""
+
+    artifact: str
+    method: str
+    character: str
+    position: int
+    chapter: str
+    format: ActingFormat
+    """``utterance`` or ``action`` (how the storyline's lines read)."""
+    judge: str
+    """``exact`` or ``nli``."""
+    judge_model: str
+    model: str
+    fast_model: str
+    prediction: str
+    truth: str
+    score: int
+    """Points (0, 50 or 100)."""
+    label: str
+    """The judge's grade (A, B, C)."""
+    reason: str
+    grounding: list[str]
+    """What the method showed the actor."""
+    stats: dict[str, int]
+    """The method's step counters (reads, LLM calls, reuse...)."""
+    judge_usage: dict[str, int]
+    reused_prediction: bool
+    """True when an earlier run's prediction was judged again (another judge)."""
+
+
 async def _run_instance(
     run: _Run, method: str, graph: Any, context: ActingContext, instance: BenchInstance
-) -> dict[str, Any]:
+) -> BenchRecord:
     prior = run.predictions.get((instance.artifact, method, instance.character, instance.position))
     if prior is not None:
         prediction = str(prior["prediction"])
@@ -420,27 +459,27 @@ async def _run_instance(
         cache=run.judge_cache,
         model_name=run.config.name_of("judge_model"),
     )
-    return {
-        "artifact": instance.artifact,
-        "method": method,
-        "character": instance.character,
-        "position": instance.position,
-        "chapter": instance.chapter,
-        "format": instance.acting_format,
-        "judge": run.config.judge,
-        "judge_model": run.config.name_of("judge_model"),
-        "model": run.config.name_of("model"),
-        "fast_model": run.config.name_of("fast_model"),
-        "prediction": prediction,
-        "truth": instance.truth,
-        "score": verdict.score,
-        "label": verdict.label,
-        "reason": verdict.reason,
-        "grounding": grounding,
-        "stats": stats,
-        "judge_usage": usage.as_dict(),
-        "reused_prediction": prior is not None,
-    }
+    return BenchRecord(
+        artifact=instance.artifact,
+        method=method,
+        character=instance.character,
+        position=instance.position,
+        chapter=instance.chapter,
+        format=instance.acting_format,
+        judge=run.config.judge,
+        judge_model=run.config.name_of("judge_model"),
+        model=run.config.name_of("model"),
+        fast_model=run.config.name_of("fast_model"),
+        prediction=prediction,
+        truth=instance.truth,
+        score=verdict.score,
+        label=verdict.label,
+        reason=verdict.reason,
+        grounding=grounding,
+        stats=stats,
+        judge_usage=usage.as_dict(),
+        reused_prediction=prior is not None,
+    )
 
 
 async def _run_artifact(
@@ -545,7 +584,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     run = _Run(
         config=config,
         judge_model=judge_model,
-        judge_cache=JudgeCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
+        judge_cache=LLMCallCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
         results_path=results_path,
         done=done,
         predictions=_prior_predictions(records),

@@ -255,7 +255,15 @@ def hit_rate_section(records: Sequence[Record]) -> tuple[str, str]:
         curve = hit_rate_curve(r for r in runs if r["artifact"] == artifact)
         if curve:
             curves[artifact] = curve
+    empty = questionless_steps(runs)
     if not curves:
+        if runs:
+            return (
+                "",
+                f"The bookmarks method kept no question in any of its {len(runs)} steps (the "
+                "model proposed none, or the code dropped them all), so there is no hit-rate "
+                "plot: no bookmark was matched or synced.",
+            )
         return (
             "",
             "No bookmarks run is present, so there is no hit-rate plot (run --method bookmarks).",
@@ -263,7 +271,19 @@ def hit_rate_section(records: Sequence[Record]) -> tuple[str, str]:
     note = (
         "Cumulative share of proposed questions matched to an existing bookmark (reuse + derive)."
     )
+    if empty:
+        note += f" {empty} of {len(runs)} steps kept no question and are left out of the plot."
     return hit_rate_svg(curves), note
+
+
+def questionless_steps(runs: Sequence[Record]) -> int:
+    """Steps of the bookmarks method that kept no question (proposed none, or all dropped)."""
+    return sum(
+        1
+        for r in runs
+        if "reuse" in (r.get("stats") or {})
+        and not any(int(r["stats"].get(k, 0)) for k in ("reuse", "derive", "new"))
+    )
 
 
 def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> str:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from typing import Any
 
 from personae.errors import InputError
 from personae.memory.persona_store import PersonaIndex
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,8 @@ def read_results(paths: Iterable[Path]) -> list[dict[str, Any]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as error:
+                logger.info("skipped a malformed line: %s", error)
                 continue
             if isinstance(record, dict) and "knowledge" in record and "gs_failed" in record:
                 records.append(record)

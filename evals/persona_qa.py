@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +31,11 @@ from personae.agents.persona_qa_judge import (
     hs_messages,
 )
 from personae.errors import InputError
-from personae.evals.judge_cache import JudgeCache
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus import AmadeusContext, build_graph
+from personae.llm_cache import LLMCallCache
+
+logger = logging.getLogger(__name__)
 
 RESULTS = "results.jsonl"
 SHIPPED_SETS = {"iago-othello": "iago_othello.jsonl"}
@@ -82,7 +85,8 @@ def load_qa(source: str) -> list[QAItem]:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as error:
+            logger.info("skipped a malformed line: %s", error)
             raise InputError(f"{path} line {number} is not JSON", fix) from None
         if not isinstance(row, dict) or not all(
             str(row.get(key) or "").strip() for key in ("character", "question", "answer")
@@ -122,7 +126,8 @@ def _done(path: Path) -> dict[str, dict[str, Any]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as error:
+                logger.info("skipped a malformed line: %s", error)
                 continue
             if isinstance(record, dict) and "id" in record:
                 done[str(record["id"])] = record
@@ -141,7 +146,7 @@ def final_context(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _judge(
-    run: QARun, cache: JudgeCache, item: QAItem, response: str, chunks: Sequence[str]
+    run: QARun, cache: LLMCallCache, item: QAItem, response: str, chunks: Sequence[str]
 ) -> dict[str, Any]:
     acc, _ = await cache.call_structured(
         run.judge,
@@ -171,7 +176,7 @@ async def _answer(
     run: QARun,
     item: QAItem,
     graph: Any,
-    cache: JudgeCache,
+    cache: LLMCallCache,
     gate: asyncio.Semaphore,
     lock: asyncio.Lock,
     path: Path,
@@ -209,7 +214,7 @@ async def run_persona_qa(run: QARun) -> dict[str, Any]:
     done = await asyncio.to_thread(_done, path)
     todo = [item for item in run.items if item.id not in done]
     run.progress(f"{len(run.items) - len(todo)}/{len(run.items)} items done, answering {len(todo)}")
-    cache = JudgeCache(run.cache_dir)
+    cache = LLMCallCache(run.cache_dir)
     gate, lock, graph = asyncio.Semaphore(run.concurrency), asyncio.Lock(), build_graph()
     for record in await asyncio.gather(
         *(_answer(run, item, graph, cache, gate, lock, path) for item in todo)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,6 @@ from langchain_core.language_models import BaseChatModel
 
 from personae.agents.incharacter_rater import anonymise, convert_choices, rate_batch
 from personae.agents.persona_qa_judge import HallucinationScore, hs_messages
-from personae.evals.judge_cache import JudgeCache
 from personae.evals.persona_qa import final_context
 from personae.evals.personality_data import Item, Questionnaire, code_of
 from personae.evals.personality_scoring import (
@@ -37,6 +37,9 @@ from personae.evals.personality_scoring import (
 )
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus import AmadeusContext, build_graph
+from personae.llm_cache import LLMCallCache
+
+logger = logging.getLogger(__name__)
 
 Assess = Literal["er", "oc"]
 RESULTS = "results.jsonl"
@@ -99,7 +102,8 @@ def load_done(path: Path) -> dict[tuple[str, ...], dict[str, Any]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as error:
+            logger.info("skipped a malformed line: %s", error)
             continue
         if isinstance(record, dict) and "kind" in record:
             done[_key(record)] = record
@@ -167,7 +171,7 @@ async def _hallucination(
         return None
     chunks = [chunk["text"] for chunk in final_context(result)]
     messages = hs_messages(question, chunks, None, str(result["response"]))
-    verdict, _ = await JudgeCache(run.cache_dir).call_structured(
+    verdict, _ = await LLMCallCache(run.cache_dir).call_structured(
         run.hs_judge, run.judge_name, HallucinationScore, messages
     )
     return verdict.score

@@ -16,6 +16,8 @@ makes no model call. Nothing is written here: the caller writes the report atomi
 from __future__ import annotations
 
 import asyncio
+import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,10 +34,8 @@ from personae.agents.knowledge_extractor import (
     extract_knowledge,
     merge_chunk_points,
 )
-from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import Alignment, judge_alignment
 from personae.errors import InputError, RemoteError
-from personae.evals.judge_cache import JudgeCache
 from personae.evals.profile_metrics import (
     SupportScores,
     count_tokens,
@@ -50,6 +50,8 @@ from personae.evals.profile_reference import (
 )
 from personae.files import parse_json, read_text
 from personae.llm import LLMUsage
+from personae.llm_cache import LLMCallCache
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 T = TypeVar("T")
@@ -85,6 +87,8 @@ class ProfileDocument(BaseModel):
     """Raw deep-search output (R², "DRInfo"); empty in files from before it was kept."""
     sources: list[ProfileSource] = Field(default_factory=list)
     wiki_page: str | None = None
+    excluded_urls: list[str] = Field(default_factory=list)
+    """Pages the profile was made without (``--exclude-url``); empty in older files."""
 
     def text(self, kind: TextKind) -> str:
         """The text of ``kind`` (the profile or DRInfo)."""
@@ -168,21 +172,49 @@ def collect_profile_files(paths: Sequence[Path]) -> list[Path]:
 
 
 def run_labels(documents: Sequence[tuple[Path, ProfileDocument]]) -> list[str]:
-    """A column label per profile: its method, plus its run folder when a character repeats it.
+    """A column label per profile: its method, plus what tells apart a repeated method.
 
-    Two profiles of one character made with one method (reference allowed and excluded) must
-    not be pooled into one column, so each then carries the folder above its character folder.
+    Two profiles of one character made with one method must not be pooled into one column.
+    When exactly one of the two was made with ``--exclude-url`` they are the paper's
+    "reference allowed / excluded" pair and are labelled so; otherwise (both or neither
+    excluded pages, or more than two) each carries the folder above its character folder.
     """
     labels = [doc.method for _, doc in documents]
-    seen: dict[tuple[str, str], int] = defaultdict(int)
+    groups: dict[tuple[str, str], list[ProfileDocument]] = defaultdict(list)
     for (_, doc), label in zip(documents, labels, strict=True):
-        seen[(doc.character.casefold(), label)] += 1
-    return [
-        f"{label} ({path.parent.parent.name or path.parent.name})"
-        if seen[(doc.character.casefold(), label)] > 1
-        else label
-        for (path, doc), label in zip(documents, labels, strict=True)
-    ]
+        groups[(doc.character.casefold(), label)].append(doc)
+    named = []
+    for (path, doc), label in zip(documents, labels, strict=True):
+        group = groups[(doc.character.casefold(), label)]
+        if len(group) == 1:
+            named.append(label)
+        elif len(group) == 2 and sum(bool(d.excluded_urls) for d in group) == 1:
+            named.append(f"{label} (reference {'excluded' if doc.excluded_urls else 'allowed'})")
+        else:
+            named.append(f"{label} ({path.parent.parent.name or path.parent.name})")
+    return named
+
+
+def _name_words(text: str) -> set[str]:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold()
+    return set(re.findall(r"[a-z0-9]+", re.sub(r"\(.*?\)", " ", folded)))
+
+
+def character_mismatch(case: CharacterCase) -> str | None:
+    """A warning when the profiles and the reference page name different characters.
+
+    Scoring Kenshiro's profile against Raoh's page gives numbers that mean nothing; a typo in
+    ``--references`` or an automatic find that went wrong is caught by comparing names (accents,
+    case and a parenthesised qualifier ignored; one shared word is enough: "Toki" and
+    "Toki (Hokuto no Ken)" or "Kenshirō" and "Kenshiro" agree).
+    """
+    title = case.reference.title
+    if not title.strip() or _name_words(case.character) & _name_words(title):
+        return None
+    return (
+        f"the profiles are of {case.character!r} but the reference page is {title!r} "
+        f"({case.reference_source}); check the reference"
+    )
 
 
 def page_key(url: str) -> str:
@@ -224,7 +256,7 @@ class _Run:
     """What every call of one evaluation shares."""
 
     context: ProfileEvalContext
-    cache: JudgeCache
+    cache: LLMCallCache
     slots: asyncio.Semaphore
 
 
@@ -443,8 +475,11 @@ async def evaluate_characters(
         RemoteError: A model failed, or no knowledge point of a reference survived.
     """
     say = progress or (lambda _line: None)
+    warnings = [w for w in (character_mismatch(case) for case in cases) if w]
+    for warning in warnings:
+        say(f"warning: {warning}")
     run = _Run(
-        context, JudgeCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
+        context, LLMCallCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
     )
     answers = await all_or_nothing(
         evaluate_character(run, case, run_labels(case.documents), say) for case in cases
@@ -462,6 +497,7 @@ async def evaluate_characters(
         },
         "extraction": "whole page" if context.chunk_tokens is None else context.chunk_tokens,
         "judge_batch": context.judge_batch or "whole knowledge list",
+        "warnings": warnings,
         "summary": micro_average(characters),
         "reference_mean_density": sum(measured) / len(measured) if measured else None,
         "characters": characters,

@@ -16,8 +16,8 @@ from typing import Any, get_args
 from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import Verdict
+from personae.profile_dimensions import DIMENSIONS
 
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 """The four judge verdicts, in report order."""
@@ -92,7 +92,9 @@ def score_by_dimension(
     if unknown:
         raise ValueError(f"unknown dimension(s) {', '.join(unknown)}")
     overall = score_verdicts(v for _, v in pairs)
-    per_dimension = {d: score_verdicts(v for dim, v in pairs if dim == d) for d in DIMENSIONS}
+    per_dimension: dict[str, SupportScores] = {
+        d: score_verdicts(v for dim, v in pairs if dim == d) for d in DIMENSIONS
+    }
     return overall, per_dimension
 
 

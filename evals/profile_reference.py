@@ -11,6 +11,7 @@ enough for an extraction prompt and carry ids (``C1``) the code assigned.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -31,6 +32,8 @@ from personae.tools.wiki import (
 )
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_TOKENS = 700
 """Largest chunk handed to the extractor (about 2,800 characters)."""
@@ -241,7 +244,8 @@ async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReferen
             return reference_from_page(page, url=page.url or url)  # redirects resolved
         except WikiPageNotFound:
             raise InputError(f"the reference page {url} does not exist", _FIX) from None
-        except (NotAMediaWikiSite, RemoteError):
+        except (NotAMediaWikiSite, RemoteError) as error:
+            logger.info("no usable MediaWiki API, reading the article HTML: %s", error)
             pass  # a site without an API, or whose API fails, may still serve the article HTML
     try:
         fetched = await http.get_text(url)

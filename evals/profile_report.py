@@ -151,6 +151,8 @@ def markdown_report(report: Mapping[str, Any]) -> str:
     lines = [
         "# CharacterHub profile evaluation",
         "",
+        *[f"> **Warning:** {w}" for w in report.get("warnings", [])],
+        *([""] if report.get("warnings") else []),
         f"{count} character(s); scores are percentages micro-averaged over all knowledge points "
         "of all characters (SS = Sup + 0.5·Par over N, IR = Irr/N, CR = Con/N).",
         "",

@@ -34,9 +34,9 @@ from personae.agents import arcane_axes as axes
 from personae.agents import arcane_streams as streams
 from personae.errors import InputError
 from personae.files import write_json_atomic
+from personae.graphs import arc_rules
 from personae.graphs.arcane_context import ArcaneContext
 from personae.llm import LLMUsage
-from personae.memory import arc_rules
 from personae.memory.arcane_records import (
     AnnotatorVote,
     ArcRecord,

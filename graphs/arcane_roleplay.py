@@ -28,8 +28,12 @@ from typing_extensions import TypedDict
 
 from personae.agents import arcane_timechara as timechara
 from personae.agents.arcane_roleplayer import (
+    ABLATION_MODES,
     MODES,
     arc_context,
+    archint_lines,
+    mixedarc_arc,
+    mixedarc_donor,
     render_system,
     render_user,
     roleplay_messages,
@@ -177,8 +181,9 @@ def _cached(folder: str, embedding: str, stamp: tuple[float, ...]) -> NovelResou
 
 
 def _check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}", f"use one of {', '.join(MODES)}")
+    if mode not in (*MODES, *ABLATION_MODES):
+        known = ", ".join((*MODES, *ABLATION_MODES))
+        raise InputError(f"unknown mode {mode!r}", f"use one of {known}")
     return mode
 
 
@@ -298,6 +303,8 @@ def build_block(
         memory = "\n".join(f"[Chapter {c.chapter} excerpt]\n{c.text}" for c in chunks)
         block = f"[Character Description]\n{description}\n\n[Relevant Memory]\n{memory}"
         return block, chapters + [c.chapter for c in chunks]
+    if mode in ABLATION_MODES:
+        return ablation_block(res, task, mode)
     if mode == "arc":
         arcs = [a for a in res.arcs if a.character == task["character"]]
         chosen = [a for a in arcs if a.axis_id in task["axis_ids"]]
@@ -311,6 +318,25 @@ def build_block(
         ]
         return arc_context(chosen, qc), starts
     return "", []
+
+
+def ablation_block(res: NovelResources, task: RoleplayTask, mode: str) -> tuple[str, list[int]]:
+    """MIXEDARC (another character's arc, renamed) or ARCHINT (one line per axis), App. K."""
+    qc, character = task["query_chapter"], task["character"]
+    own = [a for a in res.arcs if a.character == character]
+    if mode == "archint":
+        starts = [p.chapter_range[0] for a in own for p in a.trajectory if p.chapter_range[0] <= qc]
+        return archint_lines(own, qc), starts
+    donor = mixedarc_donor(task["cache_scope"], character, res.arcs)
+    if donor is None:
+        raise InputError(
+            f"MIXEDARC needs arcs of another character of {res.novel.slug}",
+            f"run personae arc build {res.novel.slug} --character OTHER",
+        )
+    axis = task["axis_ids"][0] if task["axis_ids"] else "final_intra_01"
+    arc = mixedarc_arc(donor, character, axis, res.arcs)
+    starts = [p.chapter_range[0] for p in arc.trajectory if p.chapter_range[0] <= qc]
+    return arc_context([arc], qc), starts
 
 
 async def build_context(state: RoleplayState, runtime: Runtime[RoleplayContext]) -> dict[str, Any]:

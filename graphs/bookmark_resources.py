@@ -22,6 +22,7 @@ before this scoping (named by the storyline alone) are left in place and no long
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import safe_collection_name
 from personae.memory.storyline import Storyline
 from personae.tools.storyline_index import StorylineIndex, index_for
+
+logger = logging.getLogger(__name__)
 
 UNKNOWN_LIMIT = 50
 """Most recent unknown questions kept per character (the prompt lists them all)."""
@@ -75,7 +78,8 @@ class UnknownQuestions:
                     ]
                     for c, entries in dict(raw).items()
                 }
-            except (json.JSONDecodeError, TypeError, ValueError, KeyError):
+            except (json.JSONDecodeError, TypeError, ValueError, KeyError) as error:
+                logger.info("unknown-questions file unreadable, starting empty: %s", error)
                 data = {}
         return cls(path=path, by_character=data)
 

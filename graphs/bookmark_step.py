@@ -13,9 +13,9 @@ summaries) runs on the fast model; only acting uses the strong one.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from typing_extensions import TypedDict
@@ -28,6 +28,8 @@ from personae.llm import LLMUsage
 from personae.memory.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.storyline import StoryAction
+
+logger = logging.getLogger(__name__)
 
 
 class Question(TypedDict):
@@ -210,7 +212,8 @@ def save_synced(bank: BookmarkBank, bookmark: Bookmark) -> Bookmark:
     """
     try:
         bank.save(bookmark)
-    except ValueError:
+    except ValueError as error:
+        logger.info("bookmark already synced further by another step, reading it back: %s", error)
         return bank.get(bookmark.id)
     return bookmark
 
@@ -264,11 +267,34 @@ async def sync_active(
     return SyncOutcome(entry, result.actions_read, scratch, result.usage, stored)
 
 
-def outcome_record(outcome: SyncOutcome) -> dict[str, Any]:
+class ActiveBookmark(TypedDict):
+    """The bookmark one question activated."""
+
+    id: str
+    decision: Decision
+    """``reuse``, ``derive``, or ``none`` (a new bookmark)."""
+    question: Question
+
+
+class SyncRecord(TypedDict):
+    """One synced bookmark as the graph's fan-in collects it."""
+
+    bookmark: GroundingEntry
+    """The entry as stored after the sync."""
+    actions_read: int
+    actions_from_scratch: int
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+def outcome_record(outcome: SyncOutcome) -> SyncRecord:
     """A sync outcome as the graph's fan-in record (entry, reads, usage counters)."""
-    return {
-        "bookmark": outcome.entry,
-        "actions_read": outcome.actions_read,
-        "actions_from_scratch": outcome.actions_from_scratch,
-        **outcome.usage.as_dict(),
-    }
+    return SyncRecord(
+        bookmark=outcome.entry,
+        actions_read=outcome.actions_read,
+        actions_from_scratch=outcome.actions_from_scratch,
+        llm_calls=outcome.usage.calls,
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+    )

@@ -18,7 +18,7 @@ import operator
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -36,8 +36,11 @@ from personae.graphs.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.baseline_eta import profile_at
 from personae.graphs.bookmark_resources import BookmarkResources, resources_for
 from personae.graphs.bookmark_step import (
+    ActiveBookmark,
     BookmarkStepSettings,
+    GroundingEntry,
     Question,
+    SyncRecord,
     activate,
     grounding_entry,
     outcome_record,
@@ -50,6 +53,7 @@ from personae.memory.storyline import Storyline
 from personae.run_context import described
 
 STAT_KEYS = (
+    "questions_dropped",
     "reuse",
     "derive",
     "new",
@@ -129,21 +133,20 @@ class BookmarksContext(ActingContext):  # type: ignore[misc,unused-ignore]
 class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]
     """The acting contract's output plus the bookmarks that grounded the action."""
 
-    bookmarks: list[dict[str, Any]]
-    """``{"id", "type", "question", "answer", "position"}`` for each grounding bookmark; the
-    answer is the one valid at the target, ``position`` where the bookmark is synced to."""
+    bookmarks: list[GroundingEntry]
+    """Each grounding bookmark; the answer is the one valid at the target, ``position``
+    where the bookmark is synced to."""
 
 
 class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
     """Everything one step carries between nodes (input fields documented on ActInput)."""
 
-    questions: list[dict[str, Any]]
-    """Proposed questions ``{"type", "question", "keyword"}`` after the code's checks."""
-    active: list[dict[str, Any]]
-    """One ``{"id", "decision", "question"}`` per question, in question order."""
-    synced: Annotated[list[dict[str, Any]], operator.add]
-    """Per synced bookmark: its grounding entry as stored (``bookmark``, see BookmarksOutput),
-    actions read, actions from scratch, LLM usage (fan-in)."""
+    questions: list[Question]
+    """Proposed questions after the code's checks."""
+    active: list[ActiveBookmark]
+    """One per question, in question order."""
+    synced: Annotated[list[SyncRecord], operator.add]
+    """Per synced bookmark: its entry as stored, actions read and from scratch, LLM usage."""
     propose_usage: dict[str, int]
     """LLM usage of the propose node."""
     match_usage: dict[str, int]
@@ -152,7 +155,7 @@ class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
     """LLM usage of the grounding node (the running profile, when on)."""
     grounding: list[str]
     """``Q: ... A: ...`` lines shown to the actor (after ``Profile: ...`` when on)."""
-    bookmarks: list[dict[str, Any]]
+    bookmarks: list[GroundingEntry]
     """The grounding bookmarks (see BookmarksOutput)."""
     action: str
     """The predicted action."""
@@ -193,7 +196,7 @@ async def propose_questions(
     storyline = resources.storyline
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
-    questions, usage = await ask_proposer(
+    questions, usage, dropped = await ask_proposer(
         context.llm("fast"),
         character=character,
         story=context.story_title(storyline.name),
@@ -204,8 +207,10 @@ async def propose_questions(
         acting_format=storyline.acting_format,
     )
     return {
-        "questions": [q.model_dump() for q in questions],
-        "propose_usage": usage.as_dict(),
+        "questions": [
+            Question(type=q.type, question=q.question, keyword=q.keyword) for q in questions
+        ],
+        "propose_usage": {**usage.as_dict(), "questions_dropped": dropped},
         "synced": Overwrite([]),
     }
 
@@ -223,7 +228,7 @@ async def match_bookmarks(
     fast_model = context.llm("fast")
     settings = context.step_settings()
     scene = resources.storyline.scene(target, context.scene_size)
-    questions = [cast(Question, q) for q in state["questions"]]
+    questions = state["questions"]
     resolved = await asyncio.gather(
         *(
             resolve_question(
@@ -238,7 +243,8 @@ async def match_bookmarks(
             for question in questions
         )
     )
-    usage, counts, active = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}, []
+    usage, counts = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}
+    active: list[ActiveBookmark] = []
     for question, resolution in zip(questions, resolved, strict=True):
         bookmark = await asyncio.to_thread(
             activate,
@@ -251,7 +257,7 @@ async def match_bookmarks(
         usage = usage + resolution.usage
         decision = resolution.match.decision
         counts["new" if decision == "none" else decision] += 1
-        active.append({"id": bookmark.id, "decision": decision, "question": question})
+        active.append(ActiveBookmark(id=bookmark.id, decision=decision, question=question))
     return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
 
 
@@ -338,13 +344,29 @@ async def running_profile(
     return result.profile, result.usage
 
 
+def step_warnings(stats: Mapping[str, int]) -> list[str]:
+    """What a step's user must know: no question kept means no bookmark grounded the action.
+
+    The proposer's questions are the agent's only way into its memory; when the code drops all
+    of them (or the model proposed none), the action rests on the scene and nearby bookmarks
+    alone, and that must be visible rather than look like an ordinary step.
+    """
+    asked = sum(int(stats.get(key, 0)) for key in ("reuse", "derive", "new"))
+    if asked:
+        return []
+    dropped = int(stats.get("questions_dropped", 0))
+    why = f"the model proposed {dropped}, all dropped by the code" if dropped else "none proposed"
+    return [f"no question kept this step ({why}): no bookmark was matched or synced"]
+
+
 def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:
     """Sum this step's counters: match decisions, sync reads and every LLM call."""
     stats = dict.fromkeys(STAT_KEYS, 0)
-    parts = [
+    synced = [{k: v for k, v in r.items() if isinstance(v, int)} for r in state["synced"]]
+    parts: list[Mapping[str, int]] = [
         state["propose_usage"],
         state["match_usage"],
-        *state["synced"],
+        *synced,
         state["ground_usage"],
         acting.as_dict(),
     ]

@@ -13,6 +13,7 @@ models only see those ids and the code drops invented ones. The canon rule is de
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -25,17 +26,19 @@ from langgraph.types import Send
 from personae.agents.canon import decide_canon
 from personae.agents.citation_checker import check_citations
 from personae.agents.coverage_reflector import review_coverage, settle_coverage
-from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
+from personae.agents.evidence_summarizer import CitedFact, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.agents.query_planner import plan_search_queries
 from personae.errors import InputError
 from personae.graphs.profiler_checks import verify_profile
 from personae.graphs.profiler_evidence import (
     assign_source_ids,
+    draft_with_citations,
     facts_by_dimension,
     notes_document,
     passages_text,
     source_key,
+    zero_facts_notices,
 )
 from personae.graphs.profiler_paper import (
     propose_paper_searches,
@@ -49,13 +52,19 @@ from personae.graphs.profiler_sources import (
     web_search_enabled,
 )
 from personae.graphs.profiler_state import (
+    Passage,
+    PlannedQuery,
     ProfileInput,
     ProfileOutput,
     ProfilerContext,
     ProfilerState,
+    Reflection,
+    SearchLog,
     SearchTask,
     SearchTool,
+    merge_sources,
 )
+from personae.profile_dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
@@ -118,7 +127,8 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
     )
-    return {"pending": [q.model_dump() for q in queries], "usage": usage.as_dict()}
+    pending = [PlannedQuery(dimension=q.dimension, query=q.query) for q in queries]
+    return {"pending": pending, "usage": usage.as_dict()}
 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
@@ -148,30 +158,50 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
     """Run one search through the real web or wiki client and keep its passages."""
     outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
     passages = [
-        {
-            "url": e.url,
-            "title": e.title,
-            "content": e.content,
-            "origin": e.origin,
-            "query": state["query"],
-            "round": state["round"],
-        }
+        Passage(
+            url=e.url,
+            title=e.title,
+            content=e.content,
+            origin=e.origin,
+            query=state["query"],
+            round=state["round"],
+        )
         for e in outcome.evidence
     ]
-    log = {
-        "round": state["round"],
-        "dimension": state["dimension"],
-        "query": state["query"],
-        "tool": state["tool"],
-        "results": len(passages),
-        "error": outcome.error,
-    }
+    log = SearchLog(
+        round=state["round"],
+        dimension=state["dimension"],
+        query=state["query"],
+        tool=state["tool"],
+        results=len(passages),
+        error=outcome.error,
+    )
     usage = {
         "searches": outcome.searches,
+        "failed_searches": int(outcome.error is not None),
         "search_credits": outcome.credits,
         "pages_fetched": outcome.pages_fetched,
     }
     return {"evidence": passages, "searches": [log], "usage": usage}
+
+
+def search_failure_notices(searches: Sequence[SearchLog], current: int) -> list[str]:
+    """One notice per search tool that failed this round: how many, and the first error.
+
+    Failed searches do not stop a round (the others may have found enough), but the user must
+    see them: a profile built without the web because Tavily answered 432 is not the same
+    profile, and a rerun later may do better.
+    """
+    notices = []
+    for tool in ("web", "wiki"):
+        ran = [s for s in searches if s["round"] == current and s["tool"] == tool]
+        failed = [s for s in ran if s.get("error")]
+        if failed:
+            notices.append(
+                f"round {current}: {len(failed)} of {len(ran)} {tool} searches failed "
+                f"({failed[0]['error']})"
+            )
+    return notices
 
 
 async def summarize_evidence(
@@ -182,12 +212,15 @@ async def summarize_evidence(
     current = state["round"]
     passages = [e for e in state["evidence"] if e["round"] == current]
     excluded = {normalize_url(u) for u in context.exclude_urls}
-    new, ids = assign_source_ids(state.get("sources", []), passages, excluded)
-    everything = {s["id"]: s for s in [*state.get("sources", []), *new]}
+    known = state.get("sources", [])
+    updates, ids, round_texts = assign_source_ids(known, passages, excluded)
+    everything = {s["id"]: s for s in merge_sources(known, updates)}
+    known_ids = {s["id"] for s in known}
+    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
     facts: list[CitedFact] = []
     usage: dict[str, int] = {}
     if ids:
-        shown = [(i, everything[i]["title"], everything[i]["content"]) for i in ids]
+        shown = [(i, everything[i]["title"], "\n\n".join(round_texts[i])) for i in ids]
         facts, used = await summarize_round(
             context.llm("fast"),
             name=state["name"],
@@ -209,12 +242,13 @@ async def summarize_evidence(
         "round": current,
         "queries": [p["query"] for p in state["pending"]],
         "results": len(passages),
-        "new_source_ids": [s["id"] for s in new],
+        "new_source_ids": new_ids,
         "source_ids": ids,
         "notes": [f.model_dump() for f in facts],
     }
     fact_rows = [{**f.model_dump(), "round": current} for f in facts]
-    return {"sources": new, "facts": fact_rows, "rounds": [record], "usage": usage}
+    update: dict[str, Any] = {"sources": updates, "facts": fact_rows, "rounds": [record]}
+    return {**update, "usage": usage, "notices": search_failure_notices(state["searches"], current)}
 
 
 async def reflect_coverage(
@@ -243,8 +277,8 @@ async def reflect_coverage(
         done_queries=done,
         per_dimension=context.queries_per_dimension,
     )
-    pending = [{"dimension": d, "query": q} for d, q in follow_ups]
-    reflection = {"round": state["round"], "coverage": scores, "follow_ups": pending}
+    pending = [PlannedQuery(dimension=d, query=q) for d, q in follow_ups]
+    reflection = Reflection(round=state["round"], coverage=scores, follow_ups=pending)
     return {
         "coverage": scores,
         "pending": pending,
@@ -306,23 +340,28 @@ async def rewrite_profile(
             f"found nothing about {state['name']!r} ({state.get('stop_reason')})",
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
+    notes = facts_by_dimension(state.get("facts", []))
     known = {s["id"] for s in sources}
-    grouped = facts_by_dimension(state.get("facts", []))
-    draft, usage = await rewrite_first_person(
-        runtime.context.llm("strong"),
-        name=state["name"],
-        franchise=state.get("franchise"),
-        facts_by_dimension=grouped,
-        passages=passages_text(sources, [], runtime.context.evidence_chars),
-        known_ids=known,
-        canon=state["canon"],
+    draft, kept, usage = await draft_with_citations(
+        lambda reminder: rewrite_first_person(
+            runtime.context.llm("strong"),
+            name=state["name"],
+            franchise=state.get("franchise"),
+            facts_by_dimension=notes,
+            passages=passages_text(sources, [], runtime.context.evidence_chars),
+            known_ids=known,
+            canon=state["canon"],
+            reminder=reminder,
+        ),
+        known,
     )
     return {
         "profile": draft.profile.strip(),
         "conflicts": draft.conflicts,
-        "drinfo": notes_document(state["name"], grouped),
-        "draft_facts": [f.model_dump() for f in keep_cited_facts(draft.facts, known)],
-        "usage": usage.as_dict(),
+        "drinfo": notes_document(state["name"], notes),
+        "draft_facts": [f.model_dump() for f in kept],
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": zero_facts_notices(draft, kept),
     }
 
 

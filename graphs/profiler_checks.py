@@ -15,10 +15,10 @@ from langgraph.runtime import Runtime
 from personae.agents.citation_checker import check_citations
 from personae.agents.evidence_summarizer import CitedFact
 from personae.agents.prose_checker import check_prose
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import RemoteError
 from personae.graphs.profiler_state import ProfilerContext, ProfilerState
 from personae.llm import LLMUsage
+from personae.profile_dimensions import DIMENSIONS
 
 
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
@@ -43,7 +43,9 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
     dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
     for fact in kept:
         dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
-    notices = [] if kept else [f"no fact about {state['name']!r} survived the citation check"]
+    # A draft with no cited fact at all was already flagged by the rewrite (zero_facts_notices).
+    lost = facts and not kept
+    notices = [f"no fact about {state['name']!r} survived the citation check"] if lost else []
     counts = {
         **usage.as_dict(),
         "facts_checked": len(facts) if context.check_citations else 0,

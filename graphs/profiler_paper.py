@@ -15,11 +15,15 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from personae.agents.deep_searcher import propose_searches, write_document
-from personae.agents.evidence_summarizer import keep_cited_facts
 from personae.agents.profile_rewriter import rewrite_paper_profile
 from personae.errors import InputError
-from personae.graphs.profiler_evidence import assign_source_ids, passages_text
-from personae.graphs.profiler_state import ProfilerContext, ProfilerState
+from personae.graphs.profiler_evidence import (
+    assign_source_ids,
+    draft_with_citations,
+    passages_text,
+    zero_facts_notices,
+)
+from personae.graphs.profiler_state import ProfilerContext, ProfilerState, merge_sources
 from personae.tools.web_search import normalize_url
 
 
@@ -61,8 +65,10 @@ async def write_paper_document(
     passages = [e for e in state["evidence"] if e["round"] == current]
     excluded = {normalize_url(u) for u in context.exclude_urls}
     known = state.get("sources", [])
-    new, ids = assign_source_ids(known, passages, excluded)
-    everything = [*known, *new]
+    updates, ids, _ = assign_source_ids(known, passages, excluded)
+    everything = merge_sources(known, updates)
+    known_ids = {s["id"] for s in known}
+    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
     first = _first_document(state) if current > 1 else None
     shown = ids if current == 1 else [s["id"] for s in everything]  # R² re-checks all
     document, usage = first or "", {}
@@ -81,12 +87,12 @@ async def write_paper_document(
         "round": current,
         "queries": [p["query"] for p in state["pending"]],
         "results": len(passages),
-        "new_source_ids": [s["id"] for s in new],
+        "new_source_ids": new_ids,
         "source_ids": ids,
         "notes": [],
     }
     update: dict[str, Any] = {
-        "sources": new,
+        "sources": updates,
         "rounds": [record],
         "documents": [{"round": current, "text": document}],
         "usage": usage,
@@ -118,17 +124,22 @@ async def rewrite_paper_profile_node(
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
     known = {s["id"] for s in sources}
-    draft, usage = await rewrite_paper_profile(
-        runtime.context.llm("strong"),
-        name=state["name"],
-        document=drinfo,
-        known_ids=known,
-        canon=state["canon"],
+    draft, kept, usage = await draft_with_citations(
+        lambda reminder: rewrite_paper_profile(
+            runtime.context.llm("strong"),
+            name=state["name"],
+            document=drinfo,
+            known_ids=known,
+            canon=state["canon"],
+            reminder=reminder,
+        ),
+        known,
     )
     return {
         "profile": draft.profile.strip(),
         "conflicts": draft.conflicts,
         "drinfo": drinfo,
-        "draft_facts": [f.model_dump() for f in keep_cited_facts(draft.facts, known)],
-        "usage": usage.as_dict(),
+        "draft_facts": [f.model_dump() for f in kept],
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": zero_facts_notices(draft, kept),
     }

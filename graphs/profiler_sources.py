@@ -9,6 +9,7 @@ environment here, at the edge, never from graph state (so they never land in a c
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +21,11 @@ from personae.settings import user_agent
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
 from personae.tools.web_search import TavilySearch
-from personae.tools.wiki import MediaWikiClient
-from personae.tools.wiki_discovery import open_wiki
+from personae.tools.wiki import MediaWikiClient, WikiPageNotFound
+from personae.tools.wiki_discovery import open_wiki, wiki_root
 from personae.tools.wiki_page import WikiPage
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from personae.graphs.profiler_state import ProfilerContext, SearchTool
@@ -30,6 +33,13 @@ if TYPE_CHECKING:
 WEB_DISABLED_NOTICE = (
     "web search disabled: TAVILY_API_KEY is not set; profiling from the wiki alone"
 )
+NO_WEB_NOTICE = "web search disabled by --no-web (web_search=false); profiling from the wiki alone"
+
+
+def web_disabled_notice(context: ProfilerContext) -> str:
+    """Why web search is off: the user asked (``--no-web``) or there is no Tavily key."""
+    return WEB_DISABLED_NOTICE if context.web_search else NO_WEB_NOTICE
+
 
 _SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
@@ -66,6 +76,7 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     return PoliteHttpClient(
         user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
+        cache_ttl=context.cache_ttl_seconds,
         allowed_hosts=_configured_hosts(wiki_url, context.tavily_base_url, template_host),
         parallel_hosts=_configured_hosts(context.tavily_base_url),
     )
@@ -103,7 +114,10 @@ async def search_once(
                 query, limit=context.max_results, exclude_urls=context.exclude_urls
             )
             return SearchOutcome(found, searches=1)
-        except RemoteError as error:
+        except (RemoteError, InputError) as error:
+            # Offline, HTTP 5xx/432/429 after retries, a rejected query: the round goes on
+            # with what the other searches found, and the failure is reported (never silent).
+            logger.info("search failed: %s", error)
             return SearchOutcome(searches=1, error=str(error))
 
 
@@ -112,9 +126,11 @@ async def find_character(
 ) -> tuple[str | None, WikiPage | None, list[str]]:
     """The wiki base URL, the character's page and notices; ambiguity and bad wikis raise.
 
-    Without a pinned wiki the franchise's Fandom wiki is discovered; when none is found and web
-    search is on, profiling goes on from the web alone (and says so). With web search off,
-    profiling goes on from the wiki alone (and says so too).
+    Without a pinned wiki the franchise's Fandom wiki is discovered; when none is found, or the
+    wiki has no page for the character, and web search is on, profiling goes on from the web
+    alone (and says so). With web search off, profiling goes on from the wiki alone (and says
+    so too). An article URL pinned as the wiki is accepted (its wiki root is used, with a
+    notice). An unreachable wiki is a :class:`RemoteError` (exit 3), not bad input.
     """
     if not name.strip():
         raise InputError("the character name is empty", "pass a character name")
@@ -124,6 +140,9 @@ async def find_character(
             "nothing to search: no wiki, no franchise and web search disabled",
             "pass --wiki URL or --franchise, or set TAVILY_API_KEY",
         )
+    notices = [] if web else [web_disabled_notice(context)]
+    if wiki_url and wiki_root(wiki_url) != wiki_url.strip().rstrip("/"):
+        notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki_root(wiki_url)}")
     async with make_http(context, wiki_url) as http:
         searcher = (
             TavilySearch(
@@ -145,5 +164,11 @@ async def find_character(
             if wiki_url or not web:
                 raise
             return None, None, [f"no wiki used ({error.problem}); profiling from the web alone"]
-        page = await wiki.find_character_page(name, franchise)
-    return wiki.base_url, page, [] if web else [WEB_DISABLED_NOTICE]
+        try:
+            page = await wiki.find_character_page(name, franchise)
+        except WikiPageNotFound as error:
+            if not web:
+                raise
+            notice = f"no wiki used ({error.problem}); profiling from the web alone"
+            return None, None, [*notices, notice]
+    return wiki.base_url, page, notices

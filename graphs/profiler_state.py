@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from typing_extensions import TypedDict
 
 from personae.run_context import LLMContext, described
-from personae.settings import load_settings
+from personae.settings import load_settings, parse_duration
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -23,6 +23,125 @@ def add_counts(left: Mapping[str, int], right: Mapping[str, int]) -> dict[str, i
     merged = dict(left)
     for key, value in right.items():
         merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+class PlannedQuery(TypedDict):
+    """One query to run this round."""
+
+    dimension: str
+    """The dimension it was planned for."""
+    query: str
+    """Query text (names the character and franchise)."""
+
+
+class Passage(TypedDict):
+    """One raw search result, before it gets a source id."""
+
+    url: str
+    title: str
+    content: str
+    """The passage text the summarizer reads."""
+    origin: Literal["web", "wiki"]
+    query: str
+    """The query that found it."""
+    round: int
+
+
+class SearchLog(TypedDict):
+    """One (query, tool) search: what it returned, or why it failed."""
+
+    round: int
+    dimension: str
+    query: str
+    tool: SearchTool
+    results: int
+    """Passages kept."""
+    error: str | None
+    """The remote failure, when the search failed."""
+
+
+class Source(TypedDict):
+    """A passage with its id: what facts cite."""
+
+    id: str
+    """``S1``, ``S2``... in order of first appearance."""
+    url: str
+    title: str
+    content: str
+    origin: Literal["web", "wiki"]
+    round: int
+    """The round it first appeared in."""
+
+
+class FactNote(TypedDict):
+    """A cited fact as the summarizer gave it."""
+
+    dimension: str
+    text: str
+    source_ids: list[str]
+
+
+class RoundFact(FactNote):
+    """A cited fact and the round that found it."""
+
+    round: int
+
+
+class RoundRecord(TypedDict):
+    """What one search round did."""
+
+    round: int
+    queries: list[str]
+    results: int
+    """Passages found this round."""
+    new_source_ids: list[str]
+    source_ids: list[str]
+    """Ids of every passage the summarizer saw this round."""
+    notes: list[FactNote]
+
+
+class Reflection(TypedDict):
+    """One coverage review."""
+
+    round: int
+    coverage: dict[str, float]
+    """Coverage score per dimension."""
+    follow_ups: list[PlannedQuery]
+
+
+class RoundDocument(TypedDict):
+    """The paper method's research document after one round."""
+
+    round: int
+    text: str
+
+
+class ProfileFact(TypedDict):
+    """A fact of the finished profile with the ids of the sources stating it."""
+
+    text: str
+    source_ids: list[str]
+
+
+def merge_sources(left: Sequence[Source], right: Sequence[Source]) -> list[Source]:
+    """Reducer: one record per source id; a record with a known id adds its passage text.
+
+    The same page found by several searches stays one source (one id, one URL) whose content
+    gathers every distinct passage seen of it, in the order they came.
+    """
+    merged = [cast(Source, dict(source)) for source in left]
+    where = {source["id"]: index for index, source in enumerate(merged)}
+    for source in right:
+        index = where.get(source["id"])
+        if index is None:
+            where[source["id"]] = len(merged)
+            merged.append(cast(Source, dict(source)))
+            continue
+        current = merged[index]
+        text = source["content"]
+        if text and text not in current["content"]:
+            current["content"] = f"{current['content']}\n\n{text}" if current["content"] else text
     return merged
 
 
@@ -55,19 +174,19 @@ class ProfileOutput(TypedDict):
     """The canon rule, decided once per run from the name and franchise."""
     conflicts: list[str]
     """Conflicts between sources/versions and how they were resolved."""
-    dimensions: dict[str, list[dict[str, Any]]]
-    """``{dimension: [{"text", "source_ids"}]}``, every fact with at least one known id."""
-    sources: list[dict[str, Any]]
-    """``{"id", "url", "title", "origin", "round"}`` for every source, ids ``S1..Sn``."""
-    rounds: list[dict[str, Any]]
+    dimensions: dict[str, list[ProfileFact]]
+    """Facts per dimension, every fact with at least one known id."""
+    sources: list[Source]
+    """Every source, ids ``S1..Sn``."""
+    rounds: list[RoundRecord]
     """Per round: queries, results, new and seen source ids, notes."""
-    reflections: list[dict[str, Any]]
+    reflections: list[Reflection]
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``search_credits``,
     ``pages_fetched``, ``facts_checked``, ``facts_unsupported`` (dropped: their cited passage
     does not state them), ``sentences_unsupported`` (dropped from the prose)."""
-    unsupported_facts: list[dict[str, Any]]
+    unsupported_facts: list[FactNote]
     """Facts dropped because the passages they cite do not state them."""
     prose_check: dict[str, Any]
     """Sentences of the prose: total, supported, without claim, and the ones dropped."""
@@ -87,13 +206,13 @@ class ProfilerState(ProfileInput):
     drinfo: str
     canon: str
     prose_check: dict[str, Any]
-    unsupported_facts: Annotated[list[dict[str, Any]], operator.add]
-    documents: Annotated[list[dict[str, Any]], operator.add]
-    """The paper method's documents per round: ``{"round", "text"}`` (R¹, then R²)."""
-    draft_facts: list[dict[str, Any]]
+    unsupported_facts: Annotated[list[FactNote], operator.add]
+    documents: Annotated[list[RoundDocument], operator.add]
+    """The paper method's documents per round (R¹, then R²)."""
+    draft_facts: list[FactNote]
     """The rewrite's facts (known ids only), before the citation check."""
     conflicts: list[str]
-    dimensions: dict[str, list[dict[str, Any]]]
+    dimensions: dict[str, list[ProfileFact]]
     stop_reason: str
     wiki_page: str | None
 
@@ -101,20 +220,20 @@ class ProfilerState(ProfileInput):
     """Base URL of the wiki in use (confirmed), ``None`` for web-only runs."""
     round: int
     """Current search round, from 1."""
-    pending: list[dict[str, Any]]
-    """Queries to run this round: ``{"dimension", "query"}``."""
-    evidence: Annotated[list[dict[str, Any]], operator.add]
-    """Raw passages from every search branch: ``url, title, content, origin, query, round``."""
-    searches: Annotated[list[dict[str, Any]], operator.add]
-    """One log entry per (query, tool) search: ``round, query, tool, results, error``."""
-    facts: Annotated[list[dict[str, Any]], operator.add]
-    """Cited facts from the summarizer: ``dimension, text, source_ids, round``."""
+    pending: list[PlannedQuery]
+    """Queries to run this round."""
+    evidence: Annotated[list[Passage], operator.add]
+    """Raw passages from every search branch."""
+    searches: Annotated[list[SearchLog], operator.add]
+    """One log entry per (query, tool) search."""
+    facts: Annotated[list[RoundFact], operator.add]
+    """Cited facts from the summarizer."""
     coverage: dict[str, float]
     """Latest coverage score per dimension."""
     usage: Annotated[dict[str, int], add_counts]
-    sources: Annotated[list[dict[str, Any]], operator.add]
-    rounds: Annotated[list[dict[str, Any]], operator.add]
-    reflections: Annotated[list[dict[str, Any]], operator.add]
+    sources: Annotated[list[Source], merge_sources]
+    rounds: Annotated[list[RoundRecord], operator.add]
+    reflections: Annotated[list[Reflection], operator.add]
     notices: Annotated[list[str], operator.add]
 
 
@@ -185,6 +304,9 @@ class ProfilerContext(LLMContext):
     cache_dir: str | None = ""
     """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
     ~/.cache/personae; null disables caching."""
+    cache_ttl: str = ""
+    """How long a cached page stays fresh: seconds, or 30m, 12h, 7d. Empty: PERSONAE_CACHE_TTL,
+    else cached pages never expire."""
     search_concurrency: int = 8
     """Searches running at once."""
     contact: str = ""
@@ -201,9 +323,17 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        ttl = parse_duration(self.cache_ttl, "cache_ttl") if self.cache_ttl else settings.cache_ttl
+        object.__setattr__(self, "_cache_ttl_seconds", ttl)
         if not self.fandom_template:
             object.__setattr__(self, "fandom_template", settings.fandom_template)
         object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
+
+    @property
+    def cache_ttl_seconds(self) -> float | None:
+        """``cache_ttl`` (or ``PERSONAE_CACHE_TTL``) in seconds; ``None``: never expire."""
+        seconds: float | None = getattr(self, "_cache_ttl_seconds", None)
+        return seconds
 
     @property
     def tavily_api_key(self) -> str | None:

@@ -14,6 +14,7 @@ Layout under the root: ``eta/<storyline scope>/<character>/chunk-<start>-<stop>.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Any
 
 from personae.files import write_json_atomic
 from personae.memory.chroma import safe_collection_name
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,8 @@ class ETAProfileStore:
         path = self.directory / key
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
+        except (FileNotFoundError, json.JSONDecodeError) as error:
+            logger.info("no readable ETA record: %s", error)
             return None
         return data if isinstance(data, dict) else None
 

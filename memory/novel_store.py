@@ -12,13 +12,13 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from personae.errors import InputError
 from personae.files import write_json_atomic, write_text_atomic
-from personae.tools.novel_text import Segmentation
 
 FORMATS = ("novel", "play")
 
@@ -36,6 +36,50 @@ def slugify(title: str) -> str:
     """``Pride and Prejudice`` -> ``pride_and_prejudice`` (valid in Chroma collection names)."""
     slug = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
     return slug[:80] or "novel"
+
+
+class SegmentedText(Protocol):
+    """What ``save_novel`` needs of a segmentation (``tools.novel_text.Segmentation``)."""
+
+    @property
+    def chapters(self) -> Sequence[ChapterLike]:
+        """The chapters in order."""
+
+    @property
+    def pattern(self) -> str:
+        """The heading pattern used."""
+
+    @property
+    def front_chars_dropped(self) -> int:
+        """Characters cut before the first chapter."""
+
+    @property
+    def back_chars_dropped(self) -> int:
+        """Characters cut after the last chapter."""
+
+    @property
+    def toc_entries_dropped(self) -> int:
+        """Table-of-contents headings ignored."""
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """Remarks on the cut."""
+
+
+class ChapterLike(Protocol):
+    """A segmented chapter: global index, label, text."""
+
+    @property
+    def idx(self) -> int:
+        """Global 1-based index."""
+
+    @property
+    def label(self) -> str:
+        """Original heading."""
+
+    @property
+    def text(self) -> str:
+        """Cleaned text."""
 
 
 class Novel:
@@ -111,7 +155,7 @@ def save_novel(
     data_dir: Path,
     *,
     title: str,
-    segmentation: Segmentation,
+    segmentation: SegmentedText,
     source: str,
     form: str = "novel",
     raw_sha256: str,
@@ -138,7 +182,7 @@ def save_novel(
         "front_chars_dropped": segmentation.front_chars_dropped,
         "back_chars_dropped": segmentation.back_chars_dropped,
         "toc_entries_dropped": segmentation.toc_entries_dropped,
-        "notes": segmentation.notes,
+        "notes": list(segmentation.notes),
     }
     write_json_atomic(folder / "meta.json", meta)
     return folder

@@ -14,6 +14,7 @@ Chroma calls block: async callers run them in a thread.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from personae.errors import InputError
 from personae.memory.chroma import open_chroma, safe_collection_name
 from personae.memory.persona_chunks import PersonaChunk, Splitter
 from personae.memory.persona_doc import PersonaDoc
+
+logger = logging.getLogger(__name__)
 
 COLLECTION_PREFIX = "amadeus."
 _BATCH = 256
@@ -83,7 +86,8 @@ def embedding_key(function: EmbedFn) -> str:
     if hasattr(function, "get_config"):
         try:
             config = function.get_config() or {}
-        except NotImplementedError:
+        except NotImplementedError as error:
+            logger.info("embedding function has no config: %s", error)
             config = {}
     model = config.get("model_name") or config.get("model")
     dims = config.get("dimensions")
@@ -207,7 +211,8 @@ class PersonaIndex:
         """Records per write: Chroma refuses batches above its maximum (5,461 embedded)."""
         try:
             return max(1, min(_WRITE_BATCH, int(self.client.get_max_batch_size())))
-        except Exception:  # a client without the call (older servers): the safe default
+        except Exception as error:  # a client without the call (older servers): the safe default
+            logger.info("Chroma client gives no batch size, using the default: %s", error)
             return _WRITE_BATCH
 
     def sync(self, doc: PersonaDoc, chunks: Sequence[PersonaChunk]) -> IndexStats:

@@ -11,16 +11,16 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.files import write_json_atomic, write_text_atomic
 from personae.memory.character_card import build_card
+from personae.profile_dimensions import DIMENSIONS
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,10 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     title = markdown_text(document["character"])
     if document["franchise"]:
         title += f" ({markdown_text(document['franchise'])})"
-    lines = [f"# {title}", "", document["profile"], ""]
+    lines = [f"# {title}", ""]
+    if document.get("notices"):
+        lines += ["> **Notices**", *[f"> - {markdown_text(n)}" for n in document["notices"]], ""]
+    lines += [document["profile"], ""]
     if document.get("canon"):
         lines += [f"*Canon:* {document['canon']}", ""]
     for dimension, facts in document["dimensions"].items():
@@ -172,6 +175,7 @@ def write_profile(
     *,
     name: str | None = None,
     franchise: str | None = None,
+    excluded_urls: Sequence[str] = (),
     card_system_prompt: bool = False,
 ) -> ProfilePaths:
     """Write the three files for a profiler result; everything is rendered before any write.
@@ -180,6 +184,8 @@ def write_profile(
     key a batch checks to skip done characters) or else of the resolved name and franchise.
     """
     document = profile_document(result)
+    # Recorded so an evaluation can tell a "reference excluded" profile from an ordinary one.
+    document["excluded_urls"] = list(excluded_urls)
     markdown = render_markdown(document)
     if name is None:
         name, franchise = str(document["character"]), document.get("franchise")

@@ -45,10 +45,46 @@ def build_parser() -> argparse.ArgumentParser:
     """
     parser = _Parser(prog="personae", description="Role-playing agents on LangGraph.")
     parser.add_argument("--version", action="version", version=f"personae {__version__}")
+    _add_verbose(parser, argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(commands)
+    for command in _every_subparser(parser):
+        _add_verbose(command, argparse.SUPPRESS)
     return parser
+
+
+VERBOSE_HELP = "show what Personae logs: errors it recovered from, skipped records (-vv: more)"
+
+
+def _add_verbose(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("-v", "--verbose", action="count", default=default, help=VERBOSE_HELP)
+
+
+def _every_subparser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every (sub)command parser below ``parser``, so ``-v`` works after any command name."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += [child, *_every_subparser(child)]
+    return found
+
+
+def _configure_logging(verbosity: int) -> None:
+    """``-v``: Personae's INFO records on stderr; ``-vv``: DEBUG too. Quiet otherwise."""
+    if verbosity <= 0:
+        return
+    import logging
+
+    logger = logging.getLogger("personae")
+    for old in [h for h in logger.handlers if h.get_name() == "personae-cli"]:
+        logger.removeHandler(old)  # main() called again in one process (tests, embedding)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("personae-cli")
+    handler.setFormatter(logging.Formatter("personae: %(levelname)s: %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
 INTERRUPTED = "personae: interrupted; rerun the same command to resume"
@@ -81,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     try:
         args = build_parser().parse_args(argv)
+        _configure_logging(getattr(args, "verbose", 0))
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

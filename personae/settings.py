@@ -46,11 +46,38 @@ class Settings:
     """Chroma server port (``CHROMA_PORT``)."""
     fandom_template: str = DEFAULT_FANDOM_TEMPLATE
     """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
+    cache_ttl: float | None = None
+    """Seconds after which a cached page is fetched again (``PERSONAE_CACHE_TTL``); ``None``:
+    cached pages never expire."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
         kept = {key: value for key, value in changes.items() if value is not None}
         return replace(self, **kept)  # type: ignore[arg-type]
+
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | None, name: str) -> float | None:
+    """Seconds in ``text`` (``3600``, ``90s``, ``30m``, ``12h``, ``7d``); empty gives ``None``.
+
+    Raises:
+        ConfigurationError: ``text`` is not a non-negative duration (``name`` says which setting).
+    """
+    value = (text or "").strip().lower()
+    if not value:
+        return None
+    number, unit = (value[:-1], value[-1]) if value[-1] in _DURATION_UNITS else (value, "s")
+    try:
+        seconds = float(number) * _DURATION_UNITS[unit]
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ConfigurationError(
+            f"{name}={text!r} is not a duration", f"set {name} to seconds or 30m, 12h, 7d"
+        )
+    return seconds
 
 
 def _cache_home(env: Mapping[str, str]) -> Path:
@@ -110,6 +137,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
         fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
+        cache_ttl=parse_duration(get("PERSONAE_CACHE_TTL"), "PERSONAE_CACHE_TTL"),
     )
 
 

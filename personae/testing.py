@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import ipaddress
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from personae.llm import ModelOverride, override_models, reset_model_overrides
 
@@ -35,6 +35,7 @@ __all__ = [
     "Responder",
     "ScriptedChatModel",
     "block_remote_network",
+    "example_of",
     "override_models",
     "prompt_text",
     "reset_model_overrides",
@@ -51,6 +52,11 @@ class ScriptedChatModel(BaseChatModel):
     ``X`` is bound, ``responders["X"](messages)`` gives the tool-call arguments. A responder that
     returns a ``str`` produces a plain answer with no tool call (a malformed answer, for retry
     tests). Plain ``invoke`` without tools uses ``responders["text"]``. Every call is recorded.
+
+    A bound schema with no responder gets a schema-valid answer built from the schema (first
+    enum value, declared defaults, empty strings and lists, the fewest items the schema allows),
+    so a graph runs end to end before any responder is written; plain text without a responder
+    is ``"(scripted answer)"``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -59,6 +65,8 @@ class ScriptedChatModel(BaseChatModel):
     latency: float = 0.0
     """Seconds each async call sleeps (benchmarks of parallel fan-out)."""
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    _schemas: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _classes: dict[str, type[BaseModel]] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -67,6 +75,11 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Bind tools in OpenAI format, as real chat models do."""
         formatted = [convert_to_openai_tool(tool) for tool in tools]
+        for tool, spec in zip(tools, formatted, strict=True):
+            name = spec["function"]["name"]
+            self._schemas[name] = spec["function"].get("parameters", {})
+            if isinstance(tool, type) and issubclass(tool, BaseModel):
+                self._classes[name] = tool
         return self.bind(tools=formatted, **kwargs)
 
     def calls_for(self, name: str) -> list[list[BaseMessage]]:
@@ -78,9 +91,7 @@ class ScriptedChatModel(BaseChatModel):
         name = tools[0]["function"]["name"] if tools else "text"
         self.calls.append((name, list(messages)))
         responder = self.responders.get(name)
-        if responder is None:
-            raise AssertionError(f"ScriptedChatModel has no responder for {name!r}")
-        value = responder(list(messages))
+        value = responder(list(messages)) if responder else self._default_answer(name, tools)
         if isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
         if isinstance(value, str):
@@ -102,6 +113,17 @@ class ScriptedChatModel(BaseChatModel):
         }
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def _default_answer(self, name: str, tools: list[dict[str, Any]]) -> Any:
+        """A schema-valid answer for a bound schema nobody scripted; fixed text otherwise."""
+        if not tools:
+            return "(scripted answer)"
+        schema = self._schemas.get(name) or tools[0]["function"].get("parameters", {})
+        value = example_of(schema, schema.get("$defs", {}))
+        model = self._classes.get(name)
+        if model is not None:
+            model.model_validate(value)  # fails loudly if the example missed a constraint
+        return value
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -121,6 +143,43 @@ class ScriptedChatModel(BaseChatModel):
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._answer(messages, **kwargs)
+
+
+def example_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
+    """The simplest value ``schema`` (JSON schema) accepts: what an unscripted answer holds."""
+    if "$ref" in schema:
+        return example_of(defs[str(schema["$ref"]).rsplit("/", 1)[-1]], defs)
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
+            return example_of(options[0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        return {key: example_of(properties[key], defs) for key in schema.get("required", [])}
+    if kind == "array":
+        fixed = [example_of(item, defs) for item in schema.get("prefixItems", [])]  # tuples
+        item = schema.get("items", {})
+        return fixed + [
+            example_of(item, defs) for _ in range(int(schema.get("minItems", 0)) - len(fixed))
+        ]
+    if kind == "string":
+        return "x" * int(schema.get("minLength", 0))
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        bump = 1 if "exclusiveMinimum" in schema and "minimum" not in schema else 0
+        return int(low) + bump if kind == "integer" else float(low) + bump
+    if kind == "boolean":
+        return False
+    return None
 
 
 def prompt_text(messages: Sequence[BaseMessage]) -> str:

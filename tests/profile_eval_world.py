@@ -18,8 +18,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.memory.profile_store import write_profile
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel
 
 FIXTURE = Path(__file__).parent / "evals" / "fixtures" / "toki_small.html"

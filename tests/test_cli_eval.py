@@ -141,6 +141,8 @@ def test_reference_url_fetched_from_a_wiki(model: ScriptedChatModel, tmp_path: P
         ("bad concurrency", 2, "--concurrency must be at least 1"),
         ("bad temperature", 2, "temperature 'hot' is not a number"),
         ("bad role", 2, "top_p names an unknown role 'critic'"),
+        ("bad judge batch", 2, "--judge-batch must be at least 1"),
+        ("missing references", 2, "references file .*refs.csv does not exist"),
     ],
 )
 def test_bad_input_is_one_line_nonzero_and_writes_nothing(
@@ -174,11 +176,14 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(
         extra = ["--temperature", "hot"]
     elif case == "bad role":
         extra = ["--top-p", "critic=0.5"]
+    elif case == "bad judge batch":
+        extra = ["--judge-batch", "0"]
+    chosen = ["--reference", reference]
+    if case == "missing references":
+        chosen = ["--references", str(tmp_path / "refs.csv")]
     before = files_under(tmp_path)
     out = tmp_path / "out" / "report.json"
-    result = evaluate(
-        profile, "--reference", reference, "--out", str(out), *extra, model=case != "no model"
-    )
+    result = evaluate(profile, *chosen, "--out", str(out), *extra, model=case != "no model")
     assert result == code
     err = capsys.readouterr().err
     assert err.startswith("personae: error: ") and err.count("\n") == 1

@@ -15,6 +15,7 @@ converted to the release layout. Other formats (parquet) are listed as ignored.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
@@ -28,6 +29,8 @@ import httpx
 
 from personae.errors import InputError, RemoteError
 from personae.files import parse_json, read_text, write_json_atomic
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 BOOKMARKS_DATASETS = (
@@ -195,7 +198,8 @@ class HubClient:
         _check(response, repo, self.endpoint)
         try:
             return parse_json(b"".join(chunks), f"the file listing of {repo}"), response.headers
-        except InputError:
+        except InputError as error:
+            logger.info("unreadable Hub answer: %s", error)
             return None, response.headers
 
 
@@ -331,7 +335,8 @@ def convert_rows(path: Path, dest: Path) -> list[Path]:
             chapter = str(row.get("title") or row.get("chapter") or row.get("episode") or "")
             kept = {k: row[k] for k in ("action", "character", "characters") if k in row}
             grouped.setdefault(row["artifact"], {}).setdefault(chapter, []).append(kept)
-    except InputError:
+    except InputError as error:
+        logger.info("unreadable Hub answer: %s", error)
         return []
     written = []
     for artifact, chapters in grouped.items():

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import ipaddress
 import json
+import logging
 import socket
 import time
 import weakref
@@ -30,6 +31,8 @@ from personae.backoff import parse_retry_after as parse_retry_after  # re-export
 from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
 from personae.settings import Settings, user_agent
+
+logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """Statuses worth retrying: rate limits and transient server errors."""
@@ -81,6 +84,14 @@ def _host_gates() -> _HostGates:
     object would let them hit the same wiki at once.
     """
     return _GATES.setdefault(asyncio.get_running_loop(), _HostGates({}, {}))
+
+
+class UnreachableError(RemoteError):
+    """The host could not be reached at all (DNS, refused, timeout): the network, not the URL.
+
+    Kept apart from :class:`HttpStatusError` so callers probing a URL (is this a wiki?) can tell
+    "offline" (exit 3, try again) from "answered, but not what we need" (bad input, exit 2).
+    """
 
 
 class HttpStatusError(RemoteError):
@@ -189,6 +200,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
                     address, port, timeout, local_address, socket_options
                 )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                logger.info("connect failed, trying the next address: %s", error)
                 failure = error
         assert failure is not None
         raise failure
@@ -284,11 +296,12 @@ class PoliteHttpClient:
     def from_settings(
         cls, settings: Settings, *, allowed_hosts: Collection[str] = (), **options: Any
     ) -> PoliteHttpClient:
-        """A client with the User-Agent and cache directory from ``settings``.
+        """A client with the User-Agent, cache directory and cache lifetime from ``settings``.
 
         ``allowed_hosts`` should list hosts the user configured explicitly (a ``--wiki`` URL on
         a private network); ``options`` are the other constructor arguments.
         """
+        options.setdefault("cache_ttl", settings.cache_ttl)
         return cls(
             user_agent=user_agent(settings),
             cache_dir=settings.cache_dir,
@@ -411,7 +424,7 @@ class PoliteHttpClient:
                     )
                 except httpx.TransportError as error:
                     if attempt >= self.max_retries:
-                        raise RemoteError(
+                        raise UnreachableError(
                             f"cannot reach {host} ({type(error).__name__}) after {attempt + 1} attempts",
                             "check the network and the URL",
                         ) from None
@@ -517,7 +530,7 @@ class PoliteHttpClient:
             try:
                 addresses = await self._resolve(host, port)
             except OSError:
-                raise RemoteError(
+                raise UnreachableError(
                     f"cannot resolve host {host}", "check the URL and the network"
                 ) from None
         if not addresses or not all(_is_public_ip(address) for address in addresses):
@@ -538,7 +551,8 @@ class PoliteHttpClient:
             return None
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, json.JSONDecodeError) as error:
+            logger.info("HTTP cache entry unreadable, fetching again: %s", error)
             return None  # a damaged entry is refetched and overwritten
         if (
             self.cache_ttl is not None

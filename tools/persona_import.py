@@ -14,6 +14,7 @@ hierarchy, because ACTS appends each chunk's heading path to it:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +32,8 @@ from personae.memory.persona_doc import (
 from personae.settings import Settings
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html
+
+logger = logging.getLogger(__name__)
 
 SourceKind = Literal["markdown", "profile", "wiki", "coser"]
 _FIX = "pass a .md persona, a profile.json, a wiki page URL or saved .html, or a CoSER book .json"
@@ -164,7 +167,8 @@ async def fetch_wiki_persona(url: str, character: str | None, *, settings: Setti
                 return persona_from_wiki_page(page, character)
             except WikiPageNotFound:
                 raise InputError(f"the wiki page {url} does not exist", _FIX) from None
-            except (NotAMediaWikiSite, RemoteError):
+            except (NotAMediaWikiSite, RemoteError) as error:
+                logger.info("no usable MediaWiki API, reading the article HTML: %s", error)
                 pass  # no API, or a failing one: the article HTML may still be served
         try:
             fetched = await http.get_text(url)

@@ -9,6 +9,7 @@ Requests go through ``PoliteHttpClient`` (retries on 429/5xx, public hosts only 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
@@ -19,6 +20,8 @@ from personae.settings import DEFAULT_TAVILY_BASE_URL, Settings
 from personae.tools.evidence import Evidence, is_web_url
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.page_text import cut_at_word, extract_main_text
+
+logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 400
 """Tavily rejects longer queries."""
@@ -204,7 +207,8 @@ class TavilySearch:
     async def _fetch_text(self, url: str) -> str:
         try:
             page = await self.http.get_text(url)
-        except PersonaeError:
+        except PersonaeError as error:
+            logger.info("result page not fetched, no passage: %s", error)
             return ""  # an unreachable or refused page just yields no passage
         self.pages_fetched += 1
         return str(extract_main_text(page.text, max_chars=self.max_content_chars))

@@ -9,6 +9,7 @@ hides those differences behind two calls the profiler needs, talking to the Acti
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.evidence import Evidence
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.page_text import cut_at_word
 from personae.tools.web_search import normalize_url
 from personae.tools.wiki_page import WikiPage, WikiSection
@@ -26,6 +27,8 @@ from personae.tools.wiki_parser import (
     disambiguation_candidates_async,
     parse_wiki_html_async,
 )
+
+logger = logging.getLogger(__name__)
 
 API_PATHS = ("/api.php", "/w/api.php")
 """Where the Action API lives: Fandom (``<wiki>/api.php``), then Wikipedia-style wikis."""
@@ -87,6 +90,7 @@ async def probe_mediawiki(
 
     Raises:
         InputError: The URL itself is unusable (not http(s), or a refused private host).
+        UnreachableError: The host cannot be reached (offline, DNS): not a verdict on the URL.
     """
     root = base_url.rstrip("/")
     for path in (api_path,) if api_path else API_PATHS:
@@ -95,8 +99,11 @@ async def probe_mediawiki(
             answer = await http.get_json(
                 api_url, _api_params({"action": "query", "meta": "siteinfo"})
             )
-        except RemoteError:
-            continue  # not there (404, HTML instead of JSON, unreachable): try the next layout
+        except UnreachableError:
+            raise
+        except RemoteError as error:
+            logger.info("no MediaWiki API at this layout: %s", error)
+            continue  # not there (404, HTML instead of JSON): try the next layout
         general = answer.get("query", {}).get("general") if isinstance(answer, dict) else None
         if isinstance(general, dict) and str(general.get("generator", "")).startswith("MediaWiki"):
             server = str(general.get("server") or root)
@@ -206,7 +213,8 @@ class MediaWikiClient:
             raise InputError("the character name is empty", "pass a character name")
         try:
             page, html = await self._parse(name)
-        except WikiPageNotFound:
+        except WikiPageNotFound as error:
+            logger.info("wiki page not found: %s", error)
             page, html = await self._first_search_hit(name, franchise)
         if page.is_disambiguation:
             return await self._resolve_disambiguation(name, franchise, html)
@@ -237,7 +245,8 @@ class MediaWikiClient:
     async def _parse_or_none(self, title: str) -> WikiPage | None:
         try:
             return await self.page(title)
-        except WikiPageNotFound:
+        except WikiPageNotFound as error:
+            logger.info("wiki page not found: %s", error)
             return None  # a hit deleted since indexing is simply skipped
 
     async def _parse(self, title: str) -> tuple[WikiPage, str]:

@@ -8,14 +8,17 @@ name. The domain template is a setting so tests can point it at a loopback serve
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, PersonaeError
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
 from personae.tools.wiki import MediaWikiClient, probe_mediawiki
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 """Where a Fandom wiki with subdomain ``slug`` lives."""
@@ -104,19 +107,25 @@ async def discover_wiki(
         for query in queries:
             try:
                 results = await searcher.search(query, max_results=5)
-            except PersonaeError:
+            except PersonaeError as error:
+                logger.info("wiki search failed during discovery: %s", error)
                 break  # discovery falls back to name slugs; the search error resurfaces later
             seen_in_search += slugs_from_urls([r.url for r in results])
             if seen_in_search:
                 break
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
+    unreachable: list[UnreachableError] = []
     existing: list[str] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
         try:
             site = await probe_mediawiki(http, base)
-        except InputError:
+        except InputError as error:
+            logger.info("candidate wiki refused: %s", error)
             continue  # a refused host is just a wrong guess
+        except UnreachableError as error:
+            unreachable.append(error)
+            continue
         if site is None:
             continue
         if slug in seen_in_search or not character:
@@ -126,6 +135,12 @@ async def discover_wiki(
             return base
     if existing:
         return existing[0]
+    if unreachable and len(unreachable) == len(slugs):
+        # Every guess failed at the network level: that says nothing about the franchise.
+        raise UnreachableError(
+            f"cannot reach any candidate wiki for {franchise!r} ({unreachable[0].problem})",
+            "check the network, or pass --wiki URL",
+        )
     tried = ", ".join(slugs) or "none"
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
@@ -142,6 +157,21 @@ async def knows_character(http: PoliteHttpClient, base: str, character: str) -> 
     return any(wanted & set(re.findall(r"\w+", t.casefold())) for t in titles)
 
 
+def wiki_root(url: str) -> str:
+    """The wiki root of ``url``: an article URL (``.../wiki/Kenshiro``) gives its site root.
+
+    Users often paste the page they are looking at; the Action API lives at the root
+    (``/api.php`` on Fandom, ``/w/api.php`` on Wikipedia-style wikis), never under ``/wiki/``.
+    """
+    parts = urlsplit(url.strip())
+    path = parts.path
+    for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
+        if marker in path:
+            path = path[: path.index(marker)]
+            break
+    return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
+
+
 async def open_wiki(
     *,
     http: PoliteHttpClient,
@@ -153,12 +183,15 @@ async def open_wiki(
 ) -> MediaWikiClient:
     """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
 
+    An article URL given as ``wiki_url`` is accepted: its wiki root is used.
+
     Raises:
         InputError: Neither a wiki URL nor a franchise was given, the pinned URL is not a
             MediaWiki, or no wiki was found for the franchise.
+        UnreachableError: The pinned wiki (or every candidate) cannot be reached.
     """
     if wiki_url:
-        client = MediaWikiClient(wiki_url, http=http)
+        client = MediaWikiClient(wiki_root(wiki_url), http=http)
         await client.site()
         return client
     if not franchise:

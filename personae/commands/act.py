@@ -38,12 +38,18 @@ def register(commands: Any) -> None:
         action="store_true",
         help="leave the story title out of every prompt (it invites recall of later plot)",
     )
+    parser.add_argument(
+        "--scene",
+        action="store_true",
+        help="also print the scene the agent saw and, when the position is one of the "
+        "character's actions, the storyline's true next action",
+    )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
 
 
-def render_text(result: dict[str, Any]) -> str:
-    """The action, one line per grounding bookmark, then the step's counters."""
+def render_text(result: dict[str, Any], warnings: list[str] | None = None) -> str:
+    """The action, one line per grounding bookmark, then the step's counters and warnings."""
     lines = [result["action"], "", "Grounded by:" if result["bookmarks"] else "No bookmarks yet."]
     for bookmark in result["bookmarks"]:
         lines.append(
@@ -55,13 +61,49 @@ def render_text(result: dict[str, Any]) -> str:
         f"Step: {stats['reuse']} reused, {stats['derive']} derived, {stats['new']} new; "
         f"sync read {stats['actions_read']} actions ({stats['actions_from_scratch']} from "
         f"scratch); {stats['llm_calls']} LLM calls"
+        + (
+            f"; {stats['questions_dropped']} proposed questions dropped"
+            if stats.get("questions_dropped")
+            else ""
+        )
     )
+    lines += [f"Warning: {warning}" for warning in warnings or []]
     return "\n".join(lines) + "\n"
+
+
+def scene_view(storyline: Any, character: str, position: int, size: int) -> dict[str, Any]:
+    """The scene before ``position`` and, when ``character`` acts there, the true action.
+
+    A benchmark storyline knows what the character really did next: showing it beside the
+    prediction is how a user checks one step by eye (the agent never sees it).
+    """
+    truth = storyline.actions[position]
+    after = [p for p in storyline.positions_of(character) if p >= position]
+    return {
+        "scene": [action.render() for action in storyline.scene(position, size)],
+        "true_action": truth.text if truth.by(character) else None,
+        "next_own_position": after[0] if after else None,
+    }
+
+
+def render_scene(view: dict[str, Any], character: str, position: int) -> str:
+    """The scene lines, then the true next action (or where the character acts next)."""
+    lines = ["Scene:", *[f"  {line}" for line in view["scene"]]]
+    if view["true_action"] is not None:
+        lines.append(f"True next action at [{position}]: {view['true_action']}")
+    elif view["next_own_position"] is not None:
+        lines.append(
+            f"[{position}] is not an action of {character}; "
+            f"their next one is at {view['next_own_position']}"
+        )
+    else:
+        lines.append(f"{character} takes no action at or after [{position}]")
+    return "\n".join(lines) + "\n\n"
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
-    from personae.graphs.bookmarks import BookmarksContext, build_graph
+    from personae.graphs.bookmarks import BookmarksContext, build_graph, step_warnings
     from personae.memory.storyline import open_storyline
 
     storyline = open_storyline(args.storyline)
@@ -83,10 +125,19 @@ def run(args: argparse.Namespace) -> int:
     result: dict[str, Any] = asyncio.run(
         build_graph().ainvoke({"character": character, "position": position}, context=context)
     )
+    warnings = step_warnings(result["stats"])
+    view = scene_view(storyline, character, position, context.scene_size) if args.scene else None
     if args.json:
         payload = {"storyline": storyline.name, "character": character, "position": position}
         payload.update({key: result[key] for key in ("action", "grounding", "bookmarks", "stats")})
+        payload["warnings"] = warnings
+        if view is not None:
+            payload.update(view)
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(result))
+        for warning in warnings:  # the JSON carries them; the terminal must show them too
+            sys.stderr.write(f"personae: warning: {warning}\n")
+        return 0
+    if view is not None:
+        sys.stdout.write(render_scene(view, character, position))
+    sys.stdout.write(render_text(result, warnings))
     return 0

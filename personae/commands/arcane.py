@@ -19,7 +19,7 @@ from typing import Any
 from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
-MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
+MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc", "mixedarc", "archint")
 
 
 def register(commands: Any) -> None:
@@ -35,6 +35,15 @@ def register(commands: Any) -> None:
     add_data_flag(prepare)
     add_model_flags(prepare)
     prepare.set_defaults(handler=run_prepare)
+    prompt = actions.add_parser("prompt", help="the exact role-play prompt of a probe phase")
+    prompt.add_argument("book", help="book slug or title")
+    prompt.add_argument("--probe", required=True, help="probe id (probes.jsonl)")
+    prompt.add_argument("--phase", type=int, required=True, help="phase index")
+    prompt.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
+    prompt.add_argument("--embedding", default="hashing", help="as given to prepare")
+    add_data_flag(prompt)
+    add_model_flags(prompt)
+    prompt.set_defaults(handler=run_prompt)
     act = actions.add_parser("act", help="answer as a character at chapter N")
     act.add_argument("book", help="book slug or title")
     act.add_argument("scenario", help="the situation")
@@ -116,4 +125,37 @@ def run_act(args: argparse.Namespace) -> int:
             f"--- system ---\n{result['system']}\n--- user ---\n{result['user']}\n---\n"
         )
     sys.stdout.write(result["response"] + "\n")
+    return 0
+
+
+def run_prompt(args: argparse.Namespace) -> int:
+    """Render the T31 prompt a probe phase gets in a mode; no role-play call is made.
+
+    Only TimeChara calls a model (its experts produce the hint), so only it needs one.
+    """
+    import asyncio
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from personae.graphs.arcane_roleplay import RoleplayContext, RoleplayInput, builder
+
+    if args.mode not in MODE_NAMES:
+        raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
+    fields: Any = {}
+    if args.mode == "timechara":
+        from personae.commands.models import resolve_models
+
+        fields = llm_fields(resolve_models(args, ("strong",)))
+    context = RoleplayContext(data_dir=str(data_dir(args)), embedding=args.embedding, **fields)
+    payload: RoleplayInput = {
+        "novel": args.book,
+        "mode": args.mode,
+        "probe_id": args.probe,
+        "phase_idx": args.phase,
+    }
+    app = builder.compile(checkpointer=InMemorySaver(), interrupt_before=["act_in_character"])
+    config: Any = {"configurable": {"thread_id": "prompt"}}
+    asyncio.run(app.ainvoke(payload, config, context=context))
+    values = app.get_state(config).values
+    sys.stdout.write(f"--- system ---\n{values['system']}\n--- user ---\n{values['user']}\n")
     return 0

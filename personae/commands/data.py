@@ -1,4 +1,8 @@
-"""`personae data fetch bookmarks`: get the BOOKMARKS benchmark for users who do not have it.
+"""`personae data`: fetch the BOOKMARKS benchmark; list where a character acts in a storyline.
+
+``data fetch bookmarks`` gets the benchmark for users who do not have it; ``data positions``
+lists a character's positions (the paper's history / test split marked) so a user can pick a
+target for ``personae act --at``.
 
 Environment read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), ``HF_TOKEN``
 (optional bearer token), ``PERSONAE_CONTACT`` (through the User-Agent).
@@ -43,7 +47,18 @@ def register(commands: Any) -> None:
         default=DEFAULT_MAX_MB,
         help=f"largest file downloaded, in MB (default {DEFAULT_MAX_MB})",
     )
-    parser.set_defaults(handler=run)
+    fetch.set_defaults(handler=run)
+    positions = actions.add_parser(
+        "positions",
+        help="list a character's positions in a storyline (history / test split marked)",
+        description="List every position where the character acts, with its chapter and text; "
+        "the first half of them is the history, the second half the benchmark's test targets.",
+    )
+    positions.add_argument("storyline", type=Path, help="BOOKMARKS release JSON or JSONL")
+    positions.add_argument("--character", required=True, help="who, e.g. Haruhi")
+    positions.add_argument("--test", action="store_true", help="only the test positions")
+    positions.add_argument("--json", action="store_true", help="print one JSON object")
+    positions.set_defaults(handler=run_positions)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,4 +90,47 @@ def run(args: argparse.Namespace) -> int:
         f"{len(report.downloaded)} downloaded, {len(report.skipped)} already present, "
         f"{len(report.converted)} converted into {dest}\n"
     )
+    return 0
+
+
+def run_positions(args: argparse.Namespace) -> int:
+    """Print the character's positions: a summary line, then one line per position."""
+    import json
+
+    from personae.memory.storyline import open_storyline
+
+    storyline = open_storyline(args.storyline)
+    character = storyline.check_character(args.character)
+    history, test = storyline.test_split(character)
+    shown = test if args.test else (*history, *test)
+    rows: list[dict[str, Any]] = [
+        {
+            "position": p,
+            "split": "test" if p in set(test) else "history",
+            "chapter": storyline.actions[p].chapter,
+            "text": storyline.actions[p].text,
+        }
+        for p in shown
+    ]
+    if args.json:
+        payload = {
+            "storyline": storyline.name,
+            "character": character,
+            "actions": len(storyline),
+            "history": len(history),
+            "test": len(test),
+            "positions": rows,
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    first_test = f", from {test[0]}" if test else ""
+    out = [
+        f"{character} in {storyline.name}: {len(history) + len(test)} of {len(storyline)} "
+        f"actions; history {len(history)}, test {len(test)}{first_test}"
+    ]
+    width = len(str(len(storyline)))
+    for row in rows:
+        text = row["text"] if len(row["text"]) <= 100 else row["text"][:99] + "…"
+        out.append(f"{row['position']:>{width}}  {row['split']:<7}  {row['chapter']}: {text}")
+    sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -23,6 +23,7 @@ from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
+ABLATIONS = ("mixedarc", "archint")
 DEFAULT_OUT = Path("runs/arcane")
 
 
@@ -34,7 +35,11 @@ def register_arcane(protocols: Any) -> None:
         "arcane", help="ARCANE: phase fidelity over probes (APF/RPF/RAE/PTF)"
     )
     arcane.add_argument("books", nargs="+", help="book slugs or titles with probes")
-    arcane.add_argument("--modes", default=",".join(MODE_NAMES), help="comma-separated modes")
+    arcane.add_argument(
+        "--modes",
+        default=",".join(MODE_NAMES),
+        help="comma-separated: the paper's six modes, or the App. K ablations mixedarc, archint",
+    )
     arcane.add_argument("--limit", type=int, help="at most N probes per book (first by id)")
     arcane.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"output folder ({DEFAULT_OUT})"
@@ -53,9 +58,10 @@ def register_arcane(protocols: Any) -> None:
 def parse_modes(text: str) -> list[str]:
     """The modes of ``--modes``; one-line error for an unknown one."""
     modes = [m.strip() for m in text.split(",") if m.strip()]
-    bad = [m for m in modes if m not in MODE_NAMES]
+    known = (*MODE_NAMES, *ABLATIONS)
+    bad = [m for m in modes if m not in known]
     if bad or not modes:
-        raise InputError(f"unknown mode {(bad or [text])[0]!r}", f"use {', '.join(MODE_NAMES)}")
+        raise InputError(f"unknown mode {(bad or [text])[0]!r}", f"use {', '.join(known)}")
     return modes
 
 

@@ -107,6 +107,18 @@ def register(commands: Any) -> None:
         help="CSV alias,franchise: several titles of one franchise compared as one",
     )
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="profile again from scratch, even if already profiled or interrupted "
+        "(its checkpoints are dropped; cached pages are kept unless --cache-ttl expires them)",
+    )
+    parser.add_argument(
+        "--cache-ttl",
+        metavar="AGE",
+        help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
+        "(PERSONAE_CACHE_TTL; default never)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -118,7 +130,8 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
     """
     from personae.memory.profile_store import slugify
 
-    run_options = {k: v for k, v in asdict(context).items() if k not in ("cache_dir", "contact")}
+    unkeyed = ("cache_dir", "cache_ttl", "contact")  # where and how long pages are cached
+    run_options = {k: v for k, v in asdict(context).items() if k not in unkeyed}
     options = {"row": asdict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
     return f"{slugify(row.name)}-{digest[:10]}"
@@ -158,6 +171,7 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         check_citations=not args.no_check_citations,
         exclude_urls=tuple(args.exclude_url),
         cache_dir=str(settings.cache_dir),
+        cache_ttl=args.cache_ttl or "",
         fandom_template=settings.fandom_template,
     )
 
@@ -195,14 +209,25 @@ def describe(node: str, update: Any) -> str | None:
     return None
 
 
+def notices_of(update: Any) -> list[str]:
+    """The notices a node's update adds (failed searches, web disabled, no wiki page...)."""
+    notices = update.get("notices") if isinstance(update, dict) else None
+    return [str(n) for n in notices or []]
+
+
 async def profile_one(
     row: BatchRow,
     context: ProfilerContext,
     out_dir: Path,
     progress: Progress,
     card_system_prompt: bool = False,
+    *,
+    force: bool = False,
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it."""
+    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
+
+    ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
+    """
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from personae.graphs.profiler import build_graph
@@ -216,6 +241,8 @@ async def profile_one(
     config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
         app = build_graph(checkpointer=saver)
+        if force:
+            await saver.adelete_thread(config["configurable"]["thread_id"])
         snapshot = await app.aget_state(config)
         if snapshot.values.get("profile"):
             progress(f"{row.name}: already profiled; writing the files from the checkpoint")
@@ -228,12 +255,15 @@ async def profile_one(
                     line = describe(node, update)
                     if line:
                         progress(f"{row.name}: {line}")
+                    for notice in notices_of(update):
+                        progress(f"{row.name}: notice: {notice}")
         values = (await app.aget_state(config)).values
     return write_profile(
         out_dir,
         values,
         name=row.name,
         franchise=row.franchise,
+        excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
 
@@ -264,7 +294,9 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_one(row, context, args.out, progress, args.card_system_prompt))
+        paths = asyncio.run(
+            profile_one(row, context, args.out, progress, args.card_system_prompt, force=args.force)
+        )
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
@@ -279,8 +311,13 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(
         run_batch(
             kept,
-            lambda row: profile_one(row, context, args.out, progress, args.card_system_prompt),
-            done=lambda row: paths_for(args.out, row.name, row.franchise).profile_json.exists(),
+            lambda row: profile_one(
+                row, context, args.out, progress, args.card_system_prompt, force=args.force
+            ),
+            done=lambda row: (
+                not args.force
+                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
+            ),
             concurrency=args.concurrency,
         )
     )

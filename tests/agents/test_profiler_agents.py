@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage
+from pydantic import ValidationError
 
-from personae.agents.coverage_reflector import CoverageReview, review_coverage, settle_coverage
+from personae.agents.coverage_reflector import (
+    CoverageReview,
+    DimensionCoverage,
+    review_coverage,
+    settle_coverage,
+)
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import DIMENSIONS, plan_search_queries
+from personae.agents.query_planner import PlannedQuery, plan_search_queries
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
 SOURCES = [("S1", "Kenshiro", "Kenshiro has seven scars."), ("S2", "Raoh", "Raoh is his brother.")]
@@ -20,9 +28,9 @@ async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> 
         responders={
             "QueryPlan": lambda m: {
                 "queries": [
-                    {"dimension": "Ability", "query": "hokuto shinken techniques"},
+                    {"dimension": "ability", "query": "hokuto shinken techniques"},
                     {"dimension": "ability", "query": "Kenshiro signature moves"},
-                    {"dimension": "gossip", "query": "Kenshiro rumours"},
+                    {"dimension": "ability", "query": "Kenshiro third ability query"},
                 ]
             }
         }
@@ -34,8 +42,7 @@ async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> 
     assert all("Kenshiro" in q.query and "Fist of the North Star" in q.query for q in queries)
     abilities = [q.query for q in queries if q.dimension == "ability"]
     assert abilities[0] == "Kenshiro hokuto shinken techniques Fist of the North Star"
-    assert len(abilities) == 2 and usage.calls == 1
-    assert "gossip" not in {q.dimension for q in queries}
+    assert len(abilities) == 2 and usage.calls == 1  # capped at per_dimension
 
 
 async def test_summarizer_drops_invented_ids_keeps_the_rest_and_counts_them() -> None:
@@ -64,10 +71,17 @@ def test_keep_cited_facts_drops_invented_ids_and_unsourced_facts() -> None:
     facts = [
         CitedFact(dimension="identity", text="Successor.", source_ids=["S1", "S7", "S1"]),
         CitedFact(dimension="identity", text="Invented only.", source_ids=["S7"]),
-        CitedFact(dimension="mood", text="Unknown dimension.", source_ids=["S1"]),
     ]
     kept = keep_cited_facts(facts, {"S1", "S2"})
     assert [(f.text, f.source_ids) for f in kept] == [("Successor.", ["S1"])]
+
+
+def test_schemas_accept_only_the_seven_dimensions() -> None:
+    with pytest.raises(ValidationError):
+        CitedFact.model_validate({"dimension": "mood", "text": "Calm.", "source_ids": ["S1"]})
+    for schema in (CitedFact, PlannedQuery, DimensionCoverage):
+        enum = schema.model_json_schema()["properties"]["dimension"]["enum"]
+        assert tuple(enum) == DIMENSIONS
 
 
 def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() -> None:

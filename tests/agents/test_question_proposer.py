@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from personae.agents.question_proposer import is_near_duplicate, propose_questions
+from personae.agents.question_proposer import (
+    ProposedQuestion,
+    is_near_duplicate,
+    propose_questions,
+)
+from personae.memory.bookmark import BookmarkType
 from personae.memory.storyline import StoryAction
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -28,7 +33,7 @@ async def propose(model: ScriptedChatModel, **changes: Any) -> list[tuple[str, s
         "k": 5,
     }
     options.update(changes)
-    questions, usage = await propose_questions(model, **options)
+    questions, usage, _ = await propose_questions(model, **options)
     assert usage.calls == 1
     return [(q.type, q.question, q.keyword) for q in questions]
 
@@ -36,13 +41,12 @@ async def propose(model: ScriptedChatModel, **changes: Any) -> list[tuple[str, s
 async def test_keeps_valid_typed_questions_and_drops_the_rest() -> None:
     model = scripted(
         [
-            {"type": "Behavioral", "question": "How does Haruhi react to boredom?"},
+            {"type": "behavioral", "question": "How does Haruhi react to boredom?"},
             {"type": "state", "question": "Where is  Haruhi now?", "keyword": "room"},
             {"type": "concept", "question": "What is the SOS Brigade?", "keyword": "SOS Brigade"},
             {"type": "concept", "question": "Who is Koizumi?", "keyword": "Koizumi"},
             {"type": "concept", "question": "Who is Nagato?", "keyword": None},
             {"type": "concept", "question": "Who is Nagato Yuki?", "keyword": "nagato"},
-            {"type": "gossip", "question": "Is Haruhi famous?"},
             {"type": "state", "question": "   "},
         ]
     )
@@ -53,6 +57,37 @@ async def test_keeps_valid_typed_questions_and_drops_the_rest() -> None:
         # Koizumi is not in the scene or character list; a concept needs a keyword
         ("concept", "Who is Nagato Yuki?", "nagato"),
     ]
+
+
+async def test_dropped_questions_are_counted() -> None:
+    model = scripted(
+        [
+            {"type": "state", "question": "Where is Haruhi now?"},
+            {"type": "concept", "question": "Who is Koizumi?", "keyword": "Koizumi"},
+            {"type": "state", "question": "where is haruhi now"},
+        ]
+    )
+    kept, _, dropped = await propose_questions(
+        model, character="Haruhi", story="haruhi", scene=SCENE, characters=["Haruhi"], k=5
+    )
+    assert [q.question for q in kept] == ["Where is Haruhi now?"] and dropped == 2
+
+
+async def test_a_type_outside_the_schema_is_rejected_and_asked_again() -> None:
+    answers = iter(
+        [
+            {"questions": [{"type": "gossip", "question": "Is Haruhi famous?"}]},
+            {"questions": [{"type": "behavioral", "question": "How does Haruhi act?"}]},
+        ]
+    )
+    model = ScriptedChatModel(responders={"ProposedQuestions": lambda m: next(answers)})
+    kept, usage, dropped = await propose_questions(
+        model, character="Haruhi", story="haruhi", scene=SCENE, characters=["Haruhi"], k=5
+    )
+    assert [(q.type, q.question) for q in kept] == [("behavioral", "How does Haruhi act?")]
+    assert len(model.calls_for("ProposedQuestions")) == 2 and dropped == 0
+    schema = ProposedQuestion.model_json_schema()
+    assert set(schema["properties"]["type"]["enum"]) == {t.value for t in BookmarkType}
 
 
 async def test_caps_at_k_and_drops_duplicates_and_unknown_re_asks() -> None:
@@ -90,7 +125,7 @@ def test_near_duplicate_is_by_content_words() -> None:
 
 async def test_zero_questions_asked_costs_no_call() -> None:
     model = scripted([{"type": "state", "question": "Where is Haruhi?"}])
-    questions, usage = await propose_questions(
+    questions, usage, dropped = await propose_questions(
         model, character="Haruhi", story="haruhi", scene=SCENE, characters=["Haruhi"], k=0
     )
     assert (questions, usage.calls, model.calls) == ([], 0, [])

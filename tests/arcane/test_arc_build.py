@@ -12,9 +12,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from personae.agents.arcane_axes import AxisInduction, check_induction
+from personae.graphs import arc_rules
 from personae.graphs.arc_build import ArcBuildContext, build_graph
 from personae.graphs.arcane_context import checkpoint_serde
-from personae.memory import arc_rules
 from personae.memory.arcane_records import CriticVerdict, load_arcs
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 

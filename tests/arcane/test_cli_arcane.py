@@ -82,3 +82,18 @@ def test_act_bad_input_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert model.calls == []
+
+
+def test_prompt_renders_a_probe_phase_without_a_model_call(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)
+    argv = ["arcane", "prompt", "the_river", "--probe", "the_river_ada_final_intra_01_iw_a1"]
+    assert main([*argv, "--phase", "1", "--mode", "summary", "--data", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "chapter 4." in out and "MARK4 events" in out and "MARK5" not in out
+    assert model.calls == []
+    assert main([*argv, "--phase", "7", "--data", str(tmp_path)]) == 2
+    assert main([*argv[:3], "--probe", "nope", "--phase", "0", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "has no phase 7" in err[0] and "unknown probe 'nope'" in err[1]

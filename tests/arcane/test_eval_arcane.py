@@ -234,3 +234,13 @@ def test_probes_missing_says_which_command_to_run(
     assert _eval(tmp_path, tmp_path / "run") == 2
     assert "personae probes build the_river" in capsys.readouterr().err
     assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_arc_gap_per_category_against_the_best_other_mode() -> None:
+    records = []
+    for mode, score in (("arc", 70), ("rag", 60), ("vanilla", 40)):
+        for kind in CATEGORIES:
+            records.append(_record(kind, mode, [(score, score, score)], score - 10.0))
+    gaps = summarize(records)["arc_gaps"]
+    assert gaps[0]["best_other_mode"] == "rag" and gaps[0]["gap"] == 10.0
+    assert gaps[0]["per_category"]["in_world"] == {"overall": 10.0, "ptf": 10.0, "per_phase": 10.0}

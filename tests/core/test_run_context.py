@@ -25,13 +25,13 @@ from personae.cli import build_parser
 from personae.commands.models import resolve_models
 from personae.errors import ConfigurationError
 from personae.graphs.acting import ActingContext
+from personae.graphs.bookmark_tool import create_storyline_memory_tool
 from personae.graphs.bookmarks import BookmarksContext
+from personae.graphs.profile_tool import create_profile_tool
 from personae.graphs.profiler_state import ProfilerContext
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_TAVILY_BASE_URL
 from personae.testing import override_models
-from personae.tools.bookmark_tool import create_storyline_memory_tool
-from personae.tools.profile_tool import create_profile_tool
 
 # (environment, what the run names as model / fast model) -> (strong, fast)
 CASES: list[tuple[dict[str, str], str, str, tuple[str, str]]] = [
@@ -193,6 +193,12 @@ class _Recording(dict[str, str]):
         return super().__getitem__(key)
 
 
+def _module_of(target: str) -> str:
+    """The import name of a langgraph.json target (``./evals/x.py:graph``)."""
+    path = Path(target.split(":")[0])
+    return f"personae.{path.parent.name}.{path.stem}"
+
+
 def test_env_example_lists_every_variable_the_graph_contexts_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -204,16 +210,18 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     }
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     schemas = [
-        importlib.import_module(
-            f"personae.graphs.{Path(target.split(':')[0]).stem}"
-        ).graph.context_schema
+        importlib.import_module(_module_of(target)).graph.context_schema
         for target in graphs.values()
     ]
     environment = _Recording(os.environ)
     environment.asked = set()
     monkeypatch.setattr(os, "environ", environment)
     for schema in schemas:  # built as the server builds a run's context
-        required = {f.name: "x" for f in dataclasses.fields(schema) if f.name == "storyline_path"}
+        required = {
+            f.name: "x"
+            for f in dataclasses.fields(schema)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
         schema(**required)
     read = environment.asked - {"XDG_CACHE_HOME", "HOME"}
     assert {"PERSONAE_MODEL", "TAVILY_BASE_URL", "CHROMA_HOST", "PERSONAE_CACHE_DIR"} <= read

@@ -19,10 +19,10 @@ from personae.agents.knowledge_extractor import (
     quote_occurs,
     verify_points,
 )
-from personae.agents.query_planner import DIMENSIONS
 from personae.agents.support_judge import JUDGE_PROMPT, Alignment, judge_alignment
 from personae.errors import RemoteError
-from personae.evals.judge_cache import JudgeCache
+from personae.llm_cache import LLMCallCache
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
 CHUNK = "Toki is the second of the four Hokuto brothers.\nHe was exposed to “nuclear fallout”."
@@ -205,7 +205,7 @@ async def test_with_a_cache_a_repeated_prompt_costs_no_call(tmp_path: Path) -> N
             "AlignmentList": lambda _m: {"evaluations": [{"id": 1, "evaluation": "supported"}]},
         }
     )
-    cache = JudgeCache(tmp_path)
+    cache = LLMCallCache(tmp_path)
     extracted = [
         await extract_knowledge(
             model, input_text=data, plain_text=text, cache=cache, model_name="m"

@@ -25,9 +25,7 @@ from profile_eval_world import (
     write_profiles,
 )
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError, RemoteError
-from personae.evals.judge_cache import JudgeCache, prompt_key
 from personae.evals.profile_eval import (
     CharacterCase,
     ProfileDocument,
@@ -46,7 +44,9 @@ from personae.evals.profile_reference import (
     read_reference_file,
 )
 from personae.evals.profile_report import format_report, html_report, markdown_report
+from personae.llm_cache import LLMCallCache, prompt_key
 from personae.memory.profile_store import write_profile
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel
 
 
@@ -346,14 +346,14 @@ def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(tmp_path: Pa
     key = prompt_key("m1", AlignmentList, prompt)
     assert key != prompt_key("m2", AlignmentList, prompt)
     assert key != prompt_key("m1", AlignmentList, [HumanMessage("judge that")])
-    cache = JudgeCache(tmp_path)
+    cache = LLMCallCache(tmp_path)
     answer = AlignmentList.model_validate({"evaluations": [{"id": 1, "evaluation": "supported"}]})
     cache.put(key, "m1", answer)
     stored = cache.get(key, AlignmentList)
     assert stored is not None and stored.evaluations[0].verdict == "supported"
     (tmp_path / key[:2] / f"{key}.json").write_text("{trunc", encoding="utf-8")
     assert cache.get(key, AlignmentList) is None
-    assert JudgeCache(None).get(key, AlignmentList) is None
+    assert LLMCallCache(None).get(key, AlignmentList) is None
 
 
 async def test_no_surviving_point_is_a_clear_remote_error(tmp_path: Path) -> None:

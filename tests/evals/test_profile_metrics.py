@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.evals.profile_metrics import (
     VERDICTS,
     count_tokens,
@@ -12,6 +11,7 @@ from personae.evals.profile_metrics import (
     score_by_dimension,
     score_verdicts,
 )
+from personae.profile_dimensions import DIMENSIONS
 
 SEVEN = ["supported"] * 3 + ["partially_supported"] * 2 + ["irrelevant", "contradicted"]
 

@@ -19,9 +19,9 @@ from profiler_world import fake_web
 from studio_world import ARCANE, GRAPHS, STORY, check_result, prepare, run_context, run_input
 from studio_world import scripted_model as studio_model
 
+from personae.graphs.bookmark_tool import create_storyline_memory_tool
 from personae.loopback import LoopbackWebServer
 from personae.testing import override_models
-from personae.tools.bookmark_tool import create_storyline_memory_tool
 
 queue = pytest.importorskip("langgraph_runtime_inmem.queue")
 

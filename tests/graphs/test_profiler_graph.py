@@ -9,10 +9,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from profiler_world import UNSOURCED_FACT, profiler_context, scripted_model, serve_fake_web
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import build_graph, graph
 from personae.graphs.profiler_state import ProfilerContext
 from personae.loopback import LoopbackWebServer
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, override_models
 from personae.tools.wiki import AmbiguousCharacterError
 

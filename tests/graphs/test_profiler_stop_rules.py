@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from profiler_world import profiler_context, scripted_model, serve_fake_web
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.graphs.profiler import STOP_RULES, graph, stop_rule
 from personae.graphs.profiler_state import ProfilerContext
 from personae.loopback import LoopbackWebServer
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import override_models
 
 

@@ -10,11 +10,11 @@ from langgraph.graph import END, START, StateGraph
 from profiler_world import profiler_context, scripted_model, serve_fake_web
 from typing_extensions import TypedDict
 
+from personae.graphs.profile_tool import create_profile_tool
 from personae.graphs.profiler import graph
 from personae.graphs.profiler_state import ProfilerContext
 from personae.loopback import LoopbackWebServer
 from personae.testing import override_models
-from personae.tools.profile_tool import create_profile_tool
 
 
 @pytest.fixture

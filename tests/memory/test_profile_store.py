@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from personae.agents.query_planner import DIMENSIONS
 from personae.errors import InputError
 from personae.memory.character_card import card_problems
 from personae.memory.profile_store import profile_key, slugify, write_profile
 from personae.profile_batch import BatchRow, deduplicate
+from personae.profile_dimensions import DIMENSIONS
 
 RESULT: dict[str, Any] = {
     "name": "Kenshiro",

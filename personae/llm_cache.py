@@ -1,6 +1,7 @@
-"""On-disk cache of structured LLM answers, so rerunning an evaluation costs no model call.
+"""On-disk cache of structured LLM calls, so rerunning an evaluation costs no model call.
 
-An evaluation makes hundreds of judge calls; rerunning it to compare a new profile against the
+Beside :mod:`personae.llm` (not in ``evals/``) because the roles in ``agents/`` that judge and
+extract use it, and folders import downward only. An evaluation makes hundreds of judge calls; rerunning it to compare a new profile against the
 same reference, or after an interruption, must not pay for them again. Answers are keyed by the
 model name, the schema and a hash of the exact prompt, and stored one JSON file per answer,
 written atomically (a crash never leaves a truncated entry; concurrent runs at worst write the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 
 from personae.files import write_json_atomic
 from personae.llm import LLMUsage, call_structured
+
+logger = logging.getLogger(__name__)
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -47,7 +51,7 @@ def prompt_key(model_name: str, schema: type[BaseModel], messages: Sequence[Base
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-class JudgeCache:
+class LLMCallCache:
     """Structured answers on disk under ``directory``; ``None`` disables caching.
 
     ``hits`` and ``misses`` count lookups, so a report can show that a rerun was free.
@@ -69,7 +73,8 @@ class JudgeCache:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
             return schema.model_validate(entry["answer"])
-        except (OSError, ValueError, KeyError, TypeError, ValidationError):
+        except (OSError, ValueError, KeyError, TypeError, ValidationError) as error:
+            logger.info("judge cache entry unreadable, asking again: %s", error)
             return None  # a stale or damaged entry is re-asked, never trusted
 
     def put(self, key: str, model_name: str, answer: BaseModel) -> None:

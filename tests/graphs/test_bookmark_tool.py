@@ -12,8 +12,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from personae.graphs.bookmark_resources import forget_resources
+from personae.graphs.bookmark_tool import create_storyline_memory_tool
 from personae.testing import ScriptedChatModel, prompt_text
-from personae.tools.bookmark_tool import create_storyline_memory_tool
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The pure rules of ARCANE arc construction: reconciliation tags, drift flags, the two gates.
+"""The pure rules of ARCANE arc construction (beside the graph that applies them): reconciliation tags, drift flags, the two gates.
 
 App. A's post-processing is done in code, not trusted to the model: ``artifact`` axes are
 dropped, ``borderline`` kept and flagged, ``valid_missed`` kept; a merged axis is traced back to

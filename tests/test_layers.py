@@ -1,0 +1,92 @@
+"""Folders import downward only, and graph state holds typed records, not loose dicts.
+
+core (``personae/``: settings, llm, files, the dimensions) < ``memory/`` < ``tools/`` and
+``agents/`` (which never import each other) < ``graphs/`` < ``evals/`` < the CLI commands.
+Imports inside functions count too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import typing
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RANK = {"core": 0, "memory": 1, "tools": 2, "agents": 2, "graphs": 3, "evals": 4, "commands": 5}
+FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
+KNOWN_UPWARD: set[tuple[str, str]] = set()
+"""Exact (file, module) pairs still pointing up; any other upward import fails the test."""
+
+
+def layer_of_module(name: str) -> str | None:
+    """The layer of an imported ``personae...`` module (None: not ours)."""
+    parts = name.split(".")
+    if parts[0] != "personae":
+        return None
+    if len(parts) > 1 and parts[1] in FOLDERS:
+        return parts[1]
+    if len(parts) > 1 and parts[1] in ("commands", "cli"):
+        return "commands"
+    return "core"
+
+
+def layer_of_file(path: Path) -> str:
+    relative = path.relative_to(ROOT).parts
+    if relative[0] in FOLDERS:
+        return relative[0]
+    if relative[:2] == ("personae", "commands") or relative[-1] == "cli.py":
+        return "commands"
+    return "core"
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return found
+
+
+def test_every_import_points_down_or_within_its_folder() -> None:
+    files = [p for folder in (*FOLDERS, "personae") for p in (ROOT / folder).rglob("*.py")]
+    assert len(files) > 50
+    wrong: list[str] = []
+    for path in files:
+        mine = layer_of_file(path)
+        for line, module in imported_modules(path):
+            theirs = layer_of_module(module)
+            if theirs is None or theirs == mine:
+                continue
+            if (str(path.relative_to(ROOT)), module) in KNOWN_UPWARD:
+                continue
+            if RANK[theirs] >= RANK[mine]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({mine}) imports {module}")
+    assert wrong == []
+
+
+def _loose_records(hint: object) -> bool:
+    """True when ``hint`` holds a list of untyped records (``list[dict[str, Any]]``)."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        return _loose_records(args[0])
+    if typing.get_origin(hint) is list and args:
+        item = args[0]
+        return typing.get_origin(item) is dict and typing.get_args(item)[1] is typing.Any
+    return any(_loose_records(arg) for arg in args)
+
+
+def test_records_inside_graph_state_are_typed() -> None:
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    loose: list[str] = []
+    for name, target in graphs.items():
+        folder, stem = Path(target.split(":")[0]).parts[-2:]
+        module = importlib.import_module(f"personae.{folder}.{Path(stem).stem}")
+        builder = module.graph.builder
+        for schema in {builder.state_schema, builder.output_schema}:
+            hints = typing.get_type_hints(schema, include_extras=True)
+            loose += [f"{name}: {field}" for field, hint in hints.items() if _loose_records(hint)]
+    assert loose == []
