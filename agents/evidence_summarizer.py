@@ -1,7 +1,8 @@
 """The evidence summarizer: one round's passages into per-dimension notes citing source ids.
 
-The model only sees the short ids the code assigned (``S3``); answers citing any other id are
-rejected and retried, and the code keeps only facts that still cite a known source.
+The model only sees the short ids the code assigned (``S3``); ids it cites that the code never
+gave it (copied from a passage's text, say) are dropped and counted, never retried into a
+failed run, and the code keeps only facts that still cite a known source.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from personae.profile_dimensions import DIMENSIONS, Dimension
 
 SUMMARIZER_SYSTEM = """You extract facts about the fictional character {name} ({franchise})
 from numbered source passages. Sort each fact into one dimension ({dimensions}). Every fact must
-cite the ids of the passages that state it (e.g. ["S2", "S5"]) and quote, word for word, the
+cite the ids of the passages that state it (the ids in brackets before them) and quote, word for word, the
 shortest words of one of them that state it; cite only ids shown below. Skip facts about other
 characters with the same name. {canon}"""
 
@@ -71,6 +72,23 @@ def reject_unknown_ids(facts: Sequence[CitedFact], known_ids: Collection[str]) -
         raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
 
 
+def drop_unknown_ids(
+    facts: Sequence[CitedFact], known_ids: Collection[str]
+) -> tuple[list[CitedFact], int]:
+    """``facts`` citing only ``known_ids``, and how many cited ids were dropped.
+
+    A fact left without a source is dropped too (its text is not counted: its ids are).
+    """
+    kept: list[CitedFact] = []
+    dropped = 0
+    for fact in facts:
+        ids = [i for i in fact.source_ids if i.strip() in known_ids]
+        dropped += len(fact.source_ids) - len(ids)
+        if ids:
+            kept.append(fact.model_copy(update={"source_ids": ids}))
+    return kept, dropped
+
+
 def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 4000) -> str:
     """``(id, title, content)`` triples as the numbered passage list the model reads."""
     return "\n\n".join(f"[{sid}] {title}\n{content[:chars]}" for sid, title, content in sources)
@@ -98,7 +116,16 @@ async def summarize_round(
         ),
         HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources, chars), name=name)),
     ]
+
+    def repair(notes: EvidenceNotes) -> tuple[EvidenceNotes, int]:
+        facts, dropped = drop_unknown_ids(notes.facts, known)
+        return EvidenceNotes(facts=facts), dropped
+
     notes, usage = await call_structured(
-        model, EvidenceNotes, messages, check=lambda notes: reject_unknown_ids(notes.facts, known)
+        model,
+        EvidenceNotes,
+        messages,
+        check=lambda notes: reject_unknown_ids(notes.facts, known),
+        repair=repair,
     )
     return keep_cited_facts(notes.facts, known), usage

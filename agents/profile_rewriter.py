@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.agents.evidence_summarizer import CitedFact, reject_unknown_ids
+from personae.agents.evidence_summarizer import CitedFact, drop_unknown_ids, reject_unknown_ids
 from personae.llm import LLMUsage, call_structured
 from personae.profile_dimensions import DIMENSIONS
 
@@ -81,8 +81,9 @@ async def rewrite_first_person(
 ) -> tuple[ProfileDraft, LLMUsage]:
     """The first-person profile from notes and ``passages`` (rendered ``[S#] title`` blocks).
 
-    Answers citing unknown ids or with no profile are retried. ``reminder`` is appended to the
-    request when the caller asks again (a draft whose facts all lost their sources).
+    Ids the model invented are dropped and counted; an empty profile is retried. ``reminder``
+    is appended to the request when the caller asks again (a draft whose facts all lost their
+    sources).
     """
     messages = [
         SystemMessage(
@@ -95,7 +96,19 @@ async def rewrite_first_person(
             + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
-    return await call_structured(model, ProfileDraft, messages, check=_valid_draft(known_ids))
+    return await call_structured(
+        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
+    )
+
+
+def _drop_ids(known_ids: Collection[str]) -> Callable[[ProfileDraft], tuple[ProfileDraft, int]]:
+    """Repair of a draft citing invented ids: drop them (counted), keep the rest."""
+
+    def repair(draft: ProfileDraft) -> tuple[ProfileDraft, int]:
+        facts, dropped = drop_unknown_ids(draft.facts, known_ids)
+        return draft.model_copy(update={"facts": facts}), dropped
+
+    return repair
 
 
 def _valid_draft(known_ids: Collection[str]) -> Callable[[ProfileDraft], None]:
@@ -129,4 +142,6 @@ async def rewrite_paper_profile(
             + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
-    return await call_structured(model, ProfileDraft, messages, check=_valid_draft(known_ids))
+    return await call_structured(
+        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
+    )

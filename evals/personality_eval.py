@@ -157,6 +157,8 @@ async def _interview(
             "response": result["response"],
             "knowledge": [c["id"] for c in result["knowledge"]],
             "selected": [c["id"] for c in result["selected"]],
+            "selected_text": [c["text"] for c in result["selected"]],
+            "attributes": result.get("attributes"),
             "gs_failed": result["gs_failed"],
             "usage": dict(result["usage"]),
         }

@@ -37,6 +37,8 @@ class IndexSettings:
     """Chunk size of the fixed splitter."""
     fixed_overlap: int = FIXED_OVERLAP
     """Overlap of the fixed splitter."""
+    max_chunk_chars: int | None = None
+    """Cap on ACTS/ATS l_max for embedders with a short input limit (off: the paper's rule)."""
     chroma_host: str | None = None
     """Chroma server instead of ``memory_dir``."""
     chroma_port: int = 8000
@@ -53,6 +55,7 @@ def index_document(doc: PersonaDoc, options: IndexSettings) -> IndexStats:
         options.splitter,
         fixed_size=options.fixed_size,
         fixed_overlap=options.fixed_overlap,
+        max_chunk_chars=options.max_chunk_chars,
     )
     client = open_client(options.memory_dir, options.chroma_host, options.chroma_port)
     return PersonaIndex(client, doc.character, options.splitter, function).sync(doc, chunks)
@@ -65,3 +68,18 @@ async def index_persona(
     doc = await load_persona(source, character, settings=settings)
     stats = await asyncio.to_thread(index_document, doc, options)
     return doc, stats
+
+
+LONG_CHUNK_CHARS = 2000
+"""About 512 tokens of English: the input limit of smaller embedders (mE5-large-instruct)."""
+
+
+def long_chunk_warning(stats: IndexStats) -> str | None:
+    """A warning when l_max may exceed a small embedder's input limit (text beyond is cut)."""
+    if stats.l_max <= LONG_CHUNK_CHARS:
+        return None
+    return (
+        f"chunks of up to {stats.l_max:,} characters may exceed an embedder's input limit "
+        f"(mE5-large-instruct reads 512 tokens, about {LONG_CHUNK_CHARS:,} characters); "
+        "--max-chunk-chars caps them"
+    )

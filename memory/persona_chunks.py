@@ -80,8 +80,13 @@ def split_settings(
     *,
     fixed_size: int = FIXED_SIZE,
     fixed_overlap: int = FIXED_OVERLAP,
+    max_chunk_chars: int | None = None,
 ) -> SplitSettings:
-    """l_max and l_o for ``doc`` (Eq. 3 and the half-overlap rule), or the fixed pair."""
+    """l_max and l_o for ``doc`` (Eq. 3 and the half-overlap rule), or the fixed pair.
+
+    ``max_chunk_chars`` caps l_max (and so l_o) for embedders with a short input limit; off by
+    default, which is the paper's rule.
+    """
     if splitter not in SPLITTERS:
         raise InputError(f"unknown splitter {splitter!r}", "use acts, ats or fixed")
     if splitter == "fixed":
@@ -94,6 +99,10 @@ def split_settings(
     l_max = max((len(paragraph) for paragraph in doc.paragraphs), default=0)
     if l_max == 0:
         raise InputError(f"the persona {doc.source or doc.character} has no paragraphs", None)
+    if max_chunk_chars is not None:
+        if max_chunk_chars < 2:
+            raise InputError("--max-chunk-chars must be at least 2", "pass a larger cap")
+        l_max = min(l_max, max_chunk_chars)
     return SplitSettings(splitter, l_max, l_max // 2)
 
 
@@ -188,9 +197,16 @@ def split_persona(
     *,
     fixed_size: int = FIXED_SIZE,
     fixed_overlap: int = FIXED_OVERLAP,
+    max_chunk_chars: int | None = None,
 ) -> list[PersonaChunk]:
     """Every chunk of ``doc`` in document order, split per leaf section."""
-    settings = split_settings(doc, splitter, fixed_size=fixed_size, fixed_overlap=fixed_overlap)
+    settings = split_settings(
+        doc,
+        splitter,
+        fixed_size=fixed_size,
+        fixed_overlap=fixed_overlap,
+        max_chunk_chars=max_chunk_chars,
+    )
     chunks: list[PersonaChunk] = []
     for section in doc.sections:
         chunks += _section_chunks(doc, section, settings, len(chunks))

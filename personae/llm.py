@@ -7,6 +7,7 @@ are retried with the error fed back, and usage is counted so graphs can enforce 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
+from personae.backoff import backoff_delay, parse_retry_after
 from personae.errors import ConfigurationError, RemoteError
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
@@ -81,13 +83,28 @@ def sampling_text(sampling: Mapping[ModelRole, Mapping[str, float]], setting: st
     )
 
 
+RETRY_SECONDS_VARIABLE = "PERSONAE_LLM_RETRY_SECONDS"
+"""Environment variable holding the LLM retry budget in seconds (read at the edge)."""
+DEFAULT_RETRY_SECONDS = 120.0
+"""How long, in total, calls wait for an overloaded or unreachable LLM server by default."""
+RETRY_BASE_SECONDS = 1.0
+"""First backoff wait when the server gives no ``Retry-After``; it doubles each retry."""
+RETRY_MAX_WAIT = 30.0
+"""Longest single backoff wait when the server gives no ``Retry-After``."""
+_RETRY_KEY = "personae_retry_seconds"
+_sleep = asyncio.sleep
+"""The wait between retries (tests record it instead of sleeping)."""
+
+
 @dataclass(frozen=True)
 class LLMUsage:
-    """What a model call cost: calls made and tokens in and out."""
+    """What a model call cost: calls made and tokens in and out, and model output dropped."""
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    dropped_ids: int = 0
+    """Ids the model cited that the code never gave it, dropped from the answer."""
 
     @property
     def tokens(self) -> int:
@@ -99,15 +116,19 @@ class LLMUsage:
             self.calls + other.calls,
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
+            self.dropped_ids + other.dropped_ids,
         )
 
     def as_dict(self) -> dict[str, int]:
-        """JSON-friendly form used in state and reports."""
-        return {
+        """JSON-friendly form used in state and reports (``dropped_ids`` only when some were)."""
+        counts = {
             "llm_calls": self.calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
         }
+        if self.dropped_ids:
+            counts["dropped_ids"] = self.dropped_ids
+        return counts
 
 
 def override_models(
@@ -199,8 +220,48 @@ def _openai_chat_model(name: str, api_key: str | None, base_url: str | None) -> 
         api_key=api_key or "not-needed",  # type: ignore[arg-type]
         base_url=base_url,
         timeout=120,
-        max_retries=2,
+        max_retries=0,  # call_structured/call_text retry, within the run's budget
     )
+
+
+def with_retry_budget(model: BaseChatModel, seconds: float) -> BaseChatModel:
+    """``model`` (a copy) whose calls retry for at most ``seconds`` of waiting in total.
+
+    :func:`call_structured` and :func:`call_text` retry rate limits (429), server errors (5xx)
+    and connection failures with exponential backoff, honouring ``Retry-After``, until the
+    next wait would pass the budget; then they say they gave up. 0 disables retries.
+    """
+    if seconds < 0:
+        raise ConfigurationError(
+            f"the LLM retry budget {seconds:g}s is negative",
+            f"set {RETRY_SECONDS_VARIABLE} to 0 or more seconds",
+        )
+    if retry_budget(model) == seconds:
+        return model
+    metadata = {**(model.metadata or {}), _RETRY_KEY: float(seconds)}
+    return model.model_copy(update={"metadata": metadata})
+
+
+def retry_budget(model: BaseChatModel) -> float:
+    """The retry budget of ``model`` in seconds (``DEFAULT_RETRY_SECONDS`` unless set)."""
+    value = (getattr(model, "metadata", None) or {}).get(_RETRY_KEY)
+    return float(value) if isinstance(value, int | float) else DEFAULT_RETRY_SECONDS
+
+
+def parse_retry_seconds(text: str) -> float:
+    """The retry budget written in ``PERSONAE_LLM_RETRY_SECONDS`` (empty: the default)."""
+    if not text.strip():
+        return DEFAULT_RETRY_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ConfigurationError(
+            f"{RETRY_SECONDS_VARIABLE}={text!r} is not a number of seconds",
+            f"set {RETRY_SECONDS_VARIABLE} to 0 or more (default {DEFAULT_RETRY_SECONDS:g})",
+        )
+    return seconds
 
 
 def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLMUsage:
@@ -219,8 +280,76 @@ def _remote_error(error: Exception, model: BaseChatModel) -> RemoteError:
         return RemoteError(f"cannot reach the LLM server at {base}", fix)
     if "Timeout" in kind:
         return RemoteError(f"the LLM server at {base} timed out", fix)
+    status = getattr(error, "status_code", None)
+    if status == 429:
+        return RemoteError(f"the LLM server at {base} is rate-limiting (HTTP 429)", fix)
     text = str(error).splitlines()[0] if str(error) else kind
     return RemoteError(f"the LLM at {base} failed: {kind}: {text[:200]}", fix)
+
+
+def _retryable(error: Exception) -> bool:
+    """Rate limits, server errors, timeouts and connection failures; not 400/401/404."""
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 409, 429) or status >= 500
+    kind = type(error).__name__
+    return (
+        "Connection" in kind
+        or "Timeout" in kind
+        or isinstance(error, ConnectionError | TimeoutError)
+        or type(error).__module__.startswith(("httpx", "httpcore"))
+    )
+
+
+def _retry_after(error: Exception) -> float | None:
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    if headers is None:
+        return None
+    milliseconds = parse_retry_after(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000
+    return parse_retry_after(headers.get("retry-after"))
+
+
+async def _ainvoke(runnable: Any, payload: Any, model: BaseChatModel) -> Any:
+    """``runnable.ainvoke(payload)``, retried on transient failures within the model's budget."""
+    budget = retry_budget(model)
+    waited, attempt = 0.0, 0
+    while True:
+        try:
+            return await runnable.ainvoke(payload)
+        except Exception as error:
+            if not _is_transport_error(error):
+                raise
+            if not _retryable(error):
+                raise _remote_error(error, model) from error
+            told = _retry_after(error)  # honoured in full: retrying earlier only fails again
+            delay = backoff_delay(attempt, told, base=RETRY_BASE_SECONDS, cap=float("inf"))
+            if told is None:
+                delay = min(delay, RETRY_MAX_WAIT)
+            if waited + delay > budget:
+                raise _gave_up(error, model, attempt + 1, waited, budget, told) from error
+            await _sleep(delay)
+            waited += delay
+            attempt += 1
+
+
+def _gave_up(
+    error: Exception,
+    model: BaseChatModel,
+    attempts: int,
+    waited: float,
+    budget: float,
+    told: float | None,
+) -> RemoteError:
+    cause = _remote_error(error, model).problem
+    asked = f"; it asked to wait {told:g}s more" if told is not None else ""
+    return RemoteError(
+        f"{cause}; gave up after {attempts} attempt{'s' * (attempts > 1)} and {waited:.0f}s "
+        f"of retrying{asked}",
+        "check that the server runs (OPENAI_BASE_URL / OPENAI_API_KEY) and try again later, "
+        f"or raise the retry budget ({RETRY_SECONDS_VARIABLE}, now {budget:g}s)",
+    )
 
 
 def _is_transport_error(error: Exception) -> bool:
@@ -244,23 +373,25 @@ async def call_structured(
     *,
     retries: int = 2,
     check: Callable[[SchemaT], None] | None = None,
+    repair: Callable[[SchemaT], tuple[SchemaT, int]] | None = None,
 ) -> tuple[SchemaT, LLMUsage]:
     """Ask ``model`` for a ``schema`` answer; validate, retry malformed answers, count usage.
 
     ``check`` runs code-side validation (ids, positions the code gave the model) and raises
     ``ValueError`` to reject an answer; the message is fed back to the model on retry.
+    ``repair`` salvages a rejected answer instead: it returns the answer without the parts the
+    check refused (ids the model invented) and how many it dropped, counted in
+    ``LLMUsage.dropped_ids``. One invented id then costs nothing but itself, where retrying
+    could fail the whole run on a model that keeps copying an id it read in a passage.
+    Transport failures (429, 5xx, connection) are retried within the model's retry budget
+    (:func:`with_retry_budget`).
     """
     runnable = _structured_runnable(model, schema)
     history = list(messages)
     usage = LLMUsage()
     problem = "no answer"
     for _ in range(retries + 1):
-        try:
-            result = await runnable.ainvoke(history)
-        except Exception as error:
-            if _is_transport_error(error):
-                raise _remote_error(error, model) from error
-            raise
+        result = await _ainvoke(runnable, history, model)
         raw = result.get("raw")
         usage = usage + _usage_of(raw, history)
         parsed = result.get("parsed")
@@ -272,6 +403,10 @@ async def call_structured(
                 return parsed, usage
             except (ValueError, ValidationError) as rejected:
                 problem = str(rejected)
+                salvaged = _salvage(parsed, check, repair)
+                if salvaged is not None:
+                    fixed, dropped = salvaged
+                    return fixed, usage + LLMUsage(dropped_ids=dropped)
         else:
             problem = (
                 str(parse_error) if parse_error else "the answer did not use the required schema"
@@ -290,12 +425,27 @@ async def call_structured(
     )
 
 
-async def call_text(model: BaseChatModel, messages: Sequence[BaseMessage]) -> tuple[str, LLMUsage]:
-    """Ask ``model`` for free text; transport failures become a one-line :class:`RemoteError`."""
+def _salvage(
+    answer: SchemaT,
+    check: Callable[[SchemaT], None] | None,
+    repair: Callable[[SchemaT], tuple[SchemaT, int]] | None,
+) -> tuple[SchemaT, int] | None:
+    """The repaired answer and its drop count, when ``repair`` makes it pass ``check``."""
+    if repair is None:
+        return None
+    fixed, dropped = repair(answer)
     try:
-        answer = await model.ainvoke(list(messages))
-    except Exception as error:
-        if _is_transport_error(error):
-            raise _remote_error(error, model) from error
-        raise
+        if check is not None:
+            check(fixed)
+    except (ValueError, ValidationError):
+        return None  # not what repair fixes (an empty profile): retry as usual
+    return fixed, dropped
+
+
+async def call_text(model: BaseChatModel, messages: Sequence[BaseMessage]) -> tuple[str, LLMUsage]:
+    """Ask ``model`` for free text; transport failures become a one-line :class:`RemoteError`.
+
+    Rate limits, server errors and connection failures are retried within the model's budget.
+    """
+    answer = await _ainvoke(model, list(messages), model)
     return str(answer.content), _usage_of(answer, messages)

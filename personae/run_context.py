@@ -19,10 +19,14 @@ from typing import Literal, TypeVar
 from langchain_core.language_models import BaseChatModel
 
 from personae.llm import (
+    DEFAULT_RETRY_SECONDS,
+    RETRY_SECONDS_VARIABLE,
     SAMPLING_VARIABLES,
     ModelRole,
+    parse_retry_seconds,
     parse_sampling,
     resolve_chat_model,
+    with_retry_budget,
     with_sampling,
 )
 from personae.settings import model_specs
@@ -79,6 +83,10 @@ class LLMContext:
     top_p: str = ""
     """Nucleus sampling top-p, in the same forms as temperature. Empty: PERSONAE_TOP_P, else
     the server's default."""
+    llm_retry_seconds: float | None = None
+    """Total seconds LLM calls may spend waiting out rate limits (429), server errors (5xx)
+    and connection failures before the run gives up, saying so. Empty:
+    PERSONAE_LLM_RETRY_SECONDS, else 120. 0 disables retries."""
 
     def __post_init__(self) -> None:
         """Fill what the run left empty from the environment (this is the edge)."""
@@ -92,6 +100,11 @@ class LLMContext:
             text = getattr(self, setting) or env.get(variable, "").strip()
             parse_sampling(text, setting)  # a bad value fails here, naming the setting
             object.__setattr__(self, setting, text)
+        if self.llm_retry_seconds is None:
+            budget = parse_retry_seconds(env.get(RETRY_SECONDS_VARIABLE, ""))
+        else:
+            budget = parse_retry_seconds(str(self.llm_retry_seconds))
+        object.__setattr__(self, "llm_retry_seconds", budget)
         # Not a field: a secret must not travel in run contexts, schemas or checkpoints.
         object.__setattr__(self, "_openai_api_key", env.get("OPENAI_API_KEY", "").strip())
 
@@ -112,4 +125,5 @@ class LLMContext:
             for role_named, value in parse_sampling(getattr(self, setting), setting).items()
             if role_named == role
         }
-        return with_sampling(model, sampling)
+        budget = DEFAULT_RETRY_SECONDS if self.llm_retry_seconds is None else self.llm_retry_seconds
+        return with_retry_budget(with_sampling(model, sampling), budget)

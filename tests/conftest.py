@@ -42,6 +42,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PERSONAE_CACHE_DIR", str(tmp_path / "cache"))
+    # A scripted model that raises ConnectionError fails at once, not after two minutes of
+    # backoff; the retry tests set their own budget.
+    monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "0")
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
 

@@ -220,6 +220,24 @@ def test_profiler_context_names_its_own_models(studio: Studio) -> None:
     assert studio.models_called(before) == {"run-strong"}
 
 
+def test_amadeus_conversation_continues_on_a_thread(studio: Studio) -> None:
+    thread = httpx.post(f"{studio.url}/threads", json={}, timeout=10).json()["thread_id"]
+    context = {"memory_dir": "persona", "gs_wave": 3}
+    for question in ("My name is Kazuma.", "What is my name?"):
+        body = {
+            "assistant_id": "amadeus",
+            "input": {"character": "Megumin", "query": question},
+            "context": context,
+        }
+        answer = httpx.post(f"{studio.url}/threads/{thread}/runs/wait", json=body, timeout=120)
+        assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert [m["type"] for m in result["messages"]] == ["human", "ai", "human", "ai"]
+    assert result["gs_failed"] is False and result["usage"]["gs_calls"] >= 3
+    last_prompt = json.dumps(studio.llm.requests[-1]["messages"])
+    assert "My name is Kazuma." in last_prompt and "Explosions first." in last_prompt
+
+
 def test_arcane_roleplay_every_mode_stays_before_the_query_chapter(studio: Studio) -> None:
     from arcane_world import future_marks
     from studio_world import ARCANE_PROBE, DATA_DIR

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import hashlib
 import ipaddress
 import json
 import logging
-import random
 import socket
 import time
 import weakref
@@ -28,6 +26,8 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
+from personae.backoff import backoff_delay
+from personae.backoff import parse_retry_after as parse_retry_after  # re-exported
 from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
 from personae.settings import Settings, user_agent
@@ -223,20 +223,6 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             ssl_context=httpx.create_ssl_context(),
             network_backend=_PinnedBackend(pins),
         )
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class PoliteHttpClient:
@@ -508,11 +494,9 @@ class PoliteHttpClient:
                 await self._sleep(wait)
 
     def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        told = parse_retry_after(retry_after)
-        if told is not None:
-            return min(told, self.max_backoff)
-        delay = self.backoff_base * float(2**attempt)
-        return min(delay + random.uniform(0, delay / 2), self.max_backoff)
+        return backoff_delay(
+            attempt, parse_retry_after(retry_after), base=self.backoff_base, cap=self.max_backoff
+        )
 
     def _check_scheme(self, url: str) -> None:
         parts = urlsplit(url)

@@ -37,6 +37,7 @@ EXTRA_PROTOCOLS = (
     "personae.commands.eval_personality",
     "personae.commands.eval_persona_qa",
     "personae.commands.eval_persona_chunks",
+    "personae.commands.eval_persona_human",
 )
 """Protocols whose subcommands live in their own modules (each has ``register(protocols)``)."""
 

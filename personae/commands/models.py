@@ -127,7 +127,14 @@ def resolve_models(
     when neither flag nor environment names one (else the strong model).
     Raises :class:`ConfigurationError` when no LLM is configured or a spec cannot be resolved.
     """
-    from personae.llm import NO_MODEL_HINT, resolve_chat_model, with_sampling
+    from personae.llm import (
+        NO_MODEL_HINT,
+        RETRY_SECONDS_VARIABLE,
+        parse_retry_seconds,
+        resolve_chat_model,
+        with_retry_budget,
+        with_sampling,
+    )
     from personae.settings import load_settings, model_specs
 
     source = os.environ if env is None else env
@@ -149,12 +156,16 @@ def resolve_models(
     sampling = sampling_settings(args, roles, source)
     for role in roles if default_sampling else ():
         sampling[role] = {**(default_sampling or {}), **sampling.get(role, {})}
+    budget = parse_retry_seconds(source.get(RETRY_SECONDS_VARIABLE, ""))
     chat_models = {
-        role: with_sampling(
-            resolve_chat_model(
-                spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+        role: with_retry_budget(
+            with_sampling(
+                resolve_chat_model(
+                    spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+                ),
+                sampling.get(role, {}),
             ),
-            sampling.get(role, {}),
+            budget,
         )
         for role, spec in specs.items()
     }

@@ -54,6 +54,9 @@ def add_index_flags(parser: Any) -> None:
     parser.add_argument("--chunk-size", type=int, default=1000, help="fixed splitter chunk size")
     parser.add_argument("--overlap", type=int, default=200, help="fixed splitter overlap")
     parser.add_argument("--embedding", default="hashing", help="embedding (default hashing)")
+    parser.add_argument(
+        "--max-chunk-chars", type=int, help="cap ACTS/ATS chunk size (off: the paper's rule)"
+    )
 
 
 def index_options(args: argparse.Namespace) -> Any:
@@ -71,6 +74,7 @@ def index_options(args: argparse.Namespace) -> Any:
         embedding=args.embedding,
         fixed_size=args.chunk_size,
         fixed_overlap=args.overlap,
+        max_chunk_chars=args.max_chunk_chars,
         chroma_host=settings.chroma_host,
         chroma_port=settings.chroma_port,
     )
@@ -90,13 +94,16 @@ def run_index(args: argparse.Namespace) -> int:
     import asyncio
     from dataclasses import asdict
 
-    from personae.graphs.amadeus_index import index_persona
+    from personae.graphs.amadeus_index import index_persona, long_chunk_warning
     from personae.settings import load_settings
 
     options = index_options(args)
     doc, stats = asyncio.run(
         index_persona(args.source, args.character, options, settings=load_settings())
     )
+    warning = long_chunk_warning(stats)
+    if warning:
+        sys.stderr.write(f"personae: warning: {warning}\n")
     if args.json:
         payload = {"character": doc.character, "source": doc.source, "kind": doc.source_kind}
         sys.stdout.write(json.dumps({**payload, **asdict(stats)}, indent=2) + "\n")

@@ -45,24 +45,26 @@ async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> 
     assert len(abilities) == 2 and usage.calls == 1  # capped at per_dimension
 
 
-async def test_summarizer_rejects_invented_ids_then_keeps_only_cited_facts() -> None:
-    answers = iter(
-        [
-            {"facts": [{"dimension": "appearance", "text": "Scars.", "source_ids": ["S9"]}]},
-            {
-                "facts": [
-                    {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1"]},
-                    {"dimension": "relationship", "text": "No source.", "source_ids": []},
-                ]
-            },
+async def test_summarizer_drops_invented_ids_keeps_the_rest_and_counts_them() -> None:
+    # "[S99]" in a wiki page, or an example id of a prompt, must not fail the run: the
+    # invented ids go, the facts they do not hold up stay, and usage says how many went.
+    answer = {
+        "facts": [
+            {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1", "S99"]},
+            {"dimension": "relationship", "text": "Copied.", "source_ids": ["S99"]},
+            {"dimension": "relationship", "text": "Raoh is his brother.", "source_ids": ["S2"]},
         ]
-    )
-    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: next(answers)})
+    }
+    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: answer})
     facts, usage = await summarize_round(model, name="Kenshiro", franchise=None, sources=SOURCES)
-    assert [(f.text, f.source_ids) for f in facts] == [("Seven scars.", ["S1"])]
-    assert usage.calls == 2
-    retry_prompt = prompt_text(model.calls_for("EvidenceNotes")[1])
-    assert "unknown ids: S9" in retry_prompt and "[S1] Kenshiro" in retry_prompt
+    assert [(f.text, f.source_ids) for f in facts] == [
+        ("Seven scars.", ["S1"]),
+        ("Raoh is his brother.", ["S2"]),
+    ]
+    assert usage.calls == 1 and usage.dropped_ids == 2  # no paid retry
+    assert usage.as_dict()["dropped_ids"] == 2
+    prompt = prompt_text(model.calls_for("EvidenceNotes")[0])
+    assert "[S1] Kenshiro" in prompt and '"S5"' not in prompt  # no example ids to copy
 
 
 def test_keep_cited_facts_drops_invented_ids_and_unsourced_facts() -> None:
@@ -120,15 +122,17 @@ async def test_reflector_reads_each_dimension_s_cited_notes() -> None:
     assert "ability: (nothing yet)" in prompt and "Kenshiro appearance" in prompt
 
 
-async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
-    def draft(ids: list[str]) -> dict[str, Any]:
+async def test_rewriter_drops_invented_ids_retries_an_empty_profile_and_writes_first_person() -> (
+    None
+):
+    def draft(profile: str, ids: list[str]) -> dict[str, Any]:
         return {
-            "profile": "I am Kenshiro.",
+            "profile": profile,
             "canon": "manga",
             "facts": [{"dimension": "identity", "text": "I am the successor.", "source_ids": ids}],
         }
 
-    answers = iter([draft(["S5"]), draft(["S1"])])
+    answers = iter([draft("", ["S1"]), draft("I am Kenshiro.", ["S1", "S5"])])
 
     def respond(messages: list[BaseMessage]) -> dict[str, Any]:
         return next(answers)
@@ -145,9 +149,10 @@ async def test_rewriter_retries_invented_ids_and_writes_first_person() -> None:
         known_ids={"S1"},
         canon="Canon: Fist of the North Star.",
     )
-    assert result.facts[0].source_ids == ["S1"] and usage.calls == 2
+    assert result.profile == "I am Kenshiro." and result.facts[0].source_ids == ["S1"]
+    assert usage.calls == 2 and usage.dropped_ids == 1
     first = prompt_text(model.calls_for("ProfileDraft")[0])
     assert "Canon: Fist of the North Star." in first
     assert "Kenshiro is the successor of Hokuto Shinken." in first  # it reads the passages
     assert "analyse it from the character's experiences" in first
-    assert "unknown ids: S5" in prompt_text(model.calls_for("ProfileDraft")[1])
+    assert "the profile is empty" in prompt_text(model.calls_for("ProfileDraft")[1])

@@ -70,8 +70,9 @@ def test_openai_models_are_built_once_per_server_and_callers_get_their_own_copy(
     # One underlying client (built once), but a caller's field change stays its own.
     assert first is not second
     assert first.root_async_client is second.root_async_client  # type: ignore[attr-defined]
-    first.max_retries = 0  # type: ignore[attr-defined]
-    assert on(settings, "openai:qwen").max_retries == 2  # type: ignore[attr-defined]
+    first.temperature = 0.3  # type: ignore[attr-defined]
+    assert on(settings, "openai:qwen").temperature is None  # type: ignore[attr-defined]
+    assert first.max_retries == 0  # type: ignore[attr-defined]  # call_structured retries
     other = load_settings({"OPENAI_BASE_URL": "http://127.0.0.1:10/v1"})
     elsewhere = on(other, "openai:qwen")
     assert elsewhere.root_async_client is not first.root_async_client  # type: ignore[attr-defined]

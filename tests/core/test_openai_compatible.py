@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from personae.errors import RemoteError
-from personae.llm import call_structured, resolve_chat_model
+from personae.llm import call_structured, resolve_chat_model, with_retry_budget
 from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
 
@@ -44,7 +44,7 @@ async def test_unreachable_server_is_a_one_line_remote_error() -> None:
     model = resolve_chat_model(
         settings.model, base_url=settings.openai_base_url, api_key=settings.openai_api_key
     )
-    model.max_retries = 0  # type: ignore[attr-defined]
+    model = with_retry_budget(model, 0)  # no retries: the retry tests cover them
     with pytest.raises(
         RemoteError, match="cannot reach the LLM server at http://127.0.0.1"
     ) as caught:

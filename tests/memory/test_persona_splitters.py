@@ -83,3 +83,35 @@ def test_empty_persona_and_persona_without_paragraphs_are_refused() -> None:
         parse_markdown("  \n", "X", source="x.md")
     with pytest.raises(InputError, match="has no paragraphs"):
         parse_markdown("# X\n\n## A\n\n## B\n", "X", source="x.md")
+
+
+def test_max_chunk_chars_caps_l_max_and_long_chunks_are_warned(
+    iago: PersonaDoc, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from personae.cli import main
+
+    capped = split_persona(iago, "acts", max_chunk_chars=200)
+    assert {(c.l_max, c.l_o) for c in capped} == {(200, 100)} and all(
+        len(c.raw) <= 200 for c in capped
+    )
+    long = tmp_path / "long.md"
+    long.write_text("# X\n\n## A\n\n" + "word " * 500 + "\n")
+    memory = ["--memory", str(tmp_path / "mem")]
+    assert main(["persona", "index", str(long), "--character", "X", *memory]) == 0
+    assert "may exceed an embedder's input limit" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "persona",
+                "index",
+                str(long),
+                "--character",
+                "X",
+                "--max-chunk-chars",
+                "1000",
+                *memory,
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().err == ""
