@@ -37,7 +37,13 @@ from chromadb.errors import ChromaError
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.memory.bank_index import BankIndex, IndexedBookmark, index_for, mark_stale
+from personae.memory.bank_index import (
+    RECORDS_KEPT,
+    BankIndex,
+    IndexedBookmark,
+    index_for,
+    mark_stale,
+)
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
 from personae.memory.embeddings import TextEmbedding, open_embedding
@@ -217,7 +223,7 @@ class BookmarkBank:
                 metadatas=[_metadata(b) for b in bookmarks],
             )
             index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
-            index.remember(bookmarks)
+            index.remember(bookmarks[-RECORDS_KEPT:])  # a bulk import keeps only its last ones
 
     def _archive_old_versions(self, bookmarks: list[Bookmark], vectors: Any) -> None:
         """Move all but the latest :data:`HISTORY_KEPT` versions of long histories to the archive.
