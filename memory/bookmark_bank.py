@@ -125,10 +125,36 @@ class BookmarkBank:
         parent_id: str | None = None,
         keyword: str | None = None,
     ) -> Bookmark:
-        """Create and store a bookmark; the bank assigns its id.
+        """Create and store a bookmark; the bank assigns its id (:meth:`new`, then a write)."""
+        bookmark = self.new(
+            question=question,
+            type=type,
+            character=character,
+            answer=answer,
+            position=position,
+            parent_id=parent_id,
+            keyword=keyword,
+        )
+        self._write([bookmark])
+        return bookmark
+
+    def new(
+        self,
+        *,
+        question: str,
+        type: BookmarkType,
+        character: str,
+        answer: str = "",
+        position: int = 0,
+        parent_id: str | None = None,
+        keyword: str | None = None,
+    ) -> Bookmark:
+        """A new bookmark with a fresh id, not yet stored (:meth:`save_step` stores it).
 
         The first history entry is ``(position, answer)``: a derived bookmark starts from its
         parent's answer at the parent's position, a new one from ``""`` at the storyline start.
+        A step creates its bookmarks this way and writes them once, synced, with the rest of
+        the step's bookmarks.
         """
         if not question.strip():
             raise InputError("a bookmark needs a non-empty question", "ask something")
@@ -136,7 +162,7 @@ class BookmarkBank:
             raise InputError(f"bookmark position {position} is negative", "use a position >= 0")
         if parent_id is not None and self._index().get(parent_id) is None:
             raise KeyError(parent_id)
-        bookmark = Bookmark(
+        return Bookmark(
             id=self._reserve_id(),
             question=question.strip(),
             type=BookmarkType(type),
@@ -147,8 +173,6 @@ class BookmarkBank:
             keyword=keyword,
             history=[AnswerVersion(position=position, answer=answer)],
         )
-        self._write([bookmark])
-        return bookmark
 
     def _reserve_id(self) -> str:
         return f"bm-{self._index().reserve()}"
@@ -198,18 +222,51 @@ class BookmarkBank:
                     f"{bookmark.id}: position {bookmark.position} is behind the stored "
                     f"{stored.position}; bookmarks only sync forward (reload it with get())"
                 )
-            chunks = [
-                (t.position, t.answer)
-                for t in bookmark.transitions
-                if stored.position < t.position < bookmark.position
-            ]
-            updated = bookmark.model_copy(deep=True)
-            updated.history = _with_versions(
-                stored.history, [*chunks, (bookmark.position, bookmark.answer)]
-            )
-            updated.archived = stored.archived or bookmark.archived
+            updated = _merged(stored, bookmark)
             self._write([updated])
         bookmark.history, bookmark.archived = updated.history, updated.archived
+
+    def save_step(
+        self, bookmarks: list[Bookmark], *, created: Iterable[str] = (), at: int | None = None
+    ) -> list[Bookmark]:
+        """Store one step's synced bookmarks in a single upsert; the stored copies, in order.
+
+        ``created`` names those made with :meth:`new` and never stored: their history starts
+        from their own first version. A created id another bookmark took meanwhile (a step
+        resumed from a checkpoint after a restart hands out ids again) gets a fresh id; one
+        already stored as this very bookmark (the step was killed after its write) is updated.
+        A bookmark another step synced further than this one is kept as stored and read back
+        with the versions a reader at ``at`` needs (positions only move forward). Nothing is
+        written for an empty list.
+        """
+        fresh = set(created)
+        results: list[Bookmark | str] = []
+        with _WRITE_LOCK:
+            index = self._index()
+            writes: dict[str, Bookmark] = {}
+            for bookmark in bookmarks:
+                row = index.get(bookmark.id)
+                if bookmark.id in fresh and (row is None or not _same_creation(self, bookmark)):
+                    if row is not None:
+                        bookmark = bookmark.model_copy(update={"id": self._reserve_id()})
+                    start = bookmark.model_copy(
+                        update={"position": bookmark.history[0].position if bookmark.history else 0}
+                    )
+                    start.history = start.history[:1]
+                    stored = start
+                else:
+                    stored = writes.get(bookmark.id) or self.get(bookmark.id)
+                if bookmark.position < stored.position:
+                    results.append(bookmark.id)  # kept as stored: read back below
+                    continue
+                writes[bookmark.id] = _merged(stored, bookmark)
+                results.append(writes[bookmark.id])
+            if writes:
+                self._write(list(writes.values()))
+        return [
+            self.get(r, at=at) if isinstance(r, str) else writes[r.id].model_copy(deep=True)
+            for r in results
+        ]
 
     def _write(self, bookmarks: list[Bookmark]) -> None:
         vectors = self.embedding.embed([b.question for b in bookmarks])
@@ -427,6 +484,37 @@ class BookmarkBank:
     def export_json(self, path: Path) -> None:
         """Write :meth:`export` to ``path`` atomically."""
         write_json_atomic(path, self.export())
+
+
+def _merged(stored: Bookmark, bookmark: Bookmark) -> Bookmark:
+    """``bookmark`` as it is written over ``stored``: history extended, archive flag kept.
+
+    The history is the stored one plus each chunk answer past the stored position (state
+    transitions) and the new answer; versions a reader brought back from the archive are not
+    written inline again.
+    """
+    chunks = [
+        (t.position, t.answer)
+        for t in bookmark.transitions
+        if stored.position < t.position < bookmark.position
+    ]
+    updated = bookmark.model_copy(deep=True)
+    updated.history = _with_versions(
+        stored.history, [*chunks, (bookmark.position, bookmark.answer)]
+    )
+    updated.archived = stored.archived or bookmark.archived
+    return updated
+
+
+def _same_creation(bank: BookmarkBank, bookmark: Bookmark) -> bool:
+    """Whether the stored bookmark of this id is this one (same question, kind and parent)."""
+    stored = bank.get(bookmark.id)
+    return (stored.question, stored.type, stored.character, stored.parent_id) == (
+        bookmark.question,
+        bookmark.type,
+        bookmark.character,
+        bookmark.parent_id,
+    )
 
 
 def _with_versions(
