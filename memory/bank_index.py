@@ -9,6 +9,13 @@ position, question, vector), so they live here: per scope, a contiguous matrix o
 array of positions, searched exactly with one matrix product over the rows that pass (a few ms
 at 100,000 bookmarks). Chroma stays the store of record; only the winners are read back whole.
 
+The product runs on one BLAS thread (:func:`one_blas_thread`). A matrix-vector product is
+memory-bound, so more threads gain nothing, and OpenBLAS's worker threads spin while they wait:
+on a busy 2-core machine five concurrent searches (one per proposed question) took 287 ms
+instead of 23 ms, and one search 20 ms instead of 2.4 ms (``/tmp``-style micro benchmark over a
+33,000 x 384 scope at load average 10; the match node p50 went from 186 ms to the figures in
+the README).
+
 One index per Chroma collection (by its id) and process, shared by every bank object on that
 collection, so several banks (or threads) see each other's writes at once. It is filled by one
 scan when first used and kept current by the bank's writes; another process writing the same
@@ -21,11 +28,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 if TYPE_CHECKING:
     from personae.memory.bookmark import Bookmark
@@ -178,7 +187,8 @@ class BankIndex:
             count = len(found.rows)
             vectors, positions, rows = found.vectors, found.positions, found.rows
         # One product over the scope's whole contiguous matrix (no copy), then the filter.
-        distances = 1.0 - vectors[:count] @ np.asarray(vector, dtype=np.float32)
+        with one_blas_thread():
+            distances = 1.0 - vectors[:count] @ np.asarray(vector, dtype=np.float32)
         slots = np.flatnonzero(positions[:count] <= synced_by)
         if not len(slots):
             return []
@@ -193,6 +203,37 @@ class BankIndex:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
         with self._lock:
             return [i for p in range(max(0, low), high + 1) for i in self._by_position.get(p, ())]
+
+
+_BLAS_LOCK = threading.Lock()
+_blas_users = 0
+_blas_limit: Any = None
+_blas_controller: ThreadpoolController | None = None
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS limited to one thread while any search runs; the original count restored after.
+
+    Counted, so concurrent searches never restore the limit under each other. The limit is
+    process-wide while it holds (threadpoolctl sets the BLAS library's thread count): another
+    numpy product running at that moment (a local embedding's forward pass) also gets one
+    thread, for a few milliseconds.
+    """
+    global _blas_users, _blas_limit, _blas_controller
+    with _BLAS_LOCK:
+        if _blas_users == 0:
+            _blas_controller = _blas_controller or ThreadpoolController()
+            _blas_limit = _blas_controller.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
 
 
 _INDEXES: dict[str, BankIndex] = {}
