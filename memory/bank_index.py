@@ -66,6 +66,18 @@ class _Scope:
         self.positions = np.zeros(16, dtype=np.int64)
         self.rows: list[IndexedBookmark] = []
 
+    @classmethod
+    def of(cls, rows: list[IndexedBookmark]) -> _Scope:
+        """A scope holding ``rows`` (one copy of their vectors, not one growth per row)."""
+        scope = cls(len(rows[0].vector))
+        capacity = max(16, 1 << (len(rows) - 1).bit_length())
+        scope.vectors = np.zeros((capacity, scope.vectors.shape[1]), dtype=np.float32)
+        scope.vectors[: len(rows)] = np.stack([row.vector for row in rows])
+        scope.positions = np.zeros(capacity, dtype=np.int64)
+        scope.positions[: len(rows)] = [row.position for row in rows]
+        scope.rows = list(rows)
+        return scope
+
     def add(self, row: IndexedBookmark) -> int:
         size = len(self.rows)
         if size == len(self.positions):
@@ -97,14 +109,22 @@ class BankIndex:
         self._lock = threading.Lock()
 
     def refill(self, rows: Iterable[IndexedBookmark], next_number: int) -> None:
-        """Forget everything, then index ``rows`` (what Chroma holds now)."""
+        """Forget everything, then index ``rows`` (what Chroma holds now), scope by scope."""
+        latest = {row.id: row for row in rows}
+        by_scope: dict[str, list[IndexedBookmark]] = {}
+        for row in latest.values():
+            by_scope.setdefault(row.scope, []).append(row)
+        numbers = (int(m.group(1)) + 1 for i in latest if (m := _NUMBER.match(i)))
         with self._lock:
             self._rows.clear()
-            self._scopes.clear()
             self._by_position.clear()
             self._records.clear()
-            self.next_number = next_number
-        self.put(rows)
+            self._scopes = {name: _Scope.of(members) for name, members in by_scope.items()}
+            for name, members in by_scope.items():
+                for slot, row in enumerate(members):
+                    self._rows[row.id] = (name, slot)
+                    self._by_position.setdefault(row.position, set()).add(row.id)
+            self.next_number = max(next_number, max(numbers, default=0))
         self.stale = False
 
     def __len__(self) -> int:
