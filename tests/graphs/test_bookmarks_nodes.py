@@ -140,7 +140,9 @@ async def test_sync_node_moves_a_bookmark_forward_and_the_save_node_stores_it(
 ) -> None:
     bank = bank_of(runtime)
     bookmark = bank.create(question="Where is Kyon now?", type=BookmarkType.STATE, character="Kyon")
-    update = await sync_bookmark(SyncTask(bookmark_id=bookmark.id, created="", position=70), runtime)
+    update = await sync_bookmark(
+        SyncTask(bookmark_id=bookmark.id, created="", position=70), runtime
+    )
     [record] = update["synced"]
     assert (record["actions_read"], record["actions_from_scratch"]) == (70, 70)
     assert record["llm_calls"] == 2  # chunks [0, 64) and [64, 70)
