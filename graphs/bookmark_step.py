@@ -128,6 +128,26 @@ class Resolution:
     usage: LLMUsage
 
 
+def find_candidates(
+    resources: BookmarkResources,
+    questions: Sequence[Question],
+    *,
+    character: str,
+    target: int,
+    settings: BookmarkStepSettings,
+) -> list[list[Bookmark]]:
+    """Each question's K' bank candidates synced by ``target``, found together.
+
+    One embedding call, one product per scope, one read of the winners. Blocks (embedding,
+    Chroma): async callers use a thread.
+    """
+    return resources.bank.candidates_many(
+        [(q["question"], BookmarkType(q["type"]), character) for q in questions],
+        synced_by=target,
+        k=settings.k_candidates,
+    )
+
+
 async def resolve_question(
     resources: BookmarkResources,
     question: Question,
@@ -137,28 +157,32 @@ async def resolve_question(
     fast_model: BaseChatModel,
     settings: BookmarkStepSettings,
     scene: Sequence[StoryAction] = (),
+    candidates: Sequence[Bookmark] | None = None,
 ) -> Resolution:
     """Match ``question`` to the bank's K' candidates synced by ``target``; derive if so.
 
-    A derive decision makes one more fast-model call that writes the child's first answer from
-    the parent's answer at the parent's position; with ``settings.derive`` off it becomes a new
-    bookmark instead. Nothing is written, and :func:`activate` gives new bookmarks their ids in
-    question order, so ids never depend on which model call finished first.
+    ``candidates``: from :func:`find_candidates` (the graph finds a step's together); ``None``
+    searches the bank for this question alone. A derive decision makes one more fast-model
+    call that writes the child's first answer from the parent's answer at the parent's
+    position; with ``settings.derive`` off it becomes a new bookmark instead. Nothing is
+    written, and :func:`activate` gives new bookmarks their ids in question order, so ids never
+    depend on which model call finished first.
     """
-    # Chroma queries block: a thread keeps the event loop (and other runs) moving.
-    candidates = await asyncio.to_thread(
-        resources.bank.candidates,
-        question["question"],
-        type=BookmarkType(question["type"]),
-        character=character,
-        synced_by=target,
-        k=settings.k_candidates,
-    )
+    if candidates is None:
+        # Chroma reads and the embedding block: a thread keeps the event loop moving.
+        [candidates] = await asyncio.to_thread(
+            find_candidates,
+            resources,
+            [question],
+            character=character,
+            target=target,
+            settings=settings,
+        )
     match, usage = await match_question(
         fast_model,
         question=question["question"],
         type=question["type"],
-        candidates=candidates,
+        candidates=list(candidates),
         target=target,
     )
     if match.decision == "derive" and not settings.derive:

@@ -46,6 +46,7 @@ from personae.graphs.bookmark_step import (
     SyncRecord,
     activate,
     active_bookmark,
+    find_candidates,
     grounding_entry,
     outcome_record,
     resolve_question,
@@ -233,9 +234,10 @@ async def match_bookmarks(
 ) -> dict[str, Any]:
     """Match every question to the bank's candidates: reuse, derive, or start a new bookmark.
 
-    The model calls (match, derive) run concurrently; new bookmarks then get their ids in
-    question order, so ids do not depend on which call finished first. Nothing is written:
-    they are stored, synced, by ``save_bookmarks``.
+    The candidates of all questions are found together (one embedding call, one product per
+    scope, in a thread); the model calls (match, derive) run concurrently; new bookmarks then
+    get their ids in question order, so ids do not depend on which call finished first.
+    Nothing is written: they are stored, synced, by ``save_bookmarks``.
     """
     context, resources = runtime.context, await _resources(runtime)
     target, character = state["position"], state["character"]
@@ -243,6 +245,14 @@ async def match_bookmarks(
     settings = context.step_settings()
     scene = resources.storyline.scene(target, context.scene_size)
     questions = state["questions"]
+    found = await asyncio.to_thread(
+        find_candidates,
+        resources,
+        questions,
+        character=character,
+        target=target,
+        settings=settings,
+    )
     resolved = await asyncio.gather(
         *(
             resolve_question(
@@ -253,8 +263,9 @@ async def match_bookmarks(
                 fast_model=fast_model,
                 settings=settings,
                 scene=scene,
+                candidates=candidates,
             )
-            for question in questions
+            for question, candidates in zip(questions, found, strict=True)
         )
     )
     usage, counts = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}

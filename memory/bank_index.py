@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -196,33 +196,52 @@ class BankIndex:
     ) -> list[tuple[IndexedBookmark, float]]:
         """The ``size`` rows of ``scope`` synced by ``synced_by`` nearest to ``vector``, exactly.
 
-        Cosine distance (vectors are normalised), nearest first, ties in creation order. The
-        lock is held only to take the scope's arrays: the product itself (numpy releases the
-        GIL) runs while other threads search or write.
+        Cosine distance (vectors are normalised), nearest first, ties in creation order.
+        """
+        return self.nearest_many([vector], scope, synced_by, size)[0]
+
+    def nearest_many(
+        self, vectors: Sequence[np.ndarray], scope: str, synced_by: int, size: int
+    ) -> list[list[tuple[IndexedBookmark, float]]]:
+        """:meth:`nearest` for several query vectors of one scope, reading its matrix once.
+
+        The product is memory-bound (the scope's matrix is read from memory for each query),
+        so a step's questions of one scope share one matrix-matrix product. The lock is held
+        only to take the scope's arrays: the product (numpy releases the GIL) runs while other
+        threads search or write.
         """
         with self._lock:
             found = self._scopes.get(scope)
-            if found is None or size <= 0:
-                return []
+            if found is None or size <= 0 or not len(vectors):
+                return [[] for _ in vectors]
             count = len(found.rows)
-            vectors, positions, rows = found.vectors, found.positions, found.rows
+            matrix, positions, rows = found.vectors, found.positions, found.rows
+        queries = np.asarray(np.stack(list(vectors)), dtype=np.float32)
         # One product over the scope's whole contiguous matrix (no copy), then the filter.
         with one_blas_thread():
-            distances = 1.0 - vectors[:count] @ np.asarray(vector, dtype=np.float32)
-        slots = np.flatnonzero(positions[:count] <= synced_by)
-        if not len(slots):
-            return []
-        distances = distances[slots]
-        if len(slots) > size:
-            keep = np.argpartition(distances, size - 1)[:size]
-            slots, distances = slots[keep], distances[keep]
-        order = np.lexsort((slots, distances))
-        return [(rows[int(slots[i])], float(distances[i])) for i in order]
+            products = matrix[:count] @ queries.T
+        passing = np.flatnonzero(positions[:count] <= synced_by)
+        return [
+            _ranked(1.0 - products[passing, q], passing, rows, size) for q in range(len(queries))
+        ]
 
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
         with self._lock:
             return [i for p in range(max(0, low), high + 1) for i in self._by_position.get(p, ())]
+
+
+def _ranked(
+    distances: np.ndarray, slots: np.ndarray, rows: list[IndexedBookmark], size: int
+) -> list[tuple[IndexedBookmark, float]]:
+    """The ``size`` nearest of ``slots`` (``distances`` beside them), ties in creation order."""
+    if not len(slots):
+        return []
+    if len(slots) > size:
+        keep = np.argpartition(distances, size - 1)[:size]
+        slots, distances = slots[keep], distances[keep]
+    order = np.lexsort((slots, distances))
+    return [(rows[int(slots[i])], float(distances[i])) for i in order]
 
 
 _BLAS_LOCK = threading.Lock()

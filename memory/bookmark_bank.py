@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -382,15 +382,46 @@ class BookmarkBank:
         the paper's lexical filter then keeps those sharing a content word with ``question``,
         ranked by shared words then vector distance. Only the ``k`` kept are read from Chroma.
         """
-        if k <= 0:
-            return []
-        scope = _scope(BookmarkType(type), character)
+        return self.candidates_many([(question, type, character)], synced_by=synced_by, k=k)[0]
+
+    def candidates_many(
+        self, questions: Sequence[tuple[str, BookmarkType, str]], *, synced_by: int, k: int = 5
+    ) -> list[list[Bookmark]]:
+        """:meth:`candidates` of each ``(question, type, character)``, for one step's questions.
+
+        One embedding call for all of them (one request with ``openai:``), one matrix product
+        per scope (a step's concept questions read the concept matrix once), one read of the
+        winners; the candidates are exactly those :meth:`candidates` finds one by one.
+        """
+        if k <= 0 or not questions:
+            return [[] for _ in questions]
         size = max(CANDIDATE_POOL, 10 * k)
-        pool = self._nearest_passing(self.embedding.embed_one(question), scope, synced_by, size)
-        kept = lexical_filter(
-            question, pool, lambda row: row[0].question, k=k, distance_of=lambda row: row[1]
-        )
-        return self._hydrate([row.id for row, _ in kept])
+        vectors = self.embedding.embed([question for question, _, _ in questions])
+        by_scope: dict[str, list[int]] = {}
+        for number, (_, kind, character) in enumerate(questions):
+            by_scope.setdefault(_scope(BookmarkType(kind), character), []).append(number)
+        index = self._index()
+        pools: dict[int, list[tuple[IndexedBookmark, float]]] = {}
+        for scope, members in by_scope.items():
+            found = index.nearest_many([vectors[n] for n in members], scope, synced_by, size)
+            pools.update(zip(members, found, strict=True))
+        kept = [
+            [
+                row.id
+                for row, _ in lexical_filter(
+                    question,
+                    pools[number],
+                    lambda row: row[0].question,
+                    k=k,
+                    distance_of=lambda row: row[1],
+                )
+            ]
+            for number, (question, _, _) in enumerate(questions)
+        ]
+        whole = {
+            b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
+        }
+        return [[whole[i].model_copy(deep=True) for i in ids if i in whole] for ids in kept]
 
     def _hydrate(self, ids: list[str]) -> list[Bookmark]:
         """The whole bookmarks of ``ids``, in that order (one Chroma read for those not kept)."""
