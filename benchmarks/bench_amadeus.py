@@ -26,7 +26,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from personae.graphs.amadeus import AmadeusContext, build_graph
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.embeddings import HashingTextEmbedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import PersonaDoc, parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client
@@ -66,7 +66,7 @@ def bench_index(memory: Path, characters: int) -> None:
     doc = parse_markdown(text, "Megumin")
     chunks = split_persona(doc)
     split = time.perf_counter() - start
-    index = PersonaIndex(open_client(str(memory)), "Megumin", "acts", HashingEmbedding())
+    index = PersonaIndex(open_client(str(memory)), "Megumin", "acts", HashingTextEmbedding())
     start = time.perf_counter()
     stats = index.sync(doc, chunks)
     first = time.perf_counter() - start
@@ -130,7 +130,7 @@ async def bench_waves(memory: Path, latency: float, relevant: set[str], label: s
 
 
 def bench_retrieval(memory: Path, chunks: int) -> None:
-    index = PersonaIndex(open_client(str(memory)), "Big", "acts", HashingEmbedding())
+    index = PersonaIndex(open_client(str(memory)), "Big", "acts", HashingTextEmbedding())
     text = synthetic_persona("Big", chunks * 700, seed=11)
     doc = parse_markdown(text, "Big")
     pieces = split_persona(doc)[:chunks]

@@ -144,11 +144,15 @@ def test_terminal_chat_resumes_after_a_restart(
         (["chat", "--character", "Nobody", "--ask", "hi"], "unknown character 'Nobody'"),
         (
             ["chat", "--character", "Iago", "--ask", "hi", "--splitter", "ats"],
-            "embedding or splitter mismatch",
+            "splitter mismatch: Iago is indexed with the acts splitter, not ats",
+        ),
+        (
+            ["chat", "--character", "Iago", "--ask", "hi", "--embedding", "local"],
+            "embedding mismatch: Iago is indexed with hashing, not local:all-MiniLM-L6-v2",
         ),
         (
             ["chat", "--character", "Iago", "--ask", "hi", "--embedding", "bge"],
-            "unknown embedding 'bge'",
+            "unknown embeddings 'bge'",
         ),
         (["persona", "index", "EMPTY", "--character", "X"], "is empty"),
         (["persona", "index", "HEADINGS", "--character", "X"], "has no paragraphs"),
@@ -173,3 +177,39 @@ def test_bad_input_is_one_line_and_exit_2(
     assert main([*argv, *_memory(tmp_path), *models]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and err.startswith("personae: error:")
+
+
+def test_the_embedding_setting_keys_the_index_and_a_mismatch_is_refused(
+    persona: Path,
+    tmp_path: Path,
+    model: ScriptedChatModel,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PERSONAE_EMBEDDINGS picks the index: local and hashing indexes live side by side."""
+    index = ["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
+    ask = ["chat", "--character", "Iago", "--ask", "Who do you serve?", "--json"]
+    monkeypatch.setenv("PERSONAE_EMBEDDINGS", "local")
+    assert main([*index, "--json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert local["collection"].endswith(".acts.local-all-minilm-l6-v2")
+
+    monkeypatch.setenv("PERSONAE_EMBEDDINGS", "hashing")  # nothing indexed with it yet
+    assert main([*ask, *_memory(tmp_path), *MODELS]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "embedding mismatch: Iago is indexed with local:all-MiniLM-L6-v2, not hashing" in err
+    assert "set PERSONAE_EMBEDDINGS (or --embedding) to local:all-MiniLM-L6-v2" in err
+
+    assert main([*index, "--json"]) == 0  # a second index, the first one untouched
+    hashing = json.loads(capsys.readouterr().out)
+    assert hashing["collection"].endswith(".acts.hashing-384") and hashing["added"] > 0
+    assert main([*ask, *_memory(tmp_path), *MODELS, "--embedding", "local"]) == 0
+    turn = json.loads(capsys.readouterr().out)
+    # MiniLM vectors: "serve" finds the ensign paragraph without sharing a word with it;
+    # hashing (word overlap) ranks the other one first: each run used its own index.
+    assert turn["knowledge"][0]["text"].startswith("I am Othello's ensign")
+    assert main([*ask, *_memory(tmp_path), *MODELS]) == 0
+    assert json.loads(capsys.readouterr().out)["knowledge"][0]["text"].startswith("I set")
+    assert main([*index, "--embedding", "local", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 0  # unchanged: nothing re-embedded
