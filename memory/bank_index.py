@@ -203,12 +203,12 @@ class BankIndex:
     def nearest_many(
         self, vectors: Sequence[np.ndarray], scope: str, synced_by: int, size: int
     ) -> list[list[tuple[IndexedBookmark, float]]]:
-        """:meth:`nearest` for several query vectors of one scope, reading its matrix once.
+        """:meth:`nearest` for several query vectors of one scope (the filter computed once).
 
-        The product is memory-bound (the scope's matrix is read from memory for each query),
-        so a step's questions of one scope share one matrix-matrix product. The lock is held
-        only to take the scope's arrays: the product (numpy releases the GIL) runs while other
-        threads search or write.
+        One matrix-vector product per query: on one BLAS thread three of them (6 ms over a
+        33,000-row scope) beat one matrix-matrix product with three columns (9 ms). The lock
+        is held only to take the scope's arrays: the products (numpy releases the GIL) run
+        while other threads search or write.
         """
         with self._lock:
             found = self._scopes.get(scope)
@@ -216,14 +216,14 @@ class BankIndex:
                 return [[] for _ in vectors]
             count = len(found.rows)
             matrix, positions, rows = found.vectors, found.positions, found.rows
-        queries = np.asarray(np.stack(list(vectors)), dtype=np.float32)
-        # One product over the scope's whole contiguous matrix (no copy), then the filter.
-        with one_blas_thread():
-            products = matrix[:count] @ queries.T
         passing = np.flatnonzero(positions[:count] <= synced_by)
-        return [
-            _ranked(1.0 - products[passing, q], passing, rows, size) for q in range(len(queries))
-        ]
+        ranked = []
+        for vector in vectors:
+            # One product over the scope's whole contiguous matrix (no copy), then the filter.
+            with one_blas_thread():
+                products = matrix[:count] @ np.asarray(vector, dtype=np.float32)
+            ranked.append(_ranked(1.0 - products[passing], passing, rows, size))
+        return ranked
 
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
