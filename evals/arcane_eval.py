@@ -31,7 +31,7 @@ from personae.agents import arcane_judges as judges
 from personae.agents.arcane_roleplayer import ABLATION_MODES, MODES
 from personae.errors import InputError, RemoteError
 from personae.files import append_jsonl
-from personae.graphs.arcane_context import ArcaneContext
+from personae.graphs.arcane_context import ChunkStoreContext
 from personae.graphs.arcane_roleplay import RoleplayContext
 from personae.graphs.arcane_roleplay import graph as roleplay_graph
 from personae.llm import LLMUsage
@@ -44,7 +44,7 @@ RESULTS = "results.jsonl"
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ArcaneEvalContext(ArcaneContext):
+class ArcaneEvalContext(ChunkStoreContext):
     """Run settings of the evaluation; ``model`` is the role-play model under test."""
 
     judge_model: str = ""
@@ -56,8 +56,6 @@ class ArcaneEvalContext(ArcaneContext):
     """False: the no-thought ablation (the judge does not see ref_thought)."""
     expert_model: str = ""
     """TimeChara experts' model. Empty: the role-play model."""
-    embedding: str = "hashing"
-    """Chunk embedding, as given to personae arcane prepare."""
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
@@ -84,6 +82,8 @@ class ArcaneEvalContext(ArcaneContext):
             cache_dir=self.cache_dir,
             expert_model=self.expert_model,
             embedding=self.embedding,
+            chroma_host=self.chroma_host,
+            chroma_port=self.chroma_port,
             rag_k=self.rag_k,
             summary_max_chapters=self.summary_max_chapters,
         )

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import EMBEDDING_HELP
 from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -46,7 +47,7 @@ def register_arcane(protocols: Any) -> None:
     )
     arcane.add_argument("--concurrency", type=int, default=8, help="(probe, mode) units at once")
     arcane.add_argument("--no-thought", action="store_true", help="judge without ref_thought")
-    arcane.add_argument("--embedding", default="hashing", help="as given to arcane prepare")
+    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     arcane.add_argument(
         "--also-model", action="append", default=[], help="another role-play model (repeatable)"
     )

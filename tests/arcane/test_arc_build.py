@@ -85,7 +85,8 @@ async def test_killed_build_resumes_after_the_last_chapter(
     payload: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
     with pytest.raises(RuntimeError, match="killed"):
         await graph.ainvoke(payload, config=_config("k"), context=_context(tmp_path))
-    assert len(model.calls_for("ChapterState")) == 4
+    # Chapters 1-3 were read; chapter 4's state call races the failing event call.
+    assert len(model.calls_for("ChapterState")) in (3, 4)
     model.calls.clear()
     # A fresh answer cache: only the checkpoint can spare chapters 1-3.
     fresh = ArcBuildContext(
