@@ -119,23 +119,42 @@ def run_arcane(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_reports(out: Path) -> None:
-    """summary.json, report.md and report.html from everything in results.jsonl."""
+def write_reports(out: Path, *, per_novel: bool = False) -> None:
+    """summary.json, report.md and report.html from everything in results.jsonl.
+
+    The per-novel breakdown (App. L) is added when the results span several novels, or always
+    with ``per_novel``. One-line error when ``out`` holds no results.
+    """
     import json
 
     from personae.evals.arcane_eval import RESULTS
+    from personae.evals.arcane_metrics import per_novel as split_by_novel
     from personae.evals.arcane_metrics import summarize
     from personae.evals.arcane_report import markdown_table, render, table2_rows
     from personae.files import write_json_atomic, write_text_atomic
 
+    path = out / RESULTS
+    if not path.is_file():
+        raise InputError(
+            f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
+        )
     records = []
-    for line in (out / RESULTS).read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
             continue  # a line torn by a kill is redone by the next run
+    if not records:
+        raise InputError(
+            f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
+        )
     summary = summarize(records)
-    md, page = render(summary, "ARCANE evaluation")
+    by_novel = split_by_novel(records)
+    if not per_novel and len(by_novel) < 2:
+        by_novel = {}
+    if by_novel:
+        summary["per_novel"] = by_novel
+    md, page = render(summary, "ARCANE evaluation", by_novel)
     write_json_atomic(out / "summary.json", summary)
     write_text_atomic(out / "report.md", md)
     write_text_atomic(out / "report.html", page)
