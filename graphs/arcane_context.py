@@ -119,14 +119,16 @@ STATE_MODULES = (
     "personae.agents.arcane_designers",
     "personae.memory.arcane_records",
 )
-"""Modules whose pydantic records travel in ARCANE graph state (and so in checkpoints)."""
+"""Modules whose pydantic records older ARCANE checkpoints hold (state is plain JSON now)."""
 
 
 def checkpoint_serde() -> JsonPlusSerializer:
-    """A checkpoint serializer that may rebuild ARCANE's pydantic state records.
+    """A checkpoint serializer that may still rebuild pydantic records of older checkpoints.
 
-    LangGraph warns on (and will refuse) unregistered types in checkpoints; the CLI's SQLite
-    savers allow exactly the records ARCANE graphs keep in state.
+    ARCANE graph state holds plain JSON (:mod:`personae.memory.arcane_json`), so new
+    checkpoints need no registered types (``langgraph dev`` loads them without a warning).
+    SQLite checkpoints written before that hold pydantic records; the CLI's savers allow
+    exactly those, so a build killed under the previous version still loads.
     """
     allowed: list[tuple[str, str]] = []
     for name in STATE_MODULES:
