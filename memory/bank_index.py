@@ -62,10 +62,9 @@ class IndexedBookmark:
 
 @dataclass(frozen=True)
 class _Products:
-    """A query's products with the first ``count`` rows of a scope at ``generation``."""
+    """A query's products with the first rows of a scope (one per row) at ``generation``."""
 
     generation: int
-    count: int
     products: np.ndarray
 
 
@@ -246,14 +245,14 @@ class BankIndex:
             key = (scope, query.tobytes())
             with self._lock:
                 cached = self._products.get(key)
-            done = cached.count if cached and cached.generation == generation else 0
-            done = min(done, count)
+            kept = cached.products if cached and cached.generation == generation else None
+            done = 0 if kept is None else min(len(kept), count)
             with one_blas_thread():
                 # Products over the scope's contiguous matrix (no copy), then the filter.
                 fresh = matrix[done:count] @ query
-            products = np.concatenate([cached.products[:done], fresh]) if done else fresh
+            products = fresh if kept is None else np.concatenate([kept[:done], fresh])
             with self._lock:
-                self._products[key] = _Products(generation, count, products)
+                self._products[key] = _Products(generation, products)
                 self._products.move_to_end(key)
                 while len(self._products) > PRODUCTS_KEPT:
                     self._products.popitem(last=False)
