@@ -232,7 +232,7 @@ async def profile_one(
 
     from personae.graphs.profiler import build_graph
     from personae.graphs.profiler_state import ProfileInput
-    from personae.memory.profile_store import write_profile
+    from personae.memory.profile_store import dropped_output, write_profile
 
     out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
@@ -258,6 +258,9 @@ async def profile_one(
                     for notice in notices_of(update):
                         progress(f"{row.name}: notice: {notice}")
         values = (await app.aget_state(config)).values
+    dropped = dropped_output(values.get("usage", {}))
+    if dropped:
+        progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
     return write_profile(
         out_dir,
         values,
