@@ -2,26 +2,35 @@
 
 ``python interrupt_driver.py LOG ARGS...`` overrides every model with the profiler's scripted
 model (``DRIVER_LATENCY`` seconds per call), appends one line per model call to
-LOG (the schema's name), writes ``ready`` to LOG, then runs the CLI with ARGS. The parent test
-serves the fake web and sends SIGINT.
+LOG (the schema's name), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
+parsing them (so a SIGINT after ``ready`` always lands inside the command, never in the
+driver's own set-up). The parent test serves the fake web and sends SIGINT.
+
+SIGINT is reset to Python's default first: a shell starting the test suite in the background
+(``pytest &``, a CI step runner) makes children inherit an *ignored* SIGINT, and the command
+would then never see the test's Ctrl-C; a user at a terminal always has the default.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-from typing import Any
+import signal
 
-from langchain_core.messages import BaseMessage
-from profiler_world import scripted_model
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
-from personae.cli import run
-from personae.testing import override_models
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from langchain_core.messages import BaseMessage  # noqa: E402
+from profiler_world import scripted_model  # noqa: E402
+
+from personae import cli  # noqa: E402
+from personae.testing import override_models  # noqa: E402
 
 
 def main() -> None:
-    """Register the logging model, announce, run the CLI."""
+    """Register the logging model, run the CLI, announce ``ready`` from inside it."""
     log = Path(sys.argv[1])
     model = scripted_model(score=0.2)
     model.latency = float(os.environ.get("DRIVER_LATENCY", "0.2"))
@@ -35,9 +44,16 @@ def main() -> None:
         model.responders[name] = logged
     override_models(model)
     sys.argv = ["personae", *sys.argv[2:]]
-    with log.open("a") as handle:
-        handle.write("ready\n")
-    run()
+    build_parser = cli.build_parser
+
+    def announce_then_build() -> Any:
+        # Called inside cli.main's try block: from here on, Ctrl-C is the command's to handle.
+        with log.open("a") as handle:
+            handle.write("ready\n")
+        return build_parser()
+
+    cli.build_parser = announce_then_build
+    cli.run()
 
 
 if __name__ == "__main__":
