@@ -1,7 +1,8 @@
 """Runs ``personae`` in a child process with a slow scripted profiler model, for Ctrl-C tests.
 
-``python interrupt_driver.py LOG ARGS...`` overrides every model with the profiler's scripted
-model (``DRIVER_LATENCY`` seconds per call), appends one line per model call to
+``python interrupt_driver.py LOG ARGS...`` overrides every model with a scripted model
+(``DRIVER_WORLD``: ``profiler``, the default, or ``bookmarks`` for the BOOKMARKS method and its
+judge; ``DRIVER_LATENCY`` seconds per call), appends one line per model call to
 LOG (the schema's name), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
 parsing them (so a SIGINT after ``ready`` always lands inside the command, never in the
 driver's own set-up). The parent test serves the fake web and sends SIGINT.
@@ -23,16 +24,29 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from langchain_core.messages import BaseMessage  # noqa: E402
-from profiler_world import scripted_model  # noqa: E402
 
 from personae import cli  # noqa: E402
-from personae.testing import override_models  # noqa: E402
+from personae.testing import ScriptedChatModel, override_models  # noqa: E402
+
+
+def world_model() -> ScriptedChatModel:
+    """The scripted model of ``DRIVER_WORLD`` (its world module loads no graph or Chroma)."""
+    if os.environ.get("DRIVER_WORLD", "profiler") == "bookmarks":
+        from bookmarks_world import scripted_model as bookmarks_model
+
+        def mismatch(messages: list[BaseMessage]) -> dict[str, str]:
+            return {"reasoning": "compared", "score": "C"}
+
+        return bookmarks_model(KeyMoveVerdict=mismatch)
+    from profiler_world import scripted_model as profiler_model
+
+    return profiler_model(score=0.2)
 
 
 def main() -> None:
     """Register the logging model, run the CLI, announce ``ready`` from inside it."""
     log = Path(sys.argv[1])
-    model = scripted_model(score=0.2)
+    model = world_model()
     model.latency = float(os.environ.get("DRIVER_LATENCY", "0.2"))
     for name, respond in list(model.responders.items()):
 
