@@ -33,13 +33,17 @@ def web() -> Iterator[str]:
         yield server.url
 
 
-def start(tmp_path: Path, url: str, *argv: str, world: str = "profiler") -> subprocess.Popen[str]:
+def start(
+    tmp_path: Path, url: str, *argv: str, world: str = "profiler", latency: float = 0.1
+) -> subprocess.Popen[str]:
+    """The CLI in a child process; each model call takes ``latency`` seconds (a run to
+    interrupt needs time between calls for the signal to land; a rerun needs none)."""
     env = dict(
         os.environ,
         TAVILY_API_KEY="tvly-test",
         TAVILY_BASE_URL=url,
         PERSONAE_MODEL="openai:driver",
-        DRIVER_LATENCY="0.1",
+        DRIVER_LATENCY=str(latency),
         DRIVER_WORLD=world,
     )
     return subprocess.Popen(
@@ -110,7 +114,7 @@ def test_ctrl_c_in_the_bench_keeps_every_judged_instance_and_the_rerun_resumes(
     assert len(done) == len(lines)  # whole lines, none twice
 
     (tmp_path / "calls.log").unlink()
-    rerun = start(tmp_path, web, *argv, world="bookmarks")
+    rerun = start(tmp_path, web, *argv, world="bookmarks", latency=0)
     stdout, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr
     assert f"{8 - len(done)} instances run, {len(done)} already done" in stdout
@@ -135,7 +139,7 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     assert not paths_for(out, "Raoh", HOKUTO).profile_json.exists()
 
     (tmp_path / "calls.log").unlink()
-    rerun = start(tmp_path, web, *argv)
+    rerun = start(tmp_path, web, *argv, latency=0)
     stdout, stderr = rerun.communicate(timeout=60)
     assert rerun.returncode == 0, stderr
     assert stdout.startswith("1 profiled, 1 already done")
