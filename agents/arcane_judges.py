@@ -98,7 +98,16 @@ NO_THOUGHT_NOTE = (
     "\n\nThe reference reasoning (ref_thought) is not given: infer the reference reasoning from "
     "ref_action and ref_speech alone."
 )
-"""App. F's no-thought ablation (its system prompts are not printed; this is our wording)."""
+"""App. F's no-thought ablation (its system prompts are not printed; this is our wording).
+
+App. F: the variants "drop the ``ref_thought`` mention and instruct the judge to infer the
+reference reasoning from ``ref_action`` and ``ref_speech`` alone. The sub-check definitions
+are unchanged." So the sub-check text of T35/T36 stays as printed; T36's input-format line
+loses ``/ ref_thought`` (the one mention outside the sub-checks); both get this note, and the
+user messages carry no ``ref_thought`` line (the T35/T36 templates: "omitted in the no-thought
+ablation")."""
+TRAJECTORY_FIELDS = "(ref_action / ref_speech / ref_thought)"
+TRAJECTORY_FIELDS_NO_THOUGHT = "(ref_action / ref_speech)"
 EMPTY_RESPONSE = "[empty response -- model returned nothing]"
 
 
@@ -202,4 +211,6 @@ def trajectory_judge_messages(
         block.append(f"model_response: {response.strip() or EMPTY_RESPONSE}")
         blocks.append("\n".join(block))
     system = _system(TRAJECTORY_JUDGE_SYSTEM, scale, include_thought)
+    if not include_thought:
+        system = system.replace(TRAJECTORY_FIELDS, TRAJECTORY_FIELDS_NO_THOUGHT)
     return [SystemMessage(content=system), HumanMessage(content="\n\n".join(blocks))]

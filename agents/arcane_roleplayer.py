@@ -17,8 +17,9 @@ from personae.memory.arcane_records import ArcRecord
 
 Mode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
 MODES: tuple[Mode, ...] = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
-ABLATION_MODES = ("mixedarc", "archint")
-"""App. K ablations of the Arc context: another character's arc, or one line per axis."""
+ABLATION_MODES = ("mixedarc", "archint", "pov")
+"""App. K ablations of the Arc context (another character's arc, or one line per axis) and
+App. G's POV control (the Arc prompt with the register paragraph appended)."""
 
 # Table 31 (ARCANE App. P.3): shared role-play system + user templates, verbatim.
 ROLEPLAY_SYSTEM = (
@@ -29,6 +30,15 @@ ROLEPLAY_RELATIONAL = "You are interacting with {target_character}."
 ROLEPLAY_CONTEXT = "Background you have access to:\n<context>\n{context}\n</context>"
 ROLEPLAY_USER = "Scenario:\n{scenario}\n\nQuestion:\n{question}"
 ROLEPLAY_HINT = "(HINT: {hint})"
+
+# ARCANE App. G (POV control, §5.3), verbatim: the paragraph appended to the Arc run's prompt.
+POV_PARAGRAPH = (
+    "Respond IN CHARACTER, in the first person, in the present tense. Speak AS this character, "
+    "not ABOUT them. Do NOT narrate from the outside; do not write ‘X would respond’ or "
+    "‘X’s manner is one of’; speak as the character. Use period-appropriate diction "
+    "natural to the source novel. Do not mention ‘axes’, ‘phases’, or any "
+    "meta-analytic framing."
+)
 
 ALWAYS_STRIPPED = ("literary_validation", "evidence_summary")
 """Table 32, Arc: always removed from the payload."""
@@ -120,6 +130,16 @@ def render_system(
     if context.strip():
         parts.append(ROLEPLAY_CONTEXT.format(context=context))
     return "\n\n".join(parts)
+
+
+def with_pov(system: str) -> str:
+    """App. G's POV control: the Arc system prompt, byte-identical, plus one paragraph.
+
+    The paper appends the paragraph to "the byte-identical prompt_system and prompt_user" and
+    contrasts the run with "the original system prompt", so it goes at the end of the system
+    message, after a blank line (our reading; the user message is unchanged).
+    """
+    return f"{system}\n\n{POV_PARAGRAPH}"
 
 
 def render_user(*, scenario: str, question: str, hint: str | None) -> str:

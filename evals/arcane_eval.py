@@ -18,7 +18,7 @@ import operator
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -100,6 +100,8 @@ class EvalInput(TypedDict):
     """At most this many probes per novel (first by probe id); None: all."""
     out_dir: str
     """Folder of results.jsonl."""
+    probe_ids: NotRequired[list[str] | None]
+    """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 
 
 class EvalOutput(TypedDict):
@@ -133,9 +135,10 @@ class EvalState(EvalInput, EvalOutput):
     """Units to run."""
 
 
-def unit_key(probe_id: str, mode: str, model: str, judge: str) -> str:
-    """The resume key of a unit."""
-    return f"{probe_id}|{mode}|{model}|{judge}"
+def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = True) -> str:
+    """The resume key of a unit (a no-thought judge is another judge: App. F's ablation)."""
+    key = f"{probe_id}|{mode}|{model}|{judge}"
+    return key if thought else f"{key}|no_thought"
 
 
 def done_keys(out_dir: Path) -> set[str]:
@@ -149,7 +152,8 @@ def done_keys(out_dir: Path) -> set[str]:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue
-        keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"]))
+        thought = row.get("judge_include_thought", True)
+        keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"], thought))
     return keys
 
 
@@ -168,9 +172,16 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
             raise InputError(
                 f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
             )
+        wanted = state.get("probe_ids")
+        if wanted is not None:
+            probes = [p for p in probes if p.probe_id in set(wanted)]
+        thought = context.judge_include_thought
         for probe in probes[: state["limit"]] if state["limit"] else probes:
             for mode in state["modes"]:
-                if unit_key(probe.probe_id, mode, context.model, context.judge_model) in done:
+                if (
+                    unit_key(probe.probe_id, mode, context.model, context.judge_model, thought)
+                    in done
+                ):
                     skipped += 1
                 else:
                     units.append(
@@ -319,6 +330,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "mode": state["mode"],
         "model": context.model,
         "judge": context.judge_model,
+        "judge_include_thought": context.judge_include_thought,
         "phases": [
             {
                 "phase_idx": p.phase_idx,
@@ -335,7 +347,13 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "usage": usage.as_dict(),
     }
     await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
-    key = unit_key(probe.probe_id, state["mode"], context.model, context.judge_model)
+    key = unit_key(
+        probe.probe_id,
+        state["mode"],
+        context.model,
+        context.judge_model,
+        context.judge_include_thought,
+    )
     return {"done": [key], "usage": [usage.as_dict()]}
 
 

@@ -24,6 +24,19 @@ METRICS = ("apf", "rpf", "rae", "ptf")
 PHASE_METRICS = ("apf", "rpf", "rae")
 
 
+BASELINES = ("vanilla", "summary", "rag", "lifechoice", "timechara")
+"""The paper's non-Arc modes: the Arc gap is against the best of these (never an ablation)."""
+NO_THOUGHT = " [no-thought]"
+"""Suffix of a mode judged without ref_thought (App. F's ablation): a row of its own."""
+
+
+def mode_label(record: Mapping[str, Any]) -> str:
+    """The record's mode, marked when its judge ran without ref_thought."""
+    thought = record.get("judge_include_thought", True)
+    mode = str(record["mode"])
+    return mode if thought else mode + NO_THOUGHT
+
+
 def probe_scores(record: Mapping[str, Any]) -> dict[str, float]:
     """APF/RPF/RAE means over the record's scored phases, and its PTF (absent when missing)."""
     scored = [p for p in record.get("phases", []) if p.get("scores")]
@@ -58,7 +71,7 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for record in records:
-        groups[(record["model"], record["mode"])].append(record)
+        groups[(record["model"], mode_label(record))].append(record)
     rows = []
     for (model, mode), group in sorted(groups.items()):
         cells = table_cells(group)
@@ -85,12 +98,23 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def arc_gaps(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per model: Arc Overall minus the best non-Arc mode's Overall (§4.3 claims)."""
+    """Per model: Arc Overall minus the best non-Arc mode's Overall (§4.3 claims).
+
+    Rows judged without ref_thought are compared only with each other.
+    """
     gaps = []
-    for model in sorted({r["model"] for r in rows}):
-        mine = [r for r in rows if r["model"] == model and r["overall"] is not None]
-        arc = next((r for r in mine if r["mode"] == "arc"), None)
-        others = [r for r in mine if r["mode"] != "arc"]
+    models = sorted({(r["model"], r["mode"].endswith(NO_THOUGHT)) for r in rows})
+    for model, blind in models:
+        mine = [
+            r
+            for r in rows
+            if r["model"] == model
+            and r["overall"] is not None
+            and r["mode"].endswith(NO_THOUGHT) == blind
+        ]
+        arc_name = "arc" + NO_THOUGHT if blind else "arc"
+        arc = next((r for r in mine if r["mode"] == arc_name), None)
+        others = [r for r in mine if r["mode"].removesuffix(NO_THOUGHT) in BASELINES]
         if arc is None or not others:
             continue
         best = max(others, key=lambda r: r["overall"])
@@ -132,7 +156,7 @@ def phase_curves(records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[i
         for phase in record.get("phases", []):
             if phase.get("scores"):
                 score = fmean(phase["scores"][m] for m in PHASE_METRICS)
-                values[f"{record['model']} / {record['mode']}"][int(phase["phase_idx"])].append(
+                values[f"{record['model']} / {mode_label(record)}"][int(phase["phase_idx"])].append(
                     score
                 )
     return {

@@ -37,6 +37,7 @@ from personae.agents.arcane_roleplayer import (
     render_system,
     render_user,
     roleplay_messages,
+    with_pov,
 )
 from personae.errors import InputError
 from personae.graphs.arcane_context import ArcaneContext
@@ -303,9 +304,9 @@ def build_block(
         memory = "\n".join(f"[Chapter {c.chapter} excerpt]\n{c.text}" for c in chunks)
         block = f"[Character Description]\n{description}\n\n[Relevant Memory]\n{memory}"
         return block, chapters + [c.chapter for c in chunks]
-    if mode in ABLATION_MODES:
+    if mode in ("mixedarc", "archint"):
         return ablation_block(res, task, mode)
-    if mode == "arc":
+    if mode in ("arc", "pov"):
         arcs = [a for a in res.arcs if a.character == task["character"]]
         chosen = [a for a in arcs if a.axis_id in task["axis_ids"]]
         if not chosen:
@@ -412,6 +413,8 @@ def render_prompt(state: RoleplayState) -> dict[str, Any]:
         target=task["target"],
         context=state["context"],
     )
+    if state["mode"] == "pov":
+        system = with_pov(system)
     user = render_user(scenario=task["scenario"], question=task["question"], hint=state["hint"])
     return {"system": system, "user": user}
 

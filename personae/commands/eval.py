@@ -38,6 +38,7 @@ EXTRA_PROTOCOLS = (
     "personae.commands.eval_persona_qa",
     "personae.commands.eval_persona_chunks",
     "personae.commands.eval_persona_human",
+    "personae.commands.eval_arcane_perturb",
 )
 """Protocols whose subcommands live in their own modules (each has ``register(protocols)``)."""
 

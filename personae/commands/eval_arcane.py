@@ -8,6 +8,13 @@ each trajectory (T36), and writes ``DIR/results.jsonl`` (a rerun skips finished 
 unweighted mean) and ``DIR/report.md`` / ``report.html`` in the paper's Table 2 layout with a
 plot of fidelity along the phases.
 
+``--ablation mixedarc|archint [--sample 120]`` runs vanilla, arc and the App. K ablation on a
+category-stratified probe sample; ``--ablation pov --compare-model M [--sample 150]`` runs
+App. G's POV control: a (category, sign) sample of the Arc results of ``--model`` vs ``M``
+already in ``DIR``, ``--model`` re-run with the register paragraph (mode ``pov``), rescored by the
+same judge, and the proposition coder over the three conditions (``DIR/pov.json``, ``pov.md``).
+``--no-thought`` judges without ref_thought (App. F); its rows are reported apart.
+
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL``, ``PERSONAE_JUDGE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``.
 """
@@ -23,7 +30,7 @@ from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
-ABLATIONS = ("mixedarc", "archint")
+ABLATIONS = ("mixedarc", "archint", "pov")
 DEFAULT_OUT = Path("runs/arcane")
 
 
@@ -49,6 +56,22 @@ def register_arcane(protocols: Any) -> None:
     arcane.add_argument("--embedding", default="hashing", help="as given to arcane prepare")
     arcane.add_argument(
         "--also-model", action="append", default=[], help="another role-play model (repeatable)"
+    )
+    arcane.add_argument(
+        "--ablation",
+        help="mixedarc or archint (App. K: vanilla, arc and the ablation on a category-"
+        "stratified sample), or pov (App. G: the POV control on a (category, sign) sample of "
+        "--model vs --compare-model Arc results already in --out)",
+    )
+    arcane.add_argument(
+        "--sample", type=int, help="ablation sample size (mixedarc/archint 120, pov 150)"
+    )
+    arcane.add_argument("--compare-model", help="pov: the model --model is compared with")
+    arcane.add_argument(
+        "--coder-model", help="pov: the proposition coder (default the judge model)"
+    )
+    arcane.add_argument(
+        "--no-propositions", action="store_true", help="pov: skip the proposition coder"
     )
     add_data_flag(arcane)
     add_model_flags(arcane, judge=True)
@@ -82,31 +105,50 @@ def check_out(out: Path) -> None:
 
 def run_arcane(args: argparse.Namespace) -> int:
     """Evaluate, then aggregate every result in the folder and write the reports."""
-    import asyncio
-
     from personae.commands.models import resolve_models
-    from personae.evals.arcane_eval import ArcaneEvalContext, build_graph
 
     modes = parse_modes(args.modes)
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
+    if args.ablation is not None:
+        return run_ablation(args)
     check_out(args.out)
     models = resolve_models(args, ("strong", "judge"))
     fields = llm_fields(models)
-    for model in [fields["model"], *args.also_model]:
+    evaluate(args, models, [fields["model"], *args.also_model], modes)
+    write_reports(args.out)
+    return 0
+
+
+def evaluate(
+    args: argparse.Namespace,
+    models: Any,
+    role_players: list[str],
+    modes: list[str],
+    probe_ids: list[str] | None = None,
+) -> None:
+    """Run the arcane_eval graph for each role-play model (results appended to --out)."""
+    import asyncio
+
+    from personae.evals.arcane_eval import ArcaneEvalContext, build_graph
+
+    for model in role_players:
+        fields = llm_fields(models)
+        fields["model"] = model
         context = ArcaneEvalContext(
             data_dir=str(data_dir(args)),
             judge_model=models.specs["judge"],
             judge_include_thought=not args.no_thought,
             embedding=args.embedding,
             concurrency=args.concurrency,
-            **{**fields, "model": model},
+            **fields,
         )
         payload: Any = {
             "novels": args.books,
             "modes": modes,
             "limit": args.limit,
             "out_dir": str(args.out),
+            "probe_ids": probe_ids,
         }
         result = asyncio.run(build_graph().ainvoke(payload, context=context))
         calls = sum(u["llm_calls"] for u in result["usage"])
@@ -114,7 +156,107 @@ def run_arcane(args: argparse.Namespace) -> int:
             f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
             f"{calls} LLM calls\n"
         )
+
+
+def run_ablation(args: argparse.Namespace) -> int:
+    """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
+    from personae.commands.models import resolve_models
+
+    if args.ablation not in ABLATIONS:
+        raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
+    size = args.sample if args.sample is not None else (150 if args.ablation == "pov" else 120)
+    if size < 1:
+        raise InputError("--sample must be at least 1", "pass 1 or more")
+    if args.ablation == "pov":
+        return run_pov(args, size)
+    from personae.evals.arcane_ablation import category_sample
+
+    probes = book_probes(args)
+    chosen = [p.probe_id for p in category_sample(probes, size)]
+    check_out(args.out)
+    models = resolve_models(args, ("strong", "judge"))
+    players = [llm_fields(models)["model"], *args.also_model]
+    evaluate(args, models, players, ["vanilla", "arc", args.ablation], chosen)
     write_reports(args.out)
+    return 0
+
+
+def book_probes(args: argparse.Namespace) -> list[Any]:
+    """Every probe of the books; one-line error for a book without probes."""
+    from personae.memory.arcane_records import load_probes
+    from personae.memory.novel_store import open_novel
+
+    probes = []
+    for book in args.books:
+        novel = open_novel(data_dir(args), book)
+        found = load_probes(novel.folder)
+        if not found:
+            raise InputError(
+                f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
+            )
+        probes += found
+    return probes
+
+
+def run_pov(args: argparse.Namespace, size: int) -> int:
+    """App. G: sample by (category, sign), re-run --model with the POV paragraph, compare."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.evals import arcane_ablation as ab
+    from personae.evals.arcane_perturb import load_probe_index, read_results
+    from personae.files import write_json_atomic, write_text_atomic
+    from personae.graphs.arcane_context import ArcaneContext
+    from personae.memory.arcane_records import load_arcs
+    from personae.memory.novel_store import open_novel
+
+    if not args.compare_model:
+        raise InputError(
+            "--ablation pov needs --compare-model M",
+            "name the model whose Arc results --model is compared with (App. G: ARCANE-32B-DPO)",
+        )
+    folder = data_dir(args)
+    slugs = {open_novel(folder, book).slug for book in args.books}
+    models = resolve_models(args, ("strong", "judge"))
+    base = llm_fields(models)["model"]
+    records = [r for r in read_results(args.out) if r["novel"] in slugs]
+    sample = ab.pov_sample(records, base, args.compare_model, per_cell=max(1, size // 6))
+    if not sample:
+        raise InputError(
+            f"no probe with non-tied Arc results of both {base} and {args.compare_model} "
+            f"in {args.out / 'results.jsonl'}",
+            f"run personae eval arcane BOOK --modes arc --model {base} "
+            f"--also-model {args.compare_model} --out {args.out} first",
+        )
+    evaluate(args, models, [base], ["pov"], [s["probe_id"] for s in sample])
+    records = [r for r in read_results(args.out) if r["novel"] in slugs]
+    figures = ab.pov_figures(records, sample, base, args.compare_model)
+    table5 = None
+    if not args.no_propositions:
+        context = ArcaneContext(data_dir=str(folder), **llm_fields(models))
+        probes = load_probe_index(folder, {s["novel"] for s in sample})
+        arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
+        coded = asyncio.run(
+            ab.code_propositions(
+                records=records,
+                sample=sample,
+                probes=probes,
+                arcs=arcs,
+                base=base,
+                compare=args.compare_model,
+                context=context,
+                coder_model=args.coder_model or models.specs["judge"],
+                concurrency=args.concurrency,
+            )
+        )
+        table5 = ab.table_5(coded) | {"coded": coded}
+    write_json_atomic(
+        args.out / "pov.json", {"sample": sample, "figures": figures, "propositions": table5}
+    )
+    text = ab.markdown(figures, table5)
+    write_text_atomic(args.out / "pov.md", text + "\n")
+    write_reports(args.out)
+    sys.stdout.write(text + "\n" + f"report: {args.out / 'pov.md'} (and pov.json)\n")
     return 0
 
 
