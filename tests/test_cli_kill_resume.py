@@ -95,7 +95,6 @@ def test_a_killed_act_step_reruns_only_the_calls_in_flight(
     assert threads_left(memory) == 0 and not (memory / JOURNAL_DIR).exists()
 
 
-
 def test_a_killed_benchmark_step_resumes_with_its_finished_syncs(
     tmp_path: Path, server: LoopbackWebServer
 ) -> None:
