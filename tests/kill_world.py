@@ -38,10 +38,19 @@ def never(name: str, text: str, before: int) -> bool:
     return False
 
 
-def mid_sync(name: str, text: str, before: int) -> bool:
-    """Hold the concept summary and every evidence check after the first five: the step dies
-    with its state sync finished, its behavioral sync half done, its concept sync in flight."""
-    return name == "ConceptAnswer" or (name == "EvidenceVerdicts" and before >= 5)
+def hold_after(evidence: int) -> Hold:
+    """Hold the concept summary and every evidence check after the first ``evidence``: the
+    step dies with its state sync finished, its behavioral sync part done, its concept sync in
+    flight."""
+
+    def hold(name: str, text: str, before: int) -> bool:
+        return name == "ConceptAnswer" or (name == "EvidenceVerdicts" and before >= evidence)
+
+    return hold
+
+
+mid_sync = hold_after(5)
+"""Five evidence checks answered, the rest held (the tests' kill point)."""
 
 
 def _judge(messages: Any) -> dict[str, Any]:
@@ -144,20 +153,27 @@ def kill_when_held(
     answered: int,
     held: int,
     synced: int = 1,
+    quiet: float = 0.0,
     timeout: float = 120,
 ) -> None:
     """SIGKILL ``child`` once ``answered`` calls are answered and journaled, ``held`` wait and
     ``synced`` sync tasks are in the checkpoint.
 
     Waiting for the journal and the checkpoint makes the kill land after the child saved what
-    it was paid for: the point is what a rerun redoes, not a race with the disk.
+    it was paid for: the point is what a rerun redoes, not a race with the disk. ``quiet``:
+    also wait until no call came or went for that many seconds (every call that can still be
+    made is held), for kill points not counted in advance.
     """
     deadline = time.monotonic() + timeout
+    last, since = (-1, -1), time.monotonic()
     while True:
         with chat.lock:
             done, waiting = len(chat.answered), len(chat.in_flight)
+        if (done, waiting) != last:
+            last, since = (done, waiting), time.monotonic()
         saved = journaled(memory) >= done and synced_writes(memory) >= synced
-        if done >= answered and waiting >= held and saved:
+        settled = time.monotonic() - since >= quiet
+        if done >= answered and waiting >= held and saved and settled:
             break
         if child.poll() is not None:
             raise AssertionError(f"the child ended before the kill: {child.communicate()}")
