@@ -1,16 +1,19 @@
 """AMADEUS figures: persona indexing, Guided Selection waves, retrieval at 10,000 chunks.
 
-1. Index a long persona (default ~65,000 characters, the CharacterRAG average: 976K / 15):
-   split time, chunks, first index time, re-index of the unchanged persona, re-index after
-   editing one paragraph (only its section is re-embedded).
+1. Index a long persona (default ~65,000 characters, the CharacterRAG average: 976K / 15)
+   with each ``--embeddings`` value (default hashing and local all-MiniLM-L6-v2; each gets its
+   own collection): split time, chunks, first index time, re-index of the unchanged persona,
+   re-index after editing one paragraph (only its section is re-embedded).
 2. Guided Selection per answer with a scripted judge that sleeps ``--latency`` seconds per call:
    checks and wall time, sequential (wave 1, the paper) vs waves of 3, 10 and 30, over the same
    questions; the slot is identical for every wave size (asserted).
-3. Retrieval latency of one query (top 30) against an index of ``--chunks`` chunks.
+3. Retrieval latency of one query (top 30, query embedding included) against an index of
+   ``--chunks`` chunks (hashing embeddings: 10,000 MiniLM embeddings take minutes here).
 
     uv run python benchmarks/bench_amadeus.py [--latency 0.05] [--chunks 10000]
+        [--embeddings hashing local]
 
-Offline: hashing embeddings, a scripted model; the figures measure the framework.
+Offline: hashing or local embeddings, a scripted model; the figures measure the framework.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from personae.graphs.amadeus import AmadeusContext, build_graph
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.embeddings import HashingTextEmbedding, open_embedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import PersonaDoc, parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client
@@ -60,13 +63,15 @@ def synthetic_persona(name: str, characters: int, seed: int = 7) -> str:
     return "\n".join(lines)
 
 
-def bench_index(memory: Path, characters: int) -> None:
+def bench_index(memory: Path, characters: int, spec: str) -> None:
     text = synthetic_persona("Megumin", characters)
     start = time.perf_counter()
     doc = parse_markdown(text, "Megumin")
     chunks = split_persona(doc)
     split = time.perf_counter() - start
-    index = PersonaIndex(open_client(str(memory)), "Megumin", "acts", HashingEmbedding())
+    embedding = open_embedding(spec)
+    embedding.embed(["warm up"])  # model loading is not indexing
+    index = PersonaIndex(open_client(str(memory)), "Megumin", "acts", embedding)
     start = time.perf_counter()
     stats = index.sync(doc, chunks)
     first = time.perf_counter() - start
@@ -81,7 +86,7 @@ def bench_index(memory: Path, characters: int) -> None:
     delta = index.sync(edited, split_persona(edited))
     one_edit = time.perf_counter() - start
     print(
-        f"index: persona {len(text):,} chars, {len(doc.sections)} sections, l_max {stats.l_max}, "
+        f"index ({embedding.spec}): persona {len(text):,} chars, {len(doc.sections)} sections, l_max {stats.l_max}, "
         f"l_o {stats.l_o}: {stats.chunks} chunks; split {split * 1000:.0f} ms, first index "
         f"{first:.2f} s; unchanged re-index {unchanged * 1000:.0f} ms ({again.added} added); "
         f"one paragraph edited {one_edit * 1000:.0f} ms ({delta.added} added, {delta.deleted} deleted)"
@@ -111,7 +116,9 @@ async def bench_waves(memory: Path, latency: float, relevant: set[str], label: s
         chat = _judge(relevant)
         chat.latency = latency
         override_models(chat)
-        context = AmadeusContext(model="openai:bench", memory_dir=str(memory), gs_wave=wave)
+        context = AmadeusContext(
+            model="openai:bench", memory_dir=str(memory), gs_wave=wave, embeddings="hashing"
+        )
         graph = build_graph()
         start = time.perf_counter()
         slots[wave] = []
@@ -130,7 +137,7 @@ async def bench_waves(memory: Path, latency: float, relevant: set[str], label: s
 
 
 def bench_retrieval(memory: Path, chunks: int) -> None:
-    index = PersonaIndex(open_client(str(memory)), "Big", "acts", HashingEmbedding())
+    index = PersonaIndex(open_client(str(memory)), "Big", "acts", HashingTextEmbedding())
     text = synthetic_persona("Big", chunks * 700, seed=11)
     doc = parse_markdown(text, "Big")
     pieces = split_persona(doc)[:chunks]
@@ -154,10 +161,12 @@ def main() -> None:
     parser.add_argument("--persona-chars", type=int, default=65_000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--embeddings", nargs="+", default=["hashing", "local"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         memory = Path(folder)
-        bench_index(memory / "index", args.persona_chars)
+        for spec in dict.fromkeys(["hashing", *args.embeddings]):  # the waves use hashing
+            bench_index(memory / "index", args.persona_chars, spec)
         # Relevant chunks rare (Part 3 and Part 17), then none at all (every answer falls back).
         rare = {"Part 3 >", "Part 17 >"}
         asyncio.run(bench_waves(memory / "index", args.latency, rare, "2 relevant sections"))

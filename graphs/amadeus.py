@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import os
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -47,10 +48,11 @@ from personae.graphs.amadeus_selection import (
     ranks_of,
 )
 from personae.llm import LLMUsage
+from personae.memory.embeddings import TextEmbedding
 from personae.memory.persona_chunks import Splitter
-from personae.memory.persona_store import ScoredChunk, open_persona_index
+from personae.memory.persona_store import ScoredChunk, embedding_function, open_persona_index
 from personae.run_context import LLMContext, described
-from personae.settings import load_settings
+from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec, load_settings
 
 Method = Literal["amadeus", "naive", "none"]
 """``amadeus`` (GS + AE), ``naive`` (RAG knowledge only), ``none`` (no retrieval)."""
@@ -81,8 +83,11 @@ class AmadeusContext(LLMContext):
     """Chroma server port. Empty: CHROMA_PORT, else 8000."""
     splitter: Splitter = "acts"
     """Which index of the character to use: acts, ats or fixed."""
-    embedding: str = "hashing"
-    """Embedding the index was built with."""
+    embeddings: str = ""
+    """Embedding of the persona index: hashing, local (all-MiniLM-L6-v2) or openai:<model>
+    (the /embeddings endpoint of this run's server). Each embedding has its own index of a
+    character; one built with another is refused (embedding mismatch). Empty:
+    PERSONAE_EMBEDDINGS, else hashing."""
     n_iter: int = N_ITER
     """N: maximum Guided Selection checks per message (the paper's 30)."""
     slot_k: int = SLOT_K
@@ -103,11 +108,20 @@ class AmadeusContext(LLMContext):
             object.__setattr__(self, "chroma_port", self.chroma_port or settings.chroma_port)
         elif not self.chroma_port:
             object.__setattr__(self, "chroma_port", 8000)
+        spec = self.embeddings or os.environ.get("PERSONAE_EMBEDDINGS", "").strip()
+        object.__setattr__(self, "embeddings", check_embeddings_spec(spec or DEFAULT_EMBEDDINGS))
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):
             if int(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be at least 1", f"set {name} to 1 or more")
+
+    def persona_embedding(self) -> TextEmbedding:
+        """The embedding of the persona index (``openai:`` on this context's server)."""
+        key: str = getattr(self, "_openai_api_key", "")
+        return embedding_function(
+            self.embeddings, base_url=self.openai_base_url or None, api_key=key or None
+        )
 
     def selector_llm(self) -> BaseChatModel:
         """The Guided Selection model."""
@@ -314,7 +328,7 @@ def _search(context: AmadeusContext, character: str, question: str) -> list[Scor
     index = open_persona_index(
         character,
         splitter=context.splitter,
-        embedding=context.embedding,
+        embedding=context.persona_embedding(),
         memory_dir=context.memory_dir,
         chroma_host=context.chroma_host,
         chroma_port=context.chroma_port,

@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from personae.memory.embeddings import TextEmbedding
 from personae.memory.persona_chunks import FIXED_OVERLAP, FIXED_SIZE, Splitter, split_persona
 from personae.memory.persona_doc import PersonaDoc
 from personae.memory.persona_store import (
-    EmbedFn,
     IndexStats,
     PersonaIndex,
     embedding_function,
     open_client,
 )
-from personae.settings import Settings
+from personae.settings import DEFAULT_EMBEDDINGS, Settings
 from personae.tools.persona_import import load_persona
 
 
@@ -31,8 +31,9 @@ class IndexSettings:
     """Folder of the embedded Chroma store (None: in memory)."""
     splitter: Splitter = "acts"
     """acts (the paper's), ats or fixed (ablations)."""
-    embedding: str | EmbedFn = "hashing"
-    """Embedding spec or function."""
+    embedding: str | TextEmbedding = DEFAULT_EMBEDDINGS
+    """``PERSONAE_EMBEDDINGS`` value (the CLI passes ``--embedding`` or the variable) or an
+    embedding; one index per embedding."""
     fixed_size: int = FIXED_SIZE
     """Chunk size of the fixed splitter."""
     fixed_overlap: int = FIXED_OVERLAP
@@ -49,7 +50,7 @@ def index_document(doc: PersonaDoc, options: IndexSettings) -> IndexStats:
     """Split ``doc`` and bring its index up to date (blocking: Chroma and embeddings)."""
     function = options.embedding
     if isinstance(function, str):
-        function = embedding_function(function)
+        function = embedding_function(function)  # openai: the environment's server
     chunks = split_persona(
         doc,
         options.splitter,

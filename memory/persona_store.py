@@ -6,10 +6,15 @@ l_o, the embedding and its vector size. Re-indexing is incremental: chunk ids ar
 hashes (:mod:`personae.memory.persona_chunks`), so unchanged sections keep their ids and are
 neither re-embedded nor rewritten; only chunks of edited, added or deleted sections move.
 
-Vectors are computed here with the injected embedding function and passed to Chroma, so the
-index checks the vector size against the stored one and refuses a mismatched embedding with a
-one-line error instead of Chroma's traceback. Similarity is cosine (1 - cosine distance).
-Chroma calls block: async callers run them in a thread.
+The embedding is the project's one setting, ``PERSONAE_EMBEDDINGS`` (``hashing``, ``local``,
+``openai:<model>``; :mod:`personae.memory.embeddings`), decided in one place,
+:func:`embedding_function`, from the value the edge (CLI flags, a run's context) read. It is
+part of the collection name, so each embedding has its own index of a character and switching
+the setting never mixes vectors; asking for a character indexed only with another embedding is
+a one-line "embedding mismatch" error naming both. Vectors are computed here with the injected
+:class:`~personae.memory.embeddings.TextEmbedding` and passed to Chroma, and their size is
+checked against the stored one. Similarity is cosine (1 - cosine distance). Chroma calls
+block: async callers run them in a thread.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from typing import Any, cast
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from personae.errors import InputError
+from personae.errors import ConfigurationError, InputError
 from personae.memory.chroma import open_chroma, safe_collection_name
+from personae.memory.embeddings import HashingTextEmbedding, TextEmbedding, open_embedding
 from personae.memory.persona_chunks import PersonaChunk, Splitter
 from personae.memory.persona_doc import PersonaDoc
 
@@ -37,9 +43,6 @@ _WRITE_BATCH = 4096
 _CLIENTS: dict[str, ClientAPI] = {}
 _CLIENTS_LOCK = threading.Lock()
 _WRITE_LOCK = threading.RLock()
-
-EmbedFn = Any
-"""A Chroma embedding function (``__call__(list[str]) -> vectors`` and ``name()``)."""
 
 
 @dataclass(frozen=True)
@@ -75,28 +78,14 @@ class IndexStats:
     """Stored section hashes no longer in the document (deleted or edited)."""
 
 
-def embedding_key(function: EmbedFn) -> str:
-    """A short, collection-name-safe key of an embedding function and its settings.
+def embedding_key(embedding: TextEmbedding) -> str:
+    """The collection-name part of ``embedding`` (two embeddings never share one).
 
-    Two functions that give different vectors must have different keys (so they never share
-    a collection): the function's registered name plus its persisted config.
+    ``hashing-384``, ``local-all-minilm-l6-v2``, ``openai-<model>``. Hashing keeps the ``hashing-<dimensions>`` name indexes had before the setting existed.
     """
-    name = str(function.name() if hasattr(function, "name") else type(function).__name__)
-    config: Mapping[str, Any] = {}
-    if hasattr(function, "get_config"):
-        try:
-            config = function.get_config() or {}
-        except NotImplementedError as error:
-            logger.info("embedding function has no config: %s", error)
-            config = {}
-    model = config.get("model_name") or config.get("model")
-    dims = config.get("dimensions")
-    parts = [name.removeprefix("personae-")]
-    if model:
-        parts.append(str(model).rsplit("/", 1)[-1])
-    if dims:
-        parts.append(str(dims))
-    return "-".join(parts)
+    if isinstance(embedding, HashingTextEmbedding):
+        return f"hashing-{embedding.dimensions}"
+    return embedding.key
 
 
 def open_client(memory_dir: str | None, chroma_host: str | None = None, port: int = 8000) -> Any:
@@ -135,7 +124,7 @@ def indexed_personas(client: ClientAPI) -> list[dict[str, Any]]:
 
 
 def find_persona(
-    client: ClientAPI, character: str, splitter: Splitter, embedding: str
+    client: ClientAPI, character: str, splitter: Splitter, embedding: TextEmbedding
 ) -> dict[str, Any]:
     """The manifest of ``character``'s index (name matched case-insensitively).
 
@@ -145,16 +134,25 @@ def find_persona(
     personas = indexed_personas(client)
     wanted = character.strip().casefold()
     same = [p for p in personas if str(p["character"]).casefold() == wanted]
-    exact = [p for p in same if p.get("splitter") == splitter and p.get("embedding") == embedding]
+    key = embedding_key(embedding)
+    exact = [p for p in same if p.get("splitter") == splitter and p.get("embedding") == key]
     if exact:
         return exact[0]
-    if same:
-        have = ", ".join(sorted(f"{p.get('splitter')}/{p.get('embedding')}" for p in same))
+    same_splitter = [p for p in same if p.get("splitter") == splitter]
+    if same_splitter:
+        have = ", ".join(sorted(_spec_of(p) for p in same_splitter))
         raise InputError(
-            f"{character} is indexed with {have}, not {splitter}/{embedding} "
-            "(embedding or splitter mismatch)",
-            f"run `personae persona index SOURCE --character {character!r} --splitter {splitter}` "
-            "with the embedding you chat with, or pick the stored one",
+            f"embedding mismatch: {character} is indexed with {have}, not {embedding.spec} "
+            f"({splitter} splitter)",
+            f"set PERSONAE_EMBEDDINGS (or --embedding) to {_spec_of(same_splitter[0])}, or "
+            f"re-index: personae persona index SOURCE --character {character!r} "
+            f"--embedding {embedding.spec}",
+        )
+    if same:
+        have = ", ".join(sorted(f"{p.get('splitter')}" for p in same))
+        raise InputError(
+            f"splitter mismatch: {character} is indexed with the {have} splitter, not {splitter}",
+            f"pass --splitter {same[0].get('splitter')}, or re-index with --splitter {splitter}",
         )
     names = sorted({str(p["character"]) for p in personas})
     listed = f"indexed: {', '.join(names)}" if names else "nothing is indexed there yet"
@@ -164,11 +162,16 @@ def find_persona(
     )
 
 
+def _spec_of(manifest: Mapping[str, Any]) -> str:
+    """The embedding setting a stored index was built with (its key for older indexes)."""
+    return str(manifest.get("embedding_spec") or manifest.get("embedding"))
+
+
 class PersonaIndex:
     """The chunks of one persona under one splitter and embedding."""
 
     def __init__(
-        self, client: ClientAPI, character: str, splitter: Splitter, embedding: EmbedFn
+        self, client: ClientAPI, character: str, splitter: Splitter, embedding: TextEmbedding
     ) -> None:
         self.client = client
         self.character = character
@@ -196,7 +199,7 @@ class PersonaIndex:
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), _BATCH):
-            batch = self.embedding(list(texts[start : start + _BATCH]))
+            batch = self.embedding.embed(list(texts[start : start + _BATCH]))
             vectors += [[float(x) for x in vector] for vector in batch]
         dims = self.manifest.get("dimensions")
         if vectors and dims and len(vectors[0]) != int(dims):
@@ -279,6 +282,7 @@ class PersonaIndex:
             character=doc.character,
             splitter=self.splitter,
             embedding=self.embedding_name,
+            embedding_spec=self.embedding.spec,
             source=doc.source,
             source_kind=doc.source_kind,
             sha256=doc.sha256,
@@ -341,20 +345,28 @@ def _metadata(chunk: PersonaChunk) -> dict[str, str | int]:
     }
 
 
-def embedding_function(spec: str) -> EmbedFn:
-    """The embedding function named by ``spec`` (``hashing``: offline feature hashing)."""
-    from personae.memory.embeddings import HashingEmbedding
+def embedding_function(
+    spec: str, *, base_url: str | None = None, api_key: str | None = None
+) -> TextEmbedding:
+    """The embedding of a persona index: where a ``PERSONAE_EMBEDDINGS`` value becomes a model.
 
-    if spec.strip().casefold() in ("hashing", "personae-hashing"):
-        return HashingEmbedding()
-    raise InputError(f"unknown embedding {spec!r}", "use hashing")
+    ``spec`` is what the edge read (``--embedding``, a run's context, else the variable);
+    ``openai:`` uses ``base_url`` / ``api_key`` (the run's server). Raises
+    :class:`~personae.errors.InputError` (exit 2) for an unknown or unusable value.
+    """
+    try:
+        return open_embedding(spec, base_url=base_url, api_key=api_key)
+    except ConfigurationError as error:
+        raise InputError(
+            f"unknown or unusable embedding {spec!r}: {error.problem}", error.fix
+        ) from None
 
 
 def open_persona_index(
     character: str,
     *,
     splitter: Splitter,
-    embedding: str | EmbedFn,
+    embedding: str | TextEmbedding,
     memory_dir: str | None,
     chroma_host: str | None = None,
     chroma_port: int = 8000,
@@ -362,9 +374,10 @@ def open_persona_index(
     """The existing index of ``character``; never creates one.
 
     Raises:
-        InputError: The character is not indexed with this splitter and embedding.
+        InputError: The character is not indexed with this splitter and embedding ("unknown
+            character", "embedding mismatch", "splitter mismatch").
     """
     function = embedding_function(embedding) if isinstance(embedding, str) else embedding
     client = open_client(memory_dir, chroma_host, chroma_port)
-    manifest = find_persona(client, character, splitter, embedding_key(function))
+    manifest = find_persona(client, character, splitter, function)
     return PersonaIndex(client, str(manifest["character"]), splitter, function)

@@ -18,7 +18,7 @@ from bookmarks_world import write_storyline
 from langchain_core.messages import BaseMessage
 from profiler_world import scripted_model as profiler_model
 
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.embeddings import HashingTextEmbedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client
@@ -46,7 +46,7 @@ def prepare(root: Path) -> None:
     write_storyline(root / STORY)
     doc = parse_markdown(PERSONA, "Megumin")
     index = PersonaIndex(
-        open_client(str(root / PERSONA_DIR)), "Megumin", "acts", HashingEmbedding()
+        open_client(str(root / PERSONA_DIR)), "Megumin", "acts", HashingTextEmbedding()
     )
     index.sync(doc, split_persona(doc))
     write_event_stream(prepared_novel(root / DATA_DIR))  # ARCANE: novel, arcs, probes, index

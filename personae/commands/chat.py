@@ -10,7 +10,8 @@ fresh conversation unless ``--thread`` is given).
 
 Environment read here, at the edge (flags win; precedence in :mod:`personae.commands.models`):
 ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: role-play and, unless
-``--gs-model``, Guided Selection and the Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``.
+``--gs-model``, Guided Selection and the Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``,
+``PERSONAE_EMBEDDINGS`` (unless ``--embedding``: the index of that embedding is used).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def agent_context(args: argparse.Namespace, options: Any, models: Any) -> Any:
         chroma_host=options.chroma_host,
         chroma_port=options.chroma_port,
         splitter=options.splitter,
-        embedding=str(options.embedding),
+        embeddings=str(getattr(options.embedding, "spec", options.embedding)),
         gs_wave=args.gs_wave,
     )
 

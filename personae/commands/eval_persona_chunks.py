@@ -143,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.k < 1:
         raise InputError("--k must be at least 1", "pass 1 or more")
-    summary: dict[str, Any] = {"embedding": args.embedding, "k": args.k}
+    from personae.commands.persona import index_options
+
+    summary: dict[str, Any] = {"embedding": index_options(args).embedding, "k": args.k}
     if args.questions or args.questionnaire:
         summary["similarity"] = _similarity(args, _questions(args))
     if args.results:

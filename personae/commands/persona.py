@@ -3,8 +3,9 @@
 SOURCE is a Markdown persona, a profiler ``profile.json``, a wiki page URL or saved ``.html``,
 or a CoSER book ``.json`` (with ``--character``). Re-running on an edited source re-embeds only
 the sections that changed. Environment read here, at the edge: ``CHROMA_HOST`` /
-``CHROMA_PORT`` (a Chroma server instead of ``--memory``), ``PERSONAE_CACHE_DIR`` and
-``PERSONAE_CONTACT`` (fetching a wiki URL).
+``CHROMA_PORT`` (a Chroma server instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (unless
+``--embedding``: one index per embedding), ``PERSONAE_CACHE_DIR`` and ``PERSONAE_CONTACT``
+(fetching a wiki URL).
 """
 
 from __future__ import annotations
@@ -53,16 +54,23 @@ def add_index_flags(parser: Any) -> None:
     )
     parser.add_argument("--chunk-size", type=int, default=1000, help="fixed splitter chunk size")
     parser.add_argument("--overlap", type=int, default=200, help="fixed splitter overlap")
-    parser.add_argument("--embedding", default="hashing", help="embedding (default hashing)")
+    parser.add_argument(
+        "--embedding",
+        help="hashing, local or openai:MODEL (default PERSONAE_EMBEDDINGS, else hashing); "
+        "one index per embedding",
+    )
     parser.add_argument(
         "--max-chunk-chars", type=int, help="cap ACTS/ATS chunk size (off: the paper's rule)"
     )
 
 
 def index_options(args: argparse.Namespace) -> Any:
-    """The :class:`IndexSettings` of the parsed flags; ``CHROMA_HOST`` read here."""
+    """The :class:`IndexSettings` of the parsed flags.
+
+    ``CHROMA_HOST`` and ``PERSONAE_EMBEDDINGS`` (unless ``--embedding``) are read here.
+    """
     from personae.graphs.amadeus_index import IndexSettings
-    from personae.settings import load_settings
+    from personae.settings import check_embeddings_spec, load_settings
 
     settings = load_settings()
     memory: Path = args.memory
@@ -71,7 +79,7 @@ def index_options(args: argparse.Namespace) -> Any:
     return IndexSettings(
         memory_dir=str(memory),
         splitter=args.splitter,
-        embedding=args.embedding,
+        embedding=check_embeddings_spec(args.embedding or settings.embeddings),
         fixed_size=args.chunk_size,
         fixed_overlap=args.overlap,
         max_chunk_chars=args.max_chunk_chars,

@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from personae.errors import InputError
 from personae.graphs.amadeus import AmadeusContext, build_graph
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.embeddings import HashingTextEmbedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client
@@ -46,7 +46,7 @@ def _model(relevant: set[int]) -> ScriptedChatModel:
 def memory(tmp_path: Path) -> str:
     path = str(tmp_path / "mem")
     doc = parse_markdown(PERSONA, "Megumin")
-    PersonaIndex(open_client(path), "Megumin", "acts", HashingEmbedding()).sync(
+    PersonaIndex(open_client(path), "Megumin", "acts", HashingTextEmbedding()).sync(
         doc, split_persona(doc)
     )
     return path

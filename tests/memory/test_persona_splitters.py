@@ -41,6 +41,28 @@ def test_acts_sizes_chunks_by_the_longest_paragraph(
     assert [c.id for c in split_persona(doc, "acts")] == [c.id for c in chunks]  # deterministic
 
 
+def test_l_max_and_l_o_match_hand_counts_on_the_shared_sources(
+    toki: PersonaDoc, iago: PersonaDoc, shared_dir: Path
+) -> None:
+    """Eq. 3: l_max counted from the raw sources, not through the importer."""
+    import json
+
+    book = json.loads((shared_dir / "data/coser/final/Othello.json").read_text(encoding="utf-8"))
+    raw = book["character_datasets"]["Iago"]
+    texts = [p for p in raw["profile"].split("\n\n") if p.strip()]
+    texts += [plot["experience"] for plot in raw["plots"]]
+    texts += [talk["motivation"] for talk in raw["conversations"]]
+    assert max(len(t.strip()) for t in texts) == 584  # the third profile paragraph
+    chunks = split_persona(iago, "acts")
+    assert (chunks[0].l_max, chunks[0].l_o) == (584, 292)
+    # The Fandom page: its longest paragraph (976 characters) is one whole chunk of its section.
+    chunks = split_persona(toki, "acts")
+    assert (chunks[0].l_max, chunks[0].l_o) == (976, 488)
+    longest = [c for c in chunks if len(c.raw) == 976]
+    assert [c.path for c in longest] == [("History", "The Hokuto Shinken Succession Dispute")]
+    assert longest[0].raw.startswith("Kenshiro rescues Toki from the prison stronghold")
+
+
 def test_context_string_names_the_exact_heading_path(toki: PersonaDoc) -> None:
     chunks = split_persona(toki, "acts")
     early = [c for c in chunks if c.path == ("History", "Early Life")]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from personae.errors import InputError
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.embeddings import HashingTextEmbedding
 from personae.memory.persona_chunks import split_persona
 from personae.memory.persona_doc import PersonaDoc, parse_markdown
 from personae.memory.persona_store import PersonaIndex, open_client, open_persona_index
@@ -33,16 +34,16 @@ I make Cassio drunk on watch.
 """
 
 
-class CountingEmbedding(HashingEmbedding):
-    """Hashing vectors, counting the texts embedded."""
+class CountingEmbedding(HashingTextEmbedding):
+    """Hashing vectors, counting the texts the index asks to embed."""
 
     def __init__(self, dimensions: int = 384) -> None:
         super().__init__(dimensions)
         self.embedded: list[str] = []
 
-    def __call__(self, input: Any) -> Any:
-        self.embedded += list(input)
-        return super().__call__(input)
+    def embed(self, texts: Any) -> np.ndarray:
+        self.embedded += list(texts)
+        return super().embed(texts)
 
 
 def _index(tmp_path: Path, embedding: Any) -> PersonaIndex:
@@ -82,7 +83,7 @@ def test_reindex_touches_only_changed_sections(tmp_path: Path) -> None:
 
 
 def test_query_ranks_by_cosine_similarity(tmp_path: Path) -> None:
-    index = _index(tmp_path, HashingEmbedding())
+    index = _index(tmp_path, HashingTextEmbedding())
     _sync(index, parse_markdown(PERSONA, "Iago"))
     found = index.query("Who did you make drunk on watch?", 10)
     assert found[0].text.startswith("I make Cassio drunk")
@@ -93,19 +94,22 @@ def test_query_ranks_by_cosine_similarity(tmp_path: Path) -> None:
 
 def test_unknown_character_and_embedding_mismatch_are_one_line_errors(tmp_path: Path) -> None:
     memory = str(tmp_path / "mem")
-    _sync(_index(tmp_path, HashingEmbedding()), parse_markdown(PERSONA, "Iago"))
+    _sync(_index(tmp_path, HashingTextEmbedding()), parse_markdown(PERSONA, "Iago"))
     with pytest.raises(InputError, match=r"unknown character 'Othello' \(indexed: Iago\)"):
         open_persona_index("Othello", splitter="acts", embedding="hashing", memory_dir=memory)
-    with pytest.raises(InputError, match="embedding or splitter mismatch"):
+    with pytest.raises(InputError, match="embedding mismatch: iago is indexed with hashing, "):
         open_persona_index(
-            "iago", splitter="acts", embedding=HashingEmbedding(128), memory_dir=memory
+            "iago", splitter="acts", embedding=HashingTextEmbedding(128), memory_dir=memory
         )
+    with pytest.raises(InputError, match="splitter mismatch: iago is indexed with the acts "):
+        open_persona_index("iago", splitter="ats", embedding="hashing", memory_dir=memory)
     index = open_persona_index("iago", splitter="acts", embedding="hashing", memory_dir=memory)
     assert index.character == "Iago"
 
-    class Wider(HashingEmbedding):
-        def __call__(self, input: Any) -> Any:
-            return [[float(x) for x in v] + [0.0] for v in super().__call__(input)]
+    class Wider(HashingTextEmbedding):
+        def embed(self, texts: Any) -> np.ndarray:
+            vectors = super().embed(texts)
+            return np.hstack([vectors, np.zeros((len(vectors), 1), dtype=np.float32)])
 
     wrong = PersonaIndex(index.client, "Iago", "acts", Wider())
     with pytest.raises(InputError, match="embedding mismatch: .* stores 384-dimensional"):
@@ -113,7 +117,7 @@ def test_unknown_character_and_embedding_mismatch_are_one_line_errors(tmp_path: 
 
 
 def test_writes_are_batched_below_chromas_maximum(tmp_path: Path) -> None:
-    index = _index(tmp_path, HashingEmbedding(16))
+    index = _index(tmp_path, HashingTextEmbedding(16))
     paragraphs = "\n\n".join(f"Fact {i}." for i in range(12))
     doc = parse_markdown(f"# Iago\n\n## Facts\n\n{paragraphs}\n", "Iago")
     index._write_batch = lambda: 5  # type: ignore[method-assign]
