@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "personae.commands.arcane",
     "personae.commands.arc",
     "personae.commands.probes",
+    "personae.commands.export",
 )
 
 
