@@ -124,15 +124,20 @@ def _order_key(probe_id: str) -> str:
     return hashlib.sha1(probe_id.encode()).hexdigest()
 
 
-def sample(records: Sequence[Mapping[str, Any]], mode: str, per_model: int) -> list[dict[str, Any]]:
+def sample(
+    records: Sequence[Mapping[str, Any]], mode: str, per_model: int, include_thought: bool = True
+) -> list[dict[str, Any]]:
     """App. N's sample: per model, ``per_model`` trajectories of ``mode`` with >= 3 phases.
 
     Stratified across novels: round-robin over the novels (sorted), each novel's probes in
-    SHA-1 order of their ids. Only trajectories the main run judged (PTF present) qualify.
+    SHA-1 order of their ids. Only trajectories the main run judged (PTF present) with the
+    same judge variant (with or without ref_thought) qualify, so each appears once.
     """
     by_model: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         if record.get("mode") != mode or record.get("ptf") is None:
+            continue
+        if record.get("judge_include_thought", True) != include_thought:
             continue
         if len(record.get("phases", [])) < MIN_PHASES:
             continue
@@ -303,7 +308,8 @@ def summarize_perturb(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         lambda: defaultdict(dict)
     )
     for row in rows:
-        key = (row["model"], row["mode"], row["judge"])
+        judge = row["judge"] if row.get("include_thought", True) else row["judge"] + " [no-thought]"
+        key = (row["model"], row["mode"], judge)
         groups[key][row["condition"]][row["probe_id"]] = row
     table = []
     for (model, mode, judge), by_condition in sorted(groups.items()):

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.out.is_dir():
         raise InputError(f"{args.out} is not a folder", "pass the --out folder of eval arcane")
     records = pt.read_results(args.out)
-    chosen = pt.sample(records, args.mode, args.sample)
+    chosen = pt.sample(records, args.mode, args.sample, include_thought=not args.no_thought)
     if not chosen:
         raise InputError(
             f"no {args.mode}-mode trajectory with {pt.MIN_PHASES}+ judged phases in "

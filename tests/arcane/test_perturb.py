@@ -79,6 +79,9 @@ def test_sample_is_stratified_across_novels_and_needs_three_phases() -> None:
     assert [r["novel"] for r in chosen] == ["alpha", "beta", "alpha", "beta"]
     assert len(sample(rows, "arc", 75)) == 8  # all eligible, never the short or unjudged ones
     assert sample(rows, "arc", 3) == sample(rows, "arc", 3)
+    blind = {**_row("a0", "alpha"), "judge_include_thought": False}
+    assert blind not in sample([*rows, blind], "arc", 75)  # each trajectory once per variant
+    assert sample([*rows, blind], "arc", 75, include_thought=False) == [blind]
 
 
 class PairJudge:
@@ -184,6 +187,8 @@ def test_summary_pairs_deltas_only_over_probes_judged_in_both() -> None:
 
     rows = [row("a", "orig", 80), row("b", "orig", 60), row("a", "reverse_response", 20)]
     rows.append(row("c", "reverse_response", 10))
+    blind = {**row("a", "orig", 10), "include_thought": False}
+    assert [t["judge"] for t in summarize_perturb([*rows, blind])][-1] == "j [no-thought]"
     reverse = next(t for t in summarize_perturb(rows) if t["condition"] == "reverse_response")
     assert reverse["paired"] == 1 and reverse["delta"]["ptf_alignment"] == -60.0
     assert reverse["probes"] == 2 and reverse["ptf_alignment"] == 15.0
