@@ -8,7 +8,8 @@
    checks and wall time, sequential (wave 1, the paper) vs waves of 3, 10 and 30, over the same
    questions; the slot is identical for every wave size (asserted).
 3. Retrieval latency of one query (top 30, query embedding included) against an index of
-   ``--chunks`` chunks (hashing embeddings: 10,000 MiniLM embeddings take minutes here).
+   ``--chunks`` chunks (hashing embeddings: 10,000 MiniLM embeddings take minutes here), and
+   the time each ``--embeddings`` value takes to embed one question (what it adds per query).
 
     uv run python benchmarks/bench_amadeus.py [--latency 0.05] [--chunks 10000]
         [--embeddings hashing local]
@@ -156,6 +157,22 @@ def bench_retrieval(memory: Path, chunks: int) -> None:
     )
 
 
+def bench_query_embedding(spec: str) -> None:
+    """What another embedding adds to a query: embedding the question (distinct, uncached)."""
+    embedding = open_embedding(spec)
+    embedding.embed(["warm up"])
+    timings = []
+    for i, word in enumerate(WORDS * 2):
+        start = time.perf_counter()
+        embedding.embed_one(f"What do you think about {word}, question {i}?")
+        timings.append((time.perf_counter() - start) * 1000)
+    timings.sort()
+    print(
+        f"query embedding ({embedding.spec}): p50 {statistics.median(timings):.1f} ms, "
+        f"p95 {timings[int(len(timings) * 0.95)]:.1f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--persona-chars", type=int, default=65_000)
@@ -172,6 +189,8 @@ def main() -> None:
         asyncio.run(bench_waves(memory / "index", args.latency, rare, "2 relevant sections"))
         asyncio.run(bench_waves(memory / "index", args.latency, set(), "no relevant chunk"))
         bench_retrieval(memory / "big", args.chunks)
+        for spec in args.embeddings:
+            bench_query_embedding(spec)
 
 
 if __name__ == "__main__":

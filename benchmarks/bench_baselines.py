@@ -111,19 +111,19 @@ def ricl_scale(size: int) -> None:
     start = time.perf_counter()
     added = store.extend(size)
     built = time.perf_counter() - start
-    print(
-        f"RICL index: {added} pairs of a {size}-action storyline in {built:.1f} s "
-        f"({built / added * 1e3:.2f} ms/pair)"
-    )
-    late = range(size - 2000, size, 20)
-    early = range(min(1000, size // 4), min(3000, size // 2), 20)
+    rate = f"{built / added * 1e3:.2f} ms/pair" if added else "no pair: storyline too short"
+    print(f"RICL index: {added} pairs of a {size}-action storyline in {built:.1f} s ({rate})")
+    late = range(max(1, size - 2000), size, 20)
+    early = range(max(1, min(1000, size // 4)), max(2, min(3000, size // 2)), 20)
     for label, targets in (("late targets", late), ("early targets (selective filter)", early)):
         times = []
         for target in targets:
             begin = time.perf_counter()
             pairs = store.similar(story.scene(target), target, 8)
             times.append(time.perf_counter() - begin)
-            assert pairs and max(p.position for p in pairs) < target, "a pair from the future"
+            assert all(p.position < target for p in pairs), "a pair from the future"
+            # every target gets its k pairs, or all there are before it on a short storyline
+            assert len(pairs) == min(8, store.eligible(target)), "pairs missing"
         print(
             f"RICL query, {label}: p50 {statistics.median(times) * 1e3:.1f} ms, "
             f"max {max(times) * 1e3:.1f} ms"
@@ -134,6 +134,8 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000, help="actions in the RICL storyline")
     args = parser.parse_args()
+    if args.size < 2:
+        parser.error(f"--size {args.size} leaves no target: use 2 or more actions")
     if HARUHI.is_file():
         with tempfile.TemporaryDirectory() as tmp:
             for method, graph, context_type in (

@@ -33,11 +33,12 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from statistics import fmean
+from statistics import correlation, fmean
 from typing import Any, Literal
 
 from personae.agents import arcane_judges as judges
 from personae.errors import InputError, RemoteError
+from personae.evals.arcane_metrics import mode_label, probe_scores
 from personae.files import append_jsonl
 from personae.graphs.arcane_context import ArcaneContext
 from personae.memory.arcane_records import ProbeRecord, load_probes
@@ -344,8 +345,62 @@ def summarize_perturb(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     return table
 
 
-def markdown(table: Sequence[Mapping[str, Any]]) -> str:
-    """Table 8's layout: per model, each condition's Align / Dir / Shape / Avg, then deltas."""
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Average ranks (ties share the mean of their positions), 1-based."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start : end + 1]:
+            ranks[i] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
+        return None
+    return round(correlation(x, y), 3)
+
+
+def ptf_correlations(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """App. N's convergent-validity check: per (model, mode), PTF vs the per-phase average.
+
+    The per-phase average of a probe is (APF + RPF + RAE) / 3 over its phase means; Pearson and
+    Spearman (Pearson on average ranks) over the probes with both. Undefined (None) below three
+    probes or without variance.
+    """
+    pairs: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for record in records:
+        scores = probe_scores(record)
+        if "ptf" in scores and all(m in scores for m in ("apf", "rpf", "rae")):
+            per_phase = (scores["apf"] + scores["rpf"] + scores["rae"]) / 3
+            pairs[(record["model"], mode_label(record))].append((scores["ptf"], per_phase))
+    cells = []
+    for (model, mode), values in sorted(pairs.items()):
+        ptf, phase = [v[0] for v in values], [v[1] for v in values]
+        cells.append(
+            {
+                "model": model,
+                "mode": mode,
+                "probes": len(values),
+                "pearson": _pearson(ptf, phase),
+                "spearman": _pearson(_ranks(ptf), _ranks(phase)),
+            }
+        )
+    return cells
+
+
+def markdown(
+    table: Sequence[Mapping[str, Any]], correlations: Sequence[Mapping[str, Any]] = ()
+) -> str:
+    """Table 8's layout: per model, each condition's Align / Dir / Shape / Avg, then deltas.
+
+    With ``correlations``, App. N's PTF vs per-phase table follows.
+    """
     lines = ["# PTF under perturbation (ARCANE App. N, Table 8)", ""]
     models = sorted({(t["model"], t["mode"], t["judge"]) for t in table})
     for model, mode, judge in models:
@@ -374,5 +429,17 @@ def markdown(table: Sequence[Mapping[str, Any]]) -> str:
                 "",
                 f"orig minus the recorded PTF of the main run (test-retest): {retest:+.2f}",
             ]
+        lines.append("")
+    if correlations:
+        lines += [
+            "## PTF vs per-phase average (App. N, convergent but not redundant)",
+            "",
+            "| Model | Mode | Probes | Pearson | Spearman |",
+            "|---|---|---|---|---|",
+        ]
+        for c in correlations:
+            pearson = "–" if c["pearson"] is None else f"{c['pearson']:.2f}"
+            spearman = "–" if c["spearman"] is None else f"{c['spearman']:.2f}"
+            lines.append(f"| {c['model']} | {c['mode']} | {c['probes']} | {pearson} | {spearman} |")
         lines.append("")
     return "\n".join(lines)

@@ -5,13 +5,14 @@ reopening Chroma, reparsing the storyline or rebuilding its inverted index on ev
 dominate the run. :func:`resources_for` caches them under the
 :class:`~personae.graphs.resource_cache.StorylineKey` the baselines use too.
 
-It also keeps the "answered unknown" list: after a sync, a bookmark whose answer is still ``""``
-at the target is recorded as unknown for (character, question) with that target, the position
-where it was found unanswerable, and the proposer of a later step is told not to ask it again
-(its code also drops near-duplicate re-asks). A step at an earlier position does not see it:
-knowing that a question stays unanswerable further on is knowledge from the future. The list
-is a small JSON file beside the Chroma directory (``unknown-<scope>.json``), written
-atomically; with no memory directory it lives in the process only, like the in-memory bank.
+It also keeps the "answered unknown" list: after a step's syncs, a bookmark whose answer is
+still ``""`` at the target is recorded as unknown for (character, question) with that target,
+the position where it was found unanswerable, and the proposer of a later step is told not to
+ask it again (its code also drops near-duplicate re-asks). A step at an earlier position does
+not see it: knowing that a question stays unanswerable further on is knowledge from the future.
+The list is a small JSON file beside the Chroma directory (``unknown-<scope>.json``), written
+atomically, once per step; with no memory directory it lives in the process only, like the
+in-memory bank.
 
 The bank and the list are scoped by :attr:`Storyline.scope` (name and content fingerprint), like
 the baselines' stores: a corrected re-download of a storyline must not reuse bookmarks built
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,20 +105,28 @@ class UnknownQuestions:
         A near-duplicate already listed keeps the earlier of the two positions. Returns False
         when nothing changed.
         """
+        return self.record_all(character, [question], position)
+
+    def record_all(self, character: str, questions: Iterable[str], position: int) -> bool:
+        """:meth:`record` for each question, then one write of the file if anything changed."""
         with self._lock:
-            known = self.by_character.setdefault(character, [])
-            same = [e for e in known if is_near_duplicate(question, [e["question"]])]
-            if same:
-                if all(e["position"] <= position for e in same):
-                    return False
-                for entry in same:
-                    entry["position"] = min(entry["position"], position)
-            else:
-                known.append(UnknownEntry(question=question, position=position))
-                del known[:-UNKNOWN_LIMIT]
-            if self.path is not None:
+            changed = [self._add(character, question, position) for question in questions]
+            if any(changed) and self.path is not None:
                 write_json_atomic(self.path, self.by_character)
-            return True
+            return any(changed)
+
+    def _add(self, character: str, question: str, position: int) -> bool:
+        known = self.by_character.setdefault(character, [])
+        same = [e for e in known if is_near_duplicate(question, [e["question"]])]
+        if same:
+            if all(e["position"] <= position for e in same):
+                return False
+            for entry in same:
+                entry["position"] = min(entry["position"], position)
+        else:
+            known.append(UnknownEntry(question=question, position=position))
+            del known[:-UNKNOWN_LIMIT]
+        return True
 
 
 @dataclass(frozen=True)

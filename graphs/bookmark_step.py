@@ -1,7 +1,11 @@
 """One question's BOOKMARKS step, shared by the graph and the ``storyline_memory`` tool.
 
-Match -> (derive) -> activate, then sync -> save -> record unknown: the graph runs these for
-every proposed question (its match and sync nodes), the tool for the one question it is asked.
+Match -> (derive) -> activate, then sync, then save the step: the graph runs these for every
+proposed question (its match, sync and save nodes), the tool for the one question it is asked.
+Nothing is written to the bank before the step's syncs are done: new and derived bookmarks get
+their ids when activated, and :func:`save_step` writes every bookmark of the step in one upsert
+and records the unknown answers in one write of the list (the bank's cost per step is one
+write, not one per bookmark; a step killed mid-way leaves the bank as it was).
 Keeping them in one place is the point: the tool once re-implemented them and drifted (no
 unknown list, a fixed K', its own sync settings). Both read their settings from a
 :class:`BookmarkStepSettings` built from the same context fields.
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
@@ -77,13 +81,12 @@ class Activation:
 
 @dataclass(frozen=True)
 class SyncOutcome:
-    """A synced bookmark as stored, with what the sync read and cost."""
+    """A synced bookmark (not stored yet), with what the sync read and cost."""
 
-    entry: GroundingEntry
+    bookmark: Bookmark
     actions_read: int
     actions_from_scratch: int
     usage: LLMUsage
-    stored: Bookmark
 
 
 def activate(
@@ -98,12 +101,13 @@ def activate(
 
     A derived child starts at its parent's position (at most the target, since candidates are
     synced by it) with ``answer``, the answer derived from the parent's; a new one starts empty
-    at position 0.
+    at position 0. New and derived bookmarks get their id here but are not stored yet: the
+    step's :func:`save_step` writes them, synced.
     """
     if match.decision == "reuse" and match.bookmark is not None:
         return match.bookmark
     parent = match.bookmark if match.decision == "derive" else None
-    return bank.create(
+    return bank.new(
         question=question["question"],
         type=BookmarkType(question["type"]),
         character=character,
@@ -124,6 +128,26 @@ class Resolution:
     usage: LLMUsage
 
 
+def find_candidates(
+    resources: BookmarkResources,
+    questions: Sequence[Question],
+    *,
+    character: str,
+    target: int,
+    settings: BookmarkStepSettings,
+) -> list[list[Bookmark]]:
+    """Each question's K' bank candidates synced by ``target``, found together.
+
+    One embedding call, one product per scope, one read of the winners. Blocks (embedding,
+    Chroma): async callers use a thread.
+    """
+    return resources.bank.candidates_many(
+        [(q["question"], BookmarkType(q["type"]), character) for q in questions],
+        synced_by=target,
+        k=settings.k_candidates,
+    )
+
+
 async def resolve_question(
     resources: BookmarkResources,
     question: Question,
@@ -133,28 +157,32 @@ async def resolve_question(
     fast_model: BaseChatModel,
     settings: BookmarkStepSettings,
     scene: Sequence[StoryAction] = (),
+    candidates: Sequence[Bookmark] | None = None,
 ) -> Resolution:
     """Match ``question`` to the bank's K' candidates synced by ``target``; derive if so.
 
-    A derive decision makes one more fast-model call that writes the child's first answer from
-    the parent's answer at the parent's position; with ``settings.derive`` off it becomes a new
-    bookmark instead. Nothing is written: :func:`activate` does that, in question order, so
-    bookmark ids never depend on which model call finished first.
+    ``candidates``: from :func:`find_candidates` (the graph finds a step's together); ``None``
+    searches the bank for this question alone. A derive decision makes one more fast-model
+    call that writes the child's first answer from the parent's answer at the parent's
+    position; with ``settings.derive`` off it becomes a new bookmark instead. Nothing is
+    written, and :func:`activate` gives new bookmarks their ids in question order, so ids never
+    depend on which model call finished first.
     """
-    # Chroma queries block: a thread keeps the event loop (and other runs) moving.
-    candidates = await asyncio.to_thread(
-        resources.bank.candidates,
-        question["question"],
-        type=BookmarkType(question["type"]),
-        character=character,
-        synced_by=target,
-        k=settings.k_candidates,
-    )
+    if candidates is None:
+        # Chroma reads and the embedding block: a thread keeps the event loop moving.
+        [candidates] = await asyncio.to_thread(
+            find_candidates,
+            resources,
+            [question],
+            character=character,
+            target=target,
+            settings=settings,
+        )
     match, usage = await match_question(
         fast_model,
         question=question["question"],
         type=question["type"],
-        candidates=candidates,
+        candidates=list(candidates),
         target=target,
     )
     if match.decision == "derive" and not settings.derive:
@@ -204,21 +232,6 @@ async def activate_question(
     return Activation(bookmark, resolution.match.decision, resolution.usage)
 
 
-def save_synced(bank: BookmarkBank, bookmark: Bookmark, target: int | None = None) -> Bookmark:
-    """Store a synced bookmark; if the bank already holds it further ahead, keep the stored one.
-
-    Another step (a later target run first) may have synced it past this target: positions
-    only move forward, and readers use ``answer_at(target)`` (the stored copy is read with
-    every version a reader at ``target`` needs).
-    """
-    try:
-        bank.save(bookmark)
-    except ValueError as error:
-        logger.info("bookmark already synced further by another step, reading it back: %s", error)
-        return bank.get(bookmark.id, at=target)
-    return bookmark
-
-
 def grounding_entry(bookmark: Bookmark, target: int) -> GroundingEntry:
     """A bookmark as grounding at ``target`` shows it."""
     return GroundingEntry(
@@ -232,20 +245,19 @@ def grounding_entry(bookmark: Bookmark, target: int) -> GroundingEntry:
 
 async def sync_active(
     resources: BookmarkResources,
-    bookmark_id: str,
+    bookmark: Bookmark | str,
     *,
-    character: str,
     target: int,
     fast_model: BaseChatModel,
     settings: BookmarkStepSettings,
 ) -> SyncOutcome:
-    """Sync one active bookmark to ``target``, store it, and list it as unknown if it is.
+    """Sync one active bookmark (a new one, or a bank id) to ``target``; nothing is stored.
 
-    An answer still unknown at ``target`` is recorded for ``character`` at ``target``: later
-    steps are told not to ask it again, earlier ones never see the entry.
+    :func:`save_step` stores the step's synced bookmarks together.
     """
-    # ``at``: a bookmark already synced past the target brings back the versions it needs.
-    bookmark = await asyncio.to_thread(resources.bank.get, bookmark_id, at=target)
+    if isinstance(bookmark, str):
+        # ``at``: a bookmark already synced past the target brings back the versions it needs.
+        bookmark = await asyncio.to_thread(resources.bank.get, bookmark, at=target)
     result = await bookmark_sync.sync_bookmark(
         bookmark,
         target,
@@ -262,11 +274,30 @@ async def sync_active(
         index=resources.index,
         settings=settings.sync,
     )
-    stored = await asyncio.to_thread(save_synced, resources.bank, result.bookmark, target)
-    entry = grounding_entry(stored, target)
-    if not entry["answer"]:
-        await asyncio.to_thread(resources.unknown.record, character, stored.question, target)
-    return SyncOutcome(entry, result.actions_read, scratch, result.usage, stored)
+    return SyncOutcome(result.bookmark, result.actions_read, scratch, result.usage)
+
+
+def save_step(
+    resources: BookmarkResources,
+    synced: Sequence[Bookmark],
+    *,
+    created: Iterable[str] = (),
+    character: str,
+    target: int,
+) -> list[GroundingEntry]:
+    """Write the step's synced bookmarks (one upsert) and its unknown answers (one write).
+
+    ``created``: ids of the step's new and derived bookmarks (not in the bank yet). A bookmark
+    another step synced further meanwhile is kept as stored (positions only move forward).
+    An answer still unknown at ``target`` is recorded for ``character`` at ``target``: later
+    steps are told not to ask it again, earlier ones never see the entry. Returns each
+    bookmark's grounding entry at ``target``, in order. Blocks: async callers use a thread.
+    """
+    stored = resources.bank.save_step(list(synced), created=created, at=target)
+    entries = [grounding_entry(bookmark, target) for bookmark in stored]
+    unknown = [entry["question"] for entry in entries if not entry["answer"]]
+    resources.unknown.record_all(character, unknown, target)
+    return entries
 
 
 class ActiveBookmark(TypedDict):
@@ -276,13 +307,20 @@ class ActiveBookmark(TypedDict):
     decision: Decision
     """``reuse``, ``derive``, or ``none`` (a new bookmark)."""
     question: Question
+    created: str
+    """A new or derived bookmark: its whole record as JSON (it is not in the bank until the
+    step saves it); ``""`` for a reused one, which the sync reads from the bank."""
 
 
 class SyncRecord(TypedDict):
-    """One synced bookmark as the graph's fan-in collects it."""
+    """One synced bookmark as the graph's fan-in collects it (and a checkpoint keeps it)."""
 
-    bookmark: GroundingEntry
-    """The entry as stored after the sync."""
+    id: str
+    """The active bookmark's id."""
+    record: str
+    """The synced bookmark as JSON, for the step's one write."""
+    created: bool
+    """Whether the step created it (new or derived: not in the bank yet)."""
     actions_read: int
     actions_from_scratch: int
     llm_calls: int
@@ -290,13 +328,35 @@ class SyncRecord(TypedDict):
     output_tokens: int
 
 
-def outcome_record(outcome: SyncOutcome) -> SyncRecord:
-    """A sync outcome as the graph's fan-in record (entry, reads, usage counters)."""
+def active_bookmark(question: Question, bookmark: Bookmark, decision: Decision) -> ActiveBookmark:
+    """What the graph's state keeps of an activation (the record of a not-yet-stored one)."""
+    created = "" if decision == "reuse" else bookmark.model_dump_json()
+    return ActiveBookmark(id=bookmark.id, decision=decision, question=question, created=created)
+
+
+def outcome_record(outcome: SyncOutcome, *, created: bool) -> SyncRecord:
+    """A sync outcome as the graph's fan-in record (the synced bookmark, reads, usage)."""
     return SyncRecord(
-        bookmark=outcome.entry,
+        id=outcome.bookmark.id,
+        record=outcome.bookmark.model_dump_json(),
+        created=created,
         actions_read=outcome.actions_read,
         actions_from_scratch=outcome.actions_from_scratch,
         llm_calls=outcome.usage.calls,
         input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens,
+    )
+
+
+def save_records(
+    resources: BookmarkResources, records: Sequence[SyncRecord], *, character: str, target: int
+) -> list[GroundingEntry]:
+    """:func:`save_step` for the graph's fan-in records (one per distinct bookmark, in order)."""
+    unique = list({record["id"]: record for record in records}.values())
+    return save_step(
+        resources,
+        [Bookmark.model_validate_json(record["record"]) for record in unique],
+        created=[record["id"] for record in unique if record["created"]],
+        character=character,
+        target=target,
     )

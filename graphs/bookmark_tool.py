@@ -26,6 +26,7 @@ from personae.graphs.bookmark_step import (
     BookmarkStepSettings,
     Question,
     activate_question,
+    save_step,
     sync_active,
 )
 from personae.memory.bookmark import BookmarkType
@@ -115,18 +116,26 @@ def create_storyline_memory_tool(
             settings=step,
             scene=storyline.scene(position, scene_size),
         )
+        created = [] if activation.decision == "reuse" else [activation.bookmark.id]
         outcome = await sync_active(
             resources,
-            activation.bookmark.id,
-            character=character,
+            activation.bookmark if created else activation.bookmark.id,
             target=position,
             fast_model=fast,
             settings=step,
         )
-        answer = outcome.entry["answer"] or UNKNOWN_ANSWER
+        [entry] = await asyncio.to_thread(
+            save_step,
+            resources,
+            [outcome.bookmark],
+            created=created,
+            character=character,
+            target=position,
+        )
+        answer = entry["answer"] or UNKNOWN_ANSWER
         decision = {"reuse": "reused", "derive": "derived", "none": "new"}[activation.decision]
         return (
-            f"{answer} (bookmark {outcome.stored.id}, {decision}; valid at position {position}: "
+            f"{answer} (bookmark {entry['id']}, {decision}; valid at position {position}: "
             f"reflects the actions before it)"
         )
 

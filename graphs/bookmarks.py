@@ -8,7 +8,10 @@ only through positions before the target (scene, characters seen so far, sync su
 valid at the target), for any target and in any order of targets.
 
 Nodes: ``propose_questions`` -> ``match_bookmarks`` -> ``sync_bookmark`` (one ``Send`` per
-active bookmark) -> ``ground_context`` -> ``act_in_character``.
+active bookmark) -> ``save_bookmarks`` -> ``ground_context`` -> ``act_in_character``. The bank
+is written once per step, by ``save_bookmarks``: matching creates no record and each sync
+returns its bookmark in the state (where a checkpoint keeps it), so a step costs one upsert
+however many bookmarks it touched, and a step killed before its save leaves the bank as it was.
 """
 
 from __future__ import annotations
@@ -42,9 +45,12 @@ from personae.graphs.bookmark_step import (
     Question,
     SyncRecord,
     activate,
+    active_bookmark,
+    find_candidates,
     grounding_entry,
     outcome_record,
     resolve_question,
+    save_records,
     sync_active,
 )
 from personae.llm import LLMUsage
@@ -146,7 +152,10 @@ class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
     active: list[ActiveBookmark]
     """One per question, in question order."""
     synced: Annotated[list[SyncRecord], operator.add]
-    """Per synced bookmark: its entry as stored, actions read and from scratch, LLM usage."""
+    """Per synced bookmark: the synced record (not stored yet), actions read and from scratch,
+    LLM usage."""
+    saved: list[GroundingEntry]
+    """The active bookmarks as the step's one write stored them, at the target, in order."""
     propose_usage: dict[str, int]
     """LLM usage of the propose node."""
     match_usage: dict[str, int]
@@ -167,9 +176,10 @@ class SyncTask(TypedDict):
     """One fan-out branch: bring one bookmark up to the target."""
 
     bookmark_id: str
-    """Bank id of the active bookmark."""
-    character: str
-    """The character acting in this step (records unknown answers for them)."""
+    """Id of the active bookmark."""
+    created: str
+    """A bookmark the step created: its record (JSON); ``""``: read ``bookmark_id`` from the
+    bank."""
     position: int
     """The target: the bookmark is synced through actions [0, position)."""
 
@@ -224,8 +234,10 @@ async def match_bookmarks(
 ) -> dict[str, Any]:
     """Match every question to the bank's candidates: reuse, derive, or start a new bookmark.
 
-    The model calls (match, derive) run concurrently; bookmarks are then created in question
-    order, so ids do not depend on which call finished first.
+    The candidates of all questions are found together (one embedding call, one product per
+    scope, in a thread); the model calls (match, derive) run concurrently; new bookmarks then
+    get their ids in question order, so ids do not depend on which call finished first.
+    Nothing is written: they are stored, synced, by ``save_bookmarks``.
     """
     context, resources = runtime.context, await _resources(runtime)
     target, character = state["position"], state["character"]
@@ -233,6 +245,14 @@ async def match_bookmarks(
     settings = context.step_settings()
     scene = resources.storyline.scene(target, context.scene_size)
     questions = state["questions"]
+    found = await asyncio.to_thread(
+        find_candidates,
+        resources,
+        questions,
+        character=character,
+        target=target,
+        settings=settings,
+    )
     resolved = await asyncio.gather(
         *(
             resolve_question(
@@ -243,8 +263,9 @@ async def match_bookmarks(
                 fast_model=fast_model,
                 settings=settings,
                 scene=scene,
+                candidates=candidates,
             )
-            for question in questions
+            for question, candidates in zip(questions, found, strict=True)
         )
     )
     usage, counts = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}
@@ -261,36 +282,64 @@ async def match_bookmarks(
         usage = usage + resolution.usage
         decision = resolution.match.decision
         counts["new" if decision == "none" else decision] += 1
-        active.append(ActiveBookmark(id=bookmark.id, decision=decision, question=question))
+        active.append(active_bookmark(question, bookmark, decision))
     return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
 
 
-def route_syncs(state: BookmarksState) -> list[Send] | Literal["ground_context"]:
-    """One ``Send`` per distinct active bookmark; straight to grounding when there is none."""
-    ids = list(dict.fromkeys(item["id"] for item in state["active"]))
-    if not ids:
-        return "ground_context"
+def route_syncs(state: BookmarksState) -> list[Send] | Literal["save_bookmarks"]:
+    """One ``Send`` per distinct active bookmark; straight to saving when there is none."""
+    unique = list({item["id"]: item for item in state["active"]}.values())
+    if not unique:
+        return "save_bookmarks"
     return [
         Send(
             "sync_bookmark",
-            SyncTask(bookmark_id=i, character=state["character"], position=state["position"]),
+            SyncTask(
+                bookmark_id=item["id"], created=item.get("created", ""), position=state["position"]
+            ),
         )
-        for i in ids
+        for item in unique
     ]
 
 
 async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> dict[str, Any]:
-    """Bring one bookmark from its position to the target, reading only the unseen suffix."""
+    """Bring one bookmark from its position to the target, reading only the unseen suffix.
+
+    The synced bookmark goes into the state, not the bank: ``save_bookmarks`` writes them all.
+    """
     context = runtime.context
+    start = (
+        Bookmark.model_validate_json(state["created"]) if state["created"] else state["bookmark_id"]
+    )
     outcome = await sync_active(
         await _resources(runtime),
-        state["bookmark_id"],
-        character=state["character"],
+        start,
         target=state["position"],
         fast_model=context.llm("fast"),
         settings=context.step_settings(),
     )
-    return {"synced": [outcome_record(outcome)]}
+    return {"synced": [outcome_record(outcome, created=bool(state["created"]))]}
+
+
+async def save_bookmarks(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """Store the step's synced bookmarks in one write; record the answers still unknown.
+
+    Entries follow the active bookmarks' order, whatever order the fan-in gathered the records
+    in. A bookmark another step synced further meanwhile is kept as stored.
+    """
+    resources = await _resources(runtime)
+    by_id = {record["id"]: record for record in state["synced"]}
+    records = [by_id[i] for i in dict.fromkeys(item["id"] for item in state["active"])]
+    saved = await asyncio.to_thread(
+        save_records,
+        resources,
+        records,
+        character=state["character"],
+        target=state["position"],
+    )
+    return {"saved": saved}
 
 
 def grounding_line(entry: Mapping[str, Any]) -> str:
@@ -303,8 +352,8 @@ async def ground_context(
 ) -> dict[str, Any]:
     """Active bookmarks plus those synced near the target; answers as valid at the target.
 
-    Active bookmarks come from their sync records (the stored copy each sync left), so they
-    are not read from the bank again; only the near ones are (none with ``near_window`` 0).
+    Active bookmarks come from the step's save (the stored copies), so they are not read from
+    the bank again; only the near ones are (none with ``near_window`` 0).
     With ``with_profile`` the character's running ETA profile comes first, as the released
     runner's grounding is ``profile + bookmark report``.
     """
@@ -318,9 +367,7 @@ async def ground_context(
             character=state["character"],
             window=context.near_window,
         )
-    synced = {record["bookmark"]["id"]: record["bookmark"] for record in state["synced"]}
-    active = [synced[i] for i in dict.fromkeys(item["id"] for item in state["active"])]
-    entries = [*active, *(grounding_entry(b, target) for b in near)]
+    entries = [*state.get("saved", []), *(grounding_entry(b, target) for b in near)]
     known = [e for e in {e["id"]: e for e in entries}.values() if e["answer"]]
     lines = [grounding_line(e) for e in known]
     usage = LLMUsage()
@@ -406,12 +453,14 @@ builder = StateGraph(
 builder.add_node(propose_questions)
 builder.add_node(match_bookmarks)
 builder.add_node("sync_bookmark", sync_bookmark, input_schema=SyncTask)
+builder.add_node(save_bookmarks)
 builder.add_node(ground_context)
 builder.add_node(act_in_character)
 builder.add_edge(START, "propose_questions")
 builder.add_edge("propose_questions", "match_bookmarks")
-builder.add_conditional_edges("match_bookmarks", route_syncs, ["sync_bookmark", "ground_context"])
-builder.add_edge("sync_bookmark", "ground_context")
+builder.add_conditional_edges("match_bookmarks", route_syncs, ["sync_bookmark", "save_bookmarks"])
+builder.add_edge("sync_bookmark", "save_bookmarks")
+builder.add_edge("save_bookmarks", "ground_context")
 builder.add_edge("ground_context", "act_in_character")
 builder.add_edge("act_in_character", END)
 

@@ -9,6 +9,13 @@ position, question, vector), so they live here: per scope, a contiguous matrix o
 array of positions, searched exactly with one matrix product over the rows that pass (a few ms
 at 100,000 bookmarks). Chroma stays the store of record; only the winners are read back whole.
 
+The product runs on one BLAS thread (:func:`one_blas_thread`). A matrix-vector product is
+memory-bound, so more threads gain nothing, and OpenBLAS's worker threads spin while they wait:
+on a busy 2-core machine five concurrent searches (one per proposed question) took 287 ms
+instead of 23 ms, and one search 20 ms instead of 2.4 ms (``/tmp``-style micro benchmark over a
+33,000 x 384 scope at load average 10; the match node p50 went from 186 ms to the figures in
+the README).
+
 One index per Chroma collection (by its id) and process, shared by every bank object on that
 collection, so several banks (or threads) see each other's writes at once. It is filled by one
 scan when first used and kept current by the bank's writes; another process writing the same
@@ -21,11 +28,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 if TYPE_CHECKING:
     from personae.memory.bookmark import Bookmark
@@ -56,6 +65,18 @@ class _Scope:
         self.vectors = np.zeros((16, dimensions), dtype=np.float32)
         self.positions = np.zeros(16, dtype=np.int64)
         self.rows: list[IndexedBookmark] = []
+
+    @classmethod
+    def of(cls, rows: list[IndexedBookmark]) -> _Scope:
+        """A scope holding ``rows`` (one copy of their vectors, not one growth per row)."""
+        scope = cls(len(rows[0].vector))
+        capacity = max(16, 1 << (len(rows) - 1).bit_length())
+        scope.vectors = np.zeros((capacity, scope.vectors.shape[1]), dtype=np.float32)
+        scope.vectors[: len(rows)] = np.stack([row.vector for row in rows])
+        scope.positions = np.zeros(capacity, dtype=np.int64)
+        scope.positions[: len(rows)] = [row.position for row in rows]
+        scope.rows = list(rows)
+        return scope
 
     def add(self, row: IndexedBookmark) -> int:
         size = len(self.rows)
@@ -88,14 +109,22 @@ class BankIndex:
         self._lock = threading.Lock()
 
     def refill(self, rows: Iterable[IndexedBookmark], next_number: int) -> None:
-        """Forget everything, then index ``rows`` (what Chroma holds now)."""
+        """Forget everything, then index ``rows`` (what Chroma holds now), scope by scope."""
+        latest = {row.id: row for row in rows}
+        by_scope: dict[str, list[IndexedBookmark]] = {}
+        for row in latest.values():
+            by_scope.setdefault(row.scope, []).append(row)
+        numbers = (int(m.group(1)) + 1 for i in latest if (m := _NUMBER.match(i)))
         with self._lock:
             self._rows.clear()
-            self._scopes.clear()
             self._by_position.clear()
             self._records.clear()
-            self.next_number = next_number
-        self.put(rows)
+            self._scopes = {name: _Scope.of(members) for name, members in by_scope.items()}
+            for name, members in by_scope.items():
+                for slot, row in enumerate(members):
+                    self._rows[row.id] = (name, slot)
+                    self._by_position.setdefault(row.position, set()).add(row.id)
+            self.next_number = max(next_number, max(numbers, default=0))
         self.stale = False
 
     def __len__(self) -> int:
@@ -167,32 +196,83 @@ class BankIndex:
     ) -> list[tuple[IndexedBookmark, float]]:
         """The ``size`` rows of ``scope`` synced by ``synced_by`` nearest to ``vector``, exactly.
 
-        Cosine distance (vectors are normalised), nearest first, ties in creation order. The
-        lock is held only to take the scope's arrays: the product itself (numpy releases the
-        GIL) runs while other threads search or write.
+        Cosine distance (vectors are normalised), nearest first, ties in creation order.
+        """
+        return self.nearest_many([vector], scope, synced_by, size)[0]
+
+    def nearest_many(
+        self, vectors: Sequence[np.ndarray], scope: str, synced_by: int, size: int
+    ) -> list[list[tuple[IndexedBookmark, float]]]:
+        """:meth:`nearest` for several query vectors of one scope, reading its matrix once.
+
+        The product is memory-bound (the scope's matrix is read from memory for each query),
+        so a step's questions of one scope share one matrix-matrix product. The lock is held
+        only to take the scope's arrays: the product (numpy releases the GIL) runs while other
+        threads search or write.
         """
         with self._lock:
             found = self._scopes.get(scope)
-            if found is None or size <= 0:
-                return []
+            if found is None or size <= 0 or not len(vectors):
+                return [[] for _ in vectors]
             count = len(found.rows)
-            vectors, positions, rows = found.vectors, found.positions, found.rows
+            matrix, positions, rows = found.vectors, found.positions, found.rows
+        queries = np.asarray(np.stack(list(vectors)), dtype=np.float32)
         # One product over the scope's whole contiguous matrix (no copy), then the filter.
-        distances = 1.0 - vectors[:count] @ np.asarray(vector, dtype=np.float32)
-        slots = np.flatnonzero(positions[:count] <= synced_by)
-        if not len(slots):
-            return []
-        distances = distances[slots]
-        if len(slots) > size:
-            keep = np.argpartition(distances, size - 1)[:size]
-            slots, distances = slots[keep], distances[keep]
-        order = np.lexsort((slots, distances))
-        return [(rows[int(slots[i])], float(distances[i])) for i in order]
+        with one_blas_thread():
+            products = matrix[:count] @ queries.T
+        passing = np.flatnonzero(positions[:count] <= synced_by)
+        return [
+            _ranked(1.0 - products[passing, q], passing, rows, size) for q in range(len(queries))
+        ]
 
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
         with self._lock:
             return [i for p in range(max(0, low), high + 1) for i in self._by_position.get(p, ())]
+
+
+def _ranked(
+    distances: np.ndarray, slots: np.ndarray, rows: list[IndexedBookmark], size: int
+) -> list[tuple[IndexedBookmark, float]]:
+    """The ``size`` nearest of ``slots`` (``distances`` beside them), ties in creation order."""
+    if not len(slots):
+        return []
+    if len(slots) > size:
+        keep = np.argpartition(distances, size - 1)[:size]
+        slots, distances = slots[keep], distances[keep]
+    order = np.lexsort((slots, distances))
+    return [(rows[int(slots[i])], float(distances[i])) for i in order]
+
+
+_BLAS_LOCK = threading.Lock()
+_blas_users = 0
+_blas_limit: Any = None
+_blas_controller: ThreadpoolController | None = None
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS limited to one thread while any search runs; the original count restored after.
+
+    Counted, so concurrent searches never restore the limit under each other. The limit is
+    process-wide while it holds (threadpoolctl sets the BLAS library's thread count): another
+    numpy product running at that moment (a local embedding's forward pass) also gets one
+    thread, for a few milliseconds.
+    """
+    global _blas_users, _blas_limit, _blas_controller
+    with _BLAS_LOCK:
+        if _blas_users == 0:
+            _blas_controller = _blas_controller or ThreadpoolController()
+            _blas_limit = _blas_controller.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
 
 
 _INDEXES: dict[str, BankIndex] = {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,7 +37,13 @@ from chromadb.errors import ChromaError
 
 from personae.errors import InputError
 from personae.files import write_json_atomic
-from personae.memory.bank_index import BankIndex, IndexedBookmark, index_for, mark_stale
+from personae.memory.bank_index import (
+    RECORDS_KEPT,
+    BankIndex,
+    IndexedBookmark,
+    index_for,
+    mark_stale,
+)
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
 from personae.memory.embeddings import TextEmbedding, open_embedding
@@ -119,10 +125,36 @@ class BookmarkBank:
         parent_id: str | None = None,
         keyword: str | None = None,
     ) -> Bookmark:
-        """Create and store a bookmark; the bank assigns its id.
+        """Create and store a bookmark; the bank assigns its id (:meth:`new`, then a write)."""
+        bookmark = self.new(
+            question=question,
+            type=type,
+            character=character,
+            answer=answer,
+            position=position,
+            parent_id=parent_id,
+            keyword=keyword,
+        )
+        self._write([bookmark])
+        return bookmark
+
+    def new(
+        self,
+        *,
+        question: str,
+        type: BookmarkType,
+        character: str,
+        answer: str = "",
+        position: int = 0,
+        parent_id: str | None = None,
+        keyword: str | None = None,
+    ) -> Bookmark:
+        """A new bookmark with a fresh id, not yet stored (:meth:`save_step` stores it).
 
         The first history entry is ``(position, answer)``: a derived bookmark starts from its
         parent's answer at the parent's position, a new one from ``""`` at the storyline start.
+        A step creates its bookmarks this way and writes them once, synced, with the rest of
+        the step's bookmarks.
         """
         if not question.strip():
             raise InputError("a bookmark needs a non-empty question", "ask something")
@@ -130,7 +162,7 @@ class BookmarkBank:
             raise InputError(f"bookmark position {position} is negative", "use a position >= 0")
         if parent_id is not None and self._index().get(parent_id) is None:
             raise KeyError(parent_id)
-        bookmark = Bookmark(
+        return Bookmark(
             id=self._reserve_id(),
             question=question.strip(),
             type=BookmarkType(type),
@@ -141,8 +173,6 @@ class BookmarkBank:
             keyword=keyword,
             history=[AnswerVersion(position=position, answer=answer)],
         )
-        self._write([bookmark])
-        return bookmark
 
     def _reserve_id(self) -> str:
         return f"bm-{self._index().reserve()}"
@@ -192,18 +222,51 @@ class BookmarkBank:
                     f"{bookmark.id}: position {bookmark.position} is behind the stored "
                     f"{stored.position}; bookmarks only sync forward (reload it with get())"
                 )
-            chunks = [
-                (t.position, t.answer)
-                for t in bookmark.transitions
-                if stored.position < t.position < bookmark.position
-            ]
-            updated = bookmark.model_copy(deep=True)
-            updated.history = _with_versions(
-                stored.history, [*chunks, (bookmark.position, bookmark.answer)]
-            )
-            updated.archived = stored.archived or bookmark.archived
+            updated = _merged(stored, bookmark)
             self._write([updated])
         bookmark.history, bookmark.archived = updated.history, updated.archived
+
+    def save_step(
+        self, bookmarks: list[Bookmark], *, created: Iterable[str] = (), at: int | None = None
+    ) -> list[Bookmark]:
+        """Store one step's synced bookmarks in a single upsert; the stored copies, in order.
+
+        ``created`` names those made with :meth:`new` and never stored: their history starts
+        from their own first version. A created id another bookmark took meanwhile (a step
+        resumed from a checkpoint after a restart hands out ids again) gets a fresh id; one
+        already stored as this very bookmark (the step was killed after its write) is updated.
+        A bookmark another step synced further than this one is kept as stored and read back
+        with the versions a reader at ``at`` needs (positions only move forward). Nothing is
+        written for an empty list.
+        """
+        fresh = set(created)
+        results: list[Bookmark | str] = []
+        with _WRITE_LOCK:
+            index = self._index()
+            writes: dict[str, Bookmark] = {}
+            for bookmark in bookmarks:
+                row = index.get(bookmark.id)
+                if bookmark.id in fresh and (row is None or not _same_creation(self, bookmark)):
+                    if row is not None:
+                        bookmark = bookmark.model_copy(update={"id": self._reserve_id()})
+                    start = bookmark.model_copy(
+                        update={"position": bookmark.history[0].position if bookmark.history else 0}
+                    )
+                    start.history = start.history[:1]
+                    stored = start
+                else:
+                    stored = writes.get(bookmark.id) or self.get(bookmark.id)
+                if bookmark.position < stored.position:
+                    results.append(bookmark.id)  # kept as stored: read back below
+                    continue
+                writes[bookmark.id] = _merged(stored, bookmark)
+                results.append(writes[bookmark.id])
+            if writes:
+                self._write(list(writes.values()))
+        return [
+            self.get(r, at=at) if isinstance(r, str) else writes[r.id].model_copy(deep=True)
+            for r in results
+        ]
 
     def _write(self, bookmarks: list[Bookmark]) -> None:
         vectors = self.embedding.embed([b.question for b in bookmarks])
@@ -217,7 +280,7 @@ class BookmarkBank:
                 metadatas=[_metadata(b) for b in bookmarks],
             )
             index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
-            index.remember(bookmarks)
+            index.remember(bookmarks[-RECORDS_KEPT:])  # a bulk import keeps only its last ones
 
     def _archive_old_versions(self, bookmarks: list[Bookmark], vectors: Any) -> None:
         """Move all but the latest :data:`HISTORY_KEPT` versions of long histories to the archive.
@@ -319,15 +382,46 @@ class BookmarkBank:
         the paper's lexical filter then keeps those sharing a content word with ``question``,
         ranked by shared words then vector distance. Only the ``k`` kept are read from Chroma.
         """
-        if k <= 0:
-            return []
-        scope = _scope(BookmarkType(type), character)
+        return self.candidates_many([(question, type, character)], synced_by=synced_by, k=k)[0]
+
+    def candidates_many(
+        self, questions: Sequence[tuple[str, BookmarkType, str]], *, synced_by: int, k: int = 5
+    ) -> list[list[Bookmark]]:
+        """:meth:`candidates` of each ``(question, type, character)``, for one step's questions.
+
+        One embedding call for all of them (one request with ``openai:``), one matrix product
+        per scope (a step's concept questions read the concept matrix once), one read of the
+        winners; the candidates are exactly those :meth:`candidates` finds one by one.
+        """
+        if k <= 0 or not questions:
+            return [[] for _ in questions]
         size = max(CANDIDATE_POOL, 10 * k)
-        pool = self._nearest_passing(self.embedding.embed_one(question), scope, synced_by, size)
-        kept = lexical_filter(
-            question, pool, lambda row: row[0].question, k=k, distance_of=lambda row: row[1]
-        )
-        return self._hydrate([row.id for row, _ in kept])
+        vectors = self.embedding.embed([question for question, _, _ in questions])
+        by_scope: dict[str, list[int]] = {}
+        for number, (_, kind, character) in enumerate(questions):
+            by_scope.setdefault(_scope(BookmarkType(kind), character), []).append(number)
+        index = self._index()
+        pools: dict[int, list[tuple[IndexedBookmark, float]]] = {}
+        for scope, members in by_scope.items():
+            found = index.nearest_many([vectors[n] for n in members], scope, synced_by, size)
+            pools.update(zip(members, found, strict=True))
+        kept = [
+            [
+                row.id
+                for row, _ in lexical_filter(
+                    question,
+                    pools[number],
+                    lambda row: row[0].question,
+                    k=k,
+                    distance_of=lambda row: row[1],
+                )
+            ]
+            for number, (question, _, _) in enumerate(questions)
+        ]
+        whole = {
+            b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
+        }
+        return [[whole[i].model_copy(deep=True) for i in ids if i in whole] for ids in kept]
 
     def _hydrate(self, ids: list[str]) -> list[Bookmark]:
         """The whole bookmarks of ``ids``, in that order (one Chroma read for those not kept)."""
@@ -421,6 +515,37 @@ class BookmarkBank:
     def export_json(self, path: Path) -> None:
         """Write :meth:`export` to ``path`` atomically."""
         write_json_atomic(path, self.export())
+
+
+def _merged(stored: Bookmark, bookmark: Bookmark) -> Bookmark:
+    """``bookmark`` as it is written over ``stored``: history extended, archive flag kept.
+
+    The history is the stored one plus each chunk answer past the stored position (state
+    transitions) and the new answer; versions a reader brought back from the archive are not
+    written inline again.
+    """
+    chunks = [
+        (t.position, t.answer)
+        for t in bookmark.transitions
+        if stored.position < t.position < bookmark.position
+    ]
+    updated = bookmark.model_copy(deep=True)
+    updated.history = _with_versions(
+        stored.history, [*chunks, (bookmark.position, bookmark.answer)]
+    )
+    updated.archived = stored.archived or bookmark.archived
+    return updated
+
+
+def _same_creation(bank: BookmarkBank, bookmark: Bookmark) -> bool:
+    """Whether the stored bookmark of this id is this one (same question, kind and parent)."""
+    stored = bank.get(bookmark.id)
+    return (stored.question, stored.type, stored.character, stored.parent_id) == (
+        bookmark.question,
+        bookmark.type,
+        bookmark.character,
+        bookmark.parent_id,
+    )
 
 
 def _with_versions(

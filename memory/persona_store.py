@@ -163,8 +163,14 @@ def find_persona(
 
 
 def _spec_of(manifest: Mapping[str, Any]) -> str:
-    """The embedding setting a stored index was built with (its key for older indexes)."""
-    return str(manifest.get("embedding_spec") or manifest.get("embedding"))
+    """The embedding setting a stored index was built with.
+
+    Indexes written before the setting existed record only the key (``hashing-384``).
+    """
+    if manifest.get("embedding_spec"):
+        return str(manifest["embedding_spec"])
+    key = str(manifest.get("embedding"))
+    return {"hashing-384": "hashing"}.get(key, key.replace("hashing-", "hashing:"))
 
 
 class PersonaIndex:

@@ -5,7 +5,8 @@
 ``OUT/results.jsonl`` (per model, ``--sample`` probes of ``--mode`` with 3+ phases, stratified
 across novels) under ``orig`` and each chosen condition (default all three), appends the
 answers to ``OUT/perturb.jsonl`` (a rerun skips what is done) and writes ``OUT/perturb.json``
-and ``OUT/perturb.md``: mean sub-scores per condition and paired deltas vs ``orig``.
+and ``OUT/perturb.md``: mean sub-scores per condition and paired deltas vs ``orig``, and App.
+N's Pearson / Spearman of PTF vs the per-phase average per (model, mode) over all results.
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``. The judge is each
@@ -94,8 +95,12 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     table = pt.summarize_perturb(pt.read_perturb(args.out))
-    write_json_atomic(args.out / "perturb.json", {"conditions": table, "counts": counts})
-    text = pt.markdown(table)
+    correlations = pt.ptf_correlations(records)
+    write_json_atomic(
+        args.out / "perturb.json",
+        {"conditions": table, "ptf_vs_per_phase": correlations, "counts": counts},
+    )
+    text = pt.markdown(table, correlations)
     write_text_atomic(args.out / "perturb.md", text + "\n")
     sys.stderr.write(
         f"• {len(chosen)} trajectories x {len(conditions)} conditions: {counts['judged']} judged, "

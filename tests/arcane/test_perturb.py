@@ -13,9 +13,11 @@ from arcane_world import prepared_novel
 
 from personae.cli import main
 from personae.evals.arcane_perturb import (
+    _ranks,
     parse_conditions,
     permutation,
     perturb,
+    ptf_correlations,
     sample,
     summarize_perturb,
 )
@@ -165,7 +167,10 @@ def test_rejudge_writes_table_8_deltas_and_resumes(
         "ptf_shape": 0.0,
         "ptf": -13.33,
     }
+    [cell] = json.loads((out / "perturb.json").read_text())["ptf_vs_per_phase"]
+    assert cell["mode"] == "arc" and cell["probes"] == 1 and cell["pearson"] is None
     report = (out / "perturb.md").read_text()
+    assert "PTF vs per-phase average" in report
     assert "| Δ reverse_response | 1 | -60.0 | +0.0 | +0.0 | -20.0 |" in report
     pair_judge.calls.clear()
     assert _perturb(tmp_path, out, "--model", "openai:actor") == 0
@@ -219,3 +224,24 @@ def test_bad_input_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (out / "perturb.jsonl").exists() and not (out / "perturb.json").exists()
+
+
+def test_ptf_vs_per_phase_correlations_pearson_and_spearman() -> None:
+    assert _ranks([10, 20, 20, 5]) == [2.0, 3.5, 3.5, 1.0]
+
+    def rec(probe: str, phase: float, ptf: float, mode: str = "arc") -> dict[str, Any]:
+        scores = {"apf": phase, "rpf": phase, "rae": phase}
+        return {
+            "probe_id": probe,
+            "model": "m",
+            "mode": mode,
+            "phases": [{"phase_idx": 0, "scores": scores}],
+            "ptf": {"ptf": ptf},
+        }
+
+    rows = [rec("a", 10, 1), rec("b", 20, 4), rec("c", 30, 9), rec("d", 40, 16)]
+    rows += [rec("x", 10, 5, "rag"), rec("y", 20, 6, "rag")]
+    [arc, rag] = ptf_correlations(rows)
+    assert arc["probes"] == 4 and arc["spearman"] == 1.0  # monotone
+    assert 0.95 < arc["pearson"] < 1.0  # but not linear
+    assert rag["pearson"] is None and rag["spearman"] is None  # two probes: undefined

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import bookmarks_world as world
+import chromadb
+import numpy as np
 import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.evals.bookmarks_bench import CURRENT_INSTANCE, BenchConfig, result_key, run_bench
 from personae.graphs.bookmark_resources import forget_resources
+from personae.memory.embeddings import TextEmbedding, embed_text, register_embedding
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 JUDGED: list[tuple[int, int]] = []
@@ -206,3 +209,38 @@ async def test_ablations_run_beside_the_full_method_and_are_named(tmp_path: Path
     assert "| bookmarks+no-near |" in report
     folders = [p.name for p in (tmp_path / "out/memory").iterdir() if p.is_dir()]
     assert sorted(folders) == sorted(methods)  # beside them: .checkpoints.sqlite, steps' file
+
+
+async def test_ricl_and_bookmarks_use_the_configured_embedding(tmp_path: Path) -> None:
+    embedded: list[str] = []
+
+    class Counting(TextEmbedding):
+        spec = "registered:bench-counting"
+
+        def embed(self, texts: Any) -> np.ndarray:
+            embedded.extend(texts)
+            return np.stack([embed_text(t) for t in texts])
+
+    register_embedding("bench-counting", Counting())
+    config = _config(
+        tmp_path,
+        _model(),
+        methods=("ricl", "bookmarks"),
+        limit=1,
+        concurrency=1,
+        embeddings="registered:bench-counting",
+    )
+    await run_bench(config)
+    # RICL embedded scenes ("(Who) text" lines), BOOKMARKS its questions: both through it.
+    assert any(text.startswith("(") for text in embedded)
+    assert any(text.startswith(("Where is", "How does", "Who is")) for text in embedded)
+    # Every Chroma collection either method made is keyed by the embedding.
+    for label in ("ricl", "bookmarks"):
+        databases = [
+            p.parent for p in (tmp_path / "out").rglob("chroma.sqlite3") if label in str(p)
+        ]
+        assert databases, label
+        for folder in databases:
+            client = chromadb.PersistentClient(path=str(folder))
+            collections = [c.name for c in client.list_collections()]
+            assert collections and all("bench-counting" in c for c in collections), collections

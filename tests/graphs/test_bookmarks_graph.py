@@ -398,3 +398,39 @@ async def test_hidden_title_and_utterance_format_reach_every_prompt(
     assert not any('"club"' in prompt_text(messages) for _, messages in model.calls)
     assert "(a concise sentence, Haruhi: ...)" in prompt_text(model.calls_for("NextAction")[0])
     assert "next utterance" in prompt_text(model.calls_for("ProposedQuestions")[0])
+
+
+async def test_a_step_writes_the_bank_once_and_a_failed_step_writes_nothing(
+    story: Path, tmp_path: Path, model: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[list[str]] = []
+    real_write = BookmarkBank._write
+
+    def counted(bank: BookmarkBank, bookmarks: list[Any]) -> None:
+        writes.append([b.id for b in bookmarks])
+        real_write(bank, bookmarks)
+
+    monkeypatch.setattr(BookmarkBank, "_write", counted)
+    run_context = context(story, tmp_path / "mem")
+    await step(run_context, model, "Haruhi", 40)  # three new bookmarks
+    await step(run_context, model, "Haruhi", 48)  # three reused ones
+    assert writes == [["bm-0", "bm-1", "bm-2"], ["bm-0", "bm-1", "bm-2"]]
+
+    def broken(messages: Any) -> Any:
+        raise RuntimeError("the model went away")
+
+    model.responders["ConceptAnswer"] = broken  # the concept sync fails after the others ran
+    model.responders["ProposedQuestions"] = lambda m: {
+        "questions": [
+            {"type": "state", "question": "What is the weather like today?"},
+            {"type": "concept", "question": "Who is Kyon to Haruhi?", "keyword": "Kyon"},
+        ]
+    }
+    with pytest.raises(RuntimeError, match="went away"):
+        await graph.ainvoke({"character": "Haruhi", "position": 56}, context=run_context)
+    assert len(writes) == 2  # neither the new state bookmark nor the synced ones were written
+    assert [(b.id, b.position) for b in bank_at(tmp_path / "mem").all()] == [
+        ("bm-0", 48),
+        ("bm-1", 48),
+        ("bm-2", 48),
+    ]

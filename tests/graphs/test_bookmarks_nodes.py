@@ -1,4 +1,5 @@
-"""BOOKMARKS graph nodes called directly: bookmarks synced ahead of a target never leak."""
+"""BOOKMARKS graph nodes called directly: bookmarks synced ahead of a target never leak, and a
+step writes the bank once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from personae.graphs.bookmark_resources import resources_for
-from personae.graphs.bookmark_step import save_synced
 from personae.graphs.bookmarks import (
     BookmarksContext,
     BookmarksState,
@@ -20,6 +20,7 @@ from personae.graphs.bookmarks import (
     characters_before,
     ground_context,
     route_syncs,
+    save_bookmarks,
     sync_bookmark,
 )
 from personae.memory.bookmark import BookmarkType
@@ -68,7 +69,9 @@ def state(
     partial = {
         "character": character,
         "position": position,
-        "active": [{"id": i, "decision": "reuse", "question": {}} for i in active_ids],
+        "active": [
+            {"id": i, "decision": "reuse", "question": {}, "created": ""} for i in active_ids
+        ],
         "synced": synced or [],
     }
     return cast(BookmarksState, partial)
@@ -77,12 +80,12 @@ def state(
 async def synced_then_grounded(
     runtime: Runtime[BookmarksContext], bookmark_id: str, target: int
 ) -> dict[str, Any]:
-    """The sync node then the ground node for one active bookmark, as the graph runs them."""
-    task = SyncTask(bookmark_id=bookmark_id, character="Haruhi", position=target)
+    """The sync, save and ground nodes for one active bookmark, as the graph runs them."""
+    task = SyncTask(bookmark_id=bookmark_id, created="", position=target)
     records = (await sync_bookmark(task, runtime))["synced"]
-    grounded: dict[str, Any] = await ground_context(
-        state("Haruhi", target, [bookmark_id], records), runtime
-    )
+    step = state("Haruhi", target, [bookmark_id], records)
+    step.update(await save_bookmarks(step, runtime))  # type: ignore[typeddict-item]
+    grounded: dict[str, Any] = await ground_context(step, runtime)
     return grounded
 
 
@@ -112,7 +115,7 @@ async def test_sync_of_a_bookmark_already_ahead_reads_nothing(
     bank = bank_of(runtime)
     bookmark_id = ahead_bookmark(bank)
     update = await sync_bookmark(
-        SyncTask(bookmark_id=bookmark_id, character="Kyon", position=60), runtime
+        SyncTask(bookmark_id=bookmark_id, created="", position=60), runtime
     )
     [record] = update["synced"]
     assert (record["actions_read"], record["llm_calls"]) == (0, 0)
@@ -127,22 +130,26 @@ async def test_a_save_that_lost_the_race_keeps_the_stored_bookmark(
     bank = bank_of(runtime)
     bookmark_id = ahead_bookmark(bank)
     stale = bank.get(bookmark_id).model_copy(update={"position": 80, "answer": "late"})
-    kept = save_synced(bank, stale)
+    [kept] = bank.save_step([stale], at=80)
     assert (kept.position, kept.answer) == (120, "at the station [119]")
     assert kept.answer_at(80) == "at school [39]"
 
 
-async def test_sync_node_moves_a_bookmark_forward_and_records_reads(
+async def test_sync_node_moves_a_bookmark_forward_and_the_save_node_stores_it(
     runtime: Runtime[BookmarksContext], model: ScriptedChatModel
 ) -> None:
     bank = bank_of(runtime)
     bookmark = bank.create(question="Where is Kyon now?", type=BookmarkType.STATE, character="Kyon")
     update = await sync_bookmark(
-        SyncTask(bookmark_id=bookmark.id, character="Kyon", position=70), runtime
+        SyncTask(bookmark_id=bookmark.id, created="", position=70), runtime
     )
     [record] = update["synced"]
     assert (record["actions_read"], record["actions_from_scratch"]) == (70, 70)
     assert record["llm_calls"] == 2  # chunks [0, 64) and [64, 70)
+    assert bank.get(bookmark.id).position == 0  # the sync alone writes nothing
+    step = state("Kyon", 70, [bookmark.id], update["synced"])
+    [entry] = (await save_bookmarks(step, runtime))["saved"]
+    assert (entry["position"], entry["answer"]) == (70, "as of [69] in the club room")
     stored = bank.get(bookmark.id)
     assert (stored.position, stored.answer) == (70, "as of [69] in the club room")
 
@@ -152,7 +159,7 @@ def test_route_sends_one_sync_per_distinct_bookmark() -> None:
     assert isinstance(routed, list) and all(isinstance(s, Send) for s in routed)
     assert [s.arg["bookmark_id"] for s in routed] == ["bm-2", "bm-0"]
     assert {s.arg["position"] for s in routed} == {9}
-    assert route_syncs(state("Kyon", 9, [])) == "ground_context"
+    assert route_syncs(state("Kyon", 9, [])) == "save_bookmarks"
 
 
 async def test_characters_before_a_target_only(runtime: Runtime[BookmarksContext]) -> None:

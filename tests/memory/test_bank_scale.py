@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from personae.memory.bank_index import forget_bank_indexes
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmark_bank import HISTORY_KEPT, BookmarkBank
 from personae.memory.embeddings import embed_text
-from personae.memory.lexical import lexical_filter
+from personae.memory.lexical import content_tokens, lexical_filter
 
 S, B = BookmarkType.STATE, BookmarkType.BEHAVIORAL
 
@@ -48,6 +49,28 @@ def test_candidates_equal_an_exact_search_of_every_record(tmp_path: Path) -> Non
         found = bank.candidates(question, type=kind, character=who, synced_by=synced_by)
         assert {b.id for b in found} == {r.id for r in expected}, (kind, who, synced_by)
         assert all(b.answer.startswith("a") for b in found)  # whole records, read back
+    # A step's questions searched together find what each finds alone; one matrix product for
+    # several queries may round differently in the last float32 digit, so an exact tie (same
+    # shared words, same distance) may come back in the other order.
+    asked = [(f"What about {w} and {v}?", k, c) for w, v in zip(words[:7], words[3:], strict=True)
+             for k, c in
+             [(S, "Kasumi"), (B, "Arisa"), (B, "Kasumi")]]  # fmt: skip
+    together = bank.candidates_many(asked, synced_by=300)
+    alone = [bank.candidates(q, type=k, character=c, synced_by=300) for q, k, c in asked]
+    assert sum(map(len, together)) > 20
+    for (question, _, _), one, other in zip(asked, together, alone, strict=True):
+        assert ranks(question, one) == ranks(question, other), question
+
+
+def ranks(question: str, found: list[Bookmark]) -> list[tuple[int, float]]:
+    """Each candidate's (shared content words, distance to 1e-5): equal lists = same ranks."""
+    wanted = content_tokens(question)
+    vector = embed_text(question).astype(np.float64)
+    return [
+        (len(wanted & content_tokens(b.question)),
+         round(1.0 - float(vector @ embed_text(b.question).astype(np.float64)), 5))
+        for b in found
+    ]  # fmt: skip
 
 
 def test_writes_read_nothing_back_and_ids_survive_a_restart(tmp_path: Path) -> None:

@@ -277,3 +277,38 @@ def test_tiered_candidate_pool_equals_the_filtered_chroma_query(bank: BookmarkBa
         # HNSW is approximate (Chroma's default search_ef): high recall, not bit-exactness
         assert len(got & {r.id for r in exact}) >= 0.9 * len(exact), (kind, who, synced_by)
         assert [d for _, d in tiered] == sorted(d for _, d in tiered)
+
+
+def test_a_step_saves_new_and_synced_bookmarks_in_one_write(bank: BookmarkBank) -> None:
+    old = bank.create(question="Where is Kasumi now?", type=S, character="Kasumi")
+    new = bank.new(question="Who plays the guitar?", type=C, character="Kasumi", keyword="guitar")
+    assert len(bank) == 1  # new() reserves an id and stores nothing
+    new.answer, new.position = "Kasumi plays the guitar", 30
+    new.transitions = [StateTransition(position=20, operation="update", answer="a guitar")]
+    synced = old.model_copy(update={"answer": "on stage", "position": 30})
+    stored = bank.save_step([synced, new], created=[new.id], at=30)
+    assert [(b.id, b.position, b.answer) for b in stored] == [
+        ("bm-0", 30, "on stage"),
+        ("bm-1", 30, "Kasumi plays the guitar"),
+    ]
+    assert [(v.position, v.answer) for v in bank.get("bm-1").history] == [
+        (0, ""),
+        (20, "a guitar"),
+        (30, "Kasumi plays the guitar"),
+    ]
+    assert [(v.position, v.answer) for v in bank.get("bm-0").history] == [(0, ""), (30, "on stage")]
+
+
+def test_a_resumed_step_never_overwrites_another_bookmark_with_its_id(
+    bank: BookmarkBank,
+) -> None:
+    pending = bank.new(question="Who plays the drums?", type=C, character="Saaya")
+    # Another step took the same id meanwhile (ids are handed out again after a restart).
+    taken = Bookmark(id=pending.id, question="Where is Arisa now?", type=S, character="Arisa")
+    bank.import_bookmarks([taken])
+    [stored] = bank.save_step([pending.model_copy(update={"position": 9})], created=[pending.id])
+    assert stored.id != pending.id and stored.question == "Who plays the drums?"
+    assert bank.get(pending.id).question == "Where is Arisa now?"
+    # The same creation already stored (killed after its write) is updated, not duplicated.
+    [again] = bank.save_step([stored.model_copy(update={"position": 12})], created=[stored.id])
+    assert again.id == stored.id and bank.get(stored.id).position == 12 and len(bank) == 2

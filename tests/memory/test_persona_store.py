@@ -124,3 +124,17 @@ def test_writes_are_batched_below_chromas_maximum(tmp_path: Path) -> None:
     stats = _sync(index, doc)
     assert stats.added == index.count() == 12
     assert _sync(index, parse_markdown("# Iago\n\n## Facts\n\nOnly one.\n", "Iago")).deleted == 12
+
+
+def test_an_index_from_before_the_setting_names_its_embedding_as_a_setting(tmp_path: Path) -> None:
+    index = _index(tmp_path, HashingTextEmbedding())
+    _sync(index, parse_markdown(PERSONA, "Iago"))
+    old = {k: v for k, v in index.manifest.items() if k != "embedding_spec"}
+    index.collection.modify(metadata=old)  # as written before embedding_spec was recorded
+    with pytest.raises(InputError, match="set PERSONAE_EMBEDDINGS .* to hashing, or re-index"):
+        open_persona_index(
+            "Iago",
+            splitter="acts",
+            embedding=HashingTextEmbedding(16),
+            memory_dir=str(tmp_path / "mem"),
+        )
