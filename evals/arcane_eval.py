@@ -31,10 +31,11 @@ from personae.agents import arcane_judges as judges
 from personae.agents.arcane_roleplayer import ABLATION_MODES, MODES
 from personae.errors import InputError, RemoteError
 from personae.files import append_jsonl
-from personae.graphs.arcane_context import ArcaneContext
+from personae.graphs.arcane_context import ChunkStoreContext
 from personae.graphs.arcane_roleplay import RoleplayContext
 from personae.graphs.arcane_roleplay import graph as roleplay_graph
 from personae.llm import LLMUsage
+from personae.memory.arcane_json import ProbeRecordJSON, dump
 from personae.memory.arcane_records import PhaseResponse, ProbeRecord, load_probes
 from personae.memory.novel_store import open_novel
 from personae.run_context import described
@@ -44,7 +45,7 @@ RESULTS = "results.jsonl"
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ArcaneEvalContext(ArcaneContext):
+class ArcaneEvalContext(ChunkStoreContext):
     """Run settings of the evaluation; ``model`` is the role-play model under test."""
 
     judge_model: str = ""
@@ -56,8 +57,6 @@ class ArcaneEvalContext(ArcaneContext):
     """False: the no-thought ablation (the judge does not see ref_thought)."""
     expert_model: str = ""
     """TimeChara experts' model. Empty: the role-play model."""
-    embedding: str = "hashing"
-    """Chunk embedding, as given to personae arcane prepare."""
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
@@ -84,6 +83,8 @@ class ArcaneEvalContext(ArcaneContext):
             cache_dir=self.cache_dir,
             expert_model=self.expert_model,
             embedding=self.embedding,
+            chroma_host=self.chroma_host,
+            chroma_port=self.chroma_port,
             rag_k=self.rag_k,
             summary_max_chapters=self.summary_max_chapters,
         )
@@ -118,8 +119,8 @@ class EvalOutput(TypedDict):
 class Unit(TypedDict):
     """One Send: a probe in one mode."""
 
-    probe: ProbeRecord
-    """The probe."""
+    probe: ProbeRecordJSON
+    """The probe (plain JSON: checkpoints need no registered types)."""
     novel: str
     """Novel slug."""
     mode: str
@@ -133,6 +134,11 @@ class EvalState(EvalInput, EvalOutput):
 
     units: list[Unit]
     """Units to run."""
+
+
+def probe_of(unit: Unit) -> ProbeRecord:
+    """The unit's probe as a record."""
+    return ProbeRecord.model_validate(unit["probe"])
 
 
 def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = True) -> str:
@@ -185,7 +191,9 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
                     skipped += 1
                 else:
                     units.append(
-                        Unit(probe=probe, novel=novel.slug, mode=mode, out_dir=state["out_dir"])
+                        Unit(
+                            probe=dump(probe), novel=novel.slug, mode=mode, out_dir=state["out_dir"]
+                        )
                     )
     return units, skipped
 
@@ -206,7 +214,7 @@ async def _roleplay(unit: Unit, phase: PhaseResponse, context: ArcaneEvalContext
     request: Any = {
         "novel": unit["novel"],
         "mode": unit["mode"],
-        "probe_id": unit["probe"].probe_id,
+        "probe_id": unit["probe"]["probe_id"],
         "phase_idx": phase.phase_idx,
     }
     result: dict[str, Any] = await roleplay_graph.ainvoke(
@@ -218,7 +226,7 @@ async def _roleplay(unit: Unit, phase: PhaseResponse, context: ArcaneEvalContext
 async def _judge_phase(
     unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
 ) -> tuple[dict[str, int] | None, LLMUsage]:
-    probe = unit["probe"]
+    probe = probe_of(unit)
     messages = judges.phase_judge_messages(
         scenario=probe.scenario,
         question=probe.question,
@@ -251,7 +259,7 @@ async def _judge_trajectory(
 ) -> tuple[dict[str, Any] | None, LLMUsage]:
     if len(phases) < 2:
         return None, LLMUsage()  # PTF undefined below two phases (spec default 32)
-    probe = unit["probe"]
+    probe = probe_of(unit)
     messages = judges.trajectory_judge_messages(
         scenario=probe.scenario,
         question=probe.question,
@@ -299,7 +307,7 @@ async def evaluate_unit(state: Unit, runtime: Runtime[ArcaneEvalContext]) -> dic
 
 
 async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
-    probe = state["probe"]
+    probe = probe_of(state)
     available = [p for p in probe.phase_responses if not p.unavailable]
     played = await asyncio.gather(*(_roleplay(state, p, context) for p in available))
     judged = await asyncio.gather(

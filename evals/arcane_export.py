@@ -45,6 +45,8 @@ from personae.graphs.arcane_roleplay import (
 )
 from personae.llm import with_sampling
 from personae.memory.arcane_records import PhaseResponse, ProbeRecord
+from personae.memory.embeddings import TextEmbedding
+from personae.settings import Settings
 
 EXPORT_MODES = ("vanilla", "summary", "rag", "lifechoice", "arc")
 """Modes whose prompt needs no model call (TimeChara's hint comes from its experts)."""
@@ -139,12 +141,19 @@ def split_probes(res: NovelResources, split: str) -> list[ProbeRecord]:
 
 
 def load_books(
-    data_dir: str, books: Sequence[str], split: str, embedding: str = "hashing"
+    data_dir: str,
+    books: Sequence[str],
+    split: str,
+    embedding: TextEmbedding | None = None,
+    chroma: Settings | None = None,
 ) -> list[NovelResources]:
-    """Each book's resources; one-line errors for a book without probes or split arcs."""
+    """Each book's resources; one-line errors for a book without probes or split arcs.
+
+    ``embedding`` and ``chroma`` are the run context's chunk store (None: hashing, embedded).
+    """
     loaded = []
     for book in books:
-        res = load_resources(data_dir, book, embedding)
+        res = load_resources(data_dir, book, embedding, chroma)
         if not res.probes:
             raise InputError(
                 f"no probes for {res.novel.slug}", f"run personae probes build {res.novel.slug}"

@@ -97,6 +97,12 @@ def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"rows": rows, "arc_gaps": arc_gaps(rows), "phase_curves": phase_curves(records)}
 
 
+def per_novel(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The summary of each novel's records on its own (App. L's per-novel breakdown)."""
+    novels = sorted({str(r.get("novel", "")) for r in records})
+    return {n: summarize([r for r in records if str(r.get("novel", "")) == n]) for n in novels}
+
+
 def arc_gaps(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per model: Arc Overall minus the best non-Arc mode's Overall (§4.3 claims).
 

@@ -117,8 +117,19 @@ def gap_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render(summary: Mapping[str, Any], title: str) -> tuple[str, str]:
-    """(Markdown, HTML) of the report."""
+def novel_sections(
+    by_novel: Mapping[str, Mapping[str, Any]],
+) -> list[tuple[str, list[list[str]], list[str]]]:
+    """(novel, Table 2 rows, Arc-gap lines) per novel, for the per-novel breakdown."""
+    return [(n, table2_rows(s), gap_lines(s)) for n, s in by_novel.items()]
+
+
+def render(
+    summary: Mapping[str, Any],
+    title: str,
+    by_novel: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[str, str]:
+    """(Markdown, HTML) of the report; ``by_novel`` adds the per-novel breakdown (App. L)."""
     rows = table2_rows(summary)
     svg = phase_svg(summary["phase_curves"])
     missing = sum(r["missing_phase_judgements"] + r["missing_ptf"] for r in summary["rows"])
@@ -128,13 +139,21 @@ def render(summary: Mapping[str, Any], title: str) -> tuple[str, str]:
         f"Judgements missing after 3 attempts or undefined (PTF below 2 phases): {missing}.",
         *gap_lines(summary),
     ]
-    md = "\n\n".join(
-        [f"# {title}", markdown_table(rows), *notes, "## Fidelity along the phases", svg]
-    )
-    body = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
+    sections = novel_sections(by_novel or {})
+    md_parts = [f"# {title}", markdown_table(rows), *notes, "## Fidelity along the phases", svg]
+    html_parts = [f"<h1>{html.escape(title)}</h1>", html_table(rows)]
+    html_parts += [f"<p>{html.escape(n)}</p>" for n in notes]
+    html_parts += ["<h2>Fidelity along the phases</h2>", svg]
+    if sections:
+        md_parts.append("## Per novel")
+        html_parts.append("<h2>Per novel</h2>")
+    for novel, novel_rows, gaps in sections:
+        md_parts += [f"### {novel}", markdown_table(novel_rows), *gaps]
+        html_parts += [f"<h3>{html.escape(novel)}</h3>", html_table(novel_rows)]
+        html_parts += [f"<p>{html.escape(g)}</p>" for g in gaps]
     page = (
         f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>td,th{{padding:2px 6px;border:1px solid #ccc}}table{{border-collapse:collapse}}</style>"
-        f"<h1>{html.escape(title)}</h1>{html_table(rows)}{body}<h2>Fidelity along the phases</h2>{svg}"
+        + "".join(html_parts)
     )
-    return md + "\n", page + "\n"
+    return "\n\n".join(md_parts) + "\n", page + "\n"

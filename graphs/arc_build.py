@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -37,6 +38,16 @@ from personae.files import write_json_atomic
 from personae.graphs import arc_rules
 from personae.graphs.arcane_context import ArcaneContext
 from personae.llm import LLMUsage
+from personae.memory.arcane_json import (
+    ArcRecordJSON,
+    AxisInductionJSON,
+    ChapterEventsJSON,
+    ChapterStateJSON,
+    CriticVerdictJSON,
+    MergedAxisJSON,
+    ReconciliationJSON,
+    dump,
+)
 from personae.memory.arcane_records import (
     AnnotatorVote,
     ArcRecord,
@@ -77,7 +88,7 @@ class ArcBuildInput(TypedDict):
 class ArcBuildOutput(TypedDict):
     """The arcs kept and the bookkeeping a user needs to trust them."""
 
-    arcs: list[ArcRecord]
+    arcs: list[ArcRecordJSON]
     """App. C records that passed the gate."""
     dropped: list[str]
     """Axes the code dropped, with the reason (artifacts, failed gate)."""
@@ -90,7 +101,7 @@ class ArcBuildOutput(TypedDict):
 class CritiqueTask(TypedDict):
     """One Send: one critic rates one axis."""
 
-    axis: axes.MergedAxis
+    axis: MergedAxisJSON
     """The merged axis."""
     critic: str
     """structuralist / psychological / historical."""
@@ -107,12 +118,16 @@ class Critique(TypedDict):
     """Final axis id."""
     critic: str
     """Perspective."""
-    verdict: CriticVerdict
+    verdict: CriticVerdictJSON
     """Verdict, reasoning, citations."""
 
 
 class ArcBuildState(ArcBuildInput, ArcBuildOutput):
-    """The whole build's state; lists with ``operator.add`` grow chapter by chapter."""
+    """The whole build's state; lists with ``operator.add`` grow chapter by chapter.
+
+    Records are plain JSON (:mod:`personae.memory.arcane_json`): checkpoints then need no
+    registered types. The accessors below validate them back into the pydantic records.
+    """
 
     title: str
     """Novel title."""
@@ -120,21 +135,21 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
     """C."""
     cursor: int
     """Next chapter to read (C + 1 when both streams are done)."""
-    events: Annotated[list[streams.ChapterEvents], operator.add]
+    events: Annotated[list[ChapterEventsJSON], operator.add]
     """Event stream, one entry per chapter read."""
-    states: Annotated[list[streams.ChapterState], operator.add]
+    states: Annotated[list[ChapterStateJSON], operator.add]
     """State stream, one entry per chapter read."""
     running_context: str
     """T12 running context for the next chapter."""
     running_profile: str
     """T13 running profile for the next chapter."""
-    axes_a: axes.AxisInduction
+    axes_a: AxisInductionJSON
     """T14 on the event stream."""
-    axes_b: axes.AxisInduction
+    axes_b: AxisInductionJSON
     """T14 on the state stream."""
-    reconciled: axes.Reconciliation
+    reconciled: ReconciliationJSON
     """T15's merged set and comparison."""
-    kept: list[axes.MergedAxis]
+    kept: list[MergedAxisJSON]
     """Merged axes that survived the tags."""
     tags: dict[str, str]
     """Reconciliation tag per kept axis id."""
@@ -142,6 +157,36 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
     """Every critic verdict."""
     calls: Annotated[list[dict[str, int]], operator.add]
     """Usage of every node (summed into ``usage``)."""
+
+
+def events_of(state: ArcBuildState) -> list[streams.ChapterEvents]:
+    """The event stream read so far."""
+    return [streams.ChapterEvents.model_validate(e) for e in state["events"]]
+
+
+def states_of(state: ArcBuildState) -> list[streams.ChapterState]:
+    """The state stream read so far."""
+    return [streams.ChapterState.model_validate(s) for s in state["states"]]
+
+
+def induction_of(state: ArcBuildState, key: Literal["axes_a", "axes_b"]) -> axes.AxisInduction:
+    """T14's answer on one stream."""
+    return axes.AxisInduction.model_validate(state[key])
+
+
+def reconciled_of(state: ArcBuildState) -> axes.Reconciliation:
+    """T15's answer."""
+    return axes.Reconciliation.model_validate(state["reconciled"])
+
+
+def kept_of(state: ArcBuildState) -> list[axes.MergedAxis]:
+    """Merged axes that survived the tags."""
+    return [axes.MergedAxis.model_validate(a) for a in state["kept"]]
+
+
+def arcs_of(state: Mapping[str, Any]) -> list[ArcRecord]:
+    """The gated arc records."""
+    return [ArcRecord.model_validate(a) for a in state["arcs"]]
 
 
 def _novel(runtime: Runtime[ArcBuildContext], book: str) -> Novel:
@@ -189,11 +234,11 @@ async def process_chapter(
     )
     running = events.updated_running_summary
     if runtime.context.running_context == "events":
-        prior = [e.model_dump(mode="json") for c in [*state["events"], events] for e in c.events]
+        prior = [e.model_dump(mode="json") for c in [*events_of(state), events] for e in c.events]
         running = json.dumps(prior, ensure_ascii=False)
     return {
-        "events": [events],
-        "states": [chapter_state],
+        "events": [dump(events)],
+        "states": [dump(chapter_state)],
         "running_context": running,
         "running_profile": chapter_state.updated_running_profile,
         "cursor": idx + 1,
@@ -265,7 +310,7 @@ def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_ax
 async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T14 on each stream independently (events; state-stream summaries)."""
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    events: list[object] = [e.model_dump(mode="json") for c in state["events"] for e in c.events]
+    events: list[object] = [e.model_dump(mode="json") for c in events_of(state) for e in c.events]
     summaries: list[object] = [
         {
             "chapter": s.chapter,
@@ -273,7 +318,7 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
             "summary": s.chapter_summary,
             "change_magnitude": s.change_magnitude,
         }
-        for s in state["states"]
+        for s in states_of(state)
     ]
     check = axes.check_induction(state["chapters"])
     calls = [
@@ -293,7 +338,12 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
     ]
     (a, used_a), (b, used_b) = await asyncio.gather(*calls)
     flags = arc_rules.drift_flags("event", a) + arc_rules.drift_flags("state", b)
-    return {"axes_a": a, "axes_b": b, "flags": flags, "calls": [(used_a + used_b).as_dict()]}
+    return {
+        "axes_a": dump(a),
+        "axes_b": dump(b),
+        "flags": flags,
+        "calls": [(used_a + used_b).as_dict()],
+    }
 
 
 async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
@@ -302,8 +352,8 @@ async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]
     messages = axes.reconcile_messages(
         novel=state["title"],
         character=state["character"],
-        axes_events=state["axes_a"],
-        axes_psych=state["axes_b"],
+        axes_events=induction_of(state, "axes_a"),
+        axes_psych=induction_of(state, "axes_b"),
     )
     merged, used = await runtime.context.cache().structured(
         model,
@@ -312,19 +362,20 @@ async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]
         messages,
         check=axes.check_reconciliation(state["chapters"]),
     )
-    return {"reconciled": merged, "calls": [used.as_dict()]}
+    return {"reconciled": dump(merged), "calls": [used.as_dict()]}
 
 
 def tag_axes(state: ArcBuildState) -> dict[str, Any]:
     """App. A post-processing in code: drop artifacts, flag borderline and N < 2."""
-    kept, dropped, flags = arc_rules.apply_tags(state["reconciled"])
-    merged = state["reconciled"].intrapersonal_axes
+    reconciled = reconciled_of(state)
+    kept, dropped, flags = arc_rules.apply_tags(reconciled)
+    merged = reconciled.intrapersonal_axes
     if merged and not arc_rules.is_agency_communion(
         f"{merged[0].dimension_label} {merged[0].axis_name}"
     ):
         flags.append("merged set: first intrapersonal axis is not Agency-Communion (drift)")
     return {
-        "kept": [t.axis for t in kept],
+        "kept": [dump(t.axis) for t in kept],
         "tags": {t.axis.axis_id: t.tag for t in kept},
         "dropped": state["dropped"] + dropped,
         "flags": state["flags"] + flags,
@@ -347,27 +398,31 @@ def route_critiques(state: ArcBuildState) -> list[Send] | Literal["gate_axes"]:
 
 async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T16 from one critic's perspective."""
-    task = state
+    task, axis = state, axes.MergedAxis.model_validate(state["axis"])
     model, spec = runtime.context.model_for(runtime.context.critic_model)
     messages = axes.critic_messages(
-        task["critic"], novel=task["title"], character=task["character"], axis=task["axis"]
+        task["critic"], novel=task["title"], character=task["character"], axis=axis
     )
     answer, used = await runtime.context.cache().structured(
         model, spec, axes.CriticAnswer, messages
     )
     critique = Critique(
-        axis_id=task["axis"].axis_id, critic=task["critic"], verdict=answer.as_verdict()
+        axis_id=axis.axis_id, critic=task["critic"], verdict=dump(answer.as_verdict())
     )
     return {"critiques": [critique], "calls": [used.as_dict()]}
 
 
 def verdicts_of(state: ArcBuildState, axis_id: str) -> dict[str, CriticVerdict]:
     """The critics' verdicts on one axis, by perspective."""
-    return {c["critic"]: c["verdict"] for c in state["critiques"] if c["axis_id"] == axis_id}
+    return {
+        c["critic"]: CriticVerdict.model_validate(c["verdict"])
+        for c in state["critiques"]
+        if c["axis_id"] == axis_id
+    }
 
 
 def _records(state: ArcBuildState, votes: dict[str, list[AnnotatorVote]]) -> list[ArcRecord]:
-    richness = state["axes_a"].arc_richness
+    richness = state["axes_a"]["arc_richness"]
     return [
         arc_rules.to_arc_record(
             arc_rules.TaggedAxis(a, state["tags"][a.axis_id]),  # type: ignore[arg-type]
@@ -378,7 +433,7 @@ def _records(state: ArcBuildState, votes: dict[str, list[AnnotatorVote]]) -> lis
             votes=votes.get(a.axis_id, []),
             richness=richness,
         )
-        for a in state["kept"]
+        for a in kept_of(state)
     ]
 
 
@@ -386,12 +441,12 @@ def gate_axes(state: ArcBuildState) -> dict[str, Any]:
     """Train / unvalidated: keep axes with a 2-of-3 critic majority (eval waits for humans)."""
     records = _records(state, {})
     if state["split"] == "eval":
-        return {"arcs": records}
+        return {"arcs": [dump(r) for r in records]}
     kept = [r for r in records if arc_rules.critic_majority(r.literary_validation)]
     failed = [
         f"{r.axis_id}: fewer than 2 of 3 critics found it valid" for r in records if r not in kept
     ]
-    return {"arcs": kept, "dropped": state["dropped"] + failed}
+    return {"arcs": [dump(r) for r in kept], "dropped": state["dropped"] + failed}
 
 
 def route_split(state: ArcBuildState) -> Literal["await_annotation", "save_arcs"]:
@@ -420,7 +475,7 @@ def annotation_sheet(state: ArcBuildState) -> list[dict[str, Any]]:
                 for name, v in r.literary_validation.items()
             ),
         }
-        for r in state["arcs"]
+        for r in arcs_of(state)
     ]
 
 
@@ -436,28 +491,28 @@ def await_annotation(state: ArcBuildState) -> dict[str, Any]:
     failed = [
         f"{r.axis_id}: fewer than 2 annotators found it valid" for r in records if r not in kept
     ]
-    return {"arcs": kept, "dropped": state["dropped"] + failed}
+    return {"arcs": [dump(r) for r in kept], "dropped": state["dropped"] + failed}
 
 
 def write_outputs(folder: Path, state: ArcBuildState, usage: dict[str, int]) -> None:
     """arcs.jsonl (this character's records replaced), arcs/<c>.json, streams/<c>/*.jsonl."""
     character = state["character"]
     others = [a for a in load_arcs(folder) if a.character != character]
-    write_jsonl_atomic(folder / "arcs.jsonl", [*others, *state["arcs"]])
+    write_jsonl_atomic(folder / "arcs.jsonl", [*others, *arcs_of(state)])
     slug = slugify(character)
-    write_jsonl_atomic(folder / "streams" / slug / "events.jsonl", list(state["events"]))
-    write_jsonl_atomic(folder / "streams" / slug / "states.jsonl", list(state["states"]))
+    write_jsonl_atomic(folder / "streams" / slug / "events.jsonl", events_of(state))
+    write_jsonl_atomic(folder / "streams" / slug / "states.jsonl", states_of(state))
     detail = {
         "character": character,
         "split": state["split"],
-        "axes_a": state["axes_a"].model_dump(mode="json"),
-        "axes_b": state["axes_b"].model_dump(mode="json"),
-        "reconciled": state["reconciled"].model_dump(mode="json"),
+        "axes_a": state["axes_a"],
+        "axes_b": state["axes_b"],
+        "reconciled": state["reconciled"],
         "critiques": [
-            {"axis_id": c["axis_id"], "critic": c["critic"], **c["verdict"].model_dump(mode="json")}
+            {"axis_id": c["axis_id"], "critic": c["critic"], **c["verdict"]}
             for c in state["critiques"]
         ],
-        "arcs": [a.axis_id for a in state["arcs"]],
+        "arcs": [a["axis_id"] for a in state["arcs"]],
         "dropped": state["dropped"],
         "flags": state["flags"],
         "usage": usage,

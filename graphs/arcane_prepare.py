@@ -19,6 +19,7 @@ from personae.files import append_jsonl
 from personae.llm import LLMUsage
 from personae.memory.arcane_records import load_summaries
 from personae.memory.call_cache import CallCache
+from personae.memory.embeddings import TextEmbedding
 from personae.memory.novel_chunks import ChunkIndex
 from personae.memory.novel_store import Novel
 from personae.settings import Settings
@@ -41,14 +42,18 @@ async def prepare_novel(
     model: BaseChatModel,
     model_name: str,
     cache: CallCache,
-    embedding: str = "hashing",
+    embedding: TextEmbedding | None = None,
     chunk_chars: int = 1500,
     chunk_overlap: int = 300,
     concurrency: int = 4,
-    settings: Settings | None = None,
+    chroma: Settings | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> PrepareReport:
-    """Summarize every chapter without a summary, then index the chunks."""
+    """Summarize every chapter without a summary, then index the chunks.
+
+    ``embedding`` (None: hashing) and ``chroma`` (None: embedded Chroma in the novel's folder)
+    are the store settings the caller read at its edge.
+    """
     folder: Path = novel.folder
     done = await asyncio.to_thread(load_summaries, folder)
     todo = [i for i in range(1, novel.count + 1) if i not in done]
@@ -69,6 +74,6 @@ async def prepare_novel(
         await asyncio.to_thread(append_jsonl, folder / "summaries.jsonl", row)
         if progress:
             progress(f"summary of chapter {idx}")
-    index = await asyncio.to_thread(ChunkIndex.open, folder, novel.slug, embedding, settings)
+    index = await asyncio.to_thread(ChunkIndex.open, novel, embedding, chroma)
     added = await asyncio.to_thread(index.build, novel, chunk_chars, chunk_overlap)
     return PrepareReport(len(todo), len(done), added, len(index), usage)

@@ -40,7 +40,7 @@ from personae.agents.arcane_roleplayer import (
     with_pov,
 )
 from personae.errors import InputError
-from personae.graphs.arcane_context import ArcaneContext
+from personae.graphs.arcane_context import ChunkStoreContext
 from personae.llm import LLMUsage
 from personae.memory.arcane_records import (
     ArcRecord,
@@ -49,21 +49,20 @@ from personae.memory.arcane_records import (
     load_probes,
     load_summaries,
 )
+from personae.memory.embeddings import TextEmbedding
 from personae.memory.novel_chunks import ChunkIndex
 from personae.memory.novel_store import Novel, open_novel
 from personae.run_context import described
+from personae.settings import Settings
 
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class RoleplayContext(ArcaneContext):
+class RoleplayContext(ChunkStoreContext):
     """Run settings of an ARCANE role-play (App. E defaults); ``model`` plays the character."""
 
     expert_model: str = ""
     """TimeChara experts' model. Empty: the role-play model (spec default 45)."""
-    embedding: str = "hashing"
-    """Chunk embedding: hashing (offline) or openai:<model> (the paper: text-embedding-3-small),
-    as given to personae arcane prepare."""
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
@@ -166,17 +165,37 @@ def _stamp(folder: Path) -> tuple[float, ...]:
     return tuple((folder / n).stat().st_mtime if (folder / n).exists() else 0.0 for n in names)
 
 
-def load_resources(data_dir: str, book: str, embedding: str) -> NovelResources:
-    """The novel's resources, cached until one of its files changes (blocking: use a thread)."""
+def load_resources(
+    data_dir: str,
+    book: str,
+    embedding: TextEmbedding | None = None,
+    chroma: Settings | None = None,
+) -> NovelResources:
+    """The novel's resources, cached until one of its files changes (blocking: use a thread).
+
+    ``embedding`` and ``chroma`` (None: hashing, embedded Chroma) are the run context's store
+    settings. An index not found on a Chroma server is looked up again on the next call (the
+    server's changes do not touch the novel's files).
+    """
     novel = open_novel(Path(data_dir), book)  # cached; a one-line error for an unknown book
-    return _cached(str(novel.folder), embedding, _stamp(novel.folder))
+    res = _cached(str(novel.folder), embedding, chroma, _stamp(novel.folder))
+    if res.index is None and chroma is not None:
+        found = ChunkIndex.find(res.novel, embedding, chroma)
+        if found is not None:
+            res = NovelResources(res.novel, res.summaries, res.arcs, res.probes, found)
+    return res
 
 
 @functools.lru_cache(maxsize=16)
-def _cached(folder: str, embedding: str, stamp: tuple[float, ...]) -> NovelResources:
+def _cached(
+    folder: str,
+    embedding: TextEmbedding | None,
+    chroma: Settings | None,
+    stamp: tuple[float, ...],
+) -> NovelResources:
     path = Path(folder)
     novel = open_novel(path.parent.parent, path.name)
-    index = ChunkIndex.open(path, novel.slug, embedding) if (path / "chroma").exists() else None
+    index = ChunkIndex.find(novel, embedding, chroma)
     probes = {p.probe_id: p for p in load_probes(path)}
     return NovelResources(novel, load_summaries(path), load_arcs(path), probes, index)
 
@@ -241,7 +260,9 @@ def _axes(res: NovelResources, character: str) -> list[str]:
 
 def _resources(state: RoleplayInput, runtime: Runtime[RoleplayContext]) -> NovelResources:
     context = runtime.context
-    return load_resources(context.data_dir, state["novel"], context.embedding)
+    return load_resources(
+        context.data_dir, state["novel"], context.text_embedding(), context.chroma_settings()
+    )
 
 
 async def load_task(state: RoleplayState, runtime: Runtime[RoleplayContext]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,14 @@ from personae.agents import arcane_probe_prep as prep
 from personae.errors import InputError
 from personae.graphs.probe_cell import CellTask, ProbeBuildContext, cell_graph
 from personae.llm import LLMUsage
+from personae.memory.arcane_json import (
+    AbstractionJSON,
+    ArcRecordJSON,
+    DecisionVariableJSON,
+    LifeStageTagJSON,
+    ProbeRecordJSON,
+    dump,
+)
 from personae.memory.arcane_records import (
     PROBE_TYPES,
     ArcRecord,
@@ -55,7 +64,7 @@ class ProbeBuildInput(TypedDict):
 class ProbeBuildOutput(TypedDict):
     """The probes kept and what was dropped, with usage."""
 
-    probes: Annotated[list[ProbeRecord], operator.add]
+    probes: Annotated[list[ProbeRecordJSON], operator.add]
     """Validated probes (App. C)."""
     dropped: Annotated[list[str], operator.add]
     """Cells without a probe and unavailable responses, with the reason."""
@@ -66,20 +75,25 @@ class ProbeBuildOutput(TypedDict):
 class ProbeBuildState(ProbeBuildInput, ProbeBuildOutput):
     """The arc's working state."""
 
-    arc: ArcRecord
+    arc: ArcRecordJSON
     """The arc record."""
     title: str
     """Novel title."""
-    decision: prep.DecisionVariable | None
+    decision: DecisionVariableJSON | None
     """T19's answer (None: arc skipped)."""
-    life_stages: list[prep.LifeStageTag] | None
+    life_stages: list[LifeStageTagJSON] | None
     """T20's answer (Out-of-World only)."""
-    abstraction: prep.Abstraction | None
+    abstraction: AbstractionJSON | None
     """T21's answer (Out-of-World only)."""
     eras: list[tuple[str, str]]
     """Era of each phase (the SHA-1 walk)."""
     calls: Annotated[list[dict[str, int]], operator.add]
     """Usage of every node."""
+
+
+def probes_of(state: Mapping[str, Any]) -> list[ProbeRecord]:
+    """The built probes as records."""
+    return [ProbeRecord.model_validate(p) for p in state["probes"]]
 
 
 def find_arc(data_dir: str, novel: str, character: str, axis_id: str) -> tuple[ArcRecord, str]:
@@ -109,7 +123,13 @@ async def prepare_arc(
     if bad:
         raise InputError(f"unknown probe type {bad[0]!r}", f"use {', '.join(PROBE_TYPES)}")
     n = len(arc.trajectory)
-    base = {"arc": arc, "title": title, "decision": None, "life_stages": None, "abstraction": None}
+    base = {
+        "arc": dump(arc),
+        "title": title,
+        "decision": None,
+        "life_stages": None,
+        "abstraction": None,
+    }
     if n < 2:
         return {**base, "eras": [], "dropped": [f"{arc.axis_id}: fewer than 2 phases, no probes"]}
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
@@ -146,9 +166,9 @@ async def prepare_arc(
     oow = len(answers) == 3
     return {
         **base,
-        "decision": answers[0][0],
-        "life_stages": answers[1][0].phases if oow else None,
-        "abstraction": answers[2][0] if oow else None,
+        "decision": dump(answers[0][0]),
+        "life_stages": [dump(t) for t in answers[1][0].phases] if oow else None,
+        "abstraction": dump(answers[2][0]) if oow else None,
         "eras": prep.era_walk(arc.novel, arc.character, arc.axis_id, n),
         "calls": [usage.as_dict()],
     }
@@ -175,13 +195,13 @@ def route_cells(state: ProbeBuildState) -> list[Send] | Literal["save_probes"]:
         )
         for kind in PROBE_TYPES
         if kind in state["types"]
-        for k in range(len(state["arc"].trajectory))
+        for k in range(len(state["arc"]["trajectory"]))
     ]
 
 
 def store_probes(folder: Path, state: ProbeBuildState) -> None:
     """Replace this arc's probes of the built types in probes.jsonl; mirror weak pairs to the arc."""
-    arc = state["arc"]
+    arc = ArcRecord.model_validate(state["arc"])
 
     def ours(p: ProbeRecord) -> bool:
         return (
@@ -191,7 +211,7 @@ def store_probes(folder: Path, state: ProbeBuildState) -> None:
         )
 
     kept = [p for p in load_probes(folder) if not ours(p)]
-    new = sorted(state["probes"], key=lambda p: p.probe_id)
+    new = sorted(probes_of(state), key=lambda p: p.probe_id)
     write_jsonl_atomic(folder / "probes.jsonl", [*kept, *new])
     weak = [
         {"probe_id": p.probe_id, **pair}

@@ -32,6 +32,16 @@ from personae.agents import arcane_validators as qa
 from personae.agents.arcane_probe_prep import Abstraction, DecisionVariable, LifeStageTag
 from personae.graphs.arcane_context import ArcaneContext
 from personae.llm import LLMUsage
+from personae.memory.arcane_json import (
+    AbstractionJSON,
+    ArcRecordJSON,
+    DecisionVariableJSON,
+    LifeStageTagJSON,
+    PhaseResponseJSON,
+    ProbeDraftJSON,
+    ProbeRecordJSON,
+    dump,
+)
 from personae.memory.arcane_records import (
     ArcRecord,
     PhaseQuality,
@@ -92,7 +102,7 @@ class Anchor(TypedDict):
 class CellTask(TypedDict):
     """What the parent sends for one cell."""
 
-    arc: ArcRecord
+    arc: ArcRecordJSON
     """The arc."""
     title: str
     """Novel title."""
@@ -100,11 +110,11 @@ class CellTask(TypedDict):
     """Anchor phase."""
     probe_type: ProbeType
     """in_scenario / in_world / out_of_world."""
-    decision: DecisionVariable
+    decision: DecisionVariableJSON
     """T19's answer."""
-    life_stages: list[LifeStageTag] | None
+    life_stages: list[LifeStageTagJSON] | None
     """T20's tags (Out-of-World only)."""
-    abstraction: Abstraction | None
+    abstraction: AbstractionJSON | None
     """T21's answer (Out-of-World only)."""
     era: tuple[str, str]
     """Target era (label, description) of this anchor phase (Out-of-World)."""
@@ -113,7 +123,7 @@ class CellTask(TypedDict):
 class CellOutput(TypedDict):
     """What a cell hands back to the parent (both lists are concatenated there)."""
 
-    probes: Annotated[list[ProbeRecord], operator.add]
+    probes: Annotated[list[ProbeRecordJSON], operator.add]
     """The kept probe, if any."""
     dropped: Annotated[list[str], operator.add]
     """Why no probe (ungrounded, Q-Anchor / Q-World fail) and unavailable responses."""
@@ -126,14 +136,40 @@ class CellState(CellTask, CellOutput):
 
     anchor: Anchor | None
     """In-Scenario grounding (None: none found, or not In-Scenario)."""
-    draft: design.ProbeDraft
+    draft: ProbeDraftJSON
     """The designer's draft."""
     style_lint: list[str]
     """T17 style problems found in code (annotation only)."""
-    responses: list[PhaseResponse]
+    responses: list[PhaseResponseJSON]
     """Validated phase responses."""
     probe_check: dict[str, Any]
     """Q-Anchor / Q-World verdict and note."""
+
+
+def _arc(state: CellTask) -> ArcRecord:
+    return ArcRecord.model_validate(state["arc"])
+
+
+def _decision(state: CellTask) -> DecisionVariable:
+    return DecisionVariable.model_validate(state["decision"])
+
+
+def _life_stages(state: CellTask) -> list[LifeStageTag] | None:
+    stages = state["life_stages"]
+    return None if stages is None else [LifeStageTag.model_validate(t) for t in stages]
+
+
+def _abstraction(state: CellTask) -> Abstraction | None:
+    found = state["abstraction"]
+    return None if found is None else Abstraction.model_validate(found)
+
+
+def _draft(state: CellState) -> design.ProbeDraft:
+    return design.ProbeDraft.model_validate(state["draft"])
+
+
+def _responses(state: CellState) -> list[PhaseResponse]:
+    return [PhaseResponse.model_validate(r) for r in state["responses"]]
 
 
 def verbatim_span(passage: str, chapter_text: str) -> tuple[int, int] | None:
@@ -170,7 +206,7 @@ async def ground_scene(state: CellState, runtime: Runtime[ProbeBuildContext]) ->
     """In-Scenario: locate and extract a verbatim passage for the anchor phase (T25)."""
     if state["probe_type"] != "in_scenario":
         return {"anchor": None}
-    arc, k = state["arc"], state["k"]
+    arc, k = _arc(state), state["k"]
     novel = await asyncio.to_thread(open_novel, Path(runtime.context.data_dir), arc.novel)
     span = arc.trajectory[k].chapter_range
     candidates = await asyncio.to_thread(stream_events, novel.folder, arc.character, *span)
@@ -197,7 +233,7 @@ async def _ground_moment(
         return None, LLMUsage()
     messages = design.locator_messages(
         key_moment=moment,
-        chapter_range=state["arc"].trajectory[state["k"]].chapter_range,
+        chapter_range=_arc(state).trajectory[state["k"]].chapter_range,
         candidates=candidates,
     )
     where, usage = await cache.structured(
@@ -238,17 +274,17 @@ def route_grounded(state: CellState) -> Literal["draft_probe", "__end__"]:
 
 
 def _designer(state: CellState) -> list[Any]:
-    abstraction = state["abstraction"]
+    abstraction = _abstraction(state)
     anchor = state["anchor"]
     return design.designer_messages(
         state["probe_type"],
-        arc=state["arc"],
+        arc=_arc(state),
         novel_title=state["title"],
         k=state["k"],
-        decision_variable=state["decision"].decision_variable,
+        decision_variable=_decision(state).decision_variable,
         passage=anchor["passage"] if anchor else "",
         anchor_qc=anchor["chapter"] if anchor else None,
-        life_stages=state["life_stages"],
+        life_stages=_life_stages(state),
         abstract_axis=abstraction.abstract_axis if abstraction else "",
         abstract_phases=abstraction.abstract_phases if abstraction else (),
         era=state["era"],
@@ -289,10 +325,10 @@ async def draft_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
         spec,
         design.ProbeDraft,
         _designer(state),
-        check=design.check_draft(len(state["arc"].trajectory)),
+        check=design.check_draft(len(_arc(state).trajectory)),
     )
     return {
-        "draft": draft,
+        "draft": dump(draft),
         "style_lint": lint_style(draft, state["probe_type"]),
         "calls": [used.as_dict()],
     }
@@ -301,7 +337,7 @@ async def draft_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
 def _setting(state: CellState) -> str:
     if state["probe_type"] == "out_of_world":
         return f"target era '{state['era'][0]}'"
-    start, end = state["arc"].trajectory[state["k"]].chapter_range
+    start, end = _arc(state).trajectory[state["k"]].chapter_range
     return f"source novel's world at chs {start}-{end}"
 
 
@@ -310,7 +346,7 @@ def phase_qc(state: CellState, idx: int) -> int:
     anchor = state["anchor"]
     if anchor is not None and idx == state["k"]:
         return anchor["chapter"]
-    return phase_query_chapter(state["arc"].trajectory[idx])
+    return phase_query_chapter(_arc(state).trajectory[idx])
 
 
 async def _judge(
@@ -320,9 +356,9 @@ async def _judge(
         runtime.context.model_for(runtime.context.validator_model),
         runtime.context.cache(),
     )
-    arc = state["arc"]
+    arc = _arc(state)
     phase = arc.trajectory[r.phase_idx]
-    draft = state["draft"]
+    draft = _draft(state)
     voice_call = cache.structured(
         model,
         spec,
@@ -343,7 +379,7 @@ async def _judge(
         spec,
         qa.PhaseFit,
         qa.phasefit_messages(
-            decision_variable=state["decision"].decision_variable,
+            decision_variable=_decision(state).decision_variable,
             pole_start=arc.pole_start,
             pole_end=arc.pole_end,
             phases=[(p.phase, p.position_description) for p in arc.trajectory],
@@ -375,7 +411,7 @@ async def _validated(
         retries = 1
         model, spec = runtime.context.model_for()
         messages = design.regenerate_messages(
-            _designer(state), state["draft"], r.phase_idx, " ".join(quality.notes)
+            _designer(state), _draft(state), r.phase_idx, " ".join(quality.notes)
         )
         r, used = await runtime.context.cache().structured(
             model,
@@ -386,7 +422,7 @@ async def _validated(
         )
         quality, judged = await _judge(state, runtime, r)
         usage = usage + used + judged
-    phase = state["arc"].trajectory[r.phase_idx]
+    phase = _arc(state).trajectory[r.phase_idx]
     record = PhaseResponse(
         phase_idx=r.phase_idx,
         phase_label=phase.phase,
@@ -407,7 +443,7 @@ async def validate_responses(
 ) -> dict[str, Any]:
     """Q-Voice + Q-PhaseFit per response; one regeneration; then ``unavailable``."""
     results = await asyncio.gather(
-        *(_validated(state, runtime, r) for r in state["draft"].phase_responses)
+        *(_validated(state, runtime, r) for r in _draft(state).phase_responses)
     )
     responses = [r for r, _ in results]
     lost = [
@@ -416,13 +452,13 @@ async def validate_responses(
         if r.unavailable
     ]
     usage = sum((u for _, u in results), LLMUsage())
-    return {"responses": responses, "dropped": lost, "calls": [usage.as_dict()]}
+    return {"responses": [dump(r) for r in responses], "dropped": lost, "calls": [usage.as_dict()]}
 
 
 def _world_context(state: CellState) -> str:
-    arc = state["arc"]
+    arc = _arc(state)
     if state["probe_type"] == "out_of_world":
-        stages = state["life_stages"] or []
+        stages = _life_stages(state) or []
         listed = "\n".join(
             f"    phase_idx={t.phase_idx}: must be {t.life_stage} (~{t.approx_age})" for t in stages
         )
@@ -438,7 +474,7 @@ def _world_context(state: CellState) -> str:
 async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> dict[str, Any]:
     """Q-Anchor (In-Scenario) or Q-World (In-World, Out-of-World) over the whole probe."""
     model, spec = runtime.context.model_for(runtime.context.validator_model)
-    draft, k = state["draft"], state["k"]
+    draft, k = _draft(state), state["k"]
     anchor = state["anchor"]
     if anchor is not None:
         messages = qa.anchor_messages(
@@ -451,7 +487,7 @@ async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
         name = "q_anchor"
     else:
         messages = qa.world_messages(
-            character=state["arc"].character,
+            character=_arc(state).character,
             scenario=draft.scenario,
             responses=draft.phase_responses,
             type_context=_world_context(state),
@@ -472,7 +508,7 @@ def route_probe(state: CellState) -> Literal["discriminate_phases", "__end__"]:
 
 
 def _probe_id(state: CellState) -> str:
-    arc = state["arc"]
+    arc = _arc(state)
     return probe_id_for(arc.novel, arc.character, arc.axis_id, state["probe_type"], state["k"])
 
 
@@ -481,17 +517,17 @@ async def discriminate_phases(
 ) -> dict[str, Any]:
     """Q-Discrim (T30): annotate weak adjacent pairs; never drops. Emit the probe record."""
     model, spec = runtime.context.model_for(runtime.context.validator_model)
-    draft, arc = state["draft"], state["arc"]
+    draft, arc = _draft(state), _arc(state)
     available = [
         design.DraftResponse(
             **r.model_dump(
                 include={"phase_idx", "gt_action", "gt_speech", "gt_thought", "gt_typicality"}
             )
         )
-        for r in state["responses"]
+        for r in _responses(state)
     ]
     messages = qa.discrim_messages(
-        decision_variable=state["decision"].decision_variable,
+        decision_variable=_decision(state).decision_variable,
         scenario=draft.scenario,
         question=draft.question,
         phases=[(p.phase, p.position_description) for p in arc.trajectory],
@@ -505,12 +541,12 @@ async def discriminate_phases(
         check=qa.check_discrimination(len(arc.trajectory)),
     )
     weak = [p.model_dump() for p in found.weak_pairs if p.separation != "separated"]
-    return {"probes": [_record(state, weak)], "calls": [used.as_dict()]}
+    return {"probes": [dump(_record(state, weak))], "calls": [used.as_dict()]}
 
 
 def _record(state: CellState, weak: list[dict[str, Any]]) -> ProbeRecord:
-    arc, draft, anchor = state["arc"], state["draft"], state["anchor"]
-    abstraction = state["abstraction"]
+    arc, draft, anchor = _arc(state), _draft(state), state["anchor"]
+    abstraction = _abstraction(state)
     oow = state["probe_type"] == "out_of_world"
     source = {key: value for key, value in anchor.items() if key != "passage"} if anchor else None
     return ProbeRecord(
@@ -523,14 +559,14 @@ def _record(state: CellState, weak: list[dict[str, Any]]) -> ProbeRecord:
         anchor_query_chapter=phase_qc(state, state["k"]),
         scenario=draft.scenario,
         question=draft.question,
-        phase_responses=state["responses"],
+        phase_responses=_responses(state),
         anchor_source=source,
         era_label=state["era"][0] if oow else None,
         era_description=state["era"][1] if oow else None,
         abstract_axis=abstraction.abstract_axis if oow and abstraction else None,
         abstract_phases=abstraction.abstract_phases if oow and abstraction else None,
-        decision_variable=state["decision"].decision_variable,
-        life_stages=[t.model_dump() for t in state["life_stages"] or []] if oow else [],
+        decision_variable=_decision(state).decision_variable,
+        life_stages=[t.model_dump() for t in _life_stages(state) or []] if oow else [],
         style_lint=state["style_lint"],
         probe_check={**state["probe_check"], "q_discrim": {"weak_pairs": weak}},
     )

@@ -4,21 +4,24 @@ Chunks are 1,500-character windows with 300 characters of overlap, cut **within*
 boundaries so every chunk belongs to exactly one chapter; each carries ``{chapter, idx,
 start}`` metadata and every query filters ``chapter <= query_chapter``, so the RAG and
 LifeChoice modes cannot retrieve text from after the point in the story being played.
+The store follows the project's settings like every other Chroma store: embedded on disk in
+the novel's folder, or on the server of ``CHROMA_HOST``; vectors of the ``PERSONAE_EMBEDDINGS``
+embedding (both read at the edge and passed in).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from chromadb.api import ClientAPI
-from chromadb.api.types import EmbeddingFunction
+from chromadb.api.models.Collection import Collection
 
-from personae.memory.chroma import open_chroma, safe_collection_name
-from personae.memory.embeddings import HashingEmbedding
+from personae.memory.chroma import open_chroma, open_collection, safe_collection_name
+from personae.memory.embeddings import DEFAULT_EMBEDDINGS, TextEmbedding, open_embedding
 from personae.memory.novel_store import Novel
 from personae.settings import Settings
+
+MAX_QUERY_CHARS = 24_000
+"""Query text embedded at most (about 6,000 tokens: under text-embedding-3-small's 8,191)."""
 
 
 @dataclass(frozen=True)
@@ -45,48 +48,65 @@ def chunk_chapter(chapter: int, text: str, size: int = 1500, overlap: int = 300)
         start += step
 
 
-def collection_name(slug: str, embedding: str) -> str:
-    """``arcane.<novel>.chunks.<embedding>`` made safe for Chroma."""
-    return safe_collection_name(f"arcane.{slug}.chunks.{embedding}")
+def collection_name(novel: Novel, embedding: TextEmbedding) -> str:
+    """``arcane.<novel>-<text digest>.chunks.<embedding>``, made safe for Chroma.
 
-
-def embedding_function(spec: str, settings: Settings | None = None) -> EmbeddingFunction[Any]:
-    """``hashing`` (offline, default in tests) or ``openai:<model>`` (e.g. text-embedding-3-small)."""
-    if spec == "hashing":
-        return HashingEmbedding()
-    provider, _, name = spec.partition(":")
-    if provider == "openai" and name:
-        from chromadb.utils.embedding_functions import OpenAIEmbeddingFunction
-
-        return OpenAIEmbeddingFunction(
-            api_key=(settings.openai_api_key if settings else None) or "not-needed",
-            model_name=name,
-            api_base=settings.openai_base_url if settings else None,
-        )
-    from personae.errors import ConfigurationError
-
-    raise ConfigurationError(
-        f"unknown embedding {spec!r}", "use hashing or openai:text-embedding-3-small"
-    )
+    The digest of the chapters' text keeps two different imports of one slug apart on a shared
+    Chroma server (``CHROMA_HOST``); the embedding part keeps each model's vectors apart.
+    """
+    digest = str(novel.meta.get("chapters_sha256", ""))[:8]
+    scope = f"{novel.slug}-{digest}" if digest else novel.slug
+    return safe_collection_name(f"arcane.{scope}.chunks.{embedding.key or 'hashing'}")
 
 
 class ChunkIndex:
-    """The Chroma collection of a novel's chunks; queries are always chapter-masked."""
+    """The Chroma collection of a novel's chunks; queries are always chapter-masked.
 
-    def __init__(self, client: ClientAPI, slug: str, embedding: str, function: Any) -> None:
-        self.collection = client.get_or_create_collection(
-            collection_name(slug, embedding),
-            embedding_function=function,
-            metadata={"hnsw:space": "cosine"},
-        )
+    Vectors come from the injected :class:`~personae.memory.embeddings.TextEmbedding` (the
+    project's ``PERSONAE_EMBEDDINGS`` setting), passed to Chroma explicitly, and the collection
+    records which embedding made them (a collection of another embedding is refused).
+    """
+
+    def __init__(self, collection: Collection, embedding: TextEmbedding) -> None:
+        self.collection = collection
+        self.embedding = embedding
 
     @classmethod
     def open(
-        cls, folder: Path, slug: str, embedding: str = "hashing", settings: Settings | None = None
+        cls,
+        novel: Novel,
+        embedding: TextEmbedding | None = None,
+        settings: Settings | None = None,
     ) -> ChunkIndex:
-        """The index stored in ``folder/chroma`` (or on the Chroma server of ``settings``)."""
-        client = open_chroma(folder / "chroma", settings)
-        return cls(client, slug, embedding, embedding_function(embedding, settings))
+        """The index in ``<novel folder>/chroma``, or on the Chroma server of ``settings``.
+
+        Creates the collection if needed (``personae arcane prepare``); readers use
+        :meth:`find`, which never creates one.
+        """
+        chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+        client = open_chroma(novel.folder / "chroma", settings)
+        collection = open_collection(
+            client, collection_name(novel, chosen), chosen, {"hnsw:space": "cosine"}
+        )
+        return cls(collection, chosen)
+
+    @classmethod
+    def find(
+        cls,
+        novel: Novel,
+        embedding: TextEmbedding | None = None,
+        settings: Settings | None = None,
+    ) -> ChunkIndex | None:
+        """The built index, or None when ``prepare`` has not made it (nothing is created)."""
+        chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+        on_server = settings is not None and bool(settings.chroma_host)
+        if not on_server and not (novel.folder / "chroma").exists():
+            return None
+        client = open_chroma(novel.folder / "chroma", settings)
+        name = collection_name(novel, chosen)
+        if name not in {c.name for c in client.list_collections()}:
+            return None
+        return cls.open(novel, chosen, settings)
 
     def __len__(self) -> int:
         return int(self.collection.count())
@@ -100,8 +120,10 @@ class ChunkIndex:
             have = set(self.collection.get(ids=ids, include=[])["ids"])
             new = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in have]
             if new:
+                vectors = self.embedding.embed([c.text for _, c in new])
                 self.collection.add(
                     ids=[i for i, _ in new],
+                    embeddings=vectors,
                     documents=[c.text for _, c in new],
                     metadatas=[
                         {"chapter": c.chapter, "idx": c.idx, "start": c.start} for _, c in new
@@ -111,11 +133,15 @@ class ChunkIndex:
         return added
 
     def search(self, query: str, *, max_chapter: int, k: int = 6) -> list[Chunk]:
-        """The ``k`` nearest chunks from chapters ``<= max_chapter`` (the no-future mask)."""
+        """The ``k`` nearest chunks from chapters ``<= max_chapter`` (the no-future mask).
+
+        The query is cut to :data:`MAX_QUERY_CHARS` (spec default 27: embedding input truncated
+        to the embedder's limit; LifeChoice queries with five chapter summaries).
+        """
         if len(self) == 0 or k <= 0:
             return []
         found = self.collection.query(
-            query_texts=[query],
+            query_embeddings=self.embedding.embed([query[:MAX_QUERY_CHARS]]),
             n_results=k,
             where={"chapter": {"$lte": max_chapter}},  # type: ignore[dict-item]
             include=["documents", "metadatas"],

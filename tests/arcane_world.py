@@ -151,7 +151,7 @@ def prepared_novel(data: Path) -> Novel:
     (novel.folder / "summaries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     write_jsonl_atomic(novel.folder / "arcs.jsonl", [arc_record()])
     write_jsonl_atomic(novel.folder / "probes.jsonl", [probe_record()])
-    ChunkIndex.open(novel.folder, novel.slug).build(novel)
+    ChunkIndex.open(novel).build(novel)
     return novel
 
 

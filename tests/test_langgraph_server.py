@@ -249,3 +249,29 @@ def test_arcane_roleplay_every_mode_stays_before_the_query_chapter(studio: Studi
         assert "chapter 4." in result["system"], mode
         prompts = json.dumps([r["messages"] for r in studio.llm.requests[before:]])
         assert future_marks(prompts, 4) == [], mode
+
+
+def test_arcane_checkpoints_hold_no_unregistered_types(studio: Studio) -> None:
+    """ARCANE state is plain JSON: loading its checkpoints never warns (or blocks) in the server."""
+    from studio_world import ARCANE
+
+    for graph in ARCANE:
+        thread = httpx.post(f"{studio.url}/threads", json={}, timeout=10).json()["thread_id"]
+        for _ in range(2):  # the second run on the thread loads the first one's checkpoints
+            body = {
+                "assistant_id": graph,
+                "input": run_input(graph, studio.web_url),
+                "context": run_context(graph, True),
+            }
+            url = f"{studio.url}/threads/{thread}/runs/wait"
+            answer = httpx.post(url, json=body, timeout=120)
+            assert answer.status_code == 200 and "__error__" not in answer.json(), answer.text
+        history = httpx.post(f"{studio.url}/threads/{thread}/history", json={}, timeout=30)
+        assert history.status_code == 200 and history.json(), graph
+    log = studio.log.read_text(errors="replace")
+    flagged = [
+        line
+        for line in log.splitlines()
+        if "unregistered type" in line or "Blocked deserialization" in line
+    ]
+    assert flagged == []

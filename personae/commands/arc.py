@@ -35,7 +35,15 @@ def register(commands: Any) -> None:
     actions = parser.add_subparsers(dest="arc_action", required=True)
     build = actions.add_parser("build", help="build arcs (T12-T16) for characters of a novel")
     build.add_argument("book", help="book slug or title")
-    build.add_argument("--character", action="append", required=True, help="repeatable")
+    build.add_argument("--character", action="append", default=[], help="repeatable")
+    build.add_argument(
+        "--suggest",
+        nargs="?",
+        const=15,
+        type=int,
+        metavar="N",
+        help="list the N (15) names mentioned most, as candidates for --character; no build",
+    )
     build.add_argument("--split", default="train", choices=["train", "eval", "unvalidated"])
     build.add_argument("--critic-model", help="critic model provider:model (default --model)")
     build.add_argument("--yes", action="store_true", help="accept a large estimated cost")
@@ -83,6 +91,14 @@ def run_build(args: argparse.Namespace) -> int:
     from personae.memory.novel_store import open_novel
 
     novel = open_novel(data_dir(args), args.book)
+    if args.suggest is not None:
+        return suggest(novel, args.suggest)
+    if not args.character:
+        raise InputError(
+            "arc build needs at least one --character",
+            f"pass --character NAME (repeatable); personae arc build {novel.slug} --suggest "
+            "lists candidates",
+        )
     characters = [novel.check_character(name) for name in dict.fromkeys(args.character)]
     estimate = estimate_arc_build(novel, len(characters))
     calls, tokens = estimate.per_chapter_and_character
@@ -105,6 +121,25 @@ def run_build(args: argparse.Namespace) -> int:
     )
     for character in characters:
         asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
+    return 0
+
+
+def suggest(novel: Any, top: int) -> int:
+    """Print the names mentioned most (spec default 37); the user picks the principals."""
+    from personae.tools.name_mentions import rank_names
+
+    if top < 1:
+        raise InputError("--suggest must be at least 1", "pass --suggest N with N >= 1")
+    ranked = rank_names((novel.chapter(i).text for i in range(1, novel.count + 1)), top)
+    if not ranked:
+        raise InputError(
+            f"no name occurs 3 times or more in {novel.title!r}",
+            "check the import (personae novel chapters) or pass --character NAME",
+        )
+    sys.stdout.write(f"{novel.title}: names by mentions (places and titles included)\n")
+    for rank, (name, count) in enumerate(ranked, 1):
+        sys.stdout.write(f"{rank:>3}. {name} ({count:,})\n")
+    sys.stdout.write(f'build with: personae arc build {novel.slug} --character "{ranked[0][0]}"\n')
     return 0
 
 

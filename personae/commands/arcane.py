@@ -7,7 +7,8 @@ context (or ``--mode``), the point-in-time use a storytelling app wants.
 
 Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``
-(answers cached under ``arcane/``), ``CHROMA_HOST`` / ``CHROMA_PORT``.
+(answers cached under ``arcane/``), ``PERSONAE_EMBEDDINGS`` (``--embedding``), ``CHROMA_HOST`` /
+``CHROMA_PORT`` (the chunk index on a Chroma server instead of the novel's folder).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from typing import Any
 from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
+EMBEDDING_HELP = (
+    "chunk embedding: hashing, local or openai:<model> (default: PERSONAE_EMBEDDINGS, else "
+    "hashing; role-play needs the one the index was prepared with)"
+)
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc", "mixedarc", "archint")
 
 
@@ -30,7 +35,7 @@ def register(commands: Any) -> None:
     actions = parser.add_subparsers(dest="arcane_action", required=True)
     prepare = actions.add_parser("prepare", help="chapter summaries (T34) and the RAG index")
     prepare.add_argument("book", help="book slug or title")
-    prepare.add_argument("--embedding", default="hashing", help="hashing or openai:<model>")
+    prepare.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     prepare.add_argument("--concurrency", type=int, default=4, help="summaries at once")
     add_data_flag(prepare)
     add_model_flags(prepare)
@@ -40,7 +45,7 @@ def register(commands: Any) -> None:
     prompt.add_argument("--probe", required=True, help="probe id (probes.jsonl)")
     prompt.add_argument("--phase", type=int, required=True, help="phase index")
     prompt.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
-    prompt.add_argument("--embedding", default="hashing", help="as given to prepare")
+    prompt.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     add_data_flag(prompt)
     add_model_flags(prompt)
     prompt.set_defaults(handler=run_prompt)
@@ -52,7 +57,7 @@ def register(commands: Any) -> None:
     act.add_argument("--chapter", type=int, required=True, help="the point in the story")
     act.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
     act.add_argument("--axis", help="Arc mode: one axis id (default: all the character's)")
-    act.add_argument("--embedding", default="hashing", help="as given to prepare")
+    act.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     act.add_argument("--show-prompt", action="store_true", help="print the prompt too")
     add_data_flag(act)
     add_model_flags(act)
@@ -66,21 +71,26 @@ def run_prepare(args: argparse.Namespace) -> int:
     from personae.commands.models import resolve_models
     from personae.graphs.arcane_prepare import prepare_novel
     from personae.memory.call_cache import CallCache
+    from personae.memory.embeddings import open_embedding
     from personae.memory.novel_store import open_novel
+    from personae.settings import check_embeddings_spec
 
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
     novel = open_novel(data_dir(args), args.book)
     models = resolve_models(args, ("strong",))
+    settings = models.settings
+    spec = check_embeddings_spec(args.embedding or settings.embeddings)
+    embedding = open_embedding(spec, settings)  # a missing server or package fails here
     report = asyncio.run(
         prepare_novel(
             novel,
             model=models.chat_models["strong"],
             model_name=models.cache_name("strong"),
             cache=CallCache(models.settings.cache_dir / "arcane"),
-            embedding=args.embedding,
+            embedding=embedding,
             concurrency=args.concurrency,
-            settings=models.settings,
+            chroma=settings if settings.chroma_host else None,
         )
     )
     sys.stdout.write(

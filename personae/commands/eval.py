@@ -39,6 +39,7 @@ EXTRA_PROTOCOLS = (
     "personae.commands.eval_persona_chunks",
     "personae.commands.eval_persona_human",
     "personae.commands.eval_arcane_perturb",
+    "personae.commands.eval_arcane_report",
 )
 """Protocols whose subcommands live in their own modules (each has ``register(protocols)``)."""
 

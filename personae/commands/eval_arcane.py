@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import EMBEDDING_HELP
 from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -53,7 +54,7 @@ def register_arcane(protocols: Any) -> None:
     )
     arcane.add_argument("--concurrency", type=int, default=8, help="(probe, mode) units at once")
     arcane.add_argument("--no-thought", action="store_true", help="judge without ref_thought")
-    arcane.add_argument("--embedding", default="hashing", help="as given to arcane prepare")
+    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     arcane.add_argument(
         "--also-model", action="append", default=[], help="another role-play model (repeatable)"
     )
@@ -260,23 +261,42 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     return 0
 
 
-def write_reports(out: Path) -> None:
-    """summary.json, report.md and report.html from everything in results.jsonl."""
+def write_reports(out: Path, *, per_novel: bool = False) -> None:
+    """summary.json, report.md and report.html from everything in results.jsonl.
+
+    The per-novel breakdown (App. L) is added when the results span several novels, or always
+    with ``per_novel``. One-line error when ``out`` holds no results.
+    """
     import json
 
     from personae.evals.arcane_eval import RESULTS
+    from personae.evals.arcane_metrics import per_novel as split_by_novel
     from personae.evals.arcane_metrics import summarize
     from personae.evals.arcane_report import markdown_table, render, table2_rows
     from personae.files import write_json_atomic, write_text_atomic
 
+    path = out / RESULTS
+    if not path.is_file():
+        raise InputError(
+            f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
+        )
     records = []
-    for line in (out / RESULTS).read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
             continue  # a line torn by a kill is redone by the next run
+    if not records:
+        raise InputError(
+            f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
+        )
     summary = summarize(records)
-    md, page = render(summary, "ARCANE evaluation")
+    by_novel = split_by_novel(records)
+    if not per_novel and len(by_novel) < 2:
+        by_novel = {}
+    if by_novel:
+        summary["per_novel"] = by_novel
+    md, page = render(summary, "ARCANE evaluation", by_novel)
     write_json_atomic(out / "summary.json", summary)
     write_text_atomic(out / "report.md", md)
     write_text_atomic(out / "report.html", page)

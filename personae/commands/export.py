@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import EMBEDDING_HELP
 from personae.commands.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -48,7 +49,7 @@ def register(commands: Any) -> None:
     arcane.add_argument(
         "--pairs", default="anchor", help="DPO: anchor (the probe's anchor phase) or every-phase"
     )
-    arcane.add_argument("--embedding", default="hashing", help="as given to arcane prepare")
+    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
     arcane.add_argument("--concurrency", type=int, default=8, help="SFT teacher calls at once")
     add_data_flag(arcane)
     add_model_flags(arcane)
@@ -98,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--samples and --concurrency must be at least 1", "pass 1 or more")
     out = _out(args)
     folder = str(data_dir(args))
-    books = ex.load_books(folder, args.books, args.split, args.embedding)
+    store = RoleplayContext(data_dir=folder, embedding=args.embedding)  # reads the settings
+    books = ex.load_books(
+        folder, args.books, args.split, store.text_embedding(), store.chroma_settings()
+    )
     if args.format == "dpo":
         context = RoleplayContext(data_dir=folder, embedding=args.embedding)
         export = ex.dpo_rows(

@@ -13,7 +13,7 @@ from langgraph.types import Command
 
 from personae.agents.arcane_axes import AxisInduction, check_induction
 from personae.graphs import arc_rules
-from personae.graphs.arc_build import ArcBuildContext, build_graph
+from personae.graphs.arc_build import ArcBuildContext, arcs_of, build_graph
 from personae.graphs.arcane_context import checkpoint_serde
 from personae.memory.arcane_records import CriticVerdict, load_arcs
 from personae.testing import ScriptedChatModel, override_models, prompt_text
@@ -53,7 +53,7 @@ async def test_streams_tags_and_critic_gate(tmp_path: Path, model: ScriptedChatM
     assert not any("state profile" in p for p in event_prompts)  # no cross-talk
     assert not any("event summary" in p for p in state_prompts)
     assert len(model.calls_for("CriticAnswer")) == 3 * 3  # 3 kept axes x 3 critics
-    kept = {a.axis_id: a for a in result["arcs"]}
+    kept = {a.axis_id: a for a in arcs_of(result)}
     assert sorted(kept) == ["final_intra_01", "final_rel_01"]
     assert kept["final_rel_01"].reconciliation_tag == "valid_missed"
     assert any("final_intra_02" in d and "artifact" in d for d in result["dropped"])
@@ -85,7 +85,8 @@ async def test_killed_build_resumes_after_the_last_chapter(
     payload: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
     with pytest.raises(RuntimeError, match="killed"):
         await graph.ainvoke(payload, config=_config("k"), context=_context(tmp_path))
-    assert len(model.calls_for("ChapterState")) == 4
+    # Chapters 1-3 were read; chapter 4's state call races the failing event call.
+    assert len(model.calls_for("ChapterState")) in (3, 4)
     model.calls.clear()
     # A fresh answer cache: only the checkpoint can spare chapters 1-3.
     fresh = ArcBuildContext(
@@ -116,8 +117,8 @@ async def test_eval_split_waits_for_two_of_three_human_votes(
     result = await graph.ainvoke(
         Command(resume=resume), config=_config("e"), context=_context(tmp_path)
     )
-    assert sorted(a.axis_id for a in result["arcs"]) == ["final_intra_01", "final_intra_03"]
-    assert all(a.validated_by == "humans" and a.split == "eval" for a in result["arcs"])
+    assert sorted(a.axis_id for a in arcs_of(result)) == ["final_intra_01", "final_intra_03"]
+    assert all(a.validated_by == "humans" and a.split == "eval" for a in arcs_of(result))
 
 
 @pytest.mark.parametrize(("true_votes", "kept"), [(0, False), (1, False), (2, True), (3, True)])

@@ -128,3 +128,29 @@ def test_build_bad_input_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert "'Zed' is never mentioned" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "novels/the_river/arcs.jsonl").exists() and model.calls == []
+
+
+def test_suggest_ranks_names_by_mentions_without_a_model(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    argv = ["arc", "build", "the_river", "--suggest", "--data", str(tmp_path)]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ranked = [line.split(". ", 1)[1].rsplit(" (", 1)[0] for line in lines[1:-1]]
+    assert ranked[:2] == ["Ada", "Bram"] and "Later" not in ranked  # sentence-initial: no name
+    assert lines[-1] == 'build with: personae arc build the_river --character "Ada"'
+    assert model.calls == [] and not (tmp_path / "novels/the_river/arcs.jsonl").exists()
+    assert main(["arc", "build", "the_river", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--suggest" in err and len(err.strip().splitlines()) == 1
+
+
+def test_rank_names_skips_sentence_starts_and_common_words() -> None:
+    from personae.tools.name_mentions import rank_names
+
+    text = (
+        "The rain fell. Then Mr. Darcy spoke to Elizabeth, and Elizabeth smiled at Mr. Darcy. "
+        "But Elizabeth left; the rain stayed with Mr. Darcy and Jane. Rain is rain. " * 3
+    )
+    assert rank_names([text]) == [("Elizabeth", 9), ("Mr. Darcy", 9), ("Jane", 3)]

@@ -244,3 +244,42 @@ def test_arc_gap_per_category_against_the_best_other_mode() -> None:
     gaps = summarize(records)["arc_gaps"]
     assert gaps[0]["best_other_mode"] == "rag" and gaps[0]["gap"] == 10.0
     assert gaps[0]["per_category"]["in_world"] == {"overall": 10.0, "ptf": 10.0, "per_phase": 10.0}
+
+
+def _results(out: Path) -> None:
+    """Saved results of two novels: Arc leads by 10 on the first and trails by 5 on the second."""
+    records = []
+    for novel, arc in (("the_river", 70), ("the_hill", 55)):
+        for mode, score in (("arc", arc), ("rag", 60)):
+            for kind in CATEGORIES:
+                record = _record(kind, mode, [(score, score, score)], float(score))
+                records.append({**record, "novel": novel})
+    out.mkdir(parents=True)
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_arcane_report_rebuilds_the_report_with_a_per_novel_breakdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    _results(out)
+    assert main(["eval", "arcane-report", str(out), "--per-novel"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["overall"] for r in summary["rows"] if r["mode"] == "arc"] == [62.5]
+    river, hill = summary["per_novel"]["the_river"], summary["per_novel"]["the_hill"]
+    assert river["arc_gaps"][0]["gap"] == 10.0 and hill["arc_gaps"][0]["gap"] == -5.0
+    report = (out / "report.md").read_text()
+    assert "## Per novel" in report and "### the_hill" in report and "### the_river" in report
+    assert "Arc -5.0 vs best other mode (rag)" in report
+    assert "<h3>the_river</h3>" in (out / "report.html").read_text()
+    assert "IS-APF" in capsys.readouterr().out
+
+
+def test_arcane_report_without_results_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for target in (tmp_path / "absent", tmp_path):
+        assert main(["eval", "arcane-report", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "personae eval arcane" in err
+    assert list(tmp_path.iterdir()) == []

@@ -13,7 +13,7 @@ from arcane_world import ProbeScript, prepared_novel, write_event_stream
 from personae.agents.arcane_designers import ProbeDraft, check_draft
 from personae.agents.arcane_probe_prep import DecisionVariable, check_decision, era_walk
 from personae.agents.arcane_validators import phasefit_verdict
-from personae.graphs.probe_build import build_graph
+from personae.graphs.probe_build import build_graph, probes_of
 from personae.graphs.probe_cell import ProbeBuildContext, lint_style, verbatim_span
 from personae.memory.arcane_records import ProbeRecord, load_arcs, load_probes
 from personae.testing import ScriptedChatModel, override_models
@@ -48,7 +48,7 @@ async def test_full_arc_gives_3n_validated_probes(
 ) -> None:
     _, model = script
     result = await _build(tmp_path)
-    probes: list[ProbeRecord] = result["probes"]
+    probes: list[ProbeRecord] = probes_of(result)
     assert len(probes) == 9 and len(model.calls_for("ProbeDraft")) == 9
     ids = sorted(p.probe_id for p in probes)
     assert len(set(ids)) == 9
@@ -93,7 +93,7 @@ async def test_locator_cannot_invent_an_event(
     probe_script.bad_locator_once = True
     result = await _build(tmp_path, ["in_scenario"])
     assert len(result["probes"]) == 3
-    assert all(p.anchor_source and p.anchor_source["chapter"] <= 6 for p in result["probes"])
+    assert all(p.anchor_source and p.anchor_source["chapter"] <= 6 for p in probes_of(result))
     assert len(model.calls_for("SceneLocation")) == 4  # the invented id was re-asked
 
 
@@ -105,12 +105,12 @@ async def test_one_regeneration_then_unavailable(
     probe_script.off_phase = set()
     result = await _build(tmp_path, ["in_world"])
     assert len(result["probes"]) == 3  # an unavailable phase keeps the probe
-    for probe in result["probes"]:
+    for probe in probes_of(result):
         by_phase = {r.phase_idx: r for r in probe.phase_responses}
         assert by_phase[0].retry_count == 0 and not by_phase[0].unavailable
         assert by_phase[2].retry_count == 1 and by_phase[2].unavailable
     # phase 1 fails once in the first probe only (then passes): one regeneration, recovered
-    recovered = [p for p in result["probes"] if p.phase_responses[1].retry_count == 1]
+    recovered = [p for p in probes_of(result) if p.phase_responses[1].retry_count == 1]
     assert len(recovered) == 1 and not recovered[0].phase_responses[1].unavailable
     assert recovered[0].phase_responses[1].gt_action == "Ada acts 1 again"
     assert len(model.calls_for("DraftResponse")) == 1 + 3
@@ -123,7 +123,7 @@ async def test_off_phase_regenerates_adjacent_does_not(
     probe_script, model = script
     probe_script.off_phase = {0}  # predicted 2 for phase 0: off_phase
     result = await _build(tmp_path, ["in_world"])
-    first = result["probes"][0].phase_responses[0]
+    first = probes_of(result)[0].phase_responses[0]
     assert first.quality.q_phasefit == "off_phase" and first.unavailable and first.retry_count == 1
     assert phasefit_verdict(1, 0) == "adjacent" and phasefit_verdict(2, 2) == "pass"
 

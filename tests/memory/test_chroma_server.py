@@ -1,20 +1,16 @@
 """The bookmark bank on a real Chroma server (``CHROMA_HOST``), started on a loopback port.
 
-The server is the ``chroma`` executable installed with chromadb; the tests skip without it.
+The server is the ``chroma`` executable installed with chromadb (``store_world``); the tests
+skip without it.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from store_world import CHROMA, running_chroma
 
 from personae.errors import ConfigurationError
 from personae.loopback import free_port
@@ -24,47 +20,13 @@ from personae.settings import Settings, load_settings
 
 pytestmark = pytest.mark.slow
 
-CHROMA = Path(sys.executable).parent / "chroma"
-
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     if not CHROMA.exists():
         pytest.skip("the chroma executable is not installed")
-    data, port = tmp_path_factory.mktemp("chroma-server"), free_port()
-    log = (data / "server.log").open("wb")
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    process = subprocess.Popen(
-        [
-            str(CHROMA),
-            "run",
-            "--path",
-            str(data / "db"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            pytest.fail(f"chroma run did not start:\n{(data / 'server.log').read_text()[-2000:]}")
-        yield load_settings({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port)})
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
-        log.close()
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as settings:
+        yield settings
 
 
 def test_bank_lives_on_the_server_and_a_new_client_sees_it(

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from store_world import EmbeddingsServer
 
 from personae.errors import ConfigurationError, RemoteError
 from personae.graphs.bookmarks import BookmarksContext
-from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
+from personae.loopback import LoopbackWebServer, free_port
 from personae.memory.bookmark import BookmarkType
 from personae.memory.bookmark_bank import BookmarkBank
 from personae.memory.chroma import open_chroma
@@ -34,28 +35,6 @@ QUESTIONS = [
     ("Where does the club meet after school?", "Haruhi"),
     ("What does Haruhi want to find in the city?", "Haruhi"),
 ]
-
-
-class EmbeddingsServer:
-    """``POST /v1/embeddings`` as an OpenAI-compatible server answers it (unnormalised)."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, object]] = []
-
-    def __call__(self, request: WebRequest) -> WebResponse:
-        if not request.path.endswith("/embeddings"):
-            return WebResponse(404, {"error": {"message": f"no route {request.path}"}})
-        body = request.json()
-        self.bodies.append(body)
-        if body["model"] != "embed-small":
-            return WebResponse(404, {"error": {"message": "model not found"}})
-        data = [
-            {"object": "embedding", "index": i, "embedding": (3.0 * embed_text(t, 64)).tolist()}
-            for i, t in enumerate(body["input"])
-        ]
-        data.reverse()  # servers may answer out of order: the index says which is which
-        usage = {"prompt_tokens": 5, "total_tokens": 5}
-        return WebResponse(200, {"object": "list", "data": data, "model": "m", "usage": usage})
 
 
 @pytest.fixture(scope="module")
