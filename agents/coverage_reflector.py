@@ -2,6 +2,7 @@
 
 The model judges coverage; the code clamps scores, forces 0 for dimensions with no cited fact
 (a model cannot call an empty dimension covered) and anchors follow-up queries on the name.
+Follow-ups it drops (beyond the per-dimension cap, empty, or already run) are counted.
 """
 
 from __future__ import annotations
@@ -53,21 +54,31 @@ def settle_coverage(
     franchise: str | None,
     done_queries: Sequence[str],
     per_dimension: int,
-) -> tuple[dict[str, float], list[tuple[str, str]]]:
-    """Scores for all dimensions and new ``(dimension, query)`` follow-ups, enforced in code."""
+) -> tuple[dict[str, float], list[tuple[str, str]], int]:
+    """Scores for all dimensions, new ``(dimension, query)`` follow-ups, and how many dropped.
+
+    A follow-up is dropped when it is empty, already run (or proposed twice), or beyond
+    ``per_dimension`` for its dimension; the count goes to the profile's ``usage``.
+    """
     scores: dict[str, float] = dict.fromkeys(DIMENSIONS, 0.0)
     follow_ups: list[tuple[str, str]] = []
     seen = {q.casefold() for q in done_queries}
+    taken: dict[str, int] = {}
+    proposed = 0
     for entry in review.dimensions:
         dimension = entry.dimension
         has_facts = facts_per_dimension.get(dimension, 0) > 0
         scores[dimension] = min(1.0, max(0.0, entry.score)) if has_facts else 0.0
-        for query in entry.follow_up_queries[:per_dimension]:
+        for query in entry.follow_up_queries:
+            proposed += 1
             text = anchor_query(query, name, franchise)
+            if taken.get(dimension, 0) == per_dimension:
+                continue
             if query.strip() and text.casefold() not in seen:
                 seen.add(text.casefold())
                 follow_ups.append((dimension, text))
-    return scores, follow_ups
+                taken[dimension] = taken.get(dimension, 0) + 1
+    return scores, follow_ups, proposed - len(follow_ups)
 
 
 def render_notes(facts_by_dimension: Mapping[str, Sequence[CitedFact]]) -> str:

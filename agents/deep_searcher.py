@@ -95,15 +95,24 @@ async def propose_searches(
     canon: str,
     first_document: str | None,
     count: int,
-) -> tuple[list[str], LLMUsage]:
-    """The round's queries (R¹ when ``first_document`` is ``None``, else R²), deduplicated."""
+) -> tuple[list[str], LLMUsage, int]:
+    """The round's queries (R¹ when ``first_document`` is ``None``, else R²), deduplicated.
+
+    Returns the queries, the usage, and how many proposed queries were dropped (empty,
+    repeated, or beyond ``count``).
+    """
     messages = agent_messages(
         entity=entity, franchise=franchise, canon=canon, first_document=first_document
     )
     messages.append(HumanMessage(QUERIES_REQUEST.format(count=count)))
     answer, usage = await call_structured(model, SearchQueries, messages)
-    queries = [" ".join(q.split()) for q in answer.queries if q.strip()]
-    return list(dict.fromkeys(queries))[:count], usage
+    unique: dict[str, str] = {}
+    for query in answer.queries:
+        text = " ".join(query.split())
+        if text:
+            unique.setdefault(text.casefold(), text)  # a search engine ignores case too
+    kept = list(unique.values())[:count]
+    return kept, usage, len(answer.queries) - len(kept)
 
 
 async def write_document(

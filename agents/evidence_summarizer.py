@@ -2,7 +2,8 @@
 
 The model only sees the short ids the code assigned (``S3``); ids it cites that the code never
 gave it (copied from a passage's text, say) are dropped and counted, never retried into a
-failed run, and the code keeps only facts that still cite a known source.
+failed run, and the code keeps only facts that still cite a known source (the others are
+counted too: the profile reports them as dropped notes).
 """
 
 from __future__ import annotations
@@ -77,16 +78,16 @@ def drop_unknown_ids(
 ) -> tuple[list[CitedFact], int]:
     """``facts`` citing only ``known_ids``, and how many cited ids were dropped.
 
-    A fact left without a source is dropped too (its text is not counted: its ids are).
+    A fact left without a source stays (with no ids), so :func:`keep_cited_facts` drops it
+    where its caller can count it as a dropped fact.
     """
-    kept: list[CitedFact] = []
+    repaired: list[CitedFact] = []
     dropped = 0
     for fact in facts:
         ids = [i for i in fact.source_ids if i.strip() in known_ids]
         dropped += len(fact.source_ids) - len(ids)
-        if ids:
-            kept.append(fact.model_copy(update={"source_ids": ids}))
-    return kept, dropped
+        repaired.append(fact.model_copy(update={"source_ids": ids}))
+    return repaired, dropped
 
 
 def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 4000) -> str:
@@ -102,8 +103,12 @@ async def summarize_round(
     sources: Sequence[tuple[str, str, str]],
     canon: str = "",
     chars: int = 4000,
-) -> tuple[list[CitedFact], LLMUsage]:
-    """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out."""
+) -> tuple[list[CitedFact], LLMUsage, int]:
+    """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out.
+
+    Returns the kept facts, the usage, and how many facts were dropped (no known source id
+    left, or no text).
+    """
     known = {sid for sid, _, _ in sources}
     messages = [
         SystemMessage(
@@ -128,4 +133,5 @@ async def summarize_round(
         check=lambda notes: reject_unknown_ids(notes.facts, known),
         repair=repair,
     )
-    return keep_cited_facts(notes.facts, known), usage
+    kept = keep_cited_facts(notes.facts, known)
+    return kept, usage, len(notes.facts) - len(kept)

@@ -16,6 +16,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from personae.llm import LLMUsage, call_structured
 
@@ -50,6 +51,19 @@ class ProseCheck(BaseModel):
     sentences: list[SentenceCheck] = Field(description="One verdict per sentence number.")
 
 
+class ProseCheckRecord(TypedDict):
+    """What the prose check did, as ``profile.json`` records it."""
+
+    sentences: int
+    """Sentences of the profile checked."""
+    supported: int
+    """Sentences the kept facts state."""
+    no_claim: int
+    """Sentences stating nothing checkable (a greeting, a feeling); kept."""
+    dropped: list[str]
+    """The unsupported sentences, dropped from the profile."""
+
+
 def split_sentences(profile: str) -> list[list[str]]:
     """The profile's paragraphs, each a list of sentences (closing quotes stay attached)."""
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", profile) if p.strip()]
@@ -73,12 +87,13 @@ def _require_ids(answer: ProseCheck, count: int) -> None:
 
 async def check_prose(
     model: BaseChatModel, profile: str, facts: Sequence[str]
-) -> tuple[str, dict[str, object], LLMUsage]:
+) -> tuple[str, ProseCheckRecord, LLMUsage]:
     """The profile without unsupported sentences, the check's record, and the usage."""
     paragraphs = split_sentences(profile)
     flat = [s for paragraph in paragraphs for s in paragraph]
     if not flat:
-        return profile, {"sentences": 0, "supported": 0, "no_claim": 0, "dropped": []}, LLMUsage()
+        empty = ProseCheckRecord(sentences=0, supported=0, no_claim=0, dropped=[])
+        return profile, empty, LLMUsage()
     messages = [
         SystemMessage(PROSE_SYSTEM),
         HumanMessage(
@@ -103,10 +118,10 @@ async def check_prose(
         if kept:
             kept_paragraphs.append(" ".join(kept))
     dropped = [s for n, s in enumerate(flat, start=1) if verdicts[n] == "unsupported"]
-    record: dict[str, object] = {
-        "sentences": len(flat),
-        "supported": sum(v == "supported" for v in verdicts.values()),
-        "no_claim": sum(v == "no_claim" for v in verdicts.values()),
-        "dropped": dropped,
-    }
+    record = ProseCheckRecord(
+        sentences=len(flat),
+        supported=sum(v == "supported" for v in verdicts.values()),
+        no_claim=sum(v == "no_claim" for v in verdicts.values()),
+        dropped=dropped,
+    )
     return "\n\n".join(kept_paragraphs), record, usage

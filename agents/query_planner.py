@@ -2,7 +2,8 @@
 
 The model proposes wording; the code guarantees coverage (every dimension gets at least one
 query) and that each query names the character and franchise, so a weak model cannot narrow the
-search to a few dimensions or drift to another character.
+search to a few dimensions or drift to another character. Queries the code drops (beyond the
+per-dimension cap, empty, or repeating another) are counted, so the profile can report them.
 """
 
 from __future__ import annotations
@@ -63,26 +64,40 @@ def anchor_query(query: str, name: str, franchise: str | None) -> str:
 
 def complete_plan(
     plan: QueryPlan, *, name: str, franchise: str | None, per_dimension: int
-) -> list[PlannedQuery]:
-    """Keep known dimensions, anchor every query, cap per dimension, fill missing dimensions."""
+) -> tuple[list[PlannedQuery], int]:
+    """Anchor every query, cap per dimension, fill missing dimensions; count what was dropped.
+
+    Returns the queries to run and how many of the model's queries were not kept (empty,
+    beyond ``per_dimension`` for their dimension, or repeating a kept one).
+    """
     kept: list[PlannedQuery] = []
     seen: set[str] = set()
+    from_model = 0
     for dimension in DIMENSIONS:
         mine = [q for q in plan.queries if q.dimension == dimension]
         texts = [anchor_query(q.query, name, franchise) for q in mine if q.query.strip()]
-        if not texts:
+        fallback = not texts
+        if fallback:
             texts = [anchor_query(DIMENSION_KEYWORDS[dimension], name, franchise)]
-        for text in texts[:per_dimension]:
+        taken = 0
+        for text in texts:
+            if taken == per_dimension:
+                break
             if text.casefold() not in seen:
                 seen.add(text.casefold())
                 kept.append(PlannedQuery(dimension=dimension, query=text))
-    return kept
+                taken += 1
+        from_model += 0 if fallback else taken
+    return kept, len(plan.queries) - from_model
 
 
 async def plan_search_queries(
     model: BaseChatModel, *, name: str, franchise: str | None, per_dimension: int = 1
-) -> tuple[list[PlannedQuery], LLMUsage]:
-    """Ask the model for a query plan; the code guarantees every dimension is covered."""
+) -> tuple[list[PlannedQuery], LLMUsage, int]:
+    """Ask the model for a query plan; the code guarantees every dimension is covered.
+
+    Returns the queries, the usage, and how many of the model's queries were dropped.
+    """
     messages = [
         SystemMessage(
             PLANNER_SYSTEM.format(dimensions=", ".join(DIMENSIONS), per_dimension=per_dimension)
@@ -90,4 +105,7 @@ async def plan_search_queries(
         HumanMessage(PLANNER_USER.format(name=name, franchise=franchise or "(unknown)")),
     ]
     plan, usage = await call_structured(model, QueryPlan, messages)
-    return complete_plan(plan, name=name, franchise=franchise, per_dimension=per_dimension), usage
+    queries, dropped = complete_plan(
+        plan, name=name, franchise=franchise, per_dimension=per_dimension
+    )
+    return queries, usage, dropped

@@ -121,14 +121,14 @@ def route_after_search(
 async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Round-1 queries: at least one per dimension, each naming the character (fast model)."""
     context = runtime.context
-    queries, usage = await plan_search_queries(
+    queries, usage, dropped = await plan_search_queries(
         context.llm("fast"),
         name=state["name"],
         franchise=state.get("franchise"),
         per_dimension=context.queries_per_dimension,
     )
     pending = [PlannedQuery(dimension=q.dimension, query=q.query) for q in queries]
-    return {"pending": pending, "usage": usage.as_dict()}
+    return {"pending": pending, "usage": {**usage.as_dict(), "dropped_queries": dropped}}
 
 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
@@ -221,7 +221,7 @@ async def summarize_evidence(
     usage: dict[str, int] = {}
     if ids:
         shown = [(i, everything[i]["title"], "\n\n".join(round_texts[i])) for i in ids]
-        facts, used = await summarize_round(
+        facts, used, dropped_notes = await summarize_round(
             context.llm("fast"),
             name=state["name"],
             franchise=state.get("franchise"),
@@ -229,12 +229,13 @@ async def summarize_evidence(
             canon=state["canon"],
             chars=max(1000, context.evidence_chars // len(ids)),
         )
-        usage = used.as_dict()
+        usage = {**used.as_dict(), "dropped_notes": dropped_notes}
         if context.check_citations and facts:
             texts = {i: str(s["content"]) for i, s in everything.items()}
             facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
             usage = {
                 **(used + checked).as_dict(),
+                "dropped_notes": dropped_notes,
                 "facts_checked": len(facts) + len(dropped),
                 "facts_unsupported": len(dropped),
             }
@@ -269,7 +270,7 @@ async def reflect_coverage(
         target=context.coverage_target,
         per_dimension=context.queries_per_dimension,
     )
-    scores, follow_ups = settle_coverage(
+    scores, follow_ups, dropped = settle_coverage(
         review,
         facts_per_dimension={d: len(f) for d, f in grouped.items()},
         name=state["name"],
@@ -283,7 +284,7 @@ async def reflect_coverage(
         "coverage": scores,
         "pending": pending,
         "reflections": [reflection],
-        "usage": usage.as_dict(),
+        "usage": {**usage.as_dict(), "dropped_follow_ups": dropped},
     }
 
 

@@ -3,7 +3,8 @@
 Both methods end here. A fact the passages it cites do not state is dropped (and counted in
 ``usage.facts_unsupported``, listed in ``unsupported_facts``); a prose sentence no kept fact
 supports is dropped from the profile (counted in ``usage.sentences_unsupported``, listed in
-``prose_check``). So a false fact with a real id reaches neither ``profile.json`` nor the card.
+``prose_check``, ``None`` when ``check_citations`` is off). So a false fact with a real id
+reaches neither ``profile.json`` nor the card.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from personae.agents.citation_checker import check_citations
 from personae.agents.evidence_summarizer import CitedFact
-from personae.agents.prose_checker import check_prose
+from personae.agents.prose_checker import ProseCheckRecord, check_prose
 from personae.errors import RemoteError
 from personae.graphs.profiler_state import ProfilerContext, ProfilerState
 from personae.llm import LLMUsage
@@ -29,7 +30,7 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
     kept, usage = facts, LLMUsage()
     dropped: list[CitedFact] = []
     profile: str = state["profile"]
-    prose: dict[str, Any] = {}
+    prose: ProseCheckRecord | None = None
     if context.check_citations:
         model = context.llm("fast")
         kept, dropped, usage = await check_citations(model, facts, passages)
@@ -50,7 +51,7 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
         **usage.as_dict(),
         "facts_checked": len(facts) if context.check_citations else 0,
         "facts_unsupported": len(dropped),
-        "sentences_unsupported": len(prose.get("dropped", [])),
+        "sentences_unsupported": len(prose["dropped"]) if prose else 0,
     }
     return {
         "profile": profile,

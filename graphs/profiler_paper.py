@@ -42,7 +42,7 @@ async def propose_paper_searches(
 ) -> dict[str, Any]:
     """The agent's searches for this round (Table 7 first or iterative instruction)."""
     context = runtime.context
-    queries, usage = await propose_searches(
+    queries, usage, dropped = await propose_searches(
         context.llm("strong"),
         entity=state["name"],
         franchise=state.get("franchise"),
@@ -53,7 +53,7 @@ async def propose_paper_searches(
     if not queries:  # a model that plans nothing still searches for the character
         queries = [" ".join(p for p in (state["name"], state.get("franchise")) if p)]
     pending = [{"dimension": "general", "query": q} for q in queries]
-    return {"pending": pending, "usage": usage.as_dict()}
+    return {"pending": pending, "usage": {**usage.as_dict(), "dropped_queries": dropped}}
 
 
 async def write_paper_document(

@@ -5,10 +5,11 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Literal, cast
 
 from typing_extensions import TypedDict
 
+from personae.agents.prose_checker import ProseCheckRecord
 from personae.run_context import LLMContext, described
 from personae.settings import load_settings, parse_duration
 
@@ -183,13 +184,18 @@ class ProfileOutput(TypedDict):
     reflections: list[Reflection]
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
-    """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``search_credits``,
-    ``pages_fetched``, ``facts_checked``, ``facts_unsupported`` (dropped: their cited passage
-    does not state them), ``sentences_unsupported`` (dropped from the prose)."""
+    """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``failed_searches``,
+    ``search_credits``, ``pages_fetched``, ``facts_checked``, and the model output dropped:
+    ``dropped_queries`` (planned beyond the cap, empty or repeated), ``dropped_follow_ups``
+    (the reflector's, beyond the cap, empty or already run), ``dropped_ids`` (invented source
+    ids), ``dropped_notes`` (summary facts without a known source id), ``dropped_facts`` (the
+    rewrite's, likewise), ``facts_unsupported`` (their cited passage does not state them),
+    ``sentences_unsupported`` (dropped from the prose)."""
     unsupported_facts: list[FactNote]
     """Facts dropped because the passages they cite do not state them."""
-    prose_check: dict[str, Any]
-    """Sentences of the prose: total, supported, without claim, and the ones dropped."""
+    prose_check: ProseCheckRecord | None
+    """Sentences of the prose: total, supported, without claim, and the ones dropped
+    (``None``: the check was off)."""
     stop_reason: str
     """Which stop rule ended the search (see ``STOP_RULES``)."""
     notices: list[str]
@@ -205,7 +211,7 @@ class ProfilerState(ProfileInput):
     profile: str
     drinfo: str
     canon: str
-    prose_check: dict[str, Any]
+    prose_check: ProseCheckRecord | None
     unsupported_facts: Annotated[list[FactNote], operator.add]
     documents: Annotated[list[RoundDocument], operator.add]
     """The paper method's documents per round (R¹, then R²)."""

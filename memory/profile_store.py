@@ -22,6 +22,26 @@ from personae.files import write_json_atomic, write_text_atomic
 from personae.memory.character_card import build_card
 from personae.profile_dimensions import DIMENSIONS
 
+DROPPED_OUTPUT: dict[str, str] = {
+    "dropped_queries": "planned queries (beyond the per-dimension cap, empty or repeated)",
+    "dropped_follow_ups": "follow-up queries (beyond the per-dimension cap, empty or already run)",
+    "dropped_ids": "cited source ids the code never gave the model",
+    "dropped_notes": "notes left without a known source id",
+    "dropped_facts": "profile facts left without a known source id",
+    "facts_unsupported": "facts their cited passage does not state",
+    "sentences_unsupported": "profile sentences no kept fact supports",
+}
+"""The ``usage`` counters of model output the code dropped, and what each counts."""
+
+
+def dropped_output(usage: Mapping[str, int]) -> list[str]:
+    """One phrase per non-zero drop counter (``3 planned queries (...)``), in a fixed order.
+
+    profile.md lists them and the terminal prints them: model output the code throws away
+    must be visible, so a user can tell a thin profile from a model that answers badly.
+    """
+    return [f"{usage[key]} {what}" for key, what in DROPPED_OUTPUT.items() if usage.get(key)]
+
 
 @dataclass(frozen=True)
 class ProfilePaths:
@@ -96,7 +116,7 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         # What the citation check dropped: facts their passages do not state, prose sentences
         # no kept fact supports.
         "unsupported_facts": list(result.get("unsupported_facts", [])),
-        "prose_check": dict(result.get("prose_check", {})),
+        "prose_check": result.get("prose_check"),
         "stop_reason": result.get("stop_reason", ""),
         "notices": list(result.get("notices", [])),
         "wiki_page": result.get("wiki_page"),
@@ -134,6 +154,9 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             *[f"- dropped: {sentence}" for sentence in dropped],
             "",
         ]
+    dropped = dropped_output(document.get("usage") or {})
+    if dropped:
+        lines += ["## Dropped model output", *[f"- {phrase}" for phrase in dropped], ""]
     lines.append("## Sources")
     lines += [
         f"- **{s['id']}** [{markdown_text(s['title'])}]({markdown_url(s['url'])})"

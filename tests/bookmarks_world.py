@@ -1,5 +1,8 @@
 """A small storyline and a deterministic scripted model for the BOOKMARKS graph, tool and CLI tests.
 
+Importing it loads no graph, Chroma or OpenAI module (the Ctrl-C driver imports it before the
+command starts up, whose start-up it must leave to the command).
+
 Every scripted answer embeds ``[p]`` for the latest position its prompt showed, so an answer
 synced past a target that leaked into an earlier target's prompt is caught by the same
 ``p >= target`` audit as a leaked story action (whose text says "in scene p").
@@ -12,14 +15,14 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.bookmark_resources import forget_resources
-from personae.memory.bookmark_bank import BookmarkBank
-from personae.memory.storyline import open_storyline
 from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+if TYPE_CHECKING:
+    from personae.memory.bookmark_bank import BookmarkBank
 
 MARKER = re.compile(r"\[(\d+)\]|in scene (\d+)\.")
 """A position a prompt shows: a ``[p]`` marker, or an action's own text (prompts that show
@@ -50,6 +53,9 @@ def write_storyline(path: Path, size: int = 160) -> Path:
 
 def stored_bank(story: Path, memory: Path) -> BookmarkBank:
     """A fresh bank object on ``memory`` for ``story``'s text, scoped as the graph opens it."""
+    from personae.memory.bookmark_bank import BookmarkBank
+    from personae.memory.storyline import open_storyline
+
     storyline = open_storyline(story)
     return BookmarkBank.open(storyline.name, memory, scope=storyline.scope)
 
@@ -151,6 +157,8 @@ def scripted_model_as(name: str) -> Iterator[ScriptedChatModel]:
     """:func:`scripted_model` injected as ``openai:<name>``; afterwards the cached banks are
     forgotten, so the next test opens its own memory folder (the override is reset by
     conftest after every test)."""
+    from personae.graphs.bookmark_resources import forget_resources
+
     scripted = scripted_model()
     override_models(specs={f"openai:{name}": scripted})
     try:

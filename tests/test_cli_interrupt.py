@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import bookmarks_world
 import pytest
 from profiler_world import fake_web
 
@@ -31,13 +33,18 @@ def web() -> Iterator[str]:
         yield server.url
 
 
-def start(tmp_path: Path, url: str, *argv: str) -> subprocess.Popen[str]:
+def start(
+    tmp_path: Path, url: str, *argv: str, world: str = "profiler", latency: float = 0.1
+) -> subprocess.Popen[str]:
+    """The CLI in a child process; each model call takes ``latency`` seconds (a run to
+    interrupt needs time between calls for the signal to land; a rerun needs none)."""
     env = dict(
         os.environ,
         TAVILY_API_KEY="tvly-test",
         TAVILY_BASE_URL=url,
         PERSONAE_MODEL="openai:driver",
-        DRIVER_LATENCY="0.1",
+        DRIVER_LATENCY=str(latency),
+        DRIVER_WORLD=world,
     )
     return subprocess.Popen(
         [sys.executable, str(DRIVER), str(tmp_path / "calls.log"), *argv],
@@ -62,15 +69,59 @@ def wait_for(tmp_path: Path, name: str, count: int, process: subprocess.Popen[st
         time.sleep(0.01)
 
 
+def interrupted(child: subprocess.Popen[str]) -> str:
+    """Send Ctrl-C; the child must end with exit 130 and one line, no traceback."""
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
+    return stderr
+
+
 def test_ctrl_c_while_the_command_starts_up(tmp_path: Path, web: str) -> None:
     out = tmp_path / "profiles"
     child = start(tmp_path, web, "profile", "Kenshiro", "--wiki", web, "--out", str(out))
-    wait_for(tmp_path, "ready", 1, child)
-    child.send_signal(signal.SIGINT)
-    stdout, stderr = child.communicate(timeout=60)
-    assert child.returncode == 130
-    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
+    wait_for(tmp_path, "ready", 1, child)  # announced as the CLI parses its arguments
+    interrupted(child)
     assert not list(out.rglob("profile.json"))
+
+
+def bench_argv(tmp_path: Path) -> tuple[str, ...]:
+    story = bookmarks_world.write_storyline(tmp_path / "haruhi.jsonl")
+    out = tmp_path / "bench"
+    return ("bench", "bookmarks", str(story), "--out", str(out), "--limit", "2")
+
+
+def test_ctrl_c_while_the_bench_starts_up(tmp_path: Path, web: str) -> None:
+    child = start(tmp_path, web, *bench_argv(tmp_path), world="bookmarks")
+    wait_for(tmp_path, "ready", 1, child)
+    interrupted(child)
+    assert not (tmp_path / "bench" / "results.jsonl").exists()
+
+
+def test_ctrl_c_in_the_bench_keeps_every_judged_instance_and_the_rerun_resumes(
+    tmp_path: Path, web: str
+) -> None:
+    argv = bench_argv(tmp_path)  # 4 characters x 2 instances, one artifact: one story order
+    results = tmp_path / "bench" / "results.jsonl"
+    child = start(tmp_path, web, *argv, world="bookmarks")
+    # The third verdict is asked only after the first two instances were appended.
+    wait_for(tmp_path, "KeyMoveVerdict", 3, child)
+    interrupted(child)
+    lines = results.read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 2
+    done = {(r["character"], r["position"]) for r in map(json.loads, lines)}
+    assert len(done) == len(lines)  # whole lines, none twice
+
+    (tmp_path / "calls.log").unlink()
+    rerun = start(tmp_path, web, *argv, world="bookmarks", latency=0)
+    stdout, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr
+    assert f"{8 - len(done)} instances run, {len(done)} already done" in stdout
+    assert calls(tmp_path).count("NextAction") == 8 - len(done)  # finished ones not acted again
+    assert "trimmed" not in stderr and "Traceback" not in stderr
+    records = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert len({(r["character"], r["position"]) for r in records}) == len(records) == 8
 
 
 def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
@@ -83,15 +134,12 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     child = start(tmp_path, web, *argv)
     # Kenshiro took three rounds of notes; Raoh's first notes mean his plan is checkpointed.
     wait_for(tmp_path, "EvidenceNotes", 4, child)
-    child.send_signal(signal.SIGINT)
-    _, stderr = child.communicate(timeout=60)
-    assert child.returncode == 130
-    assert stderr.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in stderr
+    interrupted(child)
     assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
     assert not paths_for(out, "Raoh", HOKUTO).profile_json.exists()
 
     (tmp_path / "calls.log").unlink()
-    rerun = start(tmp_path, web, *argv)
+    rerun = start(tmp_path, web, *argv, latency=0)
     stdout, stderr = rerun.communicate(timeout=60)
     assert rerun.returncode == 0, stderr
     assert stdout.startswith("1 profiled, 1 already done")

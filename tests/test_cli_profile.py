@@ -13,6 +13,7 @@ from profiler_world import fake_web, scripted_model
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, free_port
 from personae.memory.character_card import card_problems
+from personae.memory.profile_store import DROPPED_OUTPUT
 from personae.testing import ScriptedChatModel, override_models
 
 
@@ -86,8 +87,15 @@ def test_writes_profile_markdown_and_valid_card(
     assert card_problems(card) == []
     assert card["data"]["name"] == card["name"] == "Kenshiro"
     assert card["data"]["character_book"]["entries"]
-    assert "[S1" in (folder / "profile.md").read_text(encoding="utf-8")
-    assert str(folder / "profile.json") in capsys.readouterr().out
+    markdown = (folder / "profile.md").read_text(encoding="utf-8")
+    assert "[S1" in markdown
+    # The draft's unsourced fact is dropped: counted in usage, listed in profile.md, printed.
+    dropped = f"1 {DROPPED_OUTPUT['dropped_facts']}"
+    assert document["usage"]["dropped_facts"] == 1
+    assert f"## Dropped model output\n- {dropped}\n" in markdown
+    captured = capsys.readouterr()
+    assert str(folder / "profile.json") in captured.out
+    assert f"Kenshiro: dropped model output: {dropped}\n" in captured.err
 
 
 def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
@@ -108,7 +116,7 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
     assert (paper["method"], planned["method"]) == ("paper", "planned")
     assert paper["drinfo"].startswith("# Kenshiro (R2)") and paper["stop_reason"] == "paper_rounds"
     assert planned["drinfo"].startswith("# Kenshiro\n\n## Identity")
-    assert paper["prose_check"]["sentences"] == 1 and planned["prose_check"] == {}
+    assert paper["prose_check"]["sentences"] == 1 and planned["prose_check"] is None
     assert planned["usage"]["facts_checked"] == 0  # --no-check-citations
     assert {q["search_depth"] for q in tavily.queries} == {"advanced"}
     err = capsys.readouterr().err

@@ -15,7 +15,8 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,9 +24,18 @@ from typing import TYPE_CHECKING, Any
 from personae.commands.models import add_model_flags, resolve_models
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
-from personae.profile_batch import BatchRow, deduplicate, read_aliases, read_batch, run_batch
+from personae.profile_batch import (
+    BatchReport,
+    BatchRow,
+    deduplicate,
+    read_aliases,
+    read_batch,
+    run_batch,
+)
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
     from personae.commands.models import CommandModels
     from personae.graphs.profiler_state import ProfilerContext
     from personae.memory.profile_store import ProfilePaths
@@ -223,41 +233,41 @@ async def profile_one(
     card_system_prompt: bool = False,
     *,
     force: bool = False,
+    saver: BaseCheckpointSaver[Any],
 ) -> ProfilePaths:
-    """Profile one character with SQLite checkpoints (resumes an interrupted run) and write it.
+    """Profile one character with checkpoints in ``saver`` (resumes an interrupted run), write it.
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
     """
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
     from personae.graphs.profiler import build_graph
     from personae.graphs.profiler_state import ProfileInput
-    from personae.memory.profile_store import write_profile
+    from personae.memory.profile_store import dropped_output, write_profile
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
     )
     config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
-    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
-        app = build_graph(checkpointer=saver)
-        if force:
-            await saver.adelete_thread(config["configurable"]["thread_id"])
-        snapshot = await app.aget_state(config)
-        if snapshot.values.get("profile"):
-            progress(f"{row.name}: already profiled; writing the files from the checkpoint")
-        elif snapshot.next:
-            payload = None
-            progress(f"{row.name}: resuming the interrupted run")
-        if not snapshot.values.get("profile"):
-            async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
-                for node, update in chunk.items():
-                    line = describe(node, update)
-                    if line:
-                        progress(f"{row.name}: {line}")
-                    for notice in notices_of(update):
-                        progress(f"{row.name}: notice: {notice}")
-        values = (await app.aget_state(config)).values
+    app = build_graph(checkpointer=saver)
+    if force:
+        await saver.adelete_thread(config["configurable"]["thread_id"])
+    snapshot = await app.aget_state(config)
+    if snapshot.values.get("profile"):
+        progress(f"{row.name}: already profiled; writing the files from the checkpoint")
+    elif snapshot.next:
+        payload = None
+        progress(f"{row.name}: resuming the interrupted run")
+    if not snapshot.values.get("profile"):
+        async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+            for node, update in chunk.items():
+                line = describe(node, update)
+                if line:
+                    progress(f"{row.name}: {line}")
+                for notice in notices_of(update):
+                    progress(f"{row.name}: notice: {notice}")
+    values = (await app.aget_state(config)).values
+    dropped = dropped_output(values.get("usage", {}))
+    if dropped:
+        progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
     return write_profile(
         out_dir,
         values,
@@ -266,6 +276,63 @@ async def profile_one(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
+
+
+@asynccontextmanager
+async def open_checkpoints(out_dir: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The one checkpointer of a command: ``OUT/.checkpoints.sqlite`` on one connection.
+
+    A batch shares it between the characters it profiles at once; a connection per character
+    would make concurrent writers of one SQLite file fail with "database is locked" whenever
+    one waits longer than SQLite's busy timeout (a loaded machine).
+    """
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+        yield saver
+
+
+async def profile_single(
+    row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
+) -> ProfilePaths:
+    """Profile the one character named on the command line."""
+    async with open_checkpoints(args.out) as saver:
+        return await profile_one(
+            row,
+            context,
+            args.out,
+            progress,
+            args.card_system_prompt,
+            force=args.force,
+            saver=saver,
+        )
+
+
+async def profile_rows(
+    rows: list[BatchRow], context: ProfilerContext, args: argparse.Namespace, progress: Progress
+) -> BatchReport:
+    """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
+    from personae.memory.profile_store import paths_for
+
+    async with open_checkpoints(args.out) as saver:
+        return await run_batch(
+            rows,
+            lambda row: profile_one(
+                row,
+                context,
+                args.out,
+                progress,
+                args.card_system_prompt,
+                force=args.force,
+                saver=saver,
+            ),
+            done=lambda row: (
+                not args.force
+                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
+            ),
+            concurrency=args.concurrency,
+        )
 
 
 def _progress() -> Progress:
@@ -283,7 +350,7 @@ def _progress() -> Progress:
 
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
-    from personae.memory.profile_store import paths_for, profile_key
+    from personae.memory.profile_store import profile_key
 
     _check_options(args)
     check_writable_dir(args.out, "--out")
@@ -294,9 +361,7 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args, resolved)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(
-            profile_one(row, context, args.out, progress, args.card_system_prompt, force=args.force)
-        )
+        paths = asyncio.run(profile_single(row, context, args, progress))
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
@@ -308,19 +373,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
-    report = asyncio.run(
-        run_batch(
-            kept,
-            lambda row: profile_one(
-                row, context, args.out, progress, args.card_system_prompt, force=args.force
-            ),
-            done=lambda row: (
-                not args.force
-                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
-            ),
-            concurrency=args.concurrency,
-        )
-    )
+    report = asyncio.run(profile_rows(kept, context, args, progress))
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
     sys.stdout.write(

@@ -16,7 +16,12 @@ from personae.agents.coverage_reflector import (
 )
 from personae.agents.evidence_summarizer import CitedFact, keep_cited_facts, summarize_round
 from personae.agents.profile_rewriter import rewrite_first_person
-from personae.agents.query_planner import PlannedQuery, plan_search_queries
+from personae.agents.query_planner import (
+    PlannedQuery,
+    QueryPlan,
+    complete_plan,
+    plan_search_queries,
+)
 from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -35,7 +40,7 @@ async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> 
             }
         }
     )
-    queries, usage = await plan_search_queries(
+    queries, usage, dropped = await plan_search_queries(
         model, name="Kenshiro", franchise="Fist of the North Star", per_dimension=2
     )
     assert {q.dimension for q in queries} == set(DIMENSIONS)
@@ -43,6 +48,24 @@ async def test_planner_covers_all_seven_dimensions_and_names_the_character() -> 
     abilities = [q.query for q in queries if q.dimension == "ability"]
     assert abilities[0] == "Kenshiro hokuto shinken techniques Fist of the North Star"
     assert len(abilities) == 2 and usage.calls == 1  # capped at per_dimension
+    assert dropped == 1  # the third ability query: counted, not silently lost
+
+
+def test_the_plan_counts_empty_and_repeated_queries_but_not_its_own_fills() -> None:
+    plan = QueryPlan.model_validate(
+        {
+            "queries": [
+                {"dimension": "identity", "query": "Kenshiro origin"},
+                {"dimension": "identity", "query": "  "},
+                {"dimension": "appearance", "query": "kenshiro ORIGIN"},
+                {"dimension": "appearance", "query": "Kenshiro scars"},
+            ]
+        }
+    )
+    kept, dropped = complete_plan(plan, name="Kenshiro", franchise=None, per_dimension=1)
+    assert [q.query for q in kept][:2] == ["Kenshiro origin", "Kenshiro scars"]
+    assert len(kept) == len(DIMENSIONS)  # five dimensions filled by the code, not counted
+    assert dropped == 2  # the empty query and the repeat (its slot went to the next one)
 
 
 async def test_summarizer_drops_invented_ids_keeps_the_rest_and_counts_them() -> None:
@@ -56,15 +79,34 @@ async def test_summarizer_drops_invented_ids_keeps_the_rest_and_counts_them() ->
         ]
     }
     model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: answer})
-    facts, usage = await summarize_round(model, name="Kenshiro", franchise=None, sources=SOURCES)
+    facts, usage, dropped = await summarize_round(
+        model, name="Kenshiro", franchise=None, sources=SOURCES
+    )
     assert [(f.text, f.source_ids) for f in facts] == [
         ("Seven scars.", ["S1"]),
         ("Raoh is his brother.", ["S2"]),
     ]
     assert usage.calls == 1 and usage.dropped_ids == 2  # no paid retry
     assert usage.as_dict()["dropped_ids"] == 2
+    assert dropped == 1  # "Copied." lost its only id: the fact is counted too
     prompt = prompt_text(model.calls_for("EvidenceNotes")[0])
     assert "[S1] Kenshiro" in prompt and '"S5"' not in prompt  # no example ids to copy
+
+
+async def test_summarizer_counts_facts_without_a_source_or_text() -> None:
+    answer = {
+        "facts": [
+            {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1"]},
+            {"dimension": "identity", "text": "No source given.", "source_ids": []},
+            {"dimension": "identity", "text": "  ", "source_ids": ["S2"]},
+        ]
+    }
+    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: answer})
+    facts, usage, dropped = await summarize_round(
+        model, name="Kenshiro", franchise=None, sources=SOURCES
+    )
+    assert [f.text for f in facts] == ["Seven scars."]
+    assert dropped == 2 and usage.dropped_ids == 0
 
 
 def test_keep_cited_facts_drops_invented_ids_and_unsourced_facts() -> None:
@@ -93,7 +135,7 @@ def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() ->
             ]
         }
     )
-    scores, follow_ups = settle_coverage(
+    scores, follow_ups, dropped = settle_coverage(
         review,
         facts_per_dimension={"appearance": 2},
         name="Kenshiro",
@@ -104,6 +146,36 @@ def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() ->
     assert scores["appearance"] == 1.0  # clamped
     assert scores["ability"] == 0.0  # no fact: a model cannot call it covered
     assert follow_ups == [("appearance", "Kenshiro scars")]
+    assert dropped == 1  # "Kenshiro moves" was already run
+
+
+def test_follow_ups_beyond_the_cap_or_repeated_are_counted() -> None:
+    review = CoverageReview.model_validate(
+        {
+            "dimensions": [
+                {
+                    "dimension": "appearance",
+                    "score": 0.2,
+                    "follow_up_queries": ["scars", "Kenshiro scars", "clothes", "height"],
+                },
+                {"dimension": "ability", "score": 0.1, "follow_up_queries": ["", "moves"]},
+            ]
+        }
+    )
+    scores, follow_ups, dropped = settle_coverage(
+        review,
+        facts_per_dimension={"appearance": 1, "ability": 1},
+        name="Kenshiro",
+        franchise=None,
+        done_queries=[],
+        per_dimension=2,
+    )
+    assert follow_ups == [
+        ("appearance", "Kenshiro scars"),
+        ("appearance", "Kenshiro clothes"),
+        ("ability", "Kenshiro moves"),
+    ]
+    assert dropped == 3  # a repeat, one beyond the cap of two, an empty query
 
 
 async def test_reflector_reads_each_dimension_s_cited_notes() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fake_web import FakeTavily, FakeWeb
+from langchain_core.messages import BaseMessage
 from profiler_world import WEB_PAGES, hokuto_wiki, profiler_context, scripted_model
 
 from personae.graphs import profiler_sources
@@ -20,6 +21,8 @@ from personae.graphs.profiler_evidence import CITE_REMINDER, ZERO_FACTS_WARNING
 from personae.graphs.profiler_sources import NO_WEB_NOTICE
 from personae.graphs.profiler_state import Passage, ProfilerContext, Source, merge_sources
 from personae.loopback import LoopbackWebServer, free_port
+from personae.memory.profile_store import DROPPED_OUTPUT, profile_document, render_markdown
+from personae.profile_dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 from personae.tools.http import PoliteHttpClient
 from personae.tools.wiki import WikiPageNotFound
@@ -201,3 +204,44 @@ async def test_a_draft_without_any_cited_fact_is_asked_again_then_flagged(
     assert result["usage"]["dropped_facts"] == 1
     assert result["notices"] == [ZERO_FACTS_WARNING.format(count=1)]
     assert result["notices"][0].startswith("warning: the profile keeps no cited fact")
+
+
+async def test_every_piece_of_dropped_model_output_is_counted(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    # A model that over-plans, cites nothing for one note and repeats its follow-ups: the code
+    # drops each, and usage, profile.md and the terminal say how many.
+    model.responders["QueryPlan"] = lambda messages: {
+        "queries": [
+            {"dimension": d, "query": f"Kenshiro {d} {n}"} for d in DIMENSIONS for n in (1, 2)
+        ]
+    }
+    notes = model.responders["EvidenceNotes"]
+
+    def notes_with_an_unsourced_one(messages: list[BaseMessage]) -> Any:
+        answer = notes(messages)
+        answer["facts"].append({"dimension": "other", "text": "Unsourced.", "source_ids": []})
+        return answer
+
+    model.responders["EvidenceNotes"] = notes_with_an_unsourced_one
+    model.responders["CoverageReview"] = lambda messages: {
+        "dimensions": [
+            {"dimension": d, "score": 0.1, "follow_up_queries": [f"Kenshiro {d} 1", "more"]}
+            for d in DIMENSIONS
+        ]
+    }
+    result = await profile(server, max_rounds=2)
+    usage = result["usage"]
+    assert usage["dropped_queries"] == 7  # the second query of each dimension (cap 1)
+    # Round 1 re-proposes its own queries (already run); "Kenshiro more" is kept once.
+    assert usage["dropped_follow_ups"] == 2 * 14 - 1
+    assert usage["dropped_notes"] == 2  # one per round
+    assert usage["dropped_facts"] == 1  # the draft's unsourced fact
+    markdown = render_markdown(profile_document(result))
+    section = markdown.split("## Dropped model output\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        f"- 7 {DROPPED_OUTPUT['dropped_queries']}",
+        f"- 27 {DROPPED_OUTPUT['dropped_follow_ups']}",
+        f"- 2 {DROPPED_OUTPUT['dropped_notes']}",
+        f"- 1 {DROPPED_OUTPUT['dropped_facts']}",
+    ]

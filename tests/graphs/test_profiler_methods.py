@@ -71,6 +71,17 @@ async def test_paper_method_runs_r1_then_r2_then_table_8(
     assert set(cited_ids(result["drinfo"])) <= {s["id"] for s in result["sources"]}
 
 
+async def test_the_paper_agent_s_queries_beyond_its_budget_are_counted(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    model.responders["SearchQueries"] = lambda messages: {
+        "queries": ["Kenshiro", "kenshiro ", "Kenshiro", "", "Kenshiro scars", "Raoh"]
+    }
+    result = await run(server, method="paper", max_rounds=1, paper_queries=2)
+    assert result["rounds"][0]["queries"] == ["Kenshiro", "Kenshiro scars"]
+    assert result["usage"]["dropped_queries"] == 4  # a repeat, an empty one, two beyond 2
+
+
 async def test_paper_ablation_without_iterative_search_stops_after_r1(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
