@@ -169,3 +169,43 @@ def phase_curves(records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[i
         name: [(k, round(fmean(v), 2)) for k, v in sorted(by_phase.items())]
         for name, by_phase in sorted(values.items())
     }
+
+
+def tier_lifts(
+    records: Sequence[Mapping[str, Any]], central: Iterable[str]
+) -> list[dict[str, Any]]:
+    """App. M: per model, Arc-over-Vanilla Overall lift for central vs supporting characters.
+
+    ``central`` names the central characters (the paper: 6 of 25, chosen by the authors); every
+    other character is supporting. Overall is the mean of the (category x metric) cells both
+    modes have in the tier (all 12 when the tier covers every category), so a tier with few
+    probes still gets a figure; ``cells`` says how many went in.
+    """
+    names = {n.casefold() for n in central}
+    results = []
+    for model in sorted({r["model"] for r in records}):
+        entry: dict[str, Any] = {"model": model}
+        for tier in ("central", "supporting"):
+            mine = [
+                r
+                for r in records
+                if r["model"] == model
+                and r.get("judge_include_thought", True)
+                and (str(r.get("character", "")).casefold() in names) == (tier == "central")
+            ]
+            arc = table_cells(r for r in mine if r["mode"] == "arc")
+            vanilla = table_cells(r for r in mine if r["mode"] == "vanilla")
+            shared = sorted(set(arc) & set(vanilla))
+            if not shared:
+                continue
+            a, v = fmean(arc[k] for k in shared), fmean(vanilla[k] for k in shared)
+            entry[tier] = {
+                "arc": round(a, 2),
+                "vanilla": round(v, 2),
+                "lift": round(a - v, 2),
+                "cells": len(shared),
+                "probes": len({r["probe_id"] for r in mine if r["mode"] == "arc"}),
+            }
+        if len(entry) > 1:
+            results.append(entry)
+    return results

@@ -117,6 +117,20 @@ def gap_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def tier_lines(summary: Mapping[str, Any]) -> list[str]:
+    """App. M: one line per model with the Arc-over-Vanilla lift per character tier."""
+    lines = []
+    for t in summary.get("tiers", []):
+        parts = [
+            f"{tier} {t[tier]['lift']:+.1f} (Arc {t[tier]['arc']:.1f} vs Vanilla "
+            f"{t[tier]['vanilla']:.1f}, {t[tier]['probes']} probes)"
+            for tier in ("central", "supporting")
+            if tier in t
+        ]
+        lines.append(f"{t['model']}: Arc-over-Vanilla lift by tier (App. M): {', '.join(parts)}")
+    return lines
+
+
 def novel_sections(
     by_novel: Mapping[str, Mapping[str, Any]],
 ) -> list[tuple[str, list[list[str]], list[str]]]:
@@ -138,6 +152,7 @@ def render(
         "unweighted mean of the 12 cells (as in the paper's Table 2).",
         f"Judgements missing after 3 attempts or undefined (PTF below 2 phases): {missing}.",
         *gap_lines(summary),
+        *tier_lines(summary),
     ]
     sections = novel_sections(by_novel or {})
     md_parts = [f"# {title}", markdown_table(rows), *notes, "## Fidelity along the phases", svg]

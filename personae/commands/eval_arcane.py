@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -261,7 +262,7 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     return 0
 
 
-def write_reports(out: Path, *, per_novel: bool = False) -> None:
+def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] = ()) -> None:
     """summary.json, report.md and report.html from everything in results.jsonl.
 
     The per-novel breakdown (App. L) is added when the results span several novels, or always
@@ -271,7 +272,7 @@ def write_reports(out: Path, *, per_novel: bool = False) -> None:
 
     from personae.evals.arcane_eval import RESULTS
     from personae.evals.arcane_metrics import per_novel as split_by_novel
-    from personae.evals.arcane_metrics import summarize
+    from personae.evals.arcane_metrics import summarize, tier_lifts
     from personae.evals.arcane_report import markdown_table, render, table2_rows
     from personae.files import write_json_atomic, write_text_atomic
 
@@ -291,6 +292,15 @@ def write_reports(out: Path, *, per_novel: bool = False) -> None:
             f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
         )
     summary = summarize(records)
+    if central:
+        known = {str(r.get("character", "")).casefold() for r in records}
+        unknown = [n for n in central if n.casefold() not in known]
+        if unknown:
+            raise InputError(
+                f"--central {unknown[0]!r} is not a character of the results",
+                f"use one of {', '.join(sorted({str(r.get('character')) for r in records}))}",
+            )
+        summary["tiers"] = tier_lifts(records, central)
     by_novel = split_by_novel(records)
     if not per_novel and len(by_novel) < 2:
         by_novel = {}

@@ -1,8 +1,9 @@
-"""`personae eval arcane-report OUT [--per-novel]`: the ARCANE report again from saved results.
+"""`personae eval arcane-report OUT [--per-novel] [--central NAME ...]`: the report again.
 
 Rebuilds ``summary.json``, ``report.md`` and ``report.html`` in OUT from ``OUT/results.jsonl``
 (the paper's Table 2 layout, the Arc-vs-best-other-mode gaps and, with ``--per-novel`` or when
-the results span several novels, one table per novel as in App. L). No model is called.
+the results span several novels, one table per novel as in App. L; with ``--central``, the
+Arc-over-Vanilla lift for central vs supporting characters, App. M). No model is called.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ def register(protocols: Any) -> None:
     report.add_argument(
         "--per-novel", action="store_true", help="add one Table 2 per novel (App. L)"
     )
+    report.add_argument(
+        "--central",
+        action="append",
+        default=[],
+        help="a central character (repeatable): adds App. M's Arc-over-Vanilla lift for central "
+        "vs supporting characters",
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -34,5 +42,5 @@ def run_report(args: argparse.Namespace) -> int:
         raise InputError(
             f"{args.out} is not a folder", "pass the --out folder of personae eval arcane"
         )
-    write_reports(args.out, per_novel=args.per_novel)
+    write_reports(args.out, per_novel=args.per_novel, central=args.central)
     return 0
