@@ -6,7 +6,9 @@ exactly as a reader meets them. Parallelism goes across (method, artifact) runs 
 across the characters of one artifact, so the results do not depend on ``--concurrency``.
 Every finished instance is one whole line appended to ``results.jsonl``; a rerun skips what is
 done, so an interrupted benchmark costs nothing twice, and judge verdicts are cached on disk
-for the same reason. Methods are resolved lazily by name, so the harness works with whichever
+for the same reason. The instance that was running resumes too: every method step runs with an
+SQLite checkpoint and an answer journal in the memory folder (:mod:`personae.step_checkpoints`),
+so its rerun pays only for the LLM calls that were in flight. Methods are resolved lazily by name, so the harness works with whichever
 method graphs are installed; a method name may carry ablations (``bookmarks+no-derive``).
 """
 
@@ -38,6 +40,7 @@ from personae.llm_cache import LLMCallCache
 from personae.memory.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_EMBEDDINGS
+from personae.step_checkpoints import StepCheckpoints
 
 logger = logging.getLogger(__name__)
 
@@ -359,6 +362,8 @@ class BenchOutcome:
     notes: list[str] = field(default_factory=list)
     rejudged: int = 0
     """Of ``ran``: earlier predictions (another judge's run) judged again, method not rerun."""
+    resumed: int = 0
+    """Of ``ran``: interrupted method steps resumed from their checkpoints."""
 
 
 @dataclass
@@ -372,8 +377,12 @@ class _Run:
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
     progress: ProgressSink
+    steps: StepCheckpoints
+    """Checkpoints of the instances' method steps (an interrupted step resumes)."""
     ran: int = 0
     rejudged: int = 0
+    resumed: int = 0
+    """Interrupted method steps resumed from their checkpoints."""
 
 
 def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
@@ -453,12 +462,13 @@ async def _run_instance(
     else:
         token = CURRENT_INSTANCE.set(instance)
         try:
-            output = await graph.ainvoke(
-                {"character": instance.character, "position": instance.position},
-                context=context,
+            step = await run.steps.invoke(
+                graph, {"character": instance.character, "position": instance.position}, context
             )
         finally:
             CURRENT_INSTANCE.reset(token)
+        output = step.output
+        run.resumed += int(step.resumed)
         prediction = str(output.get("action") or "")
         grounding = [str(line) for line in output.get("grounding") or []]
         stats = {str(k): int(v) for k, v in (output.get("stats") or {}).items()}
@@ -595,6 +605,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
+    steps = StepCheckpoints(memory_root)
     run = _Run(
         config=config,
         judge_model=judge_model,
@@ -603,6 +614,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         done=done,
         predictions=_prior_predictions(records),
         progress=sink,
+        steps=steps,
     )
     total = sum(len(p) for *_, p in work)
     remaining = sum(
@@ -614,7 +626,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     sink.start(remaining, total - remaining)
     complete = False
     try:
-        async with asyncio.TaskGroup() as group:
+        async with steps, asyncio.TaskGroup() as group:
             semaphore = asyncio.Semaphore(config.concurrency)
             for label, graph, context, pending in work:
                 group.create_task(_run_artifact(run, semaphore, label, graph, context, pending))
@@ -625,7 +637,14 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         sink.close()
         summary, summary_path, report_paths = _write_outputs(config, complete, runs)
     return BenchOutcome(
-        run.ran, total - remaining, summary, summary_path, report_paths, notes, run.rejudged
+        run.ran,
+        total - remaining,
+        summary,
+        summary_path,
+        report_paths,
+        notes,
+        run.rejudged,
+        run.resumed,
     )
 
 

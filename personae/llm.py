@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
+from personae import call_journal as call_journal_module
 from personae.backoff import backoff_delay, parse_retry_after
 from personae.errors import ConfigurationError, RemoteError
 
@@ -92,6 +93,7 @@ RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_WAIT = 30.0
 """Longest single backoff wait when the server gives no ``Retry-After``."""
 _RETRY_KEY = "personae_retry_seconds"
+_JOURNAL_KEY = "personae_call_journal"
 _sleep = asyncio.sleep
 """The wait between retries (tests record it instead of sleeping)."""
 
@@ -242,6 +244,35 @@ def with_retry_budget(model: BaseChatModel, seconds: float) -> BaseChatModel:
     return model.model_copy(update={"metadata": metadata})
 
 
+def with_call_journal(model: BaseChatModel, folder: str) -> BaseChatModel:
+    """``model`` (a copy) whose answers are journaled in ``folder`` (empty: no journal).
+
+    :func:`call_structured` and :func:`call_text` answer a prompt found in the journal from
+    there, at no cost, and journal every new answer (:mod:`personae.call_journal`): how an
+    interrupted step resumes without paying again for the calls it had finished.
+    """
+    if not folder or call_journal(model) == folder:
+        return model
+    metadata = {**(model.metadata or {}), _JOURNAL_KEY: folder}
+    return model.model_copy(update={"metadata": metadata})
+
+
+def call_journal(model: BaseChatModel) -> str:
+    """The journal folder of ``model`` (``""``: none)."""
+    value = (getattr(model, "metadata", None) or {}).get(_JOURNAL_KEY)
+    return value if isinstance(value, str) else ""
+
+
+def _journaled_usage(entry: Mapping[str, Any]) -> LLMUsage:
+    usage = entry.get("usage") or {}
+    return LLMUsage(
+        int(usage.get("llm_calls", 0)),
+        int(usage.get("input_tokens", 0)),
+        int(usage.get("output_tokens", 0)),
+        int(usage.get("dropped_ids", 0)),
+    )
+
+
 def retry_budget(model: BaseChatModel) -> float:
     """The retry budget of ``model`` in seconds (``DEFAULT_RETRY_SECONDS`` unless set)."""
     value = (getattr(model, "metadata", None) or {}).get(_RETRY_KEY)
@@ -384,8 +415,42 @@ async def call_structured(
     ``LLMUsage.dropped_ids``. One invented id then costs nothing but itself, where retrying
     could fail the whole run on a model that keeps copying an id it read in a passage.
     Transport failures (429, 5xx, connection) are retried within the model's retry budget
-    (:func:`with_retry_budget`).
+    (:func:`with_retry_budget`). With a journal (:func:`with_call_journal`) a journaled answer
+    that still passes ``schema`` and ``check`` is returned with the usage it first cost.
     """
+    journal = call_journal(model)
+    if journal:
+        key = call_journal_module.entry_key(schema.__name__, messages)
+        entry = await asyncio.to_thread(call_journal_module.read_entry, journal, key)
+        if entry is not None:
+            try:
+                answer = schema.model_validate(entry["answer"])
+                if check is not None:
+                    check(answer)
+                return answer, _journaled_usage(entry)
+            except (ValueError, ValidationError):
+                pass  # the prompt's checks changed since: ask again
+        answer, usage = await _call_structured(model, schema, messages, retries, check, repair)
+        dump = answer.model_dump(mode="json")
+        await asyncio.to_thread(
+            call_journal_module.write_entry, journal, key, dump, _usage_dict(usage)
+        )
+        return answer, usage
+    return await _call_structured(model, schema, messages, retries, check, repair)
+
+
+def _usage_dict(usage: LLMUsage) -> dict[str, int]:
+    return {**usage.as_dict(), "dropped_ids": usage.dropped_ids}
+
+
+async def _call_structured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    retries: int,
+    check: Callable[[SchemaT], None] | None,
+    repair: Callable[[SchemaT], tuple[SchemaT, int]] | None,
+) -> tuple[SchemaT, LLMUsage]:
     runnable = _structured_runnable(model, schema)
     history = list(messages)
     usage = LLMUsage()
@@ -445,7 +510,20 @@ def _salvage(
 async def call_text(model: BaseChatModel, messages: Sequence[BaseMessage]) -> tuple[str, LLMUsage]:
     """Ask ``model`` for free text; transport failures become a one-line :class:`RemoteError`.
 
-    Rate limits, server errors and connection failures are retried within the model's budget.
+    Rate limits, server errors and connection failures are retried within the model's budget;
+    a journaled answer is reused as in :func:`call_structured`.
     """
+    journal = call_journal(model)
+    key = call_journal_module.entry_key("text", messages) if journal else ""
+    entry = None
+    if journal:
+        entry = await asyncio.to_thread(call_journal_module.read_entry, journal, key)
+    if entry is not None and isinstance(entry["answer"], str):
+        return entry["answer"], _journaled_usage(entry)
     answer = await _ainvoke(model, list(messages), model)
-    return str(answer.content), _usage_of(answer, messages)
+    text, usage = str(answer.content), _usage_of(answer, messages)
+    if journal:
+        await asyncio.to_thread(
+            call_journal_module.write_entry, journal, key, text, _usage_dict(usage)
+        )
+    return text, usage

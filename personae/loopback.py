@@ -91,12 +91,15 @@ class LoopbackWebServer:
                 except Exception as error:  # a broken fixture must be visible, not a hang
                     response = WebResponse(500, f"fixture error: {error!r}")
                 payload, headers = response.encoded()
-                self.send_response(response.status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.send_response(response.status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client died (kill -9 tests): not ours
 
             do_GET = _serve
             do_POST = _serve

@@ -26,6 +26,7 @@ from personae.llm import (
     parse_retry_seconds,
     parse_sampling,
     resolve_chat_model,
+    with_call_journal,
     with_retry_budget,
     with_sampling,
 )
@@ -87,6 +88,9 @@ class LLMContext:
     """Total seconds LLM calls may spend waiting out rate limits (429), server errors (5xx)
     and connection failures before the run gives up, saying so. Empty:
     PERSONAE_LLM_RETRY_SECONDS, else 120. 0 disables retries."""
+    call_journal: str = ""
+    """Folder journaling this step's finished LLM answers, so a rerun of an interrupted step
+    reuses them (set by the step runner, personae.step_checkpoints; empty: none)."""
 
     def __post_init__(self) -> None:
         """Fill what the run left empty from the environment (this is the edge)."""
@@ -126,4 +130,5 @@ class LLMContext:
             if role_named == role
         }
         budget = DEFAULT_RETRY_SECONDS if self.llm_retry_seconds is None else self.llm_retry_seconds
-        return with_retry_budget(with_sampling(model, sampling), budget)
+        model = with_retry_budget(with_sampling(model, sampling), budget)
+        return with_call_journal(model, self.call_journal)

@@ -105,7 +105,10 @@ def test_a_crash_exits_3_in_one_line_and_a_rerun_finishes(
     assert len((out / "results.jsonl").read_text().splitlines()) == 3
     override_models(specs={"openai:t": scripted_model()})
     assert _bench(story, out, "--method", "vanilla") == 0
-    assert "11 instances run, 3 already done" in capsys.readouterr().out
+    # The step that crashed resumes from its checkpoint (personae.step_checkpoints).
+    assert (
+        "11 instances run (1 interrupted step resumed), 3 already done" in capsys.readouterr().out
+    )
 
 
 def test_no_llm_configured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,9 @@ Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BAS
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``; precedence in
 :mod:`personae.commands.models`), ``CHROMA_HOST`` / ``CHROMA_PORT`` (bank on a Chroma server
 instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (the bank's embedding; each has its own bank). With ``--memory DIR`` the bookmark bank persists there, so later calls
-reuse and extend it; without it the bank lives in this process only and starts empty.
+reuse and extend it; without it the bank lives in this process only and starts empty. With
+``--memory`` the step is also checkpointed there (:mod:`personae.step_checkpoints`): a rerun of
+a killed step resumes it, paying only for the LLM calls that were in flight.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
 from personae.files import check_writable_dir
+from personae.step_checkpoints import StepCheckpoints, StepRun
 
 
 def register(commands: Any) -> None:
@@ -43,6 +46,12 @@ def register(commands: Any) -> None:
         action="store_true",
         help="also print the scene the agent saw and, when the position is one of the "
         "character's actions, the storyline's true next action",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --memory: start the step over, discarding what an interrupted run of the "
+        "same step left (by default a rerun resumes it, paying only for calls in flight)",
     )
     add_model_flags(parser)
     parser.set_defaults(handler=run)
@@ -101,6 +110,14 @@ def render_scene(view: dict[str, Any], character: str, position: int) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+async def run_step(
+    graph: Any, payload: dict[str, Any], context: Any, memory: Path | None, fresh: bool
+) -> StepRun:
+    """One step, checkpointed in ``memory`` (``None``: an in-process bank, nothing to resume)."""
+    async with StepCheckpoints(memory) as checkpoints:
+        return await checkpoints.invoke(graph, payload, context, fresh=fresh)
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.graphs.bookmarks import BookmarksContext, build_graph, step_warnings
@@ -124,9 +141,21 @@ def run(args: argparse.Namespace) -> int:
         hide_title=args.hide_title,
     )
     context.embedding()  # a missing model package or server fails here, before any model call
-    result: dict[str, Any] = asyncio.run(
-        build_graph().ainvoke({"character": character, "position": position}, context=context)
+    step = asyncio.run(
+        run_step(
+            build_graph(),
+            {"character": character, "position": position},
+            context,
+            args.memory,
+            args.fresh,
+        )
     )
+    if step.resumed:
+        sys.stderr.write(
+            "personae: resumed the interrupted step: its finished work was reused "
+            "(--fresh starts over)\n"
+        )
+    result: dict[str, Any] = step.output
     warnings = step_warnings(result["stats"])
     view = scene_view(storyline, character, position, context.scene_size) if args.scene else None
     if args.json:

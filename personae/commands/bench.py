@@ -7,7 +7,8 @@ precedence in :mod:`personae.commands.models`), ``PERSONAE_TEMPERATURE`` (``--te
 default 0 for every role here, near-deterministic as the released runner); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``
 and ``PERSONAE_EMBEDDINGS`` (BOOKMARKS' and RICL's embedding);
 judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
-finished instances are skipped and cached verdicts are reused.
+finished instances are skipped, cached verdicts are reused, and the instance that was running
+resumes from its checkpoint in the memory folder (only its in-flight LLM calls are paid again).
 """
 
 from __future__ import annotations
@@ -125,8 +126,10 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     )
     if outcome.summary["artifacts"]:
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
+    plural = "s" if outcome.resumed > 1 else ""
+    resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
     sys.stdout.write(
-        f"{outcome.ran} instances run{rejudged}, {outcome.skipped} already done; "
+        f"{outcome.ran} instances run{rejudged}{resumed}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
         f"report in {outcome.report_paths[0]}\n"
     )
