@@ -39,6 +39,8 @@ from threadpoolctl import ThreadpoolController
 if TYPE_CHECKING:
     from personae.memory.bookmark import Bookmark
 
+PRODUCTS_KEPT = 128
+"""Queries whose products with a scope are kept (each: 4 bytes per row of the scope)."""
 RECORDS_KEPT = 4096
 """Whole records kept for ``get`` and ``save`` (those a step reads back: recent ones)."""
 _NUMBER = re.compile(r"^bm-(\d+)$")
@@ -58,6 +60,14 @@ class IndexedBookmark:
     """The question's embedding as stored in Chroma (L2-normalised)."""
 
 
+@dataclass(frozen=True)
+class _Products:
+    """A query's products with the first rows of a scope (one per row) at ``generation``."""
+
+    generation: int
+    products: np.ndarray
+
+
 class _Scope:
     """The rows of one scope: growable vector matrix and position array."""
 
@@ -65,6 +75,8 @@ class _Scope:
         self.vectors = np.zeros((16, dimensions), dtype=np.float32)
         self.positions = np.zeros(16, dtype=np.int64)
         self.rows: list[IndexedBookmark] = []
+        self.generation = 0
+        """Bumped when a stored row's vector changes: cached products of the scope are void."""
 
     @classmethod
     def of(cls, rows: list[IndexedBookmark]) -> _Scope:
@@ -88,6 +100,9 @@ class _Scope:
         return size
 
     def set(self, slot: int, row: IndexedBookmark) -> None:
+        if slot < len(self.rows) - 1 or self.rows[slot] is not row:
+            if not np.array_equal(self.vectors[slot], row.vector):
+                self.generation += 1
         self.rows[slot] = row
         self.vectors[slot] = row.vector
         self.positions[slot] = row.position
@@ -102,6 +117,8 @@ class BankIndex:
         self._scopes: dict[str, _Scope] = {}
         self._by_position: dict[int, set[str]] = {}
         self._records: OrderedDict[str, Bookmark] = OrderedDict()
+        self._products: OrderedDict[tuple[str, bytes], _Products] = OrderedDict()
+        """Recent queries' products with a scope's rows (see :meth:`nearest_many`)."""
         self.next_number = 0
         """The next id number the bank hands out (past every stored id)."""
         self.stale = False
@@ -119,6 +136,7 @@ class BankIndex:
             self._rows.clear()
             self._by_position.clear()
             self._records.clear()
+            self._products.clear()
             self._scopes = {name: _Scope.of(members) for name, members in by_scope.items()}
             for name, members in by_scope.items():
                 for slot, row in enumerate(members):
@@ -203,27 +221,43 @@ class BankIndex:
     def nearest_many(
         self, vectors: Sequence[np.ndarray], scope: str, synced_by: int, size: int
     ) -> list[list[tuple[IndexedBookmark, float]]]:
-        """:meth:`nearest` for several query vectors of one scope, reading its matrix once.
+        """:meth:`nearest` for several query vectors of one scope (the filter computed once).
 
-        The product is memory-bound (the scope's matrix is read from memory for each query),
-        so a step's questions of one scope share one matrix-matrix product. The lock is held
-        only to take the scope's arrays: the product (numpy releases the GIL) runs while other
+        One matrix-vector product per query: on one BLAS thread three of them (6 ms over a
+        33,000-row scope) beat one matrix-matrix product with three columns (9 ms). A step
+        mostly asks the questions earlier steps asked (the agent reuses their bookmarks), and a
+        row's vector never changes while its position moves on, so the products of the last
+        :data:`PRODUCTS_KEPT` queries are kept per scope: a repeated query computes only the
+        rows added since (the position filter is applied afresh every time). The lock is held
+        only to take the scope's arrays: the products (numpy releases the GIL) run while other
         threads search or write.
         """
         with self._lock:
             found = self._scopes.get(scope)
             if found is None or size <= 0 or not len(vectors):
                 return [[] for _ in vectors]
-            count = len(found.rows)
+            count, generation = len(found.rows), found.generation
             matrix, positions, rows = found.vectors, found.positions, found.rows
-        queries = np.asarray(np.stack(list(vectors)), dtype=np.float32)
-        # One product over the scope's whole contiguous matrix (no copy), then the filter.
-        with one_blas_thread():
-            products = matrix[:count] @ queries.T
         passing = np.flatnonzero(positions[:count] <= synced_by)
-        return [
-            _ranked(1.0 - products[passing, q], passing, rows, size) for q in range(len(queries))
-        ]
+        ranked = []
+        for vector in vectors:
+            query = np.asarray(vector, dtype=np.float32)
+            key = (scope, query.tobytes())
+            with self._lock:
+                cached = self._products.get(key)
+            kept = cached.products if cached and cached.generation == generation else None
+            done = 0 if kept is None else min(len(kept), count)
+            with one_blas_thread():
+                # Products over the scope's contiguous matrix (no copy), then the filter.
+                fresh = matrix[done:count] @ query
+            products = fresh if kept is None else np.concatenate([kept[:done], fresh])
+            with self._lock:
+                self._products[key] = _Products(generation, products)
+                self._products.move_to_end(key)
+                while len(self._products) > PRODUCTS_KEPT:
+                    self._products.popitem(last=False)
+            ranked.append(_ranked(1.0 - products[passing], passing, rows, size))
+        return ranked
 
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""

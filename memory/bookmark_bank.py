@@ -27,6 +27,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -59,6 +60,8 @@ HISTORY_KEPT = 32
 _COUNTER = "personae_next_id"
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
+_SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bank-search")
+"""Searches a step's questions side by side (the matrix products release the GIL)."""
 _WRITE_LOCK = threading.RLock()
 """Serialises id reservation and read-check-write saves of every bank in this process."""
 
@@ -389,22 +392,25 @@ class BookmarkBank:
     ) -> list[list[Bookmark]]:
         """:meth:`candidates` of each ``(question, type, character)``, for one step's questions.
 
-        One embedding call for all of them (one request with ``openai:``), one matrix product
-        per scope (a step's concept questions read the concept matrix once), one read of the
-        winners; the candidates are exactly those :meth:`candidates` finds one by one.
+        One embedding call for all of them (one request with ``openai:``), the searches side by
+        side on the two cores, one read of the winners; the candidates are exactly those
+        :meth:`candidates` finds one by one.
         """
         if k <= 0 or not questions:
             return [[] for _ in questions]
         size = max(CANDIDATE_POOL, 10 * k)
         vectors = self.embedding.embed([question for question, _, _ in questions])
-        by_scope: dict[str, list[int]] = {}
-        for number, (_, kind, character) in enumerate(questions):
-            by_scope.setdefault(_scope(BookmarkType(kind), character), []).append(number)
         index = self._index()
-        pools: dict[int, list[tuple[IndexedBookmark, float]]] = {}
-        for scope, members in by_scope.items():
-            found = index.nearest_many([vectors[n] for n in members], scope, synced_by, size)
-            pools.update(zip(members, found, strict=True))
+
+        def search(number: int) -> list[tuple[IndexedBookmark, float]]:
+            _, kind, character = questions[number]
+            scope = _scope(BookmarkType(kind), character)
+            return index.nearest_many([vectors[number]], scope, synced_by, size)[0]
+
+        # Questions side by side (each product on one BLAS thread, see bank_index): the two
+        # cores each read a scope's matrix at once.
+        rest = [_SEARCHES.submit(search, n) for n in range(1, len(questions))]
+        pools = [search(0), *(future.result() for future in rest)]
         kept = [
             [
                 row.id
@@ -421,7 +427,8 @@ class BookmarkBank:
         whole = {
             b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
         }
-        return [[whole[i].model_copy(deep=True) for i in ids if i in whole] for ids in kept]
+        handed: set[str] = set()  # each caller gets its own copy: copy again only for repeats
+        return [[_once(whole[i], handed) for i in ids if i in whole] for ids in kept]
 
     def _hydrate(self, ids: list[str]) -> list[Bookmark]:
         """The whole bookmarks of ``ids``, in that order (one Chroma read for those not kept)."""
@@ -515,6 +522,14 @@ class BookmarkBank:
     def export_json(self, path: Path) -> None:
         """Write :meth:`export` to ``path`` atomically."""
         write_json_atomic(path, self.export())
+
+
+def _once(bookmark: Bookmark, handed: set[str]) -> Bookmark:
+    """``bookmark`` the first time its id is handed out, a deep copy after."""
+    if bookmark.id in handed:
+        return bookmark.model_copy(deep=True)
+    handed.add(bookmark.id)
+    return bookmark
 
 
 def _merged(stored: Bookmark, bookmark: Bookmark) -> Bookmark:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from personae.memory.bank_index import forget_bank_indexes
+from personae.memory.bank_index import BankIndex, IndexedBookmark, forget_bank_indexes
 from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmark_bank import HISTORY_KEPT, BookmarkBank
 from personae.memory.embeddings import embed_text
@@ -135,3 +135,35 @@ def test_near_reads_positions_from_the_index(tmp_path: Path, synced_by: int) -> 
     assert positions == sorted(
         (p for p in (0, 3, 5, 6, 100) if synced_by - 5 <= p <= synced_by), reverse=True
     )
+
+
+def test_a_repeated_query_reuses_its_products_and_sees_every_change() -> None:
+    rng = np.random.default_rng(3)
+
+    def row(number: int, position: int, vector: np.ndarray | None = None) -> IndexedBookmark:
+        v = rng.standard_normal(16).astype(np.float32) if vector is None else vector
+        return IndexedBookmark(
+            f"bm-{number}", "state", position, f"q{number}", v / np.linalg.norm(v)
+        )
+
+    def fresh(rows: dict[str, IndexedBookmark], query: np.ndarray, by: int) -> list[str]:
+        index = BankIndex()
+        index.put(rows.values())
+        return [r.id for r, _ in index.nearest(query, "state", by, 10)]
+
+    rows = {f"bm-{n}": row(n, n % 50) for n in range(200)}
+    index = BankIndex()
+    index.put(rows.values())
+    query = row(999, 0).vector
+    assert [r.id for r, _ in index.nearest(query, "state", 40, 10)] == fresh(rows, query, 40)
+    added = {f"bm-{n}": row(n, n % 50) for n in range(200, 260)}  # new rows: only they are computed
+    moved = {"bm-3": row(3, 45, rows["bm-3"].vector)}  # a position moves on, same vector
+    changed = {"bm-7": row(7, 1, query)}  # a vector replaced: the cached products are void
+    for update in (added, moved, changed):
+        rows.update(update)
+        index.put(update.values())
+        for by in (10, 40, 49):
+            assert [r.id for r, _ in index.nearest(query, "state", by, 10)] == fresh(
+                rows, query, by
+            )
+    assert index.nearest(query, "state", 49, 10)[0][0].id == "bm-7"
