@@ -53,6 +53,19 @@ def test_unreachable_wiki_is_a_remote_failure_not_bad_input(
     assert not list(tmp_path.rglob("profile.json"))
 
 
+def test_a_wiki_address_without_its_scheme_is_one_line_naming_it(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    given = "hokuto.fandom.com/wiki/Kenshiro"
+    code = main(["profile", "Kenshiro", "--wiki", given, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"personae: error: the wiki URL '{given}' is not an http(s) URL")
+    assert "https://hokuto.fandom.com" in err
+
+
 def test_failed_web_searches_reach_the_terminal_json_and_markdown(
     world: tuple[LoopbackWebServer, FakeTavily],
     tmp_path: Path,

@@ -162,8 +162,15 @@ def wiki_root(url: str) -> str:
 
     Users often paste the page they are looking at; the Action API lives at the root
     (``/api.php`` on Fandom, ``/w/api.php`` on Wikipedia-style wikis), never under ``/wiki/``.
+    A URL without ``http(s)://`` and a host (``hokuto.fandom.com/wiki/Kenshiro``) is an
+    :class:`InputError` naming it as given, not a garbled API address later.
     """
     parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(
+            f"the wiki URL {url.strip()!r} is not an http(s) URL",
+            "pass the wiki's address with its scheme, e.g. https://hokuto.fandom.com",
+        )
     path = parts.path
     for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
         if marker in path:

@@ -36,6 +36,12 @@ def test_wiki_root_of_article_urls(url: str, root: str) -> None:
     assert wiki_root(url) == root
 
 
+@pytest.mark.parametrize("url", ["hokuto.fandom.com/wiki/Kenshiro", "notaurl", "ftp://x.org"])
+def test_a_wiki_url_without_http_is_named_as_given(url: str) -> None:
+    with pytest.raises(InputError, match=f"the wiki URL '{url}' is not an http"):
+        wiki_root(url)
+
+
 async def test_pinned_wiki_that_cannot_be_reached() -> None:
     host = closed_host()
     async with PoliteHttpClient(
