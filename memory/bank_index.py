@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
+
+from personae.memory.blas import one_blas_thread
 
 if TYPE_CHECKING:
     from personae.memory.bookmark import Bookmark
@@ -276,37 +276,6 @@ def _ranked(
         slots, distances = slots[keep], distances[keep]
     order = np.lexsort((slots, distances))
     return [(rows[int(slots[i])], float(distances[i])) for i in order]
-
-
-_BLAS_LOCK = threading.Lock()
-_blas_users = 0
-_blas_limit: Any = None
-_blas_controller: ThreadpoolController | None = None
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """BLAS limited to one thread while any search runs; the original count restored after.
-
-    Counted, so concurrent searches never restore the limit under each other. The limit is
-    process-wide while it holds (threadpoolctl sets the BLAS library's thread count): another
-    numpy product running at that moment (a local embedding's forward pass) also gets one
-    thread, for a few milliseconds.
-    """
-    global _blas_users, _blas_limit, _blas_controller
-    with _BLAS_LOCK:
-        if _blas_users == 0:
-            _blas_controller = _blas_controller or ThreadpoolController()
-            _blas_limit = _blas_controller.limit(limits=1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _BLAS_LOCK:
-            _blas_users -= 1
-            if _blas_users == 0:
-                _blas_limit.restore_original_limits()
-                _blas_limit = None
 
 
 _INDEXES: dict[str, BankIndex] = {}

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from personae.errors import ConfigurationError
+from personae.memory.blas import one_blas_thread
 from personae.memory.embeddings import _CachedEmbedding
 from personae.settings import LOCAL_EMBEDDING_MODEL
 
@@ -35,6 +36,8 @@ INSTALL_HINT = (
 MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for this model: longer texts are truncated."""
 _BATCH = 32
+_SMALL_BATCH = 4
+"""Batches of at most this many texts (queries) run on one BLAS thread (:mod:`personae.memory.blas`)."""
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
@@ -144,6 +147,10 @@ class MiniLMEmbedding(_CachedEmbedding):
         )
         # Similar lengths together: padding costs matrix rows.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        if len(texts) <= _SMALL_BATCH:
+            with one_blas_thread():
+                vectors[order] = self._forward([encodings[i] for i in order])
+            return vectors
         for start in range(0, len(order), _BATCH):
             chosen = order[start : start + _BATCH]
             vectors[chosen] = self._forward([encodings[i] for i in chosen])
