@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -39,7 +38,7 @@ from typing import Any, Literal
 from personae.agents import arcane_judges as judges
 from personae.errors import InputError, RemoteError
 from personae.evals.arcane_metrics import mode_label, probe_scores
-from personae.files import append_jsonl
+from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane_context import ArcaneContext
 from personae.memory.arcane_records import ProbeRecord, load_probes
 from personae.memory.novel_store import open_novel
@@ -112,13 +111,7 @@ def read_results(out: Path) -> list[dict[str, Any]]:
         raise InputError(
             f"no results.jsonl in {out}", f"run personae eval arcane BOOK --out {out} first"
         )
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
+    return read_jsonl(path)
 
 
 def _order_key(probe_id: str) -> str:
@@ -193,14 +186,11 @@ def item_key(row: Mapping[str, Any]) -> str:
 
 def done_keys(out: Path) -> set[str]:
     """Keys already in ``OUT/perturb.jsonl``."""
-    path = out / PERTURB
-    if not path.is_file():
-        return set()
     keys = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for row in read_jsonl(out / PERTURB):
         try:
-            keys.add(item_key(json.loads(line)))
-        except (json.JSONDecodeError, KeyError):
+            keys.add(item_key(row))
+        except KeyError:
             continue
     return keys
 
@@ -288,15 +278,7 @@ def _source_phase(record: Mapping[str, Any], response: str) -> int | None:
 
 def read_perturb(out: Path) -> list[dict[str, Any]]:
     """The rows of perturb.jsonl (a torn line is skipped)."""
-    path = out / PERTURB
-    rows = []
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
+    return read_jsonl(out / PERTURB)
 
 
 def summarize_perturb(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -56,6 +56,25 @@ def append_jsonl(path: Path, record: Any) -> None:
         os.fsync(handle.fileno())
 
 
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a file :func:`append_jsonl` wrote; none if it is missing.
+
+    A line that is not a JSON object (torn by a kill mid-write) is skipped: the run that wrote
+    it redoes that record, so reading on is right.
+    """
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
 def read_text(path: Path, fix: str = UTF8_FIX) -> str:
     """The UTF-8 text of ``path``, a leading byte-order mark dropped; ``InputError`` otherwise."""
     try:

@@ -268,25 +268,18 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
     The per-novel breakdown (App. L) is added when the results span several novels, or always
     with ``per_novel``. One-line error when ``out`` holds no results.
     """
-    import json
-
     from personae.evals.arcane_eval import RESULTS
     from personae.evals.arcane_metrics import per_novel as split_by_novel
     from personae.evals.arcane_metrics import summarize, tier_lifts
     from personae.evals.arcane_report import markdown_table, render, table2_rows
-    from personae.files import write_json_atomic, write_text_atomic
+    from personae.files import read_jsonl, write_json_atomic, write_text_atomic
 
     path = out / RESULTS
     if not path.is_file():
         raise InputError(
             f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
         )
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line torn by a kill is redone by the next run
+    records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
     if not records:
         raise InputError(
             f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"

@@ -1,4 +1,4 @@
-"""Atomic writes: whole files or nothing, with the mode a plain open() would give."""
+"""Atomic writes: whole files or nothing, with the mode a plain open() would give; JSONL records."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from personae.files import write_json_atomic, write_text_atomic
+from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 
 
 def test_written_file_is_readable_like_a_plain_open(tmp_path: Path) -> None:
@@ -37,3 +37,17 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path)
         write_text_atomic(target, 42)  # type: ignore[arg-type]
     assert target.read_text(encoding="utf-8") == "old"
     assert os.listdir(tmp_path) == ["profile.md"]
+
+
+def test_read_jsonl_keeps_whole_records_and_skips_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    assert read_jsonl(path) == []  # no file yet: nothing done
+    append_jsonl(path, {"id": 1})
+    append_jsonl(path, {"id": 2})
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": 3, "ans')  # a kill mid-write
+    assert read_jsonl(path) == [{"id": 1}, {"id": 2}]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('\n[1, 2]\n"text"\n')  # not records
+    append_jsonl(path, {"id": 4})
+    assert [row["id"] for row in read_jsonl(path)] == [1, 2, 4]
