@@ -203,11 +203,13 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root = Path(__file__).resolve().parents[2]
-    listed = {
+    names = [
         line.split("=", 1)[0]
         for line in (root / ".env.example").read_text().splitlines()
         if "=" in line and not line.startswith("#")
-    }
+    ]
+    listed = set(names)
+    assert len(names) == len(listed), "a variable is listed twice in .env.example"
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     schemas = [
         importlib.import_module(_module_of(target)).graph.context_schema
