@@ -29,11 +29,11 @@ from pathlib import Path
 
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.amadeus import AmadeusContext, build_graph
+from personae.graphs.amadeus.graph import AmadeusContext, build_graph
+from personae.memory.amadeus.persona_chunks import split_persona
+from personae.memory.amadeus.persona_doc import PersonaDoc, parse_markdown
+from personae.memory.amadeus.persona_store import PersonaIndex, open_client
 from personae.memory.embeddings import HashingTextEmbedding, open_embedding
-from personae.memory.persona_chunks import split_persona
-from personae.memory.persona_doc import PersonaDoc, parse_markdown
-from personae.memory.persona_store import PersonaIndex, open_client
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 WORDS = (

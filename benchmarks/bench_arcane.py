@@ -29,17 +29,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from arcane_world import ProbeScript, arc_responders, imported_novel  # noqa: E402
 
-from personae.evals.arcane_eval import ArcaneEvalContext  # noqa: E402
-from personae.evals.arcane_eval import build_graph as eval_graph  # noqa: E402
-from personae.graphs.arc_build import ArcBuildContext  # noqa: E402
-from personae.graphs.arc_build import build_graph as arc_graph  # noqa: E402
-from personae.graphs.arc_costs import estimate_arc_build  # noqa: E402
-from personae.graphs.probe_build import build_graph as probe_graph  # noqa: E402
-from personae.graphs.probe_cell import ProbeBuildContext  # noqa: E402
-from personae.memory.arcane_records import load_arcs  # noqa: E402
-from personae.memory.novel_store import Novel, open_novel, save_novel  # noqa: E402
+from personae.agents.arcane.costs import estimate_arc_build  # noqa: E402
+from personae.evals.arcane.eval_graph import ArcaneEvalContext  # noqa: E402
+from personae.evals.arcane.eval_graph import build_graph as eval_graph  # noqa: E402
+from personae.graphs.arcane.arc_build import ArcBuildContext  # noqa: E402
+from personae.graphs.arcane.arc_build import build_graph as arc_graph  # noqa: E402
+from personae.graphs.arcane.probe_build import build_graph as probe_graph  # noqa: E402
+from personae.graphs.arcane.probe_cell import ProbeBuildContext  # noqa: E402
+from personae.memory.arcane.novel_store import Novel, open_novel, save_novel  # noqa: E402
+from personae.memory.arcane.records import load_arcs  # noqa: E402
 from personae.testing import ScriptedChatModel, override_models, prompt_text  # noqa: E402
-from personae.tools.novel_text import segment_novel  # noqa: E402
+from personae.tools.arcane.novel_text import segment_novel  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/coser/src/books_example.jsonl"
 

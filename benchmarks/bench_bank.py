@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from personae.memory.bank_index import forget_bank_indexes
-from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
-from personae.memory.bookmark_bank import BookmarkBank, _scope
+from personae.memory.bookmarks.bank import BookmarkBank, _scope
+from personae.memory.bookmarks.bank_index import forget_bank_indexes
+from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmarks.lexical import content_tokens, lexical_filter, tokens
+from personae.memory.bookmarks.storyline import StoryAction, Storyline, load_storyline
 from personae.memory.embeddings import embed_text, open_embedding
-from personae.memory.lexical import content_tokens, lexical_filter, tokens
-from personae.memory.storyline import StoryAction, Storyline, load_storyline
-from personae.tools.storyline_index import StorylineIndex, context_windows
+from personae.tools.bookmarks.storyline_index import StorylineIndex, context_windows
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"
 CHARACTERS = ["Kyon", "Haruhi", "Yuki", "Mikuru", "Itsuki", "Tsuruya", "Taniguchi", "Kunikida"]

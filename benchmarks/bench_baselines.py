@@ -25,13 +25,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from personae.evals.bookmarks_instances import build_instances
-from personae.graphs import baseline_eta, baseline_ricl, baseline_vanilla
-from personae.graphs.baseline_eta import ETAContext
-from personae.graphs.baseline_ricl import RICLContext
-from personae.graphs.baseline_vanilla import VanillaContext
-from personae.memory.scene_pairs import ScenePairStore
-from personae.memory.storyline import load_storyline
+from personae.evals.bookmarks.instances import build_instances
+from personae.graphs.bookmarks import baseline_eta, baseline_ricl, baseline_vanilla
+from personae.graphs.bookmarks.baseline_eta import ETAContext
+from personae.graphs.bookmarks.baseline_ricl import RICLContext
+from personae.graphs.bookmarks.baseline_vanilla import VanillaContext
+from personae.memory.bookmarks.scene_pairs import ScenePairStore
+from personae.memory.bookmarks.storyline import load_storyline
 from personae.testing import ScriptedChatModel, override_models
 
 HARUHI = (

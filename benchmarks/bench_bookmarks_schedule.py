@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_bookmarks_sync import SHARED, scripted_model  # noqa: E402
 
-from personae.evals.bookmarks_bench import BenchConfig, result_key, run_bench  # noqa: E402
-from personae.evals.bookmarks_instances import build_instances, instances_for  # noqa: E402
-from personae.graphs.bookmark_resources import forget_resources  # noqa: E402
-from personae.memory.storyline import open_storyline  # noqa: E402
+from personae.evals.bookmarks.bench import BenchConfig, result_key, run_bench  # noqa: E402
+from personae.evals.bookmarks.instances import build_instances, instances_for  # noqa: E402
+from personae.graphs.bookmarks.resources import forget_resources  # noqa: E402
+from personae.memory.bookmarks.storyline import open_storyline  # noqa: E402
 from personae.testing import override_models  # noqa: E402
 
 

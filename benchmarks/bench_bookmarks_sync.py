@@ -34,11 +34,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.bookmarks import BookmarksContext, graph
-from personae.memory.bookmark import AnswerVersion, Bookmark, BookmarkType
-from personae.memory.bookmark_bank import BookmarkBank
-from personae.memory.lexical import content_tokens
-from personae.memory.storyline import Storyline, open_storyline
+from personae.graphs.bookmarks.graph import BookmarksContext, graph
+from personae.memory.bookmarks.bank import BookmarkBank
+from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmarks.lexical import content_tokens
+from personae.memory.bookmarks.storyline import Storyline, open_storyline
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bookmarks"

@@ -26,10 +26,10 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.profiler import graph
-from personae.graphs.profiler_state import ProfilerContext
+from personae.graphs.characterhub.profiler import graph
+from personae.graphs.characterhub.state import ProfilerContext
 from personae.loopback import LoopbackWebServer
-from personae.memory.profile_store import write_profile
+from personae.memory.characterhub.profile_store import write_profile
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

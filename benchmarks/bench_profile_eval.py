@@ -25,8 +25,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.evals.profile_eval import ProfileDocument, ProfileEvalContext, evaluate_profiles
-from personae.evals.profile_reference import (
+from personae.evals.characterhub.profile_eval import (
+    ProfileDocument,
+    ProfileEvalContext,
+    evaluate_profiles,
+)
+from personae.evals.characterhub.profile_reference import (
     ProfileReference,
     chunk_reference,
     read_reference_file,

@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from personae.errors import PersonaeError
+from personae.memory.bookmarks.lexical import content_tokens
+from personae.memory.bookmarks.scene_pairs import ScenePairStore
+from personae.memory.bookmarks.storyline import SCENE_SIZE, StoryAction, Storyline, load_storyline
 from personae.memory.embeddings import open_embedding
-from personae.memory.lexical import content_tokens
-from personae.memory.scene_pairs import ScenePairStore
-from personae.memory.storyline import SCENE_SIZE, StoryAction, Storyline, load_storyline
 
 HARUHI = (
     Path(__file__).resolve().parents[1].parent

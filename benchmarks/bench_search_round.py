@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from personae.agents.query_planner import DIMENSION_KEYWORDS
-from personae.graphs.profiler_sources import search_once
-from personae.graphs.profiler_state import ProfilerContext
+from personae.agents.characterhub.query_planner import DIMENSION_KEYWORDS
+from personae.graphs.characterhub.sources import search_once
+from personae.graphs.characterhub.state import ProfilerContext
 from personae.loopback import LoopbackWebServer
-from personae.profile_dimensions import DIMENSIONS
+from personae.memory.characterhub.dimensions import DIMENSIONS
 
 # The fake web is a test fixture (tests/fake_web.py), not part of the shipped package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -27,12 +27,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.bookmark_sync import SyncSettings, actions_from_scratch, sync_bookmark
+from personae.graphs.bookmarks.sync import SyncSettings, actions_from_scratch, sync_bookmark
 from personae.llm import LLMUsage
-from personae.memory.bookmark import Bookmark, BookmarkType
-from personae.memory.storyline import StoryAction, Storyline, load_storyline
+from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType
+from personae.memory.bookmarks.storyline import StoryAction, Storyline, load_storyline
 from personae.testing import ScriptedChatModel, prompt_text
-from personae.tools.storyline_index import StorylineIndex
+from personae.tools.bookmarks.storyline_index import StorylineIndex
 
 HARUHI = (
     Path(__file__).resolve().parents[1].parent

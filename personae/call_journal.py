@@ -5,7 +5,7 @@ tasks, but one task can be tens of calls (a behavioral sync checks every action 
 character since the bookmark's position, one call each). The journal keeps each answer as it
 arrives; a rerun of the same interrupted step asks the same prompts and finds them here.
 
-Scoped to one step (:mod:`personae.step_checkpoints` gives each interrupted step its own folder
+Scoped to one step (:mod:`personae.graphs.bookmarks.step_checkpoints` gives each interrupted step its own folder
 and deletes it when the step finishes), so it never replaces a fresh sample in a later step.
 Entries are keyed by the schema and a hash of the exact prompt, written atomically (a kill
 never leaves a truncated entry), and hold the validated answer with the usage it cost, so the

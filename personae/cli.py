@@ -14,18 +14,18 @@ from personae import __version__
 from personae.errors import PersonaeError
 
 COMMAND_MODULES = (
-    "personae.commands.profile",
+    "personae.commands.characterhub.profile",
     "personae.commands.eval",
-    "personae.commands.bench",
-    "personae.commands.act",
-    "personae.commands.data",
-    "personae.commands.persona",
-    "personae.commands.chat",
-    "personae.commands.novel",
-    "personae.commands.arcane",
-    "personae.commands.arc",
-    "personae.commands.probes",
-    "personae.commands.export",
+    "personae.commands.bookmarks.bench",
+    "personae.commands.bookmarks.act",
+    "personae.commands.bookmarks.data",
+    "personae.commands.amadeus.persona",
+    "personae.commands.amadeus.chat",
+    "personae.commands.arcane.novel",
+    "personae.commands.arcane.arcane",
+    "personae.commands.arcane.arc",
+    "personae.commands.arcane.probes",
+    "personae.commands.arcane.export",
 )
 
 

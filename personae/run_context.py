@@ -90,7 +90,7 @@ class LLMContext:
     PERSONAE_LLM_RETRY_SECONDS, else 120. 0 disables retries."""
     call_journal: str = ""
     """Folder journaling this step's finished LLM answers, so a rerun of an interrupted step
-    reuses them (set by the step runner, personae.step_checkpoints; empty: none)."""
+    reuses them (set by the step runner, personae.graphs.bookmarks.step_checkpoints; empty: none)."""
 
     def __post_init__(self) -> None:
         """Fill what the run left empty from the environment (this is the edge)."""

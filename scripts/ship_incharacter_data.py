@@ -1,4 +1,4 @@
-"""Regenerate ``evals/data/incharacter/`` from an InCharacter checkout (MIT) for the package.
+"""Regenerate ``evals/amadeus/data/incharacter/`` from an InCharacter checkout (MIT) for the package.
 
 The personality evaluation (``personae eval personality``) must work on a fresh install, so the
 two questionnaires it uses (16Personalities, 60 items; BFI, 44 items), the character list and
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "evals" / "data" / "incharacter"
+OUT = Path(__file__).resolve().parents[1] / "evals" / "amadeus" / "data" / "incharacter"
 ITEM_FIELDS = ("origin_en", "origin_zh", "rewritten_en", "rewritten_zh", "dimension", "category")
 QUESTIONNAIRES = ("16Personalities", "BFI")
 

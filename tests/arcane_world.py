@@ -14,17 +14,17 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage
 
-from personae.memory.arcane_records import (
+from personae.memory.arcane.novel_chunks import ChunkIndex
+from personae.memory.arcane.novel_store import Novel, open_novel, save_novel
+from personae.memory.arcane.records import (
     ArcRecord,
     PhaseResponse,
     ProbeRecord,
     TrajectoryPhase,
     write_jsonl_atomic,
 )
-from personae.memory.novel_chunks import ChunkIndex
-from personae.memory.novel_store import Novel, open_novel, save_novel
 from personae.testing import prompt_text
-from personae.tools.novel_text import segment_novel
+from personae.tools.arcane.novel_text import segment_novel
 
 MARK = re.compile(r"MARK(\d+)")
 CHAPTERS_PER_BOOK = (3, 3)

@@ -18,10 +18,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from personae.agents.actor import act
+from personae.agents.bookmarks.actor import act
 from personae.errors import RemoteError
-from personae.graphs.acting import ActingContext, ActInput, ActOutput
-from personae.memory.storyline import open_storyline
+from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
+from personae.memory.bookmarks.storyline import open_storyline
 from personae.testing import ScriptedChatModel, prompt_text
 
 WRONG = "does nothing at all"

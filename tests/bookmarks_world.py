@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 if TYPE_CHECKING:
-    from personae.memory.bookmark_bank import BookmarkBank
+    from personae.memory.bookmarks.bank import BookmarkBank
 
 MARKER = re.compile(r"\[(\d+)\]|in scene (\d+)\.")
 """A position a prompt shows: a ``[p]`` marker, or an action's own text (prompts that show
@@ -53,8 +53,8 @@ def write_storyline(path: Path, size: int = 160) -> Path:
 
 def stored_bank(story: Path, memory: Path) -> BookmarkBank:
     """A fresh bank object on ``memory`` for ``story``'s text, scoped as the graph opens it."""
-    from personae.memory.bookmark_bank import BookmarkBank
-    from personae.memory.storyline import open_storyline
+    from personae.memory.bookmarks.bank import BookmarkBank
+    from personae.memory.bookmarks.storyline import open_storyline
 
     storyline = open_storyline(story)
     return BookmarkBank.open(storyline.name, memory, scope=storyline.scope)
@@ -157,7 +157,7 @@ def scripted_model_as(name: str) -> Iterator[ScriptedChatModel]:
     """:func:`scripted_model` injected as ``openai:<name>``; afterwards the cached banks are
     forgotten, so the next test opens its own memory folder (the override is reset by
     conftest after every test)."""
-    from personae.graphs.bookmark_resources import forget_resources
+    from personae.graphs.bookmarks.resources import forget_resources
 
     scripted = scripted_model()
     override_models(specs={f"openai:{name}": scripted})

@@ -26,7 +26,7 @@ from bookmarks_world import scripted_model
 from fake_openai import FakeOpenAIChat
 from langchain_core.messages import convert_to_messages
 
-from personae.step_checkpoints import CHECKPOINT_FILE, JOURNAL_DIR
+from personae.graphs.bookmarks.step_checkpoints import CHECKPOINT_FILE, JOURNAL_DIR
 from personae.testing import prompt_text
 
 Hold = Callable[[str, str, int], bool]

@@ -1,6 +1,6 @@
 """A small world for the profile evaluation tests: reference page, profiles and a scripted LLM.
 
-The reference is ``tests/evals/fixtures/toki_small.html``: six knowledge points, one per
+The reference is ``tests/characterhub/fixtures/toki_small.html``: six knowledge points, one per
 dimension except ``other``. The scripted extractor reads the Table 9 prompt's input JSON, quotes
 each infobox row and section sentence with varied case and spacing (so the code's quote check
 must normalise) and adds one invented point (its quote is not in the input, so the code must
@@ -18,11 +18,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from personae.memory.profile_store import write_profile
-from personae.profile_dimensions import DIMENSIONS
+from personae.memory.characterhub.dimensions import DIMENSIONS
+from personae.memory.characterhub.profile_store import write_profile
 from personae.testing import ScriptedChatModel
 
-FIXTURE = Path(__file__).parent / "evals" / "fixtures" / "toki_small.html"
+FIXTURE = Path(__file__).parent / "characterhub" / "fixtures" / "toki_small.html"
 REFERENCE_URL = "https://hokuto.fandom.com/wiki/Toki"
 
 TYPE_OF_HEADING = {

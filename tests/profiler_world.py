@@ -15,9 +15,9 @@ import pytest
 from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from langchain_core.messages import BaseMessage
 
-from personae.graphs.profiler_state import ProfilerContext
+from personae.graphs.characterhub.state import ProfilerContext
 from personae.loopback import LoopbackWebServer
-from personae.profile_dimensions import DIMENSIONS
+from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
 KENSHIRO = """<p><b>Kenshiro</b> is the 64th successor of Hokuto Shinken and the main character of

@@ -18,14 +18,22 @@ from bookmarks_world import write_storyline
 from langchain_core.messages import BaseMessage
 from profiler_world import scripted_model as profiler_model
 
+from personae.memory.amadeus.persona_chunks import split_persona
+from personae.memory.amadeus.persona_doc import parse_markdown
+from personae.memory.amadeus.persona_store import PersonaIndex, open_client
 from personae.memory.embeddings import HashingTextEmbedding
-from personae.memory.persona_chunks import split_persona
-from personae.memory.persona_doc import parse_markdown
-from personae.memory.persona_store import PersonaIndex, open_client
 from personae.testing import ScriptedChatModel, prompt_text
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHS: dict[str, str] = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+
+
+def graph_module(graph: str) -> str:
+    """The import name of a langgraph.json graph (``./graphs/arcane/roleplay.py:graph``)."""
+    parts = Path(GRAPHS[graph].split(":")[0]).with_suffix("").parts
+    return ".".join(("personae", *parts))
+
+
 ACTING = ("bookmarks", "vanilla", "ricl", "eta")
 ARCANE = ("arcane_roleplay", "arc_build", "probe_build", "arcane_eval")
 DATA_DIR = "data"

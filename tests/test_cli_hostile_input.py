@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from personae.cli import main
-from personae.evals.bookmarks_bench import read_results
-from personae.memory.storyline import load_storyline
+from personae.evals.bookmarks.bench import read_results
+from personae.memory.bookmarks.storyline import load_storyline
 
 DEEP = "[" * 100_000 + "]" * 100_000
 STORY = {"Chapter 1": [{"action": "Kyon sighs.", "character": "Kyon"}]}

@@ -17,7 +17,7 @@ from profiler_world import fake_web
 
 from personae.cli import INTERRUPTED
 from personae.loopback import LoopbackWebServer
-from personae.memory.profile_store import paths_for
+from personae.memory.characterhub.profile_store import paths_for
 
 DRIVER = Path(__file__).with_name("interrupt_driver.py")
 

@@ -1,19 +1,23 @@
-"""Folders import downward only, and graph state holds typed records, not loose dicts.
+"""Folders import downward only, papers stay apart, and graph state holds typed records.
 
-core (``personae/``: settings, llm, files, the dimensions) < ``memory/`` < ``tools/`` and
-``agents/`` (which never import each other) < ``graphs/`` < ``evals/`` < the CLI commands.
-Imports inside functions count too: a lazy import is still a dependency.
+core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
+never import each other) < ``graphs/`` < ``evals/`` < the CLI commands. Inside each job folder
+(and ``personae/commands/``) one subfolder per paper; a paper's code imports another paper's
+subfolder never: what two papers share lives at a folder root. Imports inside functions count
+too: a lazy import is still a dependency.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
-import json
 import typing
 from pathlib import Path
 
+from studio_world import GRAPHS, graph_module
+
 ROOT = Path(__file__).resolve().parents[1]
+PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
 RANK = {"core": 0, "memory": 1, "tools": 2, "agents": 2, "graphs": 3, "evals": 4, "commands": 5}
 FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
 KNOWN_UPWARD: set[tuple[str, str]] = set()
@@ -30,6 +34,23 @@ def layer_of_module(name: str) -> str | None:
     if len(parts) > 1 and parts[1] in ("commands", "cli"):
         return "commands"
     return "core"
+
+
+def paper_of_module(name: str) -> str | None:
+    """The paper whose subfolder holds ``name`` (None: a folder root or core)."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands"):
+        return parts[2] if parts[2] in PAPERS else None
+    return None
+
+
+def paper_of_file(path: Path) -> str | None:
+    relative = path.relative_to(ROOT).parts
+    if relative[0] in FOLDERS and len(relative) > 2:
+        return relative[1] if relative[1] in PAPERS else None
+    if relative[:2] == ("personae", "commands") and len(relative) > 3:
+        return relative[2] if relative[2] in PAPERS else None
+    return None
 
 
 def layer_of_file(path: Path) -> str:
@@ -68,6 +89,34 @@ def test_every_import_points_down_or_within_its_folder() -> None:
     assert wrong == []
 
 
+def test_no_paper_imports_another_papers_subfolder() -> None:
+    files = [p for folder in (*FOLDERS, "personae") for p in (ROOT / folder).rglob("*.py")]
+    crossing: list[str] = []
+    for path in files:
+        mine = paper_of_file(path)
+        for line, module in imported_modules(path):
+            theirs = paper_of_module(module)
+            if theirs is not None and mine is not None and theirs != mine:
+                crossing.append(f"{path.relative_to(ROOT)}:{line} ({mine}) imports {module}")
+    assert crossing == []
+
+
+def test_every_paper_module_lives_in_its_subfolder() -> None:
+    """No module of a job folder's root is named after a paper (``graphs/arcane_x.py``)."""
+    prefixes = ("arcane", "amadeus", "bookmark", "profiler", "persona", "novel", "arc_", "probe")
+    flat = [
+        f"{folder}/{path.name}"
+        for folder in (*FOLDERS, "personae/commands")
+        for path in (ROOT / folder).glob("*.py")
+        if path.name.startswith(prefixes)
+    ]
+    assert flat == []
+    for folder in (*FOLDERS, "personae/commands"):
+        for paper in (ROOT / folder).iterdir():
+            if paper.is_dir() and paper.name != "__pycache__" and (paper / "__init__.py").exists():
+                assert paper.name in PAPERS, f"{folder}/{paper.name} is not a paper subfolder"
+
+
 def _loose_records(hint: object) -> bool:
     """True when ``hint`` holds a list of untyped records (``list[dict[str, Any]]``)."""
     args = typing.get_args(hint)
@@ -80,11 +129,9 @@ def _loose_records(hint: object) -> bool:
 
 
 def test_records_inside_graph_state_are_typed() -> None:
-    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
     loose: list[str] = []
-    for name, target in graphs.items():
-        folder, stem = Path(target.split(":")[0]).parts[-2:]
-        module = importlib.import_module(f"personae.{folder}.{Path(stem).stem}")
+    for name in GRAPHS:
+        module = importlib.import_module(graph_module(name))
         builder = module.graph.builder
         for schema in {builder.state_schema, builder.output_schema}:
             hints = typing.get_type_hints(schema, include_extras=True)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from arcane_world import arc_record, future_marks, prepared_novel
 
-from personae.agents.arcane_roleplayer import archint_lines, mixedarc_arc, mixedarc_donor
+from personae.agents.arcane.roleplayer import archint_lines, mixedarc_arc, mixedarc_donor
 from personae.errors import InputError
-from personae.graphs.arcane_roleplay import RoleplayContext, graph
-from personae.memory.arcane_records import write_jsonl_atomic
+from personae.graphs.arcane.roleplay import RoleplayContext, graph
+from personae.memory.arcane.records import write_jsonl_atomic
 from personae.testing import ScriptedChatModel, override_models
 
 

@@ -11,11 +11,11 @@ from arcane_world import arc_responders, imported_novel, induction_answer
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from personae.agents.arcane_axes import AxisInduction, check_induction
-from personae.graphs import arc_rules
-from personae.graphs.arc_build import ArcBuildContext, arcs_of, build_graph
-from personae.graphs.arcane_context import checkpoint_serde
-from personae.memory.arcane_records import CriticVerdict, load_arcs
+from personae.agents.arcane import arc_rules
+from personae.agents.arcane.axes import AxisInduction, check_induction
+from personae.graphs.arcane.arc_build import ArcBuildContext, arcs_of, build_graph
+from personae.graphs.arcane.context import checkpoint_serde
+from personae.memory.arcane.records import CriticVerdict, load_arcs
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 

@@ -16,12 +16,12 @@ import pytest
 from arcane_world import future_marks, prepared_novel
 from store_world import CHROMA, EmbeddingsServer, running_chroma
 
-from personae.graphs.arcane_prepare import prepare_novel
-from personae.graphs.arcane_roleplay import RoleplayContext, graph
+from personae.graphs.arcane.prepare import prepare_novel
+from personae.graphs.arcane.roleplay import RoleplayContext, graph
 from personae.loopback import LoopbackWebServer
+from personae.memory.arcane.novel_chunks import ChunkIndex, collection_name
 from personae.memory.call_cache import CallCache
 from personae.memory.embeddings import open_embedding
-from personae.memory.novel_chunks import ChunkIndex, collection_name
 from personae.settings import Settings
 from personae.testing import ScriptedChatModel, override_models
 

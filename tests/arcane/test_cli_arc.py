@@ -12,7 +12,7 @@ import pytest
 from arcane_world import arc_responders, imported_novel
 
 from personae.cli import main
-from personae.memory.arcane_records import load_arcs
+from personae.memory.arcane.records import load_arcs
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
@@ -147,7 +147,7 @@ def test_suggest_ranks_names_by_mentions_without_a_model(
 
 
 def test_rank_names_skips_sentence_starts_and_common_words() -> None:
-    from personae.tools.name_mentions import rank_names
+    from personae.tools.arcane.name_mentions import rank_names
 
     text = (
         "The rain fell. Then Mr. Darcy spoke to Elizabeth, and Elizabeth smiled at Mr. Darcy. "

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from arcane_world import imported_novel, prepared_novel, probe_record
 
-from personae.agents.arcane_judges import TrajectoryJudgement
+from personae.agents.arcane.judges import TrajectoryJudgement
 from personae.cli import main
-from personae.evals.arcane_metrics import CATEGORIES, METRICS, overall, probe_scores, summarize
-from personae.memory.arcane_records import write_jsonl_atomic
+from personae.evals.arcane.metrics import CATEGORIES, METRICS, overall, probe_scores, summarize
+from personae.memory.arcane.records import write_jsonl_atomic
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 # The paper's Table 2 (validated slice): 12 cells (IS, IW, OW x APF, RPF, RAE, PTF) and Overall.

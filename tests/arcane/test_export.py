@@ -11,7 +11,7 @@ import pytest
 from arcane_world import arc_record, future_marks, prepared_novel, probe_record
 
 from personae.cli import main
-from personae.memory.arcane_records import write_jsonl_atomic
+from personae.memory.arcane.records import write_jsonl_atomic
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 

@@ -10,8 +10,8 @@ from arcane_world import imported_novel, novel_text, write_novel_file
 
 from personae.cli import main
 from personae.errors import InputError
-from personae.memory.novel_store import open_novel
-from personae.tools.novel_text import join_drop_cap, segment_novel
+from personae.memory.arcane.novel_store import open_novel
+from personae.tools.arcane.novel_text import join_drop_cap, segment_novel
 
 
 def test_synthetic_novel_is_cleaned_and_numbered_globally(tmp_path: Path) -> None:

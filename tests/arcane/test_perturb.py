@@ -12,7 +12,7 @@ import pytest
 from arcane_world import prepared_novel
 
 from personae.cli import main
-from personae.evals.arcane_perturb import (
+from personae.evals.arcane.perturb import (
     _ranks,
     parse_conditions,
     permutation,

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from arcane_world import prepared_novel, probe_record
 
-from personae.agents.arcane_judges import trajectory_judge_messages
-from personae.agents.arcane_roleplayer import POV_PARAGRAPH
+from personae.agents.arcane.judges import trajectory_judge_messages
+from personae.agents.arcane.roleplayer import POV_PARAGRAPH
 from personae.cli import main
-from personae.evals.arcane_ablation import category_sample, pov_sample, table_5
-from personae.graphs.arcane_roleplay import RoleplayContext, graph
-from personae.memory.arcane_records import ProbeRecord
+from personae.evals.arcane.ablation import category_sample, pov_sample, table_5
+from personae.graphs.arcane.roleplay import RoleplayContext, graph
+from personae.memory.arcane.records import ProbeRecord
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from arcane_world import ProbeScript, prepared_novel, write_event_stream
 
-from personae.agents.arcane_designers import ProbeDraft, check_draft
-from personae.agents.arcane_probe_prep import DecisionVariable, check_decision, era_walk
-from personae.agents.arcane_validators import phasefit_verdict
-from personae.graphs.probe_build import build_graph, probes_of
-from personae.graphs.probe_cell import ProbeBuildContext, lint_style, verbatim_span
-from personae.memory.arcane_records import ProbeRecord, load_arcs, load_probes
+from personae.agents.arcane.designers import ProbeDraft, check_draft
+from personae.agents.arcane.probe_prep import DecisionVariable, check_decision, era_walk
+from personae.agents.arcane.validators import phasefit_verdict
+from personae.graphs.arcane.probe_build import build_graph, probes_of
+from personae.graphs.arcane.probe_cell import ProbeBuildContext, lint_style, verbatim_span
+from personae.memory.arcane.records import ProbeRecord, load_arcs, load_probes
 from personae.testing import ScriptedChatModel, override_models
 
 ALL = ["in_scenario", "in_world", "out_of_world"]

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from arcane_world import arc_record, future_marks, prepared_novel
 
-from personae.agents.arcane_roleplayer import MODES, arc_payload
-from personae.agents.arcane_timechara import make_hint, parse_chapter, parse_presence
+from personae.agents.arcane.roleplayer import MODES, arc_payload
+from personae.agents.arcane.timechara import make_hint, parse_chapter, parse_presence
 from personae.errors import InputError
-from personae.graphs.arcane_roleplay import RoleplayContext, graph
-from personae.memory import novel_store
-from personae.memory.novel_chunks import chunk_chapter
+from personae.graphs.arcane.roleplay import RoleplayContext, graph
+from personae.memory.arcane import novel_store
+from personae.memory.arcane.novel_chunks import chunk_chapter
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from personae.cli import main
-from personae.evals.arcane_metrics import tier_lifts
+from personae.evals.arcane.metrics import tier_lifts
 
 
 def _record(character: str, mode: str, score: float, probe: str) -> dict[str, Any]:

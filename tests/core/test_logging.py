@@ -10,8 +10,8 @@ import pytest
 from bookmarks_world import scripted_model_as, write_storyline
 
 from personae.cli import main
+from personae.memory.bookmarks.storyline import open_storyline
 from personae.memory.chroma import safe_collection_name
-from personae.memory.storyline import open_storyline
 from personae.tools.http import PoliteHttpClient
 
 
@@ -55,7 +55,7 @@ def test_the_cli_shows_recovered_errors_only_with_v(
         code = main([*argv, "--model", "openai:t", *(["-v"] if verbose else [])])
     err = capsys.readouterr().err
     assert code == 0, err
-    shown = "personae: INFO: personae.graphs.bookmark_resources: unknown-questions file unreadable"
+    shown = "personae: INFO: personae.graphs.bookmarks.resources: unknown-questions file unreadable"
     assert (shown in err) is verbose
     if not verbose:
         assert err == ""

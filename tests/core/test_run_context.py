@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,16 @@ from bookmarks_world import write_storyline
 from profiler_world import scripted_model as profiler_model
 from profiler_world import serve_fake_web
 from pydantic import TypeAdapter
+from studio_world import GRAPHS, graph_module
 
 from personae.cli import build_parser
 from personae.commands.models import resolve_models
 from personae.errors import ConfigurationError
-from personae.graphs.acting import ActingContext
-from personae.graphs.bookmark_tool import create_storyline_memory_tool
-from personae.graphs.bookmarks import BookmarksContext
-from personae.graphs.profile_tool import create_profile_tool
-from personae.graphs.profiler_state import ProfilerContext
+from personae.graphs.bookmarks.acting import ActingContext
+from personae.graphs.bookmarks.graph import BookmarksContext
+from personae.graphs.bookmarks.tool import create_storyline_memory_tool
+from personae.graphs.characterhub.state import ProfilerContext
+from personae.graphs.characterhub.tool import create_profile_tool
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_TAVILY_BASE_URL
 from personae.testing import override_models
@@ -193,12 +193,6 @@ class _Recording(dict[str, str]):
         return super().__getitem__(key)
 
 
-def _module_of(target: str) -> str:
-    """The import name of a langgraph.json target (``./evals/x.py:graph``)."""
-    path = Path(target.split(":")[0])
-    return f"personae.{path.parent.name}.{path.stem}"
-
-
 def test_env_example_lists_every_variable_the_graph_contexts_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -210,11 +204,7 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     ]
     listed = set(names)
     assert len(names) == len(listed), "a variable is listed twice in .env.example"
-    graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
-    schemas = [
-        importlib.import_module(_module_of(target)).graph.context_schema
-        for target in graphs.values()
-    ]
+    schemas = [importlib.import_module(graph_module(name)).graph.context_schema for name in GRAPHS]
     environment = _Recording(os.environ)
     environment.asked = set()
     monkeypatch.setattr(os, "environ", environment)

@@ -14,8 +14,8 @@ from store_world import CHROMA, running_chroma
 
 from personae.errors import ConfigurationError
 from personae.loopback import free_port
-from personae.memory.bookmark import BookmarkType
-from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.bookmarks.bank import BookmarkBank
+from personae.memory.bookmarks.bookmark import BookmarkType
 from personae.settings import Settings, load_settings
 
 pytestmark = pytest.mark.slow

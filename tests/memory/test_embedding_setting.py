@@ -13,10 +13,12 @@ import pytest
 from store_world import EmbeddingsServer
 
 from personae.errors import ConfigurationError, RemoteError
-from personae.graphs.bookmarks import BookmarksContext
+from personae.graphs.bookmarks.graph import BookmarksContext
 from personae.loopback import LoopbackWebServer, free_port
-from personae.memory.bookmark import BookmarkType
-from personae.memory.bookmark_bank import BookmarkBank
+from personae.memory.bookmarks.bank import BookmarkBank
+from personae.memory.bookmarks.bookmark import BookmarkType
+from personae.memory.bookmarks.scene_pairs import ScenePairStore
+from personae.memory.bookmarks.storyline import load_storyline
 from personae.memory.chroma import open_chroma
 from personae.memory.embeddings import (
     OpenAITextEmbedding,
@@ -26,8 +28,6 @@ from personae.memory.embeddings import (
     register_embedding,
 )
 from personae.memory.minilm import MiniLMEmbedding
-from personae.memory.scene_pairs import ScenePairStore
-from personae.memory.storyline import load_storyline
 from personae.settings import load_settings
 
 QUESTIONS = [
@@ -66,7 +66,7 @@ def test_setting_is_read_once_and_checked() -> None:
 
 
 def test_context_fills_the_embedding_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from personae.graphs.baseline_ricl import RICLContext
+    from personae.graphs.bookmarks.baseline_ricl import RICLContext
 
     assert BookmarksContext(storyline_path="s.json").embeddings == "hashing"
     monkeypatch.setenv("PERSONAE_EMBEDDINGS", "openai:embed-small")
@@ -178,7 +178,7 @@ def test_a_bank_reopens_in_a_new_process_with_the_local_embedding(tmp_path: Path
     fill(BookmarkBank.open("haruhi", tmp_path / "m", embedding=open_embedding("local")))
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from personae.memory.bookmark_bank import BookmarkBank\n"
+        "from personae.memory.bookmarks.bank import BookmarkBank\n"
         "from personae.memory.embeddings import open_embedding\n"
         "bank = BookmarkBank.open('haruhi', Path(sys.argv[1]), embedding=open_embedding('local'))\n"
         "print(len(bank), bank.create(question='Who is new?', type='state', character='Kyon').id)\n"

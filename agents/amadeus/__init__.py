@@ -1,0 +1,1 @@
+"""AMADEUS: LLM roles of this paper (see the README's Layout)."""

@@ -1,0 +1,1 @@
+"""ARCANE: LLM roles of this paper (see the README's Layout)."""

@@ -1,0 +1,456 @@
+"""ARCANE arc construction: axis induction (Table 14), reconciliation (Table 15), critics (Table 16).
+
+Axis induction runs once per stream; reconciliation compares the two sets and merges them;
+three critics with different perspectives rate every merged axis. Chapter ranges are checked
+in code (ordered, within 1..C), because every later stage trusts them as story positions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.memory.arcane.records import (
+    ArcDirection,
+    AxisSource,
+    Citation,
+    Confidence,
+    CriticVerdict,
+)
+
+# Table 14 (ARCANE App. P.1): Stage i axis-induction prompt, verbatim (evidence_summary placed
+# inside each axis: spec default 5).
+INDUCTION_SYSTEM = (
+    "You are a literary analyst specializing in character psychology and narrative structure. "
+    "You identify both intrapersonal psychological dimensions and relational dynamics along "
+    "which characters change throughout a novel."
+)
+INDUCTION_USER = """Below is a chronological list of psychologically impactful events for {character} across {novel}.
+
+{stream_json}
+
+Based on these events, identify TWO types of character arc axes:
+
+## TYPE 1: INTRAPERSONAL AXES Psychological dimensions of internal change (beliefs, self-perception, emotional patterns, moral reasoning).
+- Identify 3-5 axes for characters with rich arcs, fewer for flat characters.
+- REQUIRED: The first axis (intra_01) MUST be an Agency-Communion axis (Bakan 1966). Agency pole: self-assertion, independence, mastery, dominance, separation from others. Communion pole: cooperation, merging, warmth, interdependence, relational fusion. Track where {character} starts and ends on this motivational dimension.
+
+## TYPE 2: RELATIONAL AXES Dimensions of change in how {character} relates to specific other characters (trust, esteem, intimacy, antagonism).
+- Only include relationships with meaningful, trackable change (1-2 axes per significant relationship).
+- Do NOT force relational axes for minor or static relationships.
+
+For EVERY axis:
+1. Name it clearly and specifically (not generic like "personal growth").
+2. Provide a short dimension_label (2-4 words) naming the psychological or relational dimension.
+3. Define the two poles (where the character starts vs. where they end on this dimension).
+4. Trace the trajectory with specific chapter ranges and key events.
+5. Rate confidence (high/medium/low).
+
+If {character} shows little meaningful change (flat arc), state this explicitly and keep axes minimal.
+
+Return JSON only:
+{{
+  "character": "{character}",
+  "arc_richness": "rich/moderate/flat",
+  "intrapersonal_axes": [
+    {{
+      "axis_type": "intrapersonal",
+      "axis_id": "intra_01",
+      "dimension_label": "2-4 word dimension name",
+      "axis_name": "From X to Y (descriptive arc name)",
+      "pole_start": "Starting position description",
+      "pole_end": "Ending position description",
+      "confidence": "high/medium/low",
+      "trajectory": [
+        {{
+          "phase": "Phase label",
+          "chapter_range": [start, end],
+          "position_description": "Where on the axis and why",
+          "key_events": ["event descriptions"]
+        }}
+      ],
+      "evidence_summary": "Brief justification"
+    }}
+  ],
+  "relational_axes": [
+    {{
+      "axis_type": "relational",
+      "axis_id": "rel_01",
+      "source_character": "{character}",
+      "target_character": "Other Character",
+      "dimension_label": "...",
+      "axis_name": "...",
+      "pole_start": "...",
+      "pole_end": "...",
+      "confidence": "high/medium/low",
+      "trajectory": [ ... same shape as above ... ],
+      "evidence_summary": "..."
+    }}
+  ]
+}}"""
+STATE_STREAM_LEAD = "Below is a chronological list of psychologically impactful events for"
+"""The state-stream variant swaps events_json for psych_summaries_json (Table 14 caption)."""
+
+# Table 15 (ARCANE App. P.1): Stage ii cross-stream reconciliation prompt, verbatim.
+RECONCILE_SYSTEM = (
+    "You are a literary analyst performing cross-validation of character arc analyses. You "
+    "compare independently generated axis sets and produce a merged, high-confidence result."
+)
+RECONCILE_USER = """Below are two independently generated sets of character arc axes for {character} in {novel}. Each set contains INTRAPERSONAL axes (internal psychological change) and RELATIONAL axes (interpersonal dynamics change).
+
+SET A (from event graph analysis):
+{axes_events}
+
+SET B (from psychological summary analysis):
+{axes_psych}
+
+Compare these two sets and produce a merged result. Compare intrapersonal axes with intrapersonal axes, and relational axes with relational axes separately.
+
+For each category:
+1. MATCHED: Axes that appear in both sets (possibly different names but same concept). HIGH CONFIDENCE.
+2. UNIQUE TO A: Axes only in Set A. Assess: valid_missed / artifact / borderline.
+3. UNIQUE TO B: Axes only in Set B. Same assessment.
+4. MERGED FINAL SET: Your recommended final axes, combining the best from both.
+
+For each final axis, synthesize trajectory information from both sources. Every final axis MUST include: axis_type, dimension_label (2-4 words), axis_name, pole_start, pole_end, confidence, source, arc_direction, trajectory, evidence_summary. Relational axes must also include source_character and target_character.
+
+arc_direction classifies the overall trajectory shape of this axis:
+- "positive": character moves from a flawed position toward a healthier / wiser one
+- "negative": character entrenches or deepens a flaw
+- "flat": character's position on this axis remains essentially stable
+- "disillusionment": character loses a positive belief without gaining a replacement
+- "ambivalent": trajectory is non-linear with no clear net direction
+
+Return JSON only:
+{{
+  "character": "{character}",
+  "comparison": {{
+    "intrapersonal": {{
+      "matched": [
+        {{"set_a_axis": "...", "set_b_axis": "...",
+         "overlap_description": "How they correspond"}}
+      ],
+      "unique_to_a": [{{"axis": "name",
+                       "assessment": "valid_missed/artifact/borderline"}}],
+      "unique_to_b": [{{"axis": "name",
+                       "assessment": "valid_missed/artifact/borderline"}}]
+    }},
+    "relational": {{ ... same shape ... }}
+  }},
+  "intrapersonal_axes": [
+    {{
+      "axis_type": "intrapersonal",
+      "axis_id": "final_intra_01",
+      "dimension_label": "...",
+      "axis_name": "Merged descriptive name",
+      "pole_start": "...",
+      "pole_end": "...",
+      "confidence": "high/medium/low",
+      "source": "both/event_only/psych_only",
+      "arc_direction": "positive/negative/flat/disillusionment/ambivalent",
+      "trajectory": [
+        {{"phase": "...", "chapter_range": [0, 0],
+         "position_description": "...",
+         "key_moments": ["descriptions"]}}
+      ],
+      "evidence_summary": "..."
+    }}
+  ],
+  "relational_axes": [ ... same shape with source_character / target_character added ... ]
+}}"""
+
+# Table 16 (ARCANE App. P.1): Stage iii LLM-critic prompts, verbatim: three systems, one user.
+CRITIC_SYSTEMS: dict[str, str] = {
+    "structuralist": (
+        "You are a structuralist literary critic with expertise in narratology and character "
+        "function. You evaluate character arc claims by consulting your knowledge of published "
+        "narratological and structuralist analyses. You must cite specific, real, verifiable "
+        "works. For each citation include the direct URL to the work if you know it (e.g. JSTOR, "
+        "Google Books, publisher page, Academia.edu), otherwise null. If you cannot recall any "
+        "real published citation for this axis, set verdict=false and leave citations as an "
+        "empty list."
+    ),
+    "psychological": (
+        "You are a psychological literary critic specializing in depth psychology, ego "
+        "development, and psychoanalytic approaches to character. You evaluate character arc "
+        "claims using your knowledge of published psychological criticism of the novel. You must "
+        "cite specific, real, verifiable works. For each citation include the direct URL to the "
+        "work if you know it, otherwise null. If you cannot recall any real published citation "
+        "for this axis, set verdict=false and leave citations as an empty list."
+    ),
+    "historical": (
+        "You are a historical and cultural literary critic. You evaluate character arc claims "
+        "using your knowledge of published cultural, historical, and reception-oriented "
+        "scholarship on the novel. You must cite specific, real, verifiable works. For each "
+        "citation include the direct URL to the work if you know it, otherwise null. If you "
+        "cannot recall any real published citation for this axis, set verdict=false and leave "
+        "citations as an empty list."
+    ),
+}
+CRITICS = tuple(CRITIC_SYSTEMS)
+CRITIC_USER = """Novel: {novel}
+Character: {character}
+
+AXIS UNDER EVALUATION
+ID      : {axis_id} Dimension : {dimension_label} Name      : {axis_name} Pole start : {pole_start} Pole end :
+{pole_end} Confidence : {confidence}
+
+{axis_type_block}
+
+YOUR TASK Assess whether this axis is grounded in published literary scholarship on "{novel}".
+
+Rules:
+1. Cite only real, verifiable published works. Never invent citations.
+2. Each citation MUST include: author, title, year. Include the direct URL (JSTOR, Google Books, publisher page, Academia.edu, etc.) if you know it; otherwise set url to null.
+3. {rule_3}
+4. If you cannot recall any real published work supporting this axis, set "verdict": false and "citations": [].
+
+Return JSON only:
+{{
+  "verdict": true or false,
+  "reasoning": "2-3 sentences from your critical perspective",
+  "citations": [
+    {{
+      "author": "Surname, Firstname (or just Surname)",
+      "title": "Full work title",
+      "year": 1990,
+      "publication": "Journal name / book publisher / essay collection",
+      "url": "direct URL or null",
+      "relevance": "one sentence: how this work supports the axis"
+    }}
+  ]
+}}"""
+INTRAPERSONAL_BLOCK = (
+    "AXIS TYPE: INTRAPERSONAL This axis tracks an internal psychological change in {character} "
+    "(beliefs, self-perception, moral reasoning, emotional patterns). Relevant scholarship "
+    "includes: psychological criticism, character development studies, ego/identity analysis, "
+    "or psychoanalytic readings."
+)
+INTRAPERSONAL_RULE_3 = (
+    "For intrapersonal axes, a work supports the axis if it discusses the same internal "
+    "dimension of {character} -- even under different terminology (e.g. 'pride' vs "
+    "'arrogance', 'humility' vs 'self-knowledge')."
+)
+RELATIONAL_BLOCK = (
+    "AXIS TYPE: RELATIONAL -- This axis tracks how {character}'s relationship with {target} "
+    "changes ..."
+)
+RELATIONAL_RULE_3 = (
+    "For relational axes, a work supports the axis if it discusses the evolving dynamic between "
+    "{character} and {target} -- even if it uses different terms (e.g. 'power struggle', "
+    "'romantic tension', 'class conflict')."
+)
+
+
+class InducedPhase(BaseModel):
+    """A trajectory phase as T14 returns it."""
+
+    phase: str
+    chapter_range: tuple[int, int]
+    position_description: str
+    key_events: list[str] = Field(default_factory=list)
+
+
+class InducedAxis(BaseModel):
+    """One axis of a stream (T14)."""
+
+    axis_type: Literal["intrapersonal", "relational"]
+    axis_id: str
+    dimension_label: str
+    axis_name: str
+    pole_start: str
+    pole_end: str
+    confidence: Confidence
+    trajectory: list[InducedPhase]
+    evidence_summary: str = ""
+    source_character: str | None = None
+    target_character: str | None = None
+
+
+class AxisInduction(BaseModel):
+    """T14's answer for one stream."""
+
+    character: str
+    arc_richness: Literal["rich", "moderate", "flat"]
+    intrapersonal_axes: list[InducedAxis] = Field(default_factory=list)
+    relational_axes: list[InducedAxis] = Field(default_factory=list)
+
+
+class MatchedAxis(BaseModel):
+    """Axes both streams found."""
+
+    set_a_axis: str
+    set_b_axis: str
+    overlap_description: str = ""
+
+
+class UniqueAxis(BaseModel):
+    """An axis one stream found, with its assessment."""
+
+    axis: str
+    assessment: Literal["valid_missed", "artifact", "borderline"]
+
+
+class CategoryComparison(BaseModel):
+    """T15's comparison for one category."""
+
+    matched: list[MatchedAxis] = Field(default_factory=list)
+    unique_to_a: list[UniqueAxis] = Field(default_factory=list)
+    unique_to_b: list[UniqueAxis] = Field(default_factory=list)
+
+
+class Comparison(BaseModel):
+    """T15's comparison for both categories."""
+
+    intrapersonal: CategoryComparison = Field(default_factory=CategoryComparison)
+    relational: CategoryComparison = Field(default_factory=CategoryComparison)
+
+
+class MergedPhase(BaseModel):
+    """A merged trajectory phase (T15)."""
+
+    phase: str
+    chapter_range: tuple[int, int]
+    position_description: str
+    key_moments: list[str] = Field(default_factory=list)
+
+
+class MergedAxis(BaseModel):
+    """One axis of the merged final set (T15)."""
+
+    axis_type: Literal["intrapersonal", "relational"]
+    axis_id: str
+    dimension_label: str
+    axis_name: str
+    pole_start: str
+    pole_end: str
+    confidence: Confidence
+    source: AxisSource
+    arc_direction: ArcDirection
+    trajectory: list[MergedPhase]
+    evidence_summary: str = ""
+    source_character: str | None = None
+    target_character: str | None = None
+
+
+class Reconciliation(BaseModel):
+    """T15's answer."""
+
+    character: str
+    comparison: Comparison
+    intrapersonal_axes: list[MergedAxis] = Field(default_factory=list)
+    relational_axes: list[MergedAxis] = Field(default_factory=list)
+
+
+class CriticAnswer(BaseModel):
+    """T16's answer."""
+
+    verdict: bool
+    reasoning: str
+    citations: list[Citation] = Field(default_factory=list)
+
+    def as_verdict(self) -> CriticVerdict:
+        """Stored form; citations marked unverified (spec default 34)."""
+        cites = [c.model_copy(update={"verified": False}) for c in self.citations]
+        return CriticVerdict(verdict=self.verdict, reasoning=self.reasoning, citations=cites)
+
+
+def check_ranges(
+    trajectory: list[InducedPhase] | list[MergedPhase], chapters: int, where: str
+) -> None:
+    """Phases ordered, each range [a, b] with 1 <= a <= b <= C, starts non-decreasing."""
+    previous = 0
+    for phase in trajectory:
+        start, end = phase.chapter_range
+        if not 1 <= start <= end <= chapters:
+            raise ValueError(
+                f"{where}: chapter_range {[start, end]} must satisfy 1 <= start <= end <= {chapters}"
+            )
+        if start < previous:
+            raise ValueError(f"{where}: phases must be in chronological order")
+        previous = start
+
+
+def check_induction(chapters: int) -> Callable[[AxisInduction], None]:
+    """Reject T14 answers with malformed chapter ranges."""
+
+    def check(answer: AxisInduction) -> None:
+        for axis in [*answer.intrapersonal_axes, *answer.relational_axes]:
+            check_ranges(axis.trajectory, chapters, axis.axis_id)
+
+    return check
+
+
+def check_reconciliation(chapters: int) -> Callable[[Reconciliation], None]:
+    """Reject T15 answers with malformed ranges or duplicate / malformed final ids."""
+
+    def check(answer: Reconciliation) -> None:
+        ids = []
+        for prefix, axes in (
+            ("final_intra_", answer.intrapersonal_axes),
+            ("final_rel_", answer.relational_axes),
+        ):
+            for axis in axes:
+                if not axis.axis_id.startswith(prefix):
+                    raise ValueError(f"axis id {axis.axis_id!r} must start with {prefix}")
+                check_ranges(axis.trajectory, chapters, axis.axis_id)
+                ids.append(axis.axis_id)
+        if len(set(ids)) != len(ids):
+            raise ValueError("final axis ids must be unique")
+
+    return check
+
+
+def induction_messages(
+    *, novel: str, character: str, stream_json: list[object], state_stream: bool
+) -> list[BaseMessage]:
+    """T14 on one stream (chronological events, or the state stream's summaries)."""
+    user = INDUCTION_USER.format(
+        character=character, novel=novel, stream_json=json.dumps(stream_json, ensure_ascii=False)
+    )
+    del state_stream  # the same template: only the inserted JSON differs (Table 14 caption)
+    return [SystemMessage(content=INDUCTION_SYSTEM), HumanMessage(content=user)]
+
+
+def reconcile_messages(
+    *, novel: str, character: str, axes_events: AxisInduction, axes_psych: AxisInduction
+) -> list[BaseMessage]:
+    """T15 over the two streams' axis sets."""
+    user = RECONCILE_USER.format(
+        character=character,
+        novel=novel,
+        axes_events=axes_events.model_dump_json(indent=2),
+        axes_psych=axes_psych.model_dump_json(indent=2),
+    )
+    return [SystemMessage(content=RECONCILE_SYSTEM), HumanMessage(content=user)]
+
+
+def critic_messages(
+    critic: str, *, novel: str, character: str, axis: MergedAxis
+) -> list[BaseMessage]:
+    """T16 for one critic perspective and one axis (intrapersonal or relational variant)."""
+    target = axis.target_character or "the other character"
+    relational = axis.axis_type == "relational"
+    block = (RELATIONAL_BLOCK if relational else INTRAPERSONAL_BLOCK).format(
+        character=character, target=target
+    )
+    rule = (RELATIONAL_RULE_3 if relational else INTRAPERSONAL_RULE_3).format(
+        character=character, target=target
+    )
+    user = CRITIC_USER.format(
+        novel=novel,
+        character=character,
+        axis_id=axis.axis_id,
+        dimension_label=axis.dimension_label,
+        axis_name=axis.axis_name,
+        pole_start=axis.pole_start,
+        pole_end=axis.pole_end,
+        confidence=axis.confidence,
+        axis_type_block=block,
+        rule_3=rule,
+    )
+    return [SystemMessage(content=CRITIC_SYSTEMS[critic]), HumanMessage(content=user)]

@@ -1,0 +1,1 @@
+"""BOOKMARKS: LLM roles of this paper (see the README's Layout)."""

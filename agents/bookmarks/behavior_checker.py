@@ -1,0 +1,236 @@
+"""The behavior checker role: which of a character's actions are evidence for a behavior pattern.
+
+Behavioral bookmarks ask general, reusable questions ("How does Kyon react when Haruhi drags
+him into a scheme?"). Syncing one means checking each unseen action of the character, in its
+local scene, as direct evidence for the pattern, then summarising all the evidence. The check
+follows the released BOOKMARKS code (``update_behavioral_bookmark``): "yes" only if the query's
+situation actually holds in the scene AND the action is a concrete example of the behavior;
+anything missing, unclear or weakly related is "no". The summary sees every piece of evidence,
+oldest first, and favours the later ones when they conflict.
+
+The check sits behind :class:`BehaviorEvidenceClassifier` (``classify(pattern, items) ->
+(verdicts, usage)``), so the operator can run without an LLM. The paper replaces the LLM check
+with a distilled DeBERTa-v3 NLI classifier; to do the same, implement ``classify`` with your
+classifier (one verdict per item, from :func:`render_item`'s text or the item's actions) and
+pass it as ``classifier=`` to :func:`personae.graphs.bookmarks.sync.sync_bookmark`.
+:class:`LLMBehaviorClassifier` is the LLM implementation: it shows the model items under short
+ids the code assigned (``A1``..``An``, one per call by default) and requires a verdict for each
+of them, no others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.llm import LLMUsage, call_structured
+from personae.memory.bookmarks.storyline import StoryAction
+
+MAX_PARALLEL_BATCHES = 4
+"""Classifier calls in flight at once for one bookmark (the graph already fans out)."""
+
+# The released BOOKMARKS code's behavioral filter, asked for each item (scene + marked action).
+CHECK_SYSTEM = """We are using a behavioral query as a filter over past scenes of a story. Each
+item shows the scene (the earlier actions) and then the action to judge (marked >>>).
+
+For each item: does THIS specific action by the character in THIS scene provide direct evidence
+for the behavior that the query is asking about?
+
+Answer yes (supports = true) ONLY if BOTH of the following are true:
+- The situation described in the query (characters, conditions, emotional state, context, etc.)
+  actually holds in this scene.
+- The character's marked action is a concrete example of that behavior in this situation (not
+  just vaguely related or partially matching).
+
+If any required condition in the query is missing, unclear, or only weakly related, answer no.
+Judge only the marked action of each item. Give exactly one verdict for every item id shown."""
+
+CHECK_USER = """## Query
+{pattern}
+
+## Items
+{items}
+
+Give a verdict for each id: {ids}."""
+
+# The released BOOKMARKS code's behavior summary over the filtered evidence.
+SUMMARY_SYSTEM = """You are given a list of filtered character actions for {character} that all
+match a particular behavioral query.
+
+Important:
+- The action list is sorted chronologically from earliest to latest.
+- If earlier and later actions appear to conflict, prioritize the pattern implied by the later
+  actions.
+- Focus ONLY on behavioral patterns grounded in the provided samples.
+
+Your task: summarize how the character, {character}, behaves in a concise, general sentence or
+two. Do NOT add new traits, motivations, or interpretations that are not supported by the
+actions."""
+
+SUMMARY_USER = """## Character action samples (chronologically ordered)
+{evidence}
+
+## Behavioral query
+{question}
+
+Summarize how {character} behaves."""
+
+
+@dataclass(frozen=True)
+class BehaviorItem:
+    """One action to check, with the local scene shown before it (never at or after it)."""
+
+    action: StoryAction
+    scene: tuple[StoryAction, ...]
+
+
+class BehaviorEvidenceClassifier(Protocol):
+    """Decides, for each item, whether its action is evidence for ``pattern``."""
+
+    async def classify(
+        self, pattern: str, items: Sequence[BehaviorItem]
+    ) -> tuple[list[bool], LLMUsage]:
+        """One verdict per item, in the items' order, and what it cost."""
+        ...
+
+
+class EvidenceVerdict(BaseModel):
+    """The verdict for one item."""
+
+    id: str = Field(description="The item id as shown, like A3.")
+    supports: bool = Field(description="True if the marked action is evidence for the pattern.")
+
+
+class EvidenceVerdicts(BaseModel):
+    """One verdict for every item shown."""
+
+    verdicts: list[EvidenceVerdict] = Field(description="Exactly one verdict per item id.")
+
+
+class BehaviorSummary(BaseModel):
+    """The behavior pattern described from the evidence."""
+
+    answer: str = Field(description="A concise, general sentence or two.")
+
+
+def render_item(item_id: str, item: BehaviorItem) -> str:
+    """An item as the model reads it: its scene, then the marked action."""
+    lines = [f"{item_id}:"]
+    lines += [f"    {a.render()}" for a in item.scene]
+    lines.append(f">>> {item.action.render()}")
+    return "\n".join(lines)
+
+
+def verdicts_checker(ids: Sequence[str]) -> Callable[[EvidenceVerdicts], None]:
+    """A ``check=`` function requiring exactly one verdict for each of ``ids``."""
+    expected = set(ids)
+
+    def check(answer: EvidenceVerdicts) -> None:
+        given = [v.id.strip() for v in answer.verdicts]
+        unknown = sorted(set(given) - expected)
+        missing = [i for i in ids if i not in given]
+        repeated = sorted({i for i in given if given.count(i) > 1})
+        problems = []
+        if unknown:
+            problems.append(f"unknown ids: {', '.join(unknown)}")
+        if missing:
+            problems.append(f"missing ids: {', '.join(missing)}")
+        if repeated:
+            problems.append(f"repeated ids: {', '.join(repeated)}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    return check
+
+
+class LLMBehaviorClassifier:
+    """The LLM classifier: ``batch_size`` items per call, short ids mapped back by the code."""
+
+    def __init__(self, model: BaseChatModel, batch_size: int = 1) -> None:
+        """Classify with ``model`` (the fast model), ``batch_size`` items per call."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.model = model
+        self.batch_size = batch_size
+
+    async def classify(
+        self, pattern: str, items: Sequence[BehaviorItem]
+    ) -> tuple[list[bool], LLMUsage]:
+        """Verdicts for ``items`` in order: ``ceil(len(items) / batch_size)`` model calls."""
+        batches = [
+            items[start : start + self.batch_size]
+            for start in range(0, len(items), self.batch_size)
+        ]
+        limit = asyncio.Semaphore(MAX_PARALLEL_BATCHES)
+
+        async def run(batch: Sequence[BehaviorItem]) -> tuple[list[bool], LLMUsage]:
+            async with limit:
+                return await self._classify_batch(pattern, batch)
+
+        results = await asyncio.gather(*(run(batch) for batch in batches))
+        verdicts = [v for batch_verdicts, _ in results for v in batch_verdicts]
+        usage = sum((u for _, u in results), LLMUsage())
+        return verdicts, usage
+
+    async def _classify_batch(
+        self, pattern: str, batch: Sequence[BehaviorItem]
+    ) -> tuple[list[bool], LLMUsage]:
+        ids = [f"A{n}" for n in range(1, len(batch) + 1)]
+        messages = [
+            SystemMessage(CHECK_SYSTEM),
+            HumanMessage(
+                CHECK_USER.format(
+                    pattern=pattern,
+                    items="\n\n".join(
+                        render_item(i, item) for i, item in zip(ids, batch, strict=True)
+                    ),
+                    ids=", ".join(ids),
+                )
+            ),
+        ]
+        answer, usage = await call_structured(
+            self.model,
+            EvidenceVerdicts,
+            messages,
+            check=verdicts_checker(ids),
+        )
+        by_id = {v.id.strip(): v.supports for v in answer.verdicts}
+        return [by_id[i] for i in ids], usage
+
+
+def _non_empty(summary: BehaviorSummary) -> None:
+    if not summary.answer.strip():
+        raise ValueError("the answer is empty")
+
+
+async def summarize_behavior(
+    model: BaseChatModel,
+    question: str,
+    character: str,
+    evidence_actions: Sequence[StoryAction],
+) -> tuple[str, LLMUsage]:
+    """Describe the pattern from every evidence action, oldest -> newest; later ones favoured.
+
+    The caller passes no evidence -> no call: the answer stays unknown (``""``).
+    """
+    ordered = sorted(evidence_actions, key=lambda a: a.position)
+    if not ordered:
+        return "", LLMUsage()
+    messages = [
+        SystemMessage(SUMMARY_SYSTEM.format(character=character)),
+        HumanMessage(
+            SUMMARY_USER.format(
+                question=question,
+                evidence="\n".join(a.render() for a in ordered),
+                character=character,
+            )
+        ),
+    ]
+    summary, usage = await call_structured(model, BehaviorSummary, messages, check=_non_empty)
+    return summary.answer.strip(), usage

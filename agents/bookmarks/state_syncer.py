@@ -1,0 +1,97 @@
+"""The state syncer role: one chunk of unseen actions -> reset / update / no change of an answer.
+
+State bookmarks ask about the current situation ("Where is Kyon right now?"), so the answer is
+carried forward chunk by chunk. The model decides how the chunk changes it; the code enforces
+the decision: ``no_change`` keeps the old answer verbatim (whatever the model wrote), ``reset``
+replaces it with an answer built from this chunk alone, ``update`` revises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.llm import LLMUsage, call_structured
+from personae.memory.bookmarks.storyline import StoryAction
+
+StateOperation = Literal["reset", "update", "no_change"]
+
+STATE_SYNC_SYSTEM = """You keep the answer to a question about the CURRENT situation of a story
+up to date while reading it chunk by chunk. For each new chunk choose one operation:
+- no_change: the chunk does not affect the answer; it stays exactly as it is.
+- update: the chunk adds to or revises the answer; write the whole revised answer.
+- reset: the situation changed so much that the old answer no longer holds at all; write a new
+  answer from this chunk alone, without carrying over anything from the old one.
+Answer only from the actions shown (and the current answer). Keep answers short: one to three
+sentences about the situation at the END of the chunk."""
+
+STATE_SYNC_USER = """## Question (asked for {character})
+{question}
+
+## Current answer (after the actions before this chunk)
+{answer}
+
+## New chunk of the story, in order
+{chunk}
+
+Choose the operation and give the answer as it stands after the last action of this chunk."""
+
+
+class StateUpdate(BaseModel):
+    """How this chunk changes the answer."""
+
+    operation: StateOperation = Field(
+        description="no_change, update (revise the answer) or reset (old answer no longer holds)."
+    )
+    answer: str = Field(
+        description="The full answer after this chunk; ignored for no_change (may be empty)."
+    )
+
+
+@dataclass(frozen=True)
+class StateStep:
+    """The decision for one chunk, as the code applies it."""
+
+    operation: StateOperation
+    answer: str
+    """The answer after the chunk (the old one verbatim for ``no_change``)."""
+
+
+def _require_answer(update: StateUpdate) -> None:
+    if update.operation != "no_change" and not update.answer.strip():
+        raise ValueError(f"operation {update.operation} needs a non-empty answer")
+
+
+async def update_state_answer(
+    model: BaseChatModel,
+    *,
+    question: str,
+    character: str,
+    answer: str,
+    chunk: Sequence[StoryAction],
+) -> tuple[StateStep, LLMUsage]:
+    """Apply one chunk of actions to a state answer (one fast-model call).
+
+    ``answer`` is the current answer (``""`` = unknown). ``reset`` and ``update`` must come with
+    a non-empty answer (checked, retried); ``no_change`` returns ``answer`` unchanged.
+    """
+    messages = [
+        SystemMessage(STATE_SYNC_SYSTEM),
+        HumanMessage(
+            STATE_SYNC_USER.format(
+                character=character,
+                question=question,
+                answer=answer or "(unknown so far)",
+                chunk="\n".join(a.render() for a in chunk) or "(no actions)",
+            )
+        ),
+    ]
+    update, usage = await call_structured(model, StateUpdate, messages, check=_require_answer)
+    if update.operation == "no_change":
+        return StateStep("no_change", answer), usage
+    return StateStep(update.operation, update.answer.strip()), usage

@@ -1,0 +1,1 @@
+"""CharacterHub: LLM roles of this paper (see the README's Layout)."""

@@ -1,0 +1,151 @@
+"""The profile rewriters: a first-person profile from the refined, cited evidence.
+
+Two roles on the strong model. ``rewrite_first_person`` is ours (the ``planned`` method): it
+reads the cited notes per dimension and the passages they cite. ``rewrite_paper_profile`` is the
+paper's Table 8 prompt over the R² document (the ``paper`` method). Both follow the canon rule
+the code decided once for the run (cross-version mix-ups are the main error the paper reports),
+and both list the facts the profile states, each citing source ids: the code rejects invented
+ids, drops facts left with none, and then checks each fact against the passages it cites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from personae.agents.characterhub.evidence_summarizer import (
+    CitedFact,
+    drop_unknown_ids,
+    reject_unknown_ids,
+)
+from personae.llm import LLMUsage, call_structured
+from personae.memory.characterhub.dimensions import DIMENSIONS
+
+REWRITER_SYSTEM = """You write the profile of the fictional character {name} ({franchise}) in
+the first person, as the character speaking about themself, from the cited facts and the source
+passages below only. {canon}
+Be comprehensive: personality first (you may analyse it from the character's experiences), then
+background, appearance, motivations, abilities, relationships, key experiences and decisions,
+and the character's arc; as long as the evidence warrants. Leave out characters with the same
+name. When sources conflict, keep the best-supported fact and record the conflict. List the
+facts the profile states, each with the ids of the passages that state it and a short exact
+quote from one of them; cite only ids shown below."""
+
+REWRITER_USER = """## Facts per dimension (with source ids)
+{facts}
+
+## Source passages
+{sources}"""
+
+# CharacterHub, Appendix F, Table 8: profile rewriting prompt, verbatim (its "include include"
+# and "character's, background" typos kept).
+PAPER_REWRITE_PROMPT = """Please completely rewrite all the above information from {entity}'s first-person perspective. Ensure that the information is comprehensive and accurate. You need to focus on the character's personality, which you could also analyze based on the characters' experiences. Besides, include include the character's, background, physical description, core motivations, notable attributes, relationships, key experiences, major plot involvement and key decisions or actions, character arc or development throughout the story, and other important details, if they appear in the information that you obtained."""
+
+PAPER_FACTS_REQUEST = """{canon}
+Put the rewritten profile in `profile`. In `facts`, list the facts the profile states, each
+with its dimension ({dimensions}), the [S#] ids the information above cites for it and a short
+exact quote of that information; cite only ids that appear above."""
+
+
+class ProfileDraft(BaseModel):
+    """The rewritten profile."""
+
+    profile: str = Field(description="The profile in the first person ('I am ...').")
+    facts: list[CitedFact] = Field(
+        description="The facts kept, per dimension, each with its source ids."
+    )
+    conflicts: list[str] = Field(
+        default_factory=list,
+        description="Conflicts between sources or versions and how each was resolved.",
+    )
+
+
+def render_facts(facts_by_dimension: Mapping[str, Sequence[CitedFact]]) -> str:
+    """Facts grouped by dimension, each with its ids, as the model reads them."""
+    lines: list[str] = []
+    for dimension in DIMENSIONS:
+        for fact in facts_by_dimension.get(dimension, []):
+            lines.append(f"- [{dimension}] {fact.text} ({', '.join(fact.source_ids)})")
+    return "\n".join(lines) or "(no facts)"
+
+
+async def rewrite_first_person(
+    model: BaseChatModel,
+    *,
+    name: str,
+    franchise: str | None,
+    facts_by_dimension: Mapping[str, Sequence[CitedFact]],
+    passages: str,
+    known_ids: Collection[str],
+    canon: str,
+    reminder: str | None = None,
+) -> tuple[ProfileDraft, LLMUsage]:
+    """The first-person profile from notes and ``passages`` (rendered ``[S#] title`` blocks).
+
+    Ids the model invented are dropped and counted; an empty profile is retried. ``reminder``
+    is appended to the request when the caller asks again (a draft whose facts all lost their
+    sources).
+    """
+    messages = [
+        SystemMessage(
+            REWRITER_SYSTEM.format(
+                name=name, franchise=franchise or "unknown franchise", canon=canon
+            )
+        ),
+        HumanMessage(
+            REWRITER_USER.format(facts=render_facts(facts_by_dimension), sources=passages)
+            + (f"\n\n{reminder}" if reminder else "")
+        ),
+    ]
+    return await call_structured(
+        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
+    )
+
+
+def _drop_ids(known_ids: Collection[str]) -> Callable[[ProfileDraft], tuple[ProfileDraft, int]]:
+    """Repair of a draft citing invented ids: drop them (counted), keep the rest."""
+
+    def repair(draft: ProfileDraft) -> tuple[ProfileDraft, int]:
+        facts, dropped = drop_unknown_ids(draft.facts, known_ids)
+        return draft.model_copy(update={"facts": facts}), dropped
+
+    return repair
+
+
+def _valid_draft(known_ids: Collection[str]) -> Callable[[ProfileDraft], None]:
+    def valid(draft: ProfileDraft) -> None:
+        reject_unknown_ids(draft.facts, known_ids)
+        if not draft.profile.strip():
+            raise ValueError("the profile is empty")
+
+    return valid
+
+
+async def rewrite_paper_profile(
+    model: BaseChatModel,
+    *,
+    name: str,
+    document: str,
+    known_ids: Collection[str],
+    canon: str,
+    reminder: str | None = None,
+) -> tuple[ProfileDraft, LLMUsage]:
+    """Table 8 over the R² ``document``: the first-person profile and the facts it states.
+
+    ``reminder`` is appended when the caller asks again (no fact kept a known source id).
+    """
+    messages = [
+        HumanMessage(document),
+        HumanMessage(
+            PAPER_REWRITE_PROMPT.format(entity=name)
+            + "\n\n"
+            + PAPER_FACTS_REQUEST.format(canon=canon, dimensions=", ".join(DIMENSIONS))
+            + (f"\n\n{reminder}" if reminder else "")
+        ),
+    ]
+    return await call_structured(
+        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
+    )

@@ -1,0 +1,1 @@
+"""AMADEUS: evaluation protocol of this paper (see the README's Layout)."""

@@ -1,0 +1,441 @@
+"""The interview-based personality evaluation of AMADEUS (Tables 4-5), InCharacter's protocol.
+
+For each character: every questionnaire item is asked as its rewritten question in a fresh
+conversation with the role-play method (``amadeus``, ``naive`` or ``none``); the answers are
+assessed (expert rating of anonymised batches per dimension by default, or option conversion
+with reverse keying by category); dimension scores become a type code (MBTI or Big Five SLOAN)
+compared with the character's personality-database label: the paper's Accuracy and Avg
+F1-Score, with InCharacter's full-type accuracy as an extra.
+
+Every interview answer and every rating is appended to ``results.jsonl`` as soon as it exists,
+so an interrupted run resumes where it stopped; ``summary.json`` and ``report.md`` are written
+atomically at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+
+from personae.agents.amadeus.incharacter_rater import anonymise, convert_choices, rate_batch
+from personae.agents.amadeus.qa_judge import HallucinationScore, hs_messages
+from personae.evals.amadeus.persona_qa import final_context
+from personae.evals.amadeus.personality_data import Item, Questionnaire, code_of
+from personae.evals.amadeus.personality_scoring import (
+    dimension_scores,
+    letters_of,
+    option_score,
+    split_batches,
+    type_metrics,
+)
+from personae.files import append_jsonl, write_json_atomic, write_text_atomic
+from personae.graphs.amadeus.graph import AmadeusContext, build_graph
+from personae.llm_cache import LLMCallCache
+
+logger = logging.getLogger(__name__)
+
+Assess = Literal["er", "oc"]
+RESULTS = "results.jsonl"
+OC_BATCH = 20
+"""Items per option-conversion call."""
+
+
+@dataclass(frozen=True)
+class Interviewee:
+    """One character to interview and what is known about it."""
+
+    name: str
+    """Name in the report (the InCharacter id for labelled characters)."""
+    indexed_as: str
+    """The character's name in the persona index."""
+    aliases: tuple[str, ...]
+    """Names anonymised before rating."""
+    experimenter: str
+    """The interviewer's name (anonymised too)."""
+    label: Mapping[str, str] | None
+    """Ground-truth letters per dimension (``X`` neutral), None when unlabelled."""
+    persona_source: str = ""
+    """Where the persona came from (profile.json, wiki page, CoSER book, Markdown)."""
+    persona_kind: str = ""
+    """The importer that built the persona."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PersonalityRun:
+    """Everything one evaluation run needs."""
+
+    questionnaire: Questionnaire
+    interviewees: Sequence[Interviewee]
+    agent: AmadeusContext
+    """Run settings of the role-play agent (its ``method`` is the method evaluated)."""
+    rater: BaseChatModel
+    assess: Assess = "er"
+    out_dir: Path
+    concurrency: int = 4
+    limit: int | None = None
+    """Items per dimension to ask (None: all), for quick runs."""
+    progress: Callable[[str], None] = field(default=lambda line: None)
+    hs_judge: BaseChatModel | None = None
+    """Judge of the Hallucination Score of each answer (Table 6, MBTI/BFI rows); None: skip."""
+    judge_name: str = ""
+    """Name the HS judge's answers are cached under."""
+    cache_dir: Path | None = None
+    """Judge cache folder."""
+
+
+def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
+    return (str(record["kind"]), str(record["character"]), str(record.get("id", "")))
+
+
+def load_done(path: Path) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Records already in ``results.jsonl`` (a torn last line is ignored)."""
+    done: dict[tuple[str, ...], dict[str, Any]] = {}
+    if not path.is_file():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            logger.info("skipped a malformed line: %s", error)
+            continue
+        if isinstance(record, dict) and "kind" in record:
+            done[_key(record)] = record
+    return done
+
+
+class _Recorder:
+    """Appends records under a lock, in a thread (file I/O off the event loop)."""
+
+    def __init__(self, path: Path, done: dict[tuple[str, ...], dict[str, Any]]) -> None:
+        self.path = path
+        self.done = done
+        self.lock = asyncio.Lock()
+
+    async def add(self, record: dict[str, Any]) -> None:
+        async with self.lock:
+            await asyncio.to_thread(append_jsonl, self.path, record)
+            self.done[_key(record)] = record
+
+
+def _items(run: PersonalityRun) -> list[Item]:
+    items = []
+    for dimension in run.questionnaire.dimensions:
+        chosen = run.questionnaire.by_dimension(dimension)
+        items += chosen[: run.limit] if run.limit else chosen
+    return items
+
+
+async def _interview(
+    run: PersonalityRun,
+    who: Interviewee,
+    item: Item,
+    graph: Any,
+    recorder: _Recorder,
+    gate: asyncio.Semaphore,
+) -> None:
+    async with gate:
+        result = await graph.ainvoke(
+            {"character": who.indexed_as, "query": item.question}, context=run.agent
+        )
+        hs = await _hallucination(run, item.question, result)
+    await recorder.add(
+        {
+            "hs": hs,
+            "kind": "interview",
+            "character": who.name,
+            "indexed_as": who.indexed_as,
+            "id": item.id,
+            "dimension": item.dimension,
+            "question": item.question,
+            "response": result["response"],
+            "knowledge": [c["id"] for c in result["knowledge"]],
+            "selected": [c["id"] for c in result["selected"]],
+            "selected_text": [c["text"] for c in result["selected"]],
+            "attributes": result.get("attributes"),
+            "gs_failed": result["gs_failed"],
+            "usage": dict(result["usage"]),
+        }
+    )
+
+
+async def _hallucination(
+    run: PersonalityRun, question: str, result: Mapping[str, Any]
+) -> int | None:
+    """HS of one interview answer against the chunks in its final context (no ground truth)."""
+    if run.hs_judge is None or run.agent.method == "none":
+        return None
+    chunks = [chunk["text"] for chunk in final_context(result)]
+    messages = hs_messages(question, chunks, None, str(result["response"]))
+    verdict, _ = await LLMCallCache(run.cache_dir).call_structured(
+        run.hs_judge, run.judge_name, HallucinationScore, messages
+    )
+    return verdict.score
+
+
+def _pairs(
+    run: PersonalityRun,
+    who: Interviewee,
+    items: Sequence[Item],
+    done: Mapping[tuple[str, ...], dict[str, Any]],
+) -> list[tuple[str, str]]:
+    aliases = (*who.aliases, who.indexed_as, who.name)
+    return [
+        (
+            item.question,
+            anonymise(
+                str(done[("interview", who.name, item.id)]["response"]), aliases, who.experimenter
+            ),
+        )
+        for item in items
+    ]
+
+
+async def _rate(
+    run: PersonalityRun,
+    who: Interviewee,
+    dimension: str,
+    index: int,
+    items: Sequence[Item],
+    recorder: _Recorder,
+    gate: asyncio.Semaphore,
+) -> None:
+    async with gate:
+        score, analysis, used = await rate_batch(
+            run.rater,
+            kind=run.questionnaire.kind,
+            dimension=dimension,
+            description=run.questionnaire.descriptions[dimension],
+            pairs=_pairs(run, who, items, recorder.done),
+        )
+    await recorder.add(
+        {
+            "kind": "rating",
+            "character": who.name,
+            "id": f"{dimension}#{index}",
+            "dimension": dimension,
+            "items": [item.id for item in items],
+            "score": score,
+            "analysis": analysis,
+            "usage": used.as_dict(),
+        }
+    )
+
+
+async def _convert(
+    run: PersonalityRun,
+    who: Interviewee,
+    index: int,
+    items: Sequence[Item],
+    recorder: _Recorder,
+    gate: asyncio.Semaphore,
+) -> None:
+    pairs = _pairs(run, who, items, recorder.done)
+    statements = [
+        (item.id, item.statement, q, a) for item, (q, a) in zip(items, pairs, strict=True)
+    ]
+    async with gate:
+        choices, used = await convert_choices(
+            run.rater, kind=run.questionnaire.kind, statements=statements
+        )
+    await recorder.add(
+        {
+            "kind": "choices",
+            "character": who.name,
+            "id": f"oc#{index}",
+            "choices": choices,
+            "usage": used.as_dict(),
+        }
+    )
+
+
+def _assessment_tasks(
+    run: PersonalityRun, who: Interviewee, items: Sequence[Item]
+) -> list[tuple[str, int, list[Item]]]:
+    if run.assess == "oc":
+        return [
+            ("oc", i, list(items[s : s + OC_BATCH]))
+            for i, s in enumerate(range(0, len(items), OC_BATCH))
+        ]
+    tasks = []
+    for dimension in run.questionnaire.dimensions:
+        mine = [item for item in items if item.dimension == dimension]
+        tasks += [(dimension, i, batch) for i, batch in enumerate(split_batches(mine))]
+    return tasks
+
+
+def character_scores(
+    run: PersonalityRun, who: Interviewee, done: Mapping[tuple[str, ...], dict[str, Any]]
+) -> dict[str, float]:
+    """Dimension scores of ``who`` from the recorded ratings or choices."""
+    mine = [r for k, r in done.items() if k[1] == who.name]
+    if run.assess == "er":
+        scores: dict[str, float] = {}
+        for dimension in run.questionnaire.dimensions:
+            values = [
+                float(r["score"])
+                for r in mine
+                if r["kind"] == "rating" and r["dimension"] == dimension
+            ]
+            if values:
+                scores[dimension] = sum(values) / len(values)
+        return scores
+    by_id = {item.id: item for item in run.questionnaire.items}
+    per_item = {}
+    for record in mine:
+        if record["kind"] == "choices":
+            for item_id, choice in record["choices"].items():
+                if item_id in by_id:
+                    per_item[item_id] = option_score(by_id[item_id], choice, run.questionnaire)
+    return dimension_scores(run.questionnaire, per_item)
+
+
+async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
+    """Interview, assess, score and compare; returns the summary (also written to disk)."""
+    await asyncio.to_thread(run.out_dir.mkdir, parents=True, exist_ok=True)
+    path = run.out_dir / RESULTS
+    recorder = _Recorder(path, await asyncio.to_thread(load_done, path))
+    gate = asyncio.Semaphore(run.concurrency)
+    graph = build_graph()
+    items = _items(run)
+    for who in run.interviewees:
+        todo = [item for item in items if ("interview", who.name, item.id) not in recorder.done]
+        run.progress(
+            f"{who.name}: {len(items) - len(todo)}/{len(items)} interviews done, asking {len(todo)}"
+        )
+        await asyncio.gather(*(_interview(run, who, item, graph, recorder, gate) for item in todo))
+        tasks = [
+            t
+            for t in _assessment_tasks(run, who, items)
+            if (("rating" if run.assess == "er" else "choices"), who.name, f"{t[0]}#{t[1]}")
+            not in recorder.done
+        ]
+        run.progress(f"{who.name}: {len(tasks)} assessment calls")
+        await asyncio.gather(
+            *(
+                _convert(run, who, index, batch, recorder, gate)
+                if run.assess == "oc"
+                else _rate(run, who, dimension, index, batch, recorder, gate)
+                for dimension, index, batch in tasks
+            )
+        )
+    summary = summarise(run, recorder.done)
+    await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
+    await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
+    return summary
+
+
+def _usage(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for record in records:
+        for key, value in dict(record.get("usage") or {}).items():
+            total[key] = total.get(key, 0) + int(value)
+    return total
+
+
+def summarise(
+    run: PersonalityRun, done: Mapping[tuple[str, ...], dict[str, Any]]
+) -> dict[str, Any]:
+    """Per-character scores, codes and mismatches; overall metrics; usage; GS failure rate."""
+    questionnaire = run.questionnaire
+    predicted: dict[str, dict[str, str]] = {}
+    rows = []
+    for who in run.interviewees:
+        scores = character_scores(run, who, done)
+        letters = letters_of(questionnaire, scores)
+        predicted[who.name] = letters
+        interviews = [r for k, r in done.items() if k[0] == "interview" and k[1] == who.name]
+        label = dict(who.label) if who.label is not None else None
+        rows.append(
+            {
+                "character": who.name,
+                "indexed_as": who.indexed_as,
+                "persona_source": who.persona_source,
+                "persona_kind": who.persona_kind,
+                "scores": scores,
+                "predicted": code_of(letters, questionnaire),
+                "label": code_of(label, questionnaire) if label else None,
+                "mismatches": sum(label[d] != letters.get(d) for d in label if label[d] != "X")
+                if label
+                else None,
+                "interviews": len(interviews),
+                "hs": _mean([float(r["hs"]) for r in interviews if r.get("hs") is not None])
+                if any(r.get("hs") is not None for r in interviews)
+                else None,
+                "gs_failure_rate": sum(bool(r["gs_failed"]) for r in interviews) / len(interviews)
+                if interviews
+                else 0.0,
+            }
+        )
+    labels = {who.name: dict(who.label) for who in run.interviewees if who.label is not None}
+    metrics = type_metrics(questionnaire.dimensions, predicted, labels)
+    return {
+        "questionnaire": questionnaire.name,
+        "method": run.agent.method,
+        "assess": run.assess,
+        "items_per_character": len(_items(run)),
+        "characters": rows,
+        "metrics": {
+            "accuracy": metrics.accuracy,
+            "avg_f1": metrics.avg_f1,
+            "full_type_accuracy": metrics.full_accuracy,
+            "per_dimension_accuracy": metrics.per_dimension,
+            "labelled_characters": metrics.characters,
+        },
+        "gs_failure_rate": _mean([float(str(r["gs_failure_rate"])) for r in rows]),
+        "hs": _mean([float(str(r["hs"])) for r in rows if r["hs"] is not None])
+        if any(r["hs"] is not None for r in rows)
+        else None,
+        "usage": _usage(list(done.values())),
+    }
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def render_report(summary: Mapping[str, Any]) -> str:
+    """Markdown in the layout of the paper's Tables 4 (MBTI) and 5 (Big Five SLOAN)."""
+    kind = "MBTI Types" if summary["questionnaire"] == "16Personalities" else "Big 5 SLOAN Types"
+    method = {"amadeus": "AMADEUS", "naive": "Naive RAG", "none": "w/o RAG"}.get(
+        summary["method"], summary["method"]
+    )
+    lines = [
+        f"# Predicted {kind} per Character ({summary['questionnaire']}, {summary['assess'].upper()} assessment)",
+        "",
+        "The number in parentheses is the number of letters that differ from the ground truth (GT).",
+        "",
+        f"| Character | {method} | GT |",
+        "|---|---|---|",
+    ]
+    for row in summary["characters"]:
+        missed = (
+            f" (-{row['mismatches']})" if row["mismatches"] else (" (0)" if row["label"] else "")
+        )
+        lines.append(
+            f"| {row['character']} | {row['predicted']}{missed} | {row['label'] or 'no label'} |"
+        )
+    metrics = summary["metrics"]
+    if metrics["labelled_characters"]:
+        lines.append(f"| Accuracy | {metrics['accuracy'] * 100:.2f}% | - |")
+        lines.append(f"| Avg F1-Score | {metrics['avg_f1']:.4f} | - |")
+        lines.append(
+            f"| Full-type accuracy (InCharacter) | {metrics['full_type_accuracy'] * 100:.2f}% | - |"
+        )
+    lines += ["", f"Guided Selection failure rate: {summary['gs_failure_rate'] * 100:.2f}%."]
+    if summary.get("hs") is not None:
+        lines.append(
+            f"Hallucination Score (HS, 1-10, lower is better; Table 6): {summary['hs']:.2f}."
+        )
+    lines += ["", "Persona sources:"]
+    lines += [
+        f"- {row['character']}: {row['persona_kind']} {row['persona_source']}".rstrip()
+        for row in summary["characters"]
+    ]
+    return "\n".join(lines) + "\n"

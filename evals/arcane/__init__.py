@@ -1,0 +1,1 @@
+"""ARCANE: evaluation protocol of this paper (see the README's Layout)."""

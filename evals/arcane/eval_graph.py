@@ -1,0 +1,384 @@
+"""The ARCANE evaluation (§4, App. E-G): role-play every probe phase in every mode, judge, record.
+
+Why this shape: the unit of work is (probe, mode, model). ``plan_units`` skips units already in
+``results.jsonl`` (a rerun repeats no finished unit) and sends one ``Send`` per remaining unit;
+``evaluate_unit`` role-plays each available phase at its own query chapter through the
+``arcane_roleplay`` graph (so the no-future audit runs on every prompt), judges each answer
+with T35 and the trajectory with T36, and appends one line to ``results.jsonl``. The context's
+``concurrency`` bounds how many units run at once (a semaphore per event loop). A judge
+that fails three times is recorded as missing and counted, never invented (spec default 31).
+Aggregation and reports (``evals/arcane/metrics.py``, ``evals/arcane/report.py``) read the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import operator
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, NotRequired
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from typing_extensions import TypedDict
+
+from personae.agents.arcane import judges
+from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
+from personae.errors import InputError, RemoteError
+from personae.files import append_jsonl
+from personae.graphs.arcane.context import ChunkStoreContext
+from personae.graphs.arcane.roleplay import RoleplayContext
+from personae.graphs.arcane.roleplay import graph as roleplay_graph
+from personae.llm import LLMUsage
+from personae.memory.arcane.novel_store import open_novel
+from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
+from personae.memory.arcane.records_json import ProbeRecordJSON, dump
+from personae.run_context import described
+
+RESULTS = "results.jsonl"
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class ArcaneEvalContext(ChunkStoreContext):
+    """Run settings of the evaluation; ``model`` is the role-play model under test."""
+
+    judge_model: str = ""
+    """Judge model (the paper: deepseek/deepseek-v4-flash at T = 0). Empty: PERSONAE_JUDGE_MODEL,
+    else the role-play model."""
+    judge_scale: int = 100
+    """Score maximum (__SCALE__)."""
+    judge_include_thought: bool = True
+    """False: the no-thought ablation (the judge does not see ref_thought)."""
+    expert_model: str = ""
+    """TimeChara experts' model. Empty: the role-play model."""
+    rag_k: int = 6
+    """Chunks retrieved (RAG, LifeChoice)."""
+    summary_max_chapters: int = 5
+    """Summaries shown: chapters qc-4..qc."""
+    concurrency: int = 8
+    """(probe, mode) units evaluated at once (the paper's judge pool: 200 threads)."""
+
+    def __post_init__(self) -> None:
+        """Fill the judge from PERSONAE_JUDGE_MODEL (this is the edge)."""
+        super().__post_init__()
+        import os
+
+        judge = self.judge_model or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip()
+        object.__setattr__(self, "judge_model", judge or self.model)
+
+    def roleplay_context(self) -> RoleplayContext:
+        """The role-play graph's context for this evaluation."""
+        return RoleplayContext(
+            model=self.model,
+            openai_base_url=self.openai_base_url,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            data_dir=self.data_dir,
+            cache_dir=self.cache_dir,
+            expert_model=self.expert_model,
+            embedding=self.embedding,
+            chroma_host=self.chroma_host,
+            chroma_port=self.chroma_port,
+            rag_k=self.rag_k,
+            summary_max_chapters=self.summary_max_chapters,
+        )
+
+
+class EvalInput(TypedDict):
+    """What to evaluate and where the results go."""
+
+    novels: list[str]
+    """Book slugs or titles (each needs probes.jsonl)."""
+    modes: list[str]
+    """Context modes."""
+    limit: int | None
+    """At most this many probes per novel (first by probe id); None: all."""
+    out_dir: str
+    """Folder of results.jsonl."""
+    probe_ids: NotRequired[list[str] | None]
+    """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
+
+
+class EvalOutput(TypedDict):
+    """What this run did (the report reads results.jsonl)."""
+
+    done: Annotated[list[str], operator.add]
+    """Unit keys finished in this run."""
+    skipped: int
+    """Units already in results.jsonl."""
+    usage: Annotated[list[dict[str, int]], operator.add]
+    """LLM usage per unit."""
+
+
+class Unit(TypedDict):
+    """One Send: a probe in one mode."""
+
+    probe: ProbeRecordJSON
+    """The probe (plain JSON: checkpoints need no registered types)."""
+    novel: str
+    """Novel slug."""
+    mode: str
+    """Context mode."""
+    out_dir: str
+    """Where to append the result."""
+
+
+class EvalState(EvalInput, EvalOutput):
+    """The evaluation's state."""
+
+    units: list[Unit]
+    """Units to run."""
+
+
+def probe_of(unit: Unit) -> ProbeRecord:
+    """The unit's probe as a record."""
+    return ProbeRecord.model_validate(unit["probe"])
+
+
+def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = True) -> str:
+    """The resume key of a unit (a no-thought judge is another judge: App. F's ablation)."""
+    key = f"{probe_id}|{mode}|{model}|{judge}"
+    return key if thought else f"{key}|no_thought"
+
+
+def done_keys(out_dir: Path) -> set[str]:
+    """Keys already in results.jsonl (a torn last line is ignored and redone)."""
+    path = out_dir / RESULTS
+    if not path.is_file():
+        return set()
+    keys = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        thought = row.get("judge_include_thought", True)
+        keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"], thought))
+    return keys
+
+
+def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]:
+    """Every (probe, mode) not yet done; one-line errors for unknown modes, missing probes."""
+    known = (*MODES, *ABLATION_MODES)
+    bad = [m for m in state["modes"] if m not in known]
+    if bad or not state["modes"]:
+        raise InputError(f"unknown mode {(bad or [''])[0]!r}", f"use {', '.join(known)}")
+    done = done_keys(Path(state["out_dir"]))
+    units, skipped = [], 0
+    for book in state["novels"]:
+        novel = open_novel(Path(context.data_dir), book)
+        probes = sorted(load_probes(novel.folder), key=lambda p: p.probe_id)
+        if not probes:
+            raise InputError(
+                f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
+            )
+        wanted = state.get("probe_ids")
+        if wanted is not None:
+            probes = [p for p in probes if p.probe_id in set(wanted)]
+        thought = context.judge_include_thought
+        for probe in probes[: state["limit"]] if state["limit"] else probes:
+            for mode in state["modes"]:
+                if (
+                    unit_key(probe.probe_id, mode, context.model, context.judge_model, thought)
+                    in done
+                ):
+                    skipped += 1
+                else:
+                    units.append(
+                        Unit(
+                            probe=dump(probe), novel=novel.slug, mode=mode, out_dir=state["out_dir"]
+                        )
+                    )
+    return units, skipped
+
+
+async def plan_units(state: EvalState, runtime: Runtime[ArcaneEvalContext]) -> dict[str, Any]:
+    """Read what is done; list the units left."""
+    units, skipped = await asyncio.to_thread(plan, state, runtime.context)
+    return {"units": units, "skipped": skipped}
+
+
+def route_units(state: EvalState) -> list[Send] | Literal["__end__"]:
+    """One Send per unit (``concurrency`` bounds how many run at once)."""
+    sends = [Send("evaluate_unit", u) for u in state["units"]]
+    return sends if sends else "__end__"
+
+
+async def _roleplay(unit: Unit, phase: PhaseResponse, context: ArcaneEvalContext) -> dict[str, Any]:
+    request: Any = {
+        "novel": unit["novel"],
+        "mode": unit["mode"],
+        "probe_id": unit["probe"]["probe_id"],
+        "phase_idx": phase.phase_idx,
+    }
+    result: dict[str, Any] = await roleplay_graph.ainvoke(
+        request, context=context.roleplay_context()
+    )
+    return result
+
+
+async def _judge_phase(
+    unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
+) -> tuple[dict[str, int] | None, LLMUsage]:
+    probe = probe_of(unit)
+    messages = judges.phase_judge_messages(
+        scenario=probe.scenario,
+        question=probe.question,
+        phase_label=phase.phase_label,
+        gt_action=phase.gt_action,
+        gt_speech=phase.gt_speech,
+        gt_thought=phase.gt_thought,
+        response=response,
+        scale=context.judge_scale,
+        include_thought=context.judge_include_thought,
+    )
+    model, name = context.model_for(context.judge_model)
+    try:
+        answer, usage = await context.cache().structured(
+            model,
+            name,
+            judges.PhaseJudgement,
+            messages,
+            check=judges.check_scale(context.judge_scale),
+        )
+    except RemoteError as error:
+        if "malformed" not in str(error):
+            raise
+        return None, LLMUsage()  # 3 invalid answers: recorded missing (spec default 31)
+    return answer.scores.model_dump(), usage
+
+
+async def _judge_trajectory(
+    unit: Unit, phases: list[tuple[PhaseResponse, str]], context: ArcaneEvalContext
+) -> tuple[dict[str, Any] | None, LLMUsage]:
+    if len(phases) < 2:
+        return None, LLMUsage()  # PTF undefined below two phases (spec default 32)
+    probe = probe_of(unit)
+    messages = judges.trajectory_judge_messages(
+        scenario=probe.scenario,
+        question=probe.question,
+        phases=[(p.phase_idx, p.gt_action, p.gt_speech, p.gt_thought, r) for p, r in phases],
+        scale=context.judge_scale,
+        include_thought=context.judge_include_thought,
+    )
+    model, name = context.model_for(context.judge_model)
+    try:
+        answer, usage = await context.cache().structured(
+            model,
+            name,
+            judges.TrajectoryJudgement,
+            messages,
+            check=judges.check_scale(context.judge_scale),
+        )
+    except RemoteError as error:
+        if "malformed" not in str(error):
+            raise
+        return None, LLMUsage()
+    ptf = answer.ptf()
+    return {
+        **answer.scores.model_dump(),
+        "ptf": ptf,
+        "judge_average": answer.average,
+        "average_disagrees": answer.average is not None and abs(answer.average - ptf) > 0.01,
+    }, usage
+
+
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def gate(limit: int) -> asyncio.Semaphore:
+    """The semaphore bounding concurrent units on this event loop (one per limit)."""
+    loop = asyncio.get_running_loop()
+    return _GATES.setdefault(loop, {}).setdefault(max(1, limit), asyncio.Semaphore(max(1, limit)))
+
+
+async def evaluate_unit(state: Unit, runtime: Runtime[ArcaneEvalContext]) -> dict[str, Any]:
+    """Role-play each available phase, judge each answer (T35) and the trajectory (T36)."""
+    async with gate(runtime.context.concurrency):
+        return await _evaluate(state, runtime.context)
+
+
+async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
+    probe = probe_of(state)
+    available = [p for p in probe.phase_responses if not p.unavailable]
+    played = await asyncio.gather(*(_roleplay(state, p, context) for p in available))
+    judged = await asyncio.gather(
+        *(
+            _judge_phase(state, p, r["response"], context)
+            for p, r in zip(available, played, strict=True)
+        )
+    )
+    ptf, ptf_usage = await _judge_trajectory(
+        state, [(p, r["response"]) for p, r in zip(available, played, strict=True)], context
+    )
+    usage = sum((u for _, u in judged), ptf_usage)
+    usage = usage + sum(
+        (
+            LLMUsage(
+                r["usage"]["llm_calls"], r["usage"]["input_tokens"], r["usage"]["output_tokens"]
+            )
+            for r in played
+        ),
+        LLMUsage(),
+    )
+    record = {
+        "probe_id": probe.probe_id,
+        "novel": state["novel"],
+        "character": probe.character,
+        "axis_id": probe.axis_id,
+        "probe_type": probe.probe_type,
+        "mode": state["mode"],
+        "model": context.model,
+        "judge": context.judge_model,
+        "judge_include_thought": context.judge_include_thought,
+        "phases": [
+            {
+                "phase_idx": p.phase_idx,
+                "query_chapter": p.query_chapter,
+                "response": r["response"],
+                "context_chapters": r["context_chapters"],
+                "hint": r["hint"],
+                "scores": s,
+            }
+            for p, r, (s, _) in zip(available, played, judged, strict=True)
+        ],
+        "unavailable_phases": [p.phase_idx for p in probe.phase_responses if p.unavailable],
+        "ptf": ptf,
+        "usage": usage.as_dict(),
+    }
+    await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
+    key = unit_key(
+        probe.probe_id,
+        state["mode"],
+        context.model,
+        context.judge_model,
+        context.judge_include_thought,
+    )
+    return {"done": [key], "usage": [usage.as_dict()]}
+
+
+builder = StateGraph(
+    EvalState, context_schema=ArcaneEvalContext, input_schema=EvalInput, output_schema=EvalOutput
+)
+builder.add_node(plan_units)
+builder.add_node("evaluate_unit", evaluate_unit, input_schema=Unit)
+builder.add_edge(START, "plan_units")
+builder.add_conditional_edges("plan_units", route_units, ["evaluate_unit", END])
+builder.add_edge("evaluate_unit", END)
+
+graph = builder.compile(name="arcane_eval")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledStateGraph[EvalState, ArcaneEvalContext, EvalInput, EvalOutput]:
+    """The graph compiled with a checkpointer (CLI, tests); ``graph`` has none."""
+    return builder.compile(checkpointer=checkpointer, name="arcane_eval")

@@ -1,0 +1,1 @@
+"""BOOKMARKS: evaluation protocol of this paper (see the README's Layout)."""

@@ -1,0 +1,1 @@
+"""CharacterHub: evaluation protocol of this paper (see the README's Layout)."""

@@ -1,0 +1,55 @@
+"""``ask_character``: the AMADEUS agent as a LangChain tool another agent can call.
+
+Lives beside the graph it wraps (graphs import agents/tools/memory, never the reverse). The
+factory fixes the infrastructure (models, persona index, method); the calling model chooses
+only the character and the question. With a checkpointer, each character keeps one
+conversation (thread ``<prefix>:<character>``), so follow-up questions see earlier answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import StructuredTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import BaseModel, Field
+
+from personae.graphs.amadeus.graph import AmadeusContext, build_graph
+
+
+class AskCharacterArgs(BaseModel):
+    """Who to ask and what."""
+
+    character: str = Field(description="An indexed character, e.g. 'Iago'.")
+    question: str = Field(description="What to say or ask the character.")
+
+
+def create_ask_character_tool(
+    context: AmadeusContext,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    thread_prefix: str = "ask_character",
+) -> StructuredTool:
+    """An ``ask_character`` tool running the AMADEUS graph with ``context``."""
+    graph = build_graph(checkpointer)
+
+    async def ask_character(character: str, question: str) -> str:
+        """The character's in-character answer, grounded in its persona document."""
+        config: RunnableConfig = {}
+        if checkpointer is not None:
+            config = {"configurable": {"thread_id": f"{thread_prefix}:{character.casefold()}"}}
+        result = await graph.ainvoke(
+            {"character": character, "query": question}, config, context=context
+        )
+        return str(result["response"])
+
+    return StructuredTool.from_function(
+        coroutine=ask_character,
+        name="ask_character",
+        description=(
+            "Talk to a fictional character whose persona document is indexed: the character "
+            "answers in the first person, in character, grounded in its persona."
+        ),
+        args_schema=AskCharacterArgs,
+    )

@@ -1,0 +1,1 @@
+"""ARCANE: LangGraph graphs and their wiring of this paper (see the README's Layout)."""

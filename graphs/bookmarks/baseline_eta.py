@@ -1,0 +1,202 @@
+"""ETA baseline of the BOOKMARKS benchmark: a running profile, updated recurrently.
+
+Extract-and-aggregate as the paper describes it (and the released runner runs it): "start from
+empty, ETA updates the profile whenever a new action of the target character is observed by
+aggregating the summarized new information". Every ``rebuild_every`` actions (16, the released
+``--profile-update-every``) the character's profile is brought up to date: from the latest
+stored profile at point ``p``, the new actions ``[p, r)`` are read in ``chunk``-action chunks
+(64, ``--step``); each chunk is profiled (extract) and folded into the running profile
+(aggregate: previous profile + new chunk profile -> new profile). The profile used at target
+``t`` is the one at ``r = rebuild_every * floor(t / rebuild_every) <= t``, built from actions
+``[0, r)`` only.
+
+A chunk in which the character neither acts nor is named brings no new observation of them and
+is skipped without a model call. A chunk's extraction is stored by its exact ``[start, stop)``,
+so another run that meets the same chunk reuses it. Both calls run on the strong model (the
+paper's section 5.1: "profile updating in ETA"). Profiles persist under ``memory_dir`` (see
+``memory/bookmarks/eta_profile_store.py``); the BOOKMARKS agent's ``with_profile`` grounding uses the same
+:func:`profile_at`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+
+from personae.agents.bookmarks.profile_extractor import extract_profile, update_profile
+from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.bookmarks.baseline_resources import eta_profiles_for
+from personae.graphs.bookmarks.baseline_vanilla import (
+    BaselineState,
+    act_next,
+    check_positive,
+    check_target,
+)
+from personae.llm import LLMUsage
+from personae.memory.bookmarks.eta_profile_store import ChunkFacts, ETAProfile
+from personae.memory.bookmarks.storyline import StoryAction, open_storyline
+from personae.run_context import described
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
+    """Run settings of the ETA baseline (the released runner's defaults)."""
+
+    chunk: int = 64
+    """Actions per profile update chunk."""
+    rebuild_every: int = 16
+    """The profile is brought up to date at every multiple of this position."""
+
+    def __post_init__(self) -> None:
+        """Reject settings no run could use, naming the field."""
+        super().__post_init__()
+        check_positive(self, "scene_size", "chunk", "rebuild_every")
+
+
+ETA_COUNTERS = (
+    "rebuild_point",
+    "profile_from",
+    "profile_updated",
+    "chunks_extracted",
+    "chunks_reused",
+    "chunks_skipped",
+    "actions_read",
+    "actions_from_scratch",
+)
+"""The method counters every ETA run reports in ``stats`` (besides the LLM usage):
+``profile_from`` is the point of the stored profile the update started from,
+``actions_read`` counts the actions of the chunks profiled in this run,
+``actions_from_scratch`` the ``r`` actions a profile built from nothing would read."""
+
+
+def rebuild_point(target: int, every: int) -> int:
+    """The last update point at or before ``target``: ``every * floor(target / every)``."""
+    return every * (target // every)
+
+
+def update_chunks(start: int, point: int, size: int) -> list[tuple[int, int]]:
+    """The ``[low, high)`` chunks of ``[start, point)``, ``size`` actions each (the last shorter)."""
+    return [(low, min(low + size, point)) for low in range(start, point, size)]
+
+
+def mentions(chunk: Sequence[StoryAction], character: str) -> bool:
+    """Whether ``character`` acts in or is named by any action of ``chunk``."""
+    name = character.lower()
+    return any(action.by(character) or name in action.text.lower() for action in chunk)
+
+
+@dataclass
+class ProfileResult:
+    """The running profile at an update point, and what bringing it there cost."""
+
+    profile: str
+    """The profile text (``""`` before the first update that saw the character)."""
+    usage: LLMUsage = field(default_factory=LLMUsage)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+async def profile_at(
+    storyline_path: str,
+    memory_dir: str | None,
+    *,
+    character: str,
+    target: int,
+    model: BaseChatModel,
+    every: int = 16,
+    chunk: int = 64,
+    story: str | None = None,
+) -> ProfileResult:
+    """``character``'s running profile at ``rebuild_point(target, every)``, updated if needed.
+
+    Continues recurrently from the latest stored profile at or before that point (the empty
+    profile at 0), one extract + aggregate per chunk that observes the character.
+    """
+    store = await asyncio.to_thread(eta_profiles_for, storyline_path, memory_dir)
+    storyline = await asyncio.to_thread(open_storyline, storyline_path)
+    point = rebuild_point(target, every)
+    latest = await asyncio.to_thread(store.latest_profile, character, point)
+    start = latest.rebuild_point if latest else 0
+    profile = latest.statements[0] if latest and latest.statements else ""
+    result = ProfileResult(profile, stats=dict.fromkeys(ETA_COUNTERS, 0))
+    result.stats.update(rebuild_point=point, profile_from=start, actions_from_scratch=point)
+    if start == point:
+        return result
+    for low, high in update_chunks(start, point, chunk):
+        actions = storyline.before(high, low)
+        if not mentions(actions, character):
+            result.stats["chunks_skipped"] += 1
+            continue
+        cached = await asyncio.to_thread(store.chunk_facts, character, low, high)
+        if cached is not None and cached.facts:
+            new_profile = cached.facts[0]
+            result.stats["chunks_reused"] += 1
+        else:
+            new_profile, cost = await extract_profile(
+                model, character=character, story=story, chunk=actions
+            )
+            result.usage = result.usage + cost
+            extracted = ChunkFacts(low, high, (new_profile,))
+            await asyncio.to_thread(store.save_chunk_facts, character, extracted)
+            result.stats["chunks_extracted"] += 1
+            result.stats["actions_read"] += high - low
+        result.profile, cost = await update_profile(
+            model, profile=result.profile, new_profile=new_profile
+        )
+        result.usage = result.usage + cost
+    chunks = tuple(update_chunks(start, point, chunk))
+    saved = ETAProfile(character, point, (result.profile,) if result.profile else (), chunks, start)
+    await asyncio.to_thread(store.save_profile, saved)
+    result.stats["profile_updated"] = 1
+    return result
+
+
+async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> dict[str, Any]:
+    """Bring the character's profile to the last update point before the target; ground on it."""
+    context = runtime.context
+    storyline = await asyncio.to_thread(open_storyline, context.storyline_path)
+    result = await profile_at(
+        context.storyline_path,
+        context.memory_dir,
+        character=state["character"],
+        target=state["position"],
+        model=context.llm("strong"),
+        every=context.rebuild_every,
+        chunk=context.chunk,
+        story=context.story_title(storyline.name),
+    )
+    stats = {**result.stats, **result.usage.as_dict()}
+    return {"grounding": [result.profile] if result.profile else [], "memory_stats": stats}
+
+
+builder = StateGraph(
+    BaselineState,
+    context_schema=ETAContext,
+    input_schema=ActInput,
+    output_schema=ActOutput,
+)
+builder.add_node(check_target)
+builder.add_node(build_profile)
+builder.add_node(act_next)
+builder.add_edge(START, "check_target")
+builder.add_edge("check_target", "build_profile")
+builder.add_edge("build_profile", "act_next")
+builder.add_edge("act_next", END)
+
+graph = builder.compile(name="eta")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the ETA graph with an optional checkpointer and store (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, store=store, name="eta")

@@ -1,0 +1,97 @@
+"""RICL baseline of the BOOKMARKS benchmark: the character's most similar past scene→action pairs.
+
+Retrieval-augmented in-context learning grounds the actor in how the character behaved in
+scenes like the current one. The pair index grows with the targets (only pairs before the
+target are indexed) and every query filters on ``position < target``, so no target ever sees a
+pair at or after itself, whatever order the targets come in. Chroma calls are blocking: they
+run in a worker thread so concurrent characters keep their LLM calls flowing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+
+from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
+from personae.graphs.bookmarks.baseline_resources import scene_pairs_for
+from personae.graphs.bookmarks.baseline_vanilla import (
+    BaselineState,
+    act_next,
+    check_positive,
+    check_target,
+)
+from personae.memory.bookmarks.scene_pairs import ScenePair
+from personae.memory.bookmarks.storyline import open_storyline
+from personae.run_context import described
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class RICLContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
+    """Run settings of the RICL baseline."""
+
+    k_pairs: int = 8
+    """Past scene→action pairs shown to the actor (the paper's 8)."""
+
+    def __post_init__(self) -> None:
+        """Reject settings no run could use, naming the field."""
+        super().__post_init__()
+        check_positive(self, "scene_size", "k_pairs")
+
+
+def _recall(context: RICLContext, character: str, position: int) -> tuple[list[ScenePair], int]:
+    store = scene_pairs_for(
+        context.storyline_path,
+        context.memory_dir,
+        character,
+        context.scene_size,
+        context.chroma,
+        context.embedding(),
+    )
+    indexed = store.extend(position)
+    scene = open_storyline(context.storyline_path).scene(position, context.scene_size)
+    return store.similar(scene, position, context.k_pairs), indexed
+
+
+async def recall_similar_pairs(
+    state: BaselineState, runtime: Runtime[RICLContext]
+) -> dict[str, Any]:
+    """Index the character's pairs up to the target, then ground on the closest ``k_pairs``."""
+    pairs, indexed = await asyncio.to_thread(
+        _recall, runtime.context, state["character"], state["position"]
+    )
+    return {
+        "grounding": [pair.line() for pair in pairs],
+        "memory_stats": {"pairs_retrieved": len(pairs), "pairs_indexed": indexed},
+    }
+
+
+builder = StateGraph(
+    BaselineState,
+    context_schema=RICLContext,
+    input_schema=ActInput,
+    output_schema=ActOutput,
+)
+builder.add_node(check_target)
+builder.add_node(recall_similar_pairs)
+builder.add_node(act_next)
+builder.add_edge(START, "check_target")
+builder.add_edge("check_target", "recall_similar_pairs")
+builder.add_edge("recall_similar_pairs", "act_next")
+builder.add_edge("act_next", END)
+
+graph = builder.compile(name="ricl")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the RICL graph with an optional checkpointer and store (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, store=store, name="ricl")

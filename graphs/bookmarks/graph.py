@@ -1,0 +1,474 @@
+"""The BOOKMARKS agent: propose questions, match them to bookmarks, sync, ground, act.
+
+Why this shape: a character's next action depends on a few facts about the story so far; the
+agent asks for them as typed questions and keeps every answer as a bookmark that is synced
+forward incrementally, so a later step reuses earlier work and reads only the actions it has
+not seen yet. The fair-benchmark invariant holds node by node: every node reads the storyline
+only through positions before the target (scene, characters seen so far, sync suffixes, answers
+valid at the target), for any target and in any order of targets.
+
+Nodes: ``propose_questions`` -> ``match_bookmarks`` -> ``sync_bookmark`` (one ``Send`` per
+active bookmark) -> ``save_bookmarks`` -> ``ground_context`` -> ``act_in_character``. The bank
+is written once per step, by ``save_bookmarks``: matching creates no record and each sync
+returns its bookmark in the state (where a checkpoint keeps it), so a step costs one upsert
+however many bookmarks it touched, and a step killed before its save leaves the bank as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from bisect import bisect_left
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.types import Overwrite, Send
+from typing_extensions import TypedDict
+
+from personae.agents.bookmarks.actor import act
+from personae.agents.bookmarks.question_proposer import propose_questions as ask_proposer
+from personae.errors import ConfigurationError
+from personae.graphs.bookmarks import sync as bookmark_sync
+from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
+from personae.graphs.bookmarks.baseline_eta import profile_at
+from personae.graphs.bookmarks.resources import BookmarkResources, resources_for
+from personae.graphs.bookmarks.step import (
+    ActiveBookmark,
+    BookmarkStepSettings,
+    GroundingEntry,
+    Question,
+    SyncRecord,
+    activate,
+    active_bookmark,
+    find_candidates,
+    grounding_entry,
+    outcome_record,
+    resolve_question,
+    save_records,
+    sync_active,
+)
+from personae.llm import LLMUsage
+from personae.memory.bookmarks.bookmark import Bookmark
+from personae.memory.bookmarks.storyline import Storyline
+from personae.run_context import described
+
+STAT_KEYS = (
+    "questions_dropped",
+    "reuse",
+    "derive",
+    "new",
+    "actions_read",
+    "actions_from_scratch",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+)
+"""Every counter in a step's ``stats``."""
+
+
+_SYNC_DEFAULTS = bookmark_sync.SyncSettings()
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class BookmarksContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
+    """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
+
+    The sync sizes are flat fields (so LangGraph Studio shows them) whose defaults come from
+    :class:`~personae.graphs.bookmarks.sync.SyncSettings`, the operators' own settings.
+    """
+
+    k_questions: int = 5
+    """K: questions proposed per step."""
+    k_candidates: int = 5
+    """K': candidates kept by the lexical filter for each question (0: never reuse, an
+    ablation where every question starts a new bookmark)."""
+    derive: bool = True
+    """Whether a "derive" match derives a child from its parent's answer (off: an ablation
+    where it starts a new bookmark from scratch)."""
+    near_window: int = 5
+    """Bookmarks synced within this many actions before the target also ground the actor
+    (0: none, the "w/o near notes" ablation)."""
+    with_profile: bool = False
+    """Also ground on the character's running ETA profile, as the released runner does
+    (off by default: the paper's text grounds on bookmarks only)."""
+    profile_every: int = 16
+    """With ``with_profile``: the profile is brought up to date every this many actions."""
+    profile_chunk: int = 64
+    """With ``with_profile``: actions per profile update chunk."""
+    state_chunk: int = _SYNC_DEFAULTS.state_chunk
+    """State sync: actions per chunk."""
+    behavior_batch: int = _SYNC_DEFAULTS.behavior_batch
+    """Behavioral sync: actions checked per classifier call."""
+    local_scene: int = _SYNC_DEFAULTS.local_scene
+    """Behavioral sync: actions shown before each checked action."""
+    concept_radius: int = _SYNC_DEFAULTS.concept_radius
+    """Concept sync: context window radius around keyword hits."""
+    concept_top_windows: int = _SYNC_DEFAULTS.concept_top_windows
+    """Concept sync: windows summarised."""
+
+    def __post_init__(self) -> None:
+        """Reject impossible settings when the context is built, not mid-run."""
+        super().__post_init__()
+        for name in ("k_questions", "k_candidates", "near_window"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
+        for name in ("profile_every", "profile_chunk"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{name} must be at least 1", "use 1 or more")
+        self.sync_settings()
+
+    def sync_settings(self) -> bookmark_sync.SyncSettings:
+        """The sync operators' settings taken from this context (every SyncSettings field)."""
+        names = (f.name for f in fields(bookmark_sync.SyncSettings))
+        return bookmark_sync.SyncSettings(**{name: getattr(self, name) for name in names})
+
+    def step_settings(self) -> BookmarkStepSettings:
+        """What one question's step may do (shared with the storyline_memory tool)."""
+        return BookmarkStepSettings(
+            k_candidates=self.k_candidates, derive=self.derive, sync=self.sync_settings()
+        )
+
+
+class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]
+    """The acting contract's output plus the bookmarks that grounded the action."""
+
+    bookmarks: list[GroundingEntry]
+    """Each grounding bookmark; the answer is the one valid at the target, ``position``
+    where the bookmark is synced to."""
+
+
+class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
+    """Everything one step carries between nodes (input fields documented on ActInput)."""
+
+    questions: list[Question]
+    """Proposed questions after the code's checks."""
+    active: list[ActiveBookmark]
+    """One per question, in question order."""
+    synced: Annotated[list[SyncRecord], operator.add]
+    """Per synced bookmark: the synced record (not stored yet), actions read and from scratch,
+    LLM usage."""
+    saved: list[GroundingEntry]
+    """The active bookmarks as the step's one write stored them, at the target, in order."""
+    propose_usage: dict[str, int]
+    """LLM usage of the propose node."""
+    match_usage: dict[str, int]
+    """LLM usage of the match node plus the reuse / derive / new counts."""
+    ground_usage: dict[str, int]
+    """LLM usage of the grounding node (the running profile, when on)."""
+    grounding: list[str]
+    """``Q: ... A: ...`` lines shown to the actor (after ``Profile: ...`` when on)."""
+    bookmarks: list[GroundingEntry]
+    """The grounding bookmarks (see BookmarksOutput)."""
+    action: str
+    """The predicted action."""
+    stats: dict[str, int]
+    """This step's counters (see ``STAT_KEYS``)."""
+
+
+class SyncTask(TypedDict):
+    """One fan-out branch: bring one bookmark up to the target."""
+
+    bookmark_id: str
+    """Id of the active bookmark."""
+    created: str
+    """A bookmark the step created: its record (JSON); ``""``: read ``bookmark_id`` from the
+    bank."""
+    position: int
+    """The target: the bookmark is synced through actions [0, position)."""
+
+
+async def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
+    """The run's storyline, index and bank, opened in a thread (paths, Chroma and files block)."""
+    context = runtime.context
+
+    def open_resources() -> BookmarkResources:  # the embedding may load a model: in the thread
+        return resources_for(
+            context.storyline_path, context.memory_dir, context.chroma, context.embedding()
+        )
+
+    return await asyncio.to_thread(open_resources)
+
+
+def characters_before(storyline: Storyline, target: int) -> list[str]:
+    """Characters who acted before ``target``, most active (before it) first."""
+    counts = {c: bisect_left(storyline.positions_of(c), target) for c in storyline.characters}
+    return sorted((c for c, n in counts.items() if n), key=lambda c: (-counts[c], c))
+
+
+async def propose_questions(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """Ask K typed questions about the story so far that would help the next action."""
+    context, resources = runtime.context, await _resources(runtime)
+    storyline = resources.storyline
+    character = storyline.check_character(state["character"])
+    target = storyline.check_position(state["position"])
+    questions, usage, dropped = await ask_proposer(
+        context.llm("fast"),
+        character=character,
+        story=context.story_title(storyline.name),
+        scene=storyline.scene(target, context.scene_size),
+        characters=characters_before(storyline, target),
+        k=context.k_questions,
+        do_not_ask=resources.unknown.questions(character, before=target),
+        acting_format=storyline.acting_format,
+    )
+    return {
+        "questions": [
+            Question(type=q.type, question=q.question, keyword=q.keyword) for q in questions
+        ],
+        "propose_usage": {**usage.as_dict(), "questions_dropped": dropped},
+        "synced": Overwrite([]),
+    }
+
+
+async def match_bookmarks(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """Match every question to the bank's candidates: reuse, derive, or start a new bookmark.
+
+    The candidates of all questions are found together (one embedding call, one product per
+    scope, in a thread); the model calls (match, derive) run concurrently; new bookmarks then
+    get their ids in question order, so ids do not depend on which call finished first.
+    Nothing is written: they are stored, synced, by ``save_bookmarks``.
+    """
+    context, resources = runtime.context, await _resources(runtime)
+    target, character = state["position"], state["character"]
+    fast_model = context.llm("fast")
+    settings = context.step_settings()
+    scene = resources.storyline.scene(target, context.scene_size)
+    questions = state["questions"]
+    found = await asyncio.to_thread(
+        find_candidates,
+        resources,
+        questions,
+        character=character,
+        target=target,
+        settings=settings,
+    )
+    resolved = await asyncio.gather(
+        *(
+            resolve_question(
+                resources,
+                question,
+                character=character,
+                target=target,
+                fast_model=fast_model,
+                settings=settings,
+                scene=scene,
+                candidates=candidates,
+            )
+            for question, candidates in zip(questions, found, strict=True)
+        )
+    )
+    usage, counts = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}
+    active: list[ActiveBookmark] = []
+    for question, resolution in zip(questions, resolved, strict=True):
+        bookmark = await asyncio.to_thread(
+            activate,
+            resources.bank,
+            resolution.match,
+            question=question,
+            character=character,
+            answer=resolution.answer,
+        )
+        usage = usage + resolution.usage
+        decision = resolution.match.decision
+        counts["new" if decision == "none" else decision] += 1
+        active.append(active_bookmark(question, bookmark, decision))
+    return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
+
+
+def route_syncs(state: BookmarksState) -> list[Send] | Literal["save_bookmarks"]:
+    """One ``Send`` per distinct active bookmark; straight to saving when there is none."""
+    unique = list({item["id"]: item for item in state["active"]}.values())
+    if not unique:
+        return "save_bookmarks"
+    return [
+        Send(
+            "sync_bookmark",
+            SyncTask(
+                bookmark_id=item["id"], created=item.get("created", ""), position=state["position"]
+            ),
+        )
+        for item in unique
+    ]
+
+
+async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> dict[str, Any]:
+    """Bring one bookmark from its position to the target, reading only the unseen suffix.
+
+    The synced bookmark goes into the state, not the bank: ``save_bookmarks`` writes them all.
+    """
+    context = runtime.context
+    start = (
+        Bookmark.model_validate_json(state["created"]) if state["created"] else state["bookmark_id"]
+    )
+    outcome = await sync_active(
+        await _resources(runtime),
+        start,
+        target=state["position"],
+        fast_model=context.llm("fast"),
+        settings=context.step_settings(),
+    )
+    return {"synced": [outcome_record(outcome, created=bool(state["created"]))]}
+
+
+async def save_bookmarks(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """Store the step's synced bookmarks in one write; record the answers still unknown.
+
+    Entries follow the active bookmarks' order, whatever order the fan-in gathered the records
+    in. A bookmark another step synced further meanwhile is kept as stored.
+    """
+    resources = await _resources(runtime)
+    by_id = {record["id"]: record for record in state["synced"]}
+    records = [by_id[i] for i in dict.fromkeys(item["id"] for item in state["active"])]
+    saved = await asyncio.to_thread(
+        save_records,
+        resources,
+        records,
+        character=state["character"],
+        target=state["position"],
+    )
+    return {"saved": saved}
+
+
+def grounding_line(entry: Mapping[str, Any]) -> str:
+    """``Q: question A: answer`` for a grounding entry."""
+    return f"Q: {entry['question']} A: {entry['answer']}"
+
+
+async def ground_context(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """Active bookmarks plus those synced near the target; answers as valid at the target.
+
+    Active bookmarks come from the step's save (the stored copies), so they are not read from
+    the bank again; only the near ones are (none with ``near_window`` 0).
+    With ``with_profile`` the character's running ETA profile comes first, as the released
+    runner's grounding is ``profile + bookmark report``.
+    """
+    context, target = runtime.context, state["position"]
+    resources = await _resources(runtime)
+    near: list[Bookmark] = []
+    if context.near_window > 0:
+        near = await asyncio.to_thread(
+            resources.bank.near,
+            target,
+            character=state["character"],
+            window=context.near_window,
+        )
+    entries = [*state.get("saved", []), *(grounding_entry(b, target) for b in near)]
+    known = [e for e in {e["id"]: e for e in entries}.values() if e["answer"]]
+    lines = [grounding_line(e) for e in known]
+    usage = LLMUsage()
+    if context.with_profile:
+        name = resources.storyline.name
+        profile, usage = await running_profile(context, name, state["character"], target)
+        lines = [f"Profile: {profile}", *lines] if profile else lines
+    return {"grounding": lines, "bookmarks": known, "ground_usage": usage.as_dict()}
+
+
+async def running_profile(
+    context: BookmarksContext, story: str, character: str, target: int
+) -> tuple[str, LLMUsage]:
+    """The character's ETA profile at the last update point before ``target`` (strong model)."""
+    result = await profile_at(
+        context.storyline_path,
+        context.memory_dir,
+        character=character,
+        target=target,
+        model=context.llm("strong"),
+        every=context.profile_every,
+        chunk=context.profile_chunk,
+        story=context.story_title(story),
+    )
+    return result.profile, result.usage
+
+
+def step_warnings(stats: Mapping[str, int]) -> list[str]:
+    """What a step's user must know: no question kept means no bookmark grounded the action.
+
+    The proposer's questions are the agent's only way into its memory; when the code drops all
+    of them (or the model proposed none), the action rests on the scene and nearby bookmarks
+    alone, and that must be visible rather than look like an ordinary step.
+    """
+    asked = sum(int(stats.get(key, 0)) for key in ("reuse", "derive", "new"))
+    if asked:
+        return []
+    dropped = int(stats.get("questions_dropped", 0))
+    why = f"the model proposed {dropped}, all dropped by the code" if dropped else "none proposed"
+    return [f"no question kept this step ({why}): no bookmark was matched or synced"]
+
+
+def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:
+    """Sum this step's counters: match decisions, sync reads and every LLM call."""
+    stats = dict.fromkeys(STAT_KEYS, 0)
+    synced = [{k: v for k, v in r.items() if isinstance(v, int)} for r in state["synced"]]
+    parts: list[Mapping[str, int]] = [
+        state["propose_usage"],
+        state["match_usage"],
+        *synced,
+        state["ground_usage"],
+        acting.as_dict(),
+    ]
+    for part in parts:
+        for key in STAT_KEYS:
+            stats[key] += int(part.get(key, 0))
+    return stats
+
+
+async def act_in_character(
+    state: BookmarksState, runtime: Runtime[BookmarksContext]
+) -> dict[str, Any]:
+    """The character's next action from the scene and the grounding (strong model)."""
+    context, storyline = runtime.context, (await _resources(runtime)).storyline
+    target = state["position"]
+    action, usage = await act(
+        context.llm("strong"),
+        character=state["character"],
+        story=context.story_title(storyline.name),
+        scene=storyline.scene(target, context.scene_size),
+        grounding=state["grounding"],
+        acting_format=storyline.acting_format,
+    )
+    return {"action": action, "stats": step_stats(state, usage)}
+
+
+builder = StateGraph(
+    BookmarksState,
+    context_schema=BookmarksContext,
+    input_schema=ActInput,
+    output_schema=BookmarksOutput,
+)
+builder.add_node(propose_questions)
+builder.add_node(match_bookmarks)
+builder.add_node("sync_bookmark", sync_bookmark, input_schema=SyncTask)
+builder.add_node(save_bookmarks)
+builder.add_node(ground_context)
+builder.add_node(act_in_character)
+builder.add_edge(START, "propose_questions")
+builder.add_edge("propose_questions", "match_bookmarks")
+builder.add_conditional_edges("match_bookmarks", route_syncs, ["sync_bookmark", "save_bookmarks"])
+builder.add_edge("sync_bookmark", "save_bookmarks")
+builder.add_edge("save_bookmarks", "ground_context")
+builder.add_edge("ground_context", "act_in_character")
+builder.add_edge("act_in_character", END)
+
+graph = builder.compile(name="bookmarks")
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[BookmarksState, BookmarksContext, ActInput, BookmarksOutput]:
+    """The graph compiled with a checkpointer / store (CLI, tests); ``graph`` has none."""
+    return builder.compile(checkpointer=checkpointer, store=store, name="bookmarks")

@@ -1,0 +1,376 @@
+"""The BOOKMARKS sync operators: bring a bookmark from its position p to a target t.
+
+Why incremental: a bookmark at position p already reflects actions [0, p), so syncing it to t
+reads only the unseen suffix [p, t) (plus, for context, a few earlier actions) instead of the
+whole story. Each bookmark type has its own operator (the paper's three):
+
+- state: fixed-size chunks of [p, t), each one fast-model call that resets, updates or keeps
+  the answer;
+- behavioral: the proposing character's actions in [p, t), each checked in its 10-action local
+  scene as direct evidence for the pattern (behind a classifier interface), then a summary of
+  all the evidence gathered so far (later evidence favoured) when new evidence arrived;
+- concept: keyword hits in [p, t) through the storyline index, merged +-radius context windows,
+  the best windows summarised with the previous answer.
+
+The BOOKMARKS graph gives every operator the fast model (the paper's section 5.1).
+
+The fairness invariant: no operator ever reads a position >= t. Every storyline read goes
+through :func:`_read`, which refuses such a window, and the tests audit every prompt. Positions
+follow :mod:`personae.memory.bookmarks.bookmark`: ``position = p`` means synced through actions [0, p).
+
+This module holds no graph: the BOOKMARKS graph's sync node fans out over active bookmarks,
+calls :func:`sync_bookmark` and saves the returned copy in the bank.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from personae.agents.bookmarks.behavior_checker import (
+    BehaviorEvidenceClassifier,
+    BehaviorItem,
+    LLMBehaviorClassifier,
+    summarize_behavior,
+)
+from personae.agents.bookmarks.concept_summarizer import summarize_concept
+from personae.agents.bookmarks.state_syncer import update_state_answer
+from personae.errors import ConfigurationError, InputError
+from personae.llm import LLMUsage
+from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType, StateTransition
+from personae.memory.bookmarks.storyline import StoryAction, Storyline
+from personae.tools.bookmarks.storyline_index import StorylineIndex
+
+MAX_TRANSITIONS = 32
+"""State transitions kept on a bookmark (the latest), so its stored record stays bounded."""
+
+_QUESTION_WORDS = frozenset(
+    "what who whom whose where when why how which does do did is are was were has have had can "
+    "could will would should a an the in at on of to i".split()
+)
+_CAPITALISED_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyncSettings:
+    """How the three operators read the story (the paper's defaults)."""
+
+    state_chunk: int = 64
+    """State operator: actions per chunk (one fast-model call each)."""
+    behavior_batch: int = 1
+    """Behavioral operator: actions checked per classifier call (1: one call per action, as
+    the released code and the paper's distilled classifier check them; more batches the
+    LLM check, fewer calls)."""
+    local_scene: int = 10
+    """Behavioral operator: actions shown before each checked action (the released code's
+    10-action local scene; clipped at the story start)."""
+    concept_radius: int = 8
+    """Concept operator: +-radius context windows around each keyword hit."""
+    concept_top_windows: int = 8
+    """Concept operator: windows summarised (most hits first, then most recent)."""
+
+    def __post_init__(self) -> None:
+        """Reject settings that would make an operator read nothing or loop forever."""
+        for name in ("state_chunk", "behavior_batch", "concept_top_windows"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"sync setting {name} must be at least 1", "raise it")
+        for name in ("local_scene", "concept_radius"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"sync setting {name} must not be negative", "use 0+")
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one sync produced."""
+
+    bookmark: Bookmark
+    """An updated copy (the input is never mutated): answer, position == target, memory."""
+    actions_read: int
+    """Distinct storyline positions this operator read (incl. local scenes / windows)."""
+    usage: LLMUsage
+    """LLM calls and tokens spent."""
+
+
+def _read(storyline: Storyline, start: int, stop: int, *, target: int) -> tuple[StoryAction, ...]:
+    """Actions in [start, stop): the one door to the story, closed at the target."""
+    if stop > target:
+        raise AssertionError(f"sync tried to read up to {stop} past its target {target}")
+    actions: tuple[StoryAction, ...] = storyline.before(stop, start)
+    return actions
+
+
+def _covered(intervals: Iterable[tuple[int, int]]) -> int:
+    """Distinct positions covered by half-open intervals."""
+    total, reach = 0, -1
+    for low, high in sorted(intervals):
+        low = max(low, reach)
+        if high > low:
+            total += high - low
+            reach = high
+    return total
+
+
+def _synced(bookmark: Bookmark, target: int, **changes: object) -> Bookmark:
+    """A deep copy moved to ``target`` with ``changes`` applied."""
+    updated = bookmark.model_copy(deep=True)
+    for name, value in changes.items():
+        setattr(updated, name, value)
+    updated.position = target
+    return updated
+
+
+def _check_range(bookmark: Bookmark, target: int, storyline: Storyline) -> None:
+    if not 0 <= target <= len(storyline):
+        raise InputError(
+            f"sync target {target} is out of range for {storyline.name} ({len(storyline)} actions)",
+            f"use a target from 0 to {len(storyline)}",
+        )
+    if bookmark.position < 0:
+        raise InputError(
+            f"bookmark {bookmark.id} has a negative position {bookmark.position}",
+            "repair the bank entry (positions start at 0)",
+        )
+
+
+def _unchanged(bookmark: Bookmark) -> SyncResult:
+    return SyncResult(bookmark.model_copy(deep=True), 0, LLMUsage())
+
+
+async def sync_state(
+    bookmark: Bookmark,
+    target: int,
+    *,
+    storyline: Storyline,
+    fast_model: BaseChatModel,
+    settings: SyncSettings = SyncSettings(),
+) -> SyncResult:
+    """State operator: chunks of ``state_chunk`` actions over [p, target), one call each."""
+    start = bookmark.position
+    if start >= target:
+        return _unchanged(bookmark)
+    answer, usage = bookmark.answer, LLMUsage()
+    transitions = list(bookmark.transitions)
+    for low in range(start, target, settings.state_chunk):
+        high = min(low + settings.state_chunk, target)
+        step, cost = await update_state_answer(
+            fast_model,
+            question=bookmark.question,
+            character=bookmark.character,
+            answer=answer,
+            chunk=_read(storyline, low, high, target=target),
+        )
+        answer, usage = step.answer, usage + cost
+        transitions.append(StateTransition(position=high, operation=step.operation, answer=answer))
+    updated = _synced(bookmark, target, answer=answer, transitions=transitions[-MAX_TRANSITIONS:])
+    return SyncResult(updated, target - start, usage)
+
+
+def _character_positions(storyline: Storyline, character: str, start: int, stop: int) -> list[int]:
+    positions = storyline.positions_of(character)
+    return list(positions[bisect_left(positions, start) : bisect_left(positions, stop)])
+
+
+def _behavior_items(
+    storyline: Storyline, positions: Sequence[int], scene_size: int, target: int
+) -> list[BehaviorItem]:
+    items = []
+    for position in positions:
+        window = _read(storyline, max(0, position - scene_size), position + 1, target=target)
+        items.append(BehaviorItem(action=window[-1], scene=window[:-1]))
+    return items
+
+
+async def sync_behavior(
+    bookmark: Bookmark,
+    target: int,
+    *,
+    storyline: Storyline,
+    classifier: BehaviorEvidenceClassifier,
+    model: BaseChatModel,
+    settings: SyncSettings = SyncSettings(),
+) -> SyncResult:
+    """Behavioral operator: check the character's unseen actions, summarise new evidence.
+
+    No action of the character in [p, target) -> no call at all; no new evidence -> the answer
+    stays as it was and no summary is written.
+    """
+    if bookmark.position >= target:
+        return _unchanged(bookmark)
+    todo = _character_positions(storyline, bookmark.character, bookmark.position, target)
+    if not todo:
+        return SyncResult(_synced(bookmark, target), 0, LLMUsage())
+    items = _behavior_items(storyline, todo, settings.local_scene, target)
+    verdicts, usage = await classifier.classify(bookmark.question, items)
+    if len(verdicts) != len(items):
+        raise ValueError(f"the classifier gave {len(verdicts)} verdicts for {len(items)} items")
+    read = [(max(0, q - settings.local_scene), q + 1) for q in todo]
+    found = [q for q, supports in zip(todo, verdicts, strict=True) if supports]
+    if not found:
+        return SyncResult(_synced(bookmark, target), _covered(read), usage)
+    evidence = sorted(set(bookmark.evidence).union(found))
+    shown = [q for q in evidence if q < target]  # all of it: the summary weighs every piece
+    actions = [_read(storyline, q, q + 1, target=target)[0] for q in shown]
+    answer, cost = await summarize_behavior(model, bookmark.question, bookmark.character, actions)
+    read += [(q, q + 1) for q in shown]
+    updated = _synced(bookmark, target, answer=answer, evidence=evidence)
+    return SyncResult(updated, _covered(read), usage + cost)
+
+
+def question_entity(question: str) -> str | None:
+    """The entity a concept question names: its longest run of capitalised words.
+
+    Fallback for concept bookmarks stored without a keyword. Question words and articles that
+    open a run ("What", "Who", "The") are dropped, a possessive ``'s`` is cut.
+    """
+    runs = []
+    for match in _CAPITALISED_RUN.finditer(question):
+        words = match.group().split()
+        while words and words[0].casefold() in _QUESTION_WORDS:
+            words = words[1:]
+        if words:
+            runs.append(re.sub(r"['’]s$", "", " ".join(words)))
+    return max(runs, key=len) if runs else None
+
+
+def _top_windows(
+    windows: Sequence[tuple[int, int]], hits: Sequence[int], top: int
+) -> list[tuple[int, int]]:
+    """The ``top`` windows with most hits (then most recent), back in story order."""
+
+    def hit_count(window: tuple[int, int]) -> int:
+        return bisect_left(hits, window[1]) - bisect_left(hits, window[0])
+
+    ranked = sorted(windows, key=lambda w: (-hit_count(w), -w[1]))[:top]
+    return sorted(ranked)
+
+
+def _concept_windows(
+    bookmark: Bookmark, start: int, target: int, index: StorylineIndex, settings: SyncSettings
+) -> tuple[str | None, list[tuple[int, int]]]:
+    keyword = bookmark.keyword or question_entity(bookmark.question)
+    if not keyword:
+        return None, []
+    hits = index.positions(keyword, start, target)
+    merged = index.context_windows(hits, settings.concept_radius, end=target)
+    span = 2 * (2 * settings.concept_radius + 1)
+    windows = [piece for window in merged for piece in _split_window(window, span)]
+    return keyword, _top_windows(windows, hits, settings.concept_top_windows)
+
+
+def _split_window(window: tuple[int, int], span: int) -> list[tuple[int, int]]:
+    """A merged window cut into pieces of at most ``span`` actions, the last piece whole.
+
+    Where the entity is mentioned densely, merging chains windows into runs of hundreds of
+    actions; cutting them keeps every summarised passage (and so the prompt) bounded.
+    """
+    low, high = window
+    pieces = []
+    while high - low > span:
+        pieces.append((high - span, high))
+        high -= span
+    pieces.append((low, high))
+    return pieces[::-1]
+
+
+async def sync_concept(
+    bookmark: Bookmark,
+    target: int,
+    *,
+    storyline: Storyline,
+    index: StorylineIndex,
+    model: BaseChatModel,
+    settings: SyncSettings = SyncSettings(),
+) -> SyncResult:
+    """Concept operator: keyword hits in [p, target), best windows summarised with the answer.
+
+    The keyword is ``bookmark.keyword``, else :func:`question_entity` of the question (then kept
+    on the copy). Windows may reach back before p for context, never to target or beyond;
+    merged runs longer than two window spans are cut into pieces so prompts stay bounded. No
+    hits -> no call, answer unchanged.
+    """
+    if bookmark.position >= target:
+        return _unchanged(bookmark)
+    keyword, windows = _concept_windows(bookmark, bookmark.position, target, index, settings)
+    if keyword is None or not windows:
+        return SyncResult(_synced(bookmark, target, keyword=keyword), 0, LLMUsage())
+    passages = [_read(storyline, low, high, target=target) for low, high in windows]
+    answer, usage = await summarize_concept(
+        model,
+        question=bookmark.question,
+        keyword=keyword,
+        windows=passages,
+        previous_answer=bookmark.answer,
+    )
+    updated = _synced(bookmark, target, answer=answer, keyword=keyword)
+    return SyncResult(updated, _covered(windows), usage)
+
+
+async def sync_bookmark(
+    bookmark: Bookmark,
+    target: int,
+    *,
+    storyline: Storyline,
+    index: StorylineIndex,
+    fast_model: BaseChatModel,
+    model: BaseChatModel,
+    settings: SyncSettings = SyncSettings(),
+    classifier: BehaviorEvidenceClassifier | None = None,
+) -> SyncResult:
+    """Sync ``bookmark`` to ``target`` with its type's operator, reading only [p, target).
+
+    A bookmark already at or after ``target`` comes back unchanged (a copy), with nothing read
+    and no call. The fast model does chunk updates and evidence checks (unless ``classifier``
+    is given); the strong ``model`` writes summaries. Raises :class:`InputError` for a target
+    outside [0, len(storyline)].
+    """
+    _check_range(bookmark, target, storyline)
+    if bookmark.position >= target:
+        return _unchanged(bookmark)
+    kind = BookmarkType(bookmark.type)
+    if kind is BookmarkType.STATE:
+        return await sync_state(
+            bookmark, target, storyline=storyline, fast_model=fast_model, settings=settings
+        )
+    if kind is BookmarkType.BEHAVIORAL:
+        checker = classifier or LLMBehaviorClassifier(fast_model, settings.behavior_batch)
+        return await sync_behavior(
+            bookmark,
+            target,
+            storyline=storyline,
+            classifier=checker,
+            model=model,
+            settings=settings,
+        )
+    return await sync_concept(
+        bookmark, target, storyline=storyline, index=index, model=model, settings=settings
+    )
+
+
+def actions_from_scratch(
+    bookmark: Bookmark,
+    target: int,
+    *,
+    storyline: Storyline,
+    index: StorylineIndex,
+    settings: SyncSettings = SyncSettings(),
+) -> int:
+    """What the same operator would read syncing this bookmark from 0 to ``target`` (no LLM).
+
+    State: ``target``. Behavioral: the character's actions before ``target`` plus their local
+    scenes (distinct positions). Concept: distinct positions of the windows the operator would
+    read, i.e. the top ``concept_top_windows`` merged windows of every keyword hit before
+    ``target`` (the incremental operator counts its reads the same way).
+    """
+    _check_range(bookmark, target, storyline)
+    kind = BookmarkType(bookmark.type)
+    if kind is BookmarkType.STATE:
+        return target
+    if kind is BookmarkType.BEHAVIORAL:
+        todo = _character_positions(storyline, bookmark.character, 0, target)
+        return _covered((max(0, q - settings.local_scene), q + 1) for q in todo)
+    _, windows = _concept_windows(bookmark, 0, target, index, settings)
+    return _covered(windows)

@@ -1,0 +1,1 @@
+"""CharacterHub: LangGraph graphs and their wiring of this paper (see the README's Layout)."""

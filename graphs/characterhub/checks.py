@@ -1,0 +1,63 @@
+"""The last profiler node: every fact checked against its passage, every sentence against facts.
+
+Both methods end here. A fact the passages it cites do not state is dropped (and counted in
+``usage.facts_unsupported``, listed in ``unsupported_facts``); a prose sentence no kept fact
+supports is dropped from the profile (counted in ``usage.sentences_unsupported``, listed in
+``prose_check``, ``None`` when ``check_citations`` is off). So a false fact with a real id
+reaches neither ``profile.json`` nor the card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from personae.agents.characterhub.citation_checker import check_citations
+from personae.agents.characterhub.evidence_summarizer import CitedFact
+from personae.agents.characterhub.prose_checker import ProseCheckRecord, check_prose
+from personae.errors import RemoteError
+from personae.graphs.characterhub.state import ProfilerContext, ProfilerState
+from personae.llm import LLMUsage
+from personae.memory.characterhub.dimensions import DIMENSIONS
+
+
+async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
+    """Keep the facts their passages state and the sentences the kept facts support."""
+    context = runtime.context
+    passages = {s["id"]: str(s["content"]) for s in state.get("sources", [])}
+    facts = [CitedFact.model_validate(f) for f in state.get("draft_facts", [])]
+    kept, usage = facts, LLMUsage()
+    dropped: list[CitedFact] = []
+    profile: str = state["profile"]
+    prose: ProseCheckRecord | None = None
+    if context.check_citations:
+        model = context.llm("fast")
+        kept, dropped, usage = await check_citations(model, facts, passages)
+        profile, prose, used = await check_prose(model, profile, [f.text for f in kept])
+        usage = usage + used
+        if not profile.strip():
+            raise RemoteError(
+                f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
+                "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
+            )
+    dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
+    for fact in kept:
+        dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
+    # A draft with no cited fact at all was already flagged by the rewrite (zero_facts_notices).
+    lost = facts and not kept
+    notices = [f"no fact about {state['name']!r} survived the citation check"] if lost else []
+    counts = {
+        **usage.as_dict(),
+        "facts_checked": len(facts) if context.check_citations else 0,
+        "facts_unsupported": len(dropped),
+        "sentences_unsupported": len(prose["dropped"]) if prose else 0,
+    }
+    return {
+        "profile": profile,
+        "dimensions": dimensions,
+        "prose_check": prose,
+        "unsupported_facts": [f.model_dump() for f in dropped],
+        "notices": notices,
+        "usage": counts,
+    }

@@ -1,0 +1,145 @@
+"""Nodes of the ``paper`` profiling method: CharacterHub's R¹/R² deep search and Table 8 rewrite.
+
+Round one (R¹) gives the agent the Table 7 first-search instruction: it plans its searches,
+reads the results and writes an encyclopedic document. Round two (R²) always runs (unless the
+user asked for the paper's "w.o. IS" ablation with one round): the R¹ document goes back with
+the Table 7 iterative instruction, the agent searches again and rewrites the document against
+all the evidence, re-checking R¹ rather than appending to it. The R² document is DRInfo; the
+Table 8 prompt rewrites it in the first person.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from personae.agents.characterhub.deep_searcher import propose_searches, write_document
+from personae.agents.characterhub.profile_rewriter import rewrite_paper_profile
+from personae.errors import InputError
+from personae.graphs.characterhub.evidence import (
+    assign_source_ids,
+    draft_with_citations,
+    passages_text,
+    zero_facts_notices,
+)
+from personae.graphs.characterhub.state import ProfilerContext, ProfilerState, merge_sources
+from personae.tools.web_search import normalize_url
+
+
+def paper_rounds(context: ProfilerContext) -> int:
+    """R¹ and R² (2), or R¹ alone when ``max_rounds`` is 1 (the paper's ablation)."""
+    return 1 if context.max_rounds < 2 else 2
+
+
+def _first_document(state: ProfilerState) -> str | None:
+    documents = state.get("documents", [])
+    return str(documents[0]["text"]) if documents else None
+
+
+async def propose_paper_searches(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """The agent's searches for this round (Table 7 first or iterative instruction)."""
+    context = runtime.context
+    queries, usage, dropped = await propose_searches(
+        context.llm("strong"),
+        entity=state["name"],
+        franchise=state.get("franchise"),
+        canon=state["canon"],
+        first_document=_first_document(state) if state["round"] > 1 else None,
+        count=context.paper_queries,
+    )
+    if not queries:  # a model that plans nothing still searches for the character
+        queries = [" ".join(p for p in (state["name"], state.get("franchise")) if p)]
+    pending = [{"dimension": "general", "query": q} for q in queries]
+    return {"pending": pending, "usage": {**usage.as_dict(), "dropped_queries": dropped}}
+
+
+async def write_paper_document(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Give this round's passages ids and write the round's document (R¹, then R²)."""
+    context = runtime.context
+    current = state["round"]
+    passages = [e for e in state["evidence"] if e["round"] == current]
+    excluded = {normalize_url(u) for u in context.exclude_urls}
+    known = state.get("sources", [])
+    updates, ids, _ = assign_source_ids(known, passages, excluded)
+    everything = merge_sources(known, updates)
+    known_ids = {s["id"] for s in known}
+    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
+    first = _first_document(state) if current > 1 else None
+    shown = ids if current == 1 else [s["id"] for s in everything]  # R² re-checks all
+    document, usage = first or "", {}
+    if shown:
+        document, used = await write_document(
+            context.llm("strong"),
+            entity=state["name"],
+            franchise=state.get("franchise"),
+            canon=state["canon"],
+            first_document=first,
+            passages=passages_text(everything, shown, context.evidence_chars),
+            known_ids={s["id"] for s in everything},
+        )
+        usage = used.as_dict()
+    record = {
+        "round": current,
+        "queries": [p["query"] for p in state["pending"]],
+        "results": len(passages),
+        "new_source_ids": new_ids,
+        "source_ids": ids,
+        "notes": [],
+    }
+    update: dict[str, Any] = {
+        "sources": updates,
+        "rounds": [record],
+        "documents": [{"round": current, "text": document}],
+        "usage": usage,
+    }
+    if current >= paper_rounds(context):
+        update["stop_reason"] = "paper_rounds"
+    else:
+        update["round"] = current + 1
+    return update
+
+
+def route_after_document(
+    state: ProfilerState,
+) -> Literal["propose_paper_searches", "rewrite_paper_profile"]:
+    """R² after R¹; the rewrite after the last round."""
+    return "rewrite_paper_profile" if state.get("stop_reason") else "propose_paper_searches"
+
+
+async def rewrite_paper_profile_node(
+    state: ProfilerState, runtime: Runtime[ProfilerContext]
+) -> dict[str, Any]:
+    """Table 8 over the last document (DRInfo); its facts are checked in the next node."""
+    sources = state.get("sources", [])
+    documents = state.get("documents", [])
+    drinfo = str(documents[-1]["text"]) if documents else ""
+    if not sources or not drinfo.strip():
+        raise InputError(
+            f"found nothing about {state['name']!r} in {len(documents)} search round(s)",
+            "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
+        )
+    known = {s["id"] for s in sources}
+    draft, kept, usage = await draft_with_citations(
+        lambda reminder: rewrite_paper_profile(
+            runtime.context.llm("strong"),
+            name=state["name"],
+            document=drinfo,
+            known_ids=known,
+            canon=state["canon"],
+            reminder=reminder,
+        ),
+        known,
+    )
+    return {
+        "profile": draft.profile.strip(),
+        "conflicts": draft.conflicts,
+        "drinfo": drinfo,
+        "draft_facts": [f.model_dump() for f in kept],
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": zero_facts_notices(draft, kept),
+    }

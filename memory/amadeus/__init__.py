@@ -1,0 +1,1 @@
+"""AMADEUS: what persists of this paper (see the README's Layout)."""

@@ -1,0 +1,1 @@
+"""ARCANE: what persists of this paper (see the README's Layout)."""

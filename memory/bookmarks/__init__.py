@@ -1,0 +1,1 @@
+"""BOOKMARKS: what persists of this paper (see the README's Layout)."""

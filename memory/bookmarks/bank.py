@@ -1,0 +1,626 @@
+"""The bookmark bank: one Chroma collection per storyline version (its scope).
+
+Why Chroma and why this layout: candidate search is "same type, already synced, same character
+for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
+bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
+The embedded document is the question, because candidates are found by question. Each record
+keeps flat metadata for the filters (type, character, position, parent_id) and the whole
+bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
+memory together: a crash leaves either the old or the new bookmark, never a mix.
+
+Ids are ``bm-<n>`` from a counter in the collection's in-process index (shared by every bank
+object on the collection, so threads never collide), started past both the largest stored id
+and the counter older versions kept in the collection's metadata: a stored id is never reused; an
+id handed out by a step that crashed before writing may be. Two processes writing the same
+storyline's bank at once are not supported.
+
+Writes are one upsert each and read nothing from Chroma: the index keeps the records the bank
+read or wrote recently, which is what ``save`` merges with. Records stay bounded: a bookmark
+keeps its latest :data:`HISTORY_KEPT` answer versions inline; older ones move, in chunks, to an
+archive collection beside the bank, and :meth:`BookmarkBank.get` with ``at=`` brings back those
+a reader at an old position needs. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.errors import ChromaError
+
+from personae.errors import InputError
+from personae.files import write_json_atomic
+from personae.memory.bookmarks.bank_index import (
+    RECORDS_KEPT,
+    BankIndex,
+    IndexedBookmark,
+    index_for,
+    mark_stale,
+)
+from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.memory.bookmarks.lexical import lexical_filter
+from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
+from personae.memory.embeddings import TextEmbedding, open_embedding
+from personae.settings import DEFAULT_EMBEDDINGS, Settings
+
+COLLECTION_PREFIX = "bookmarks-"
+ARCHIVE_PREFIX = "bookmark-history-"
+CANDIDATE_POOL = 50
+"""Minimum vector-search pool before the lexical filter (``max(50, 10 * k)``)."""
+HISTORY_KEPT = 32
+"""Answer versions kept in a bookmark's record; older ones go to the archive in chunks."""
+_COUNTER = "personae_next_id"
+_ID = re.compile(r"^bm-(\d+)$")
+_PAGE = 2000
+_SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bank-search")
+"""Searches a step's questions side by side (the matrix products release the GIL)."""
+_WRITE_LOCK = threading.RLock()
+"""Serialises id reservation and read-check-write saves of every bank in this process."""
+
+
+class BookmarkBank:
+    """All bookmarks of one storyline, persisted in Chroma."""
+
+    def __init__(
+        self,
+        client: ClientAPI,
+        storyline: str,
+        scope: str | None = None,
+        *,
+        embedding: TextEmbedding | None = None,
+    ) -> None:
+        """Open (or create) the collection of ``scope`` (default: the storyline's name).
+
+        The graphs pass :attr:`Storyline.scope <personae.memory.bookmarks.storyline.Storyline.scope>`, so
+        a changed storyline text gets a fresh bank. A bank created before scopes existed (named
+        by the storyline alone) is simply not found: a new, empty one is created beside it.
+        ``embedding`` (default ``hashing``) embeds the questions; each embedding has its own
+        collection, and one holding another embedding's vectors is refused.
+        """
+        self.storyline = storyline
+        self.client = client
+        self.embedding = embedding or open_embedding(DEFAULT_EMBEDDINGS)
+        name = embedded_name(scope or storyline, self.embedding)
+        self.collection: Collection = open_collection(
+            client,
+            safe_collection_name(name, prefix=COLLECTION_PREFIX),
+            self.embedding,
+            {"storyline": storyline, _COUNTER: 0},
+        )
+        self._bank_index: BankIndex | None = None
+        mark_stale(str(self.collection.id))
+
+    @classmethod
+    def open(
+        cls,
+        storyline: str,
+        path: Path | None,
+        settings: Settings | None = None,
+        *,
+        scope: str | None = None,
+        embedding: TextEmbedding | None = None,
+    ) -> BookmarkBank:
+        """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
+
+        With ``settings.chroma_host`` set the bank lives on that Chroma server and ``path`` is
+        ignored; otherwise it is an embedded Chroma database in ``path``. ``path=None`` is
+        Chroma's in-memory client, which is one per process: every ``open(name, None)`` in the
+        process sees the same bank, so tests wanting isolation pass a temporary directory.
+        """
+        return cls(open_chroma(path, settings), storyline, scope, embedding=embedding)
+
+    def create(
+        self,
+        *,
+        question: str,
+        type: BookmarkType,
+        character: str,
+        answer: str = "",
+        position: int = 0,
+        parent_id: str | None = None,
+        keyword: str | None = None,
+    ) -> Bookmark:
+        """Create and store a bookmark; the bank assigns its id (:meth:`new`, then a write)."""
+        bookmark = self.new(
+            question=question,
+            type=type,
+            character=character,
+            answer=answer,
+            position=position,
+            parent_id=parent_id,
+            keyword=keyword,
+        )
+        self._write([bookmark])
+        return bookmark
+
+    def new(
+        self,
+        *,
+        question: str,
+        type: BookmarkType,
+        character: str,
+        answer: str = "",
+        position: int = 0,
+        parent_id: str | None = None,
+        keyword: str | None = None,
+    ) -> Bookmark:
+        """A new bookmark with a fresh id, not yet stored (:meth:`save_step` stores it).
+
+        The first history entry is ``(position, answer)``: a derived bookmark starts from its
+        parent's answer at the parent's position, a new one from ``""`` at the storyline start.
+        A step creates its bookmarks this way and writes them once, synced, with the rest of
+        the step's bookmarks.
+        """
+        if not question.strip():
+            raise InputError("a bookmark needs a non-empty question", "ask something")
+        if position < 0:
+            raise InputError(f"bookmark position {position} is negative", "use a position >= 0")
+        if parent_id is not None and self._index().get(parent_id) is None:
+            raise KeyError(parent_id)
+        return Bookmark(
+            id=self._reserve_id(),
+            question=question.strip(),
+            type=BookmarkType(type),
+            character=character,
+            answer=answer,
+            position=position,
+            parent_id=parent_id,
+            keyword=keyword,
+            history=[AnswerVersion(position=position, answer=answer)],
+        )
+
+    def _reserve_id(self) -> str:
+        return f"bm-{self._index().reserve()}"
+
+    def _stored_counter(self) -> int:
+        """The counter older versions of the bank kept in the collection's metadata."""
+        stored = (self.collection.metadata or {}).get(_COUNTER, 0)
+        return int(stored) if isinstance(stored, int | float | str) else 0
+
+    def get(self, bookmark_id: str, *, at: int | None = None) -> Bookmark:
+        """The stored bookmark; ``KeyError`` if unknown.
+
+        With ``at``, archived answer versions a reader at position ``at`` needs are brought back
+        into ``history``, so ``answer_at(at)`` is exact however far the bookmark has synced.
+        """
+        cached = self._index().record(bookmark_id)
+        if cached is None:
+            found = self.collection.get(ids=[bookmark_id], include=["metadatas"])
+            if not found["ids"]:
+                raise KeyError(bookmark_id)
+            cached = _from_metadata(found["metadatas"][0] if found["metadatas"] else {})
+            self._index().remember([cached])
+        bookmark = cached.model_copy(deep=True)
+        if (
+            at is not None
+            and bookmark.archived
+            and (not bookmark.history or at < bookmark.history[0].position)
+        ):
+            bookmark.history = [*self._archived(bookmark.id), *bookmark.history]
+        return bookmark
+
+    def save(self, bookmark: Bookmark) -> None:
+        """Write answer, position and memory in one upsert (never half-updated).
+
+        A changed answer adds a history version valid from ``bookmark.position``; an answer
+        changed twice at the same position replaces that position's version. A state bookmark
+        synced over several chunks also records each chunk's answer (its transitions past the
+        stored position), so "what was true at q" is exact between two saves too, not only
+        at the saved positions. Positions only move forward: saving a bookmark behind its
+        stored position raises ``ValueError``.
+        On success ``bookmark.history`` is updated in place; on failure nothing is stored.
+        """
+        with _WRITE_LOCK:
+            stored = self.get(bookmark.id)  # the index's copy: no Chroma read
+            if bookmark.position < stored.position:
+                raise ValueError(
+                    f"{bookmark.id}: position {bookmark.position} is behind the stored "
+                    f"{stored.position}; bookmarks only sync forward (reload it with get())"
+                )
+            updated = _merged(stored, bookmark)
+            self._write([updated])
+        bookmark.history, bookmark.archived = updated.history, updated.archived
+
+    def save_step(
+        self, bookmarks: list[Bookmark], *, created: Iterable[str] = (), at: int | None = None
+    ) -> list[Bookmark]:
+        """Store one step's synced bookmarks in a single upsert; the stored copies, in order.
+
+        ``created`` names those made with :meth:`new` and never stored: their history starts
+        from their own first version. A created id another bookmark took meanwhile (a step
+        resumed from a checkpoint after a restart hands out ids again) gets a fresh id; one
+        already stored as this very bookmark (the step was killed after its write) is updated.
+        A bookmark another step synced further than this one is kept as stored and read back
+        with the versions a reader at ``at`` needs (positions only move forward). Nothing is
+        written for an empty list.
+        """
+        fresh = set(created)
+        results: list[Bookmark | str] = []
+        with _WRITE_LOCK:
+            index = self._index()
+            writes: dict[str, Bookmark] = {}
+            for bookmark in bookmarks:
+                row = index.get(bookmark.id)
+                if bookmark.id in fresh and (row is None or not _same_creation(self, bookmark)):
+                    if row is not None:
+                        bookmark = bookmark.model_copy(update={"id": self._reserve_id()})
+                    start = bookmark.model_copy(
+                        update={"position": bookmark.history[0].position if bookmark.history else 0}
+                    )
+                    start.history = start.history[:1]
+                    stored = start
+                else:
+                    stored = writes.get(bookmark.id) or self.get(bookmark.id)
+                if bookmark.position < stored.position:
+                    results.append(bookmark.id)  # kept as stored: read back below
+                    continue
+                writes[bookmark.id] = _merged(stored, bookmark)
+                results.append(writes[bookmark.id])
+            if writes:
+                self._write(list(writes.values()))
+        return [
+            self.get(r, at=at) if isinstance(r, str) else writes[r.id].model_copy(deep=True)
+            for r in results
+        ]
+
+    def _write(self, bookmarks: list[Bookmark]) -> None:
+        vectors = self.embedding.embed([b.question for b in bookmarks])
+        with _WRITE_LOCK:  # the index and Chroma change together
+            index = self._index()
+            self._archive_old_versions(bookmarks, vectors)
+            self.collection.upsert(
+                ids=[b.id for b in bookmarks],
+                documents=[b.question for b in bookmarks],
+                embeddings=vectors,
+                metadatas=[_metadata(b) for b in bookmarks],
+            )
+            index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
+            index.remember(bookmarks[-RECORDS_KEPT:])  # a bulk import keeps only its last ones
+
+    def _archive_old_versions(self, bookmarks: list[Bookmark], vectors: Any) -> None:
+        """Move all but the latest :data:`HISTORY_KEPT` versions of long histories to the archive.
+
+        Written before the records that drop them, so a crash leaves versions in both places,
+        never in neither. Chunks are keyed by their first position: rewriting one is harmless.
+        """
+        rows: list[tuple[str, Bookmark, Any]] = []
+        for bookmark, vector in zip(bookmarks, vectors, strict=True):
+            if len(bookmark.history) > 2 * HISTORY_KEPT:
+                old, bookmark.history = (
+                    bookmark.history[:-HISTORY_KEPT],
+                    bookmark.history[-HISTORY_KEPT:],
+                )
+                chunk = bookmark.model_copy(update={"history": old})
+                rows.append((f"{bookmark.id}@{old[0].position}", chunk, vector))
+                bookmark.archived = True
+        if not rows:
+            return
+        self._archive().upsert(
+            ids=[row_id for row_id, _, _ in rows],
+            embeddings=[vector for _, _, vector in rows],
+            metadatas=[
+                {
+                    "bookmark": chunk.id,
+                    "versions": json.dumps([v.model_dump() for v in chunk.history]),
+                }
+                for _, chunk, _ in rows
+            ],
+        )
+
+    def _archive(self) -> Collection:
+        return open_collection(
+            self.client,
+            safe_collection_name(self.collection.name, prefix=ARCHIVE_PREFIX),
+            self.embedding,
+            {"storyline": self.storyline, "bank": self.collection.name},
+        )
+
+    def _archived(self, bookmark_id: str) -> list[AnswerVersion]:
+        """Every archived version of ``bookmark_id``, oldest first."""
+        found = self._archive().get(where={"bookmark": bookmark_id}, include=["metadatas"])
+        versions = [
+            AnswerVersion.model_validate(v)
+            for m in found["metadatas"] or []
+            for v in json.loads(str(m["versions"]))
+        ]
+        return sorted(versions, key=lambda v: v.position)
+
+    def _index(self) -> BankIndex:
+        """This collection's in-process index (filled from Chroma on first use).
+
+        Kept on the bank object once found, so searches never wait for a write's lock.
+        """
+        if self._bank_index is None or self._bank_index.stale:
+            with _WRITE_LOCK:
+                self._bank_index = index_for(
+                    str(self.collection.id), self._scan_index, self._stored_counter
+                )
+        return self._bank_index
+
+    def _scan_index(self) -> Iterator[IndexedBookmark]:
+        offset = 0
+        while True:
+            page = self._index_page(offset)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            offset += _PAGE
+
+    def _index_page(self, offset: int) -> list[IndexedBookmark]:
+        """One page of index rows with the stored vectors.
+
+        A client that has been open while another process wrote the collection cannot read
+        the vectors it does not know ("Error finding id"): that page's questions are then
+        embedded again (exactly the stored vectors: the embedding is the collection's).
+        """
+        try:
+            page = self.collection.get(
+                include=["metadatas", "embeddings"], limit=_PAGE, offset=offset
+            )
+            vectors = page["embeddings"]
+        except ChromaError:
+            page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            vectors = None
+        metadatas = page["metadatas"] or []
+        if vectors is None:
+            questions = [_question_of(m) for m in metadatas]
+            vectors = self.embedding.embed(questions) if questions else []
+        rows = zip(page["ids"], metadatas, vectors, strict=True)
+        return [_indexed_row(i, m, v) for i, m, v in rows]
+
+    def candidates(
+        self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
+    ) -> list[Bookmark]:
+        """Same type, position <= synced_by, same character for behavioral; lexical top-k.
+
+        The pool is the ``max(50, 10k)`` nearest questions (by vector) that pass the filter;
+        the paper's lexical filter then keeps those sharing a content word with ``question``,
+        ranked by shared words then vector distance. Only the ``k`` kept are read from Chroma.
+        """
+        return self.candidates_many([(question, type, character)], synced_by=synced_by, k=k)[0]
+
+    def candidates_many(
+        self, questions: Sequence[tuple[str, BookmarkType, str]], *, synced_by: int, k: int = 5
+    ) -> list[list[Bookmark]]:
+        """:meth:`candidates` of each ``(question, type, character)``, for one step's questions.
+
+        One embedding call for all of them (one request with ``openai:``), the searches side by
+        side on the two cores, one read of the winners; the candidates are exactly those
+        :meth:`candidates` finds one by one.
+        """
+        if k <= 0 or not questions:
+            return [[] for _ in questions]
+        size = max(CANDIDATE_POOL, 10 * k)
+        vectors = self.embedding.embed([question for question, _, _ in questions])
+        index = self._index()
+
+        def search(number: int) -> list[tuple[IndexedBookmark, float]]:
+            _, kind, character = questions[number]
+            scope = _scope(BookmarkType(kind), character)
+            return index.nearest_many([vectors[number]], scope, synced_by, size)[0]
+
+        # Questions side by side (each product on one BLAS thread, see bank_index): the two
+        # cores each read a scope's matrix at once.
+        rest = [_SEARCHES.submit(search, n) for n in range(1, len(questions))]
+        pools = [search(0), *(future.result() for future in rest)]
+        kept = [
+            [
+                row.id
+                for row, _ in lexical_filter(
+                    question,
+                    pools[number],
+                    lambda row: row[0].question,
+                    k=k,
+                    distance_of=lambda row: row[1],
+                )
+            ]
+            for number, (question, _, _) in enumerate(questions)
+        ]
+        whole = {
+            b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
+        }
+        handed: set[str] = set()  # each caller gets its own copy: copy again only for repeats
+        return [[_once(whole[i], handed) for i in ids if i in whole] for ids in kept]
+
+    def _hydrate(self, ids: list[str]) -> list[Bookmark]:
+        """The whole bookmarks of ``ids``, in that order (one Chroma read for those not kept)."""
+        index = self._index()
+        by_id = {i: r for i in ids if (r := index.record(i)) is not None}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            found = self.collection.get(ids=missing, include=["metadatas"])
+            read = [_from_metadata(m) for m in found["metadatas"] or []]
+            index.remember(read)
+            by_id.update((b.id, b) for b in read)
+        return [by_id[i].model_copy(deep=True) for i in ids if i in by_id]
+
+    def _nearest_passing(
+        self, vector: Any, scope: str, synced_by: int, size: int
+    ) -> list[tuple[IndexedBookmark, float]]:
+        """The ``size`` nearest bookmarks in ``scope`` synced by ``synced_by``, nearest first.
+
+        Exact (one matrix product over the rows that pass, in the in-process index); see
+        :mod:`personae.memory.bookmarks.bank_index` for why Chroma's own filtered search is not used.
+        """
+        return self._index().nearest(vector, scope, synced_by, size)
+
+    def near(self, target: int, *, character: str, window: int = 5) -> list[Bookmark]:
+        """Bookmarks synced within ``window`` actions before ``target`` (not others' behavioral).
+
+        Returns those with ``target - window <= position <= target``, nearest first; nothing
+        synced past ``target`` ever comes back.
+        """
+        if target < 0 or window < 0:
+            return []
+        found = [
+            b
+            for b in self._hydrate(self._index().between(target - window, target))
+            if b.position <= target
+            and not (b.type is BookmarkType.BEHAVIORAL and b.character != character)
+        ]
+        return sorted(found, key=lambda b: (-b.position, _number(b.id)))
+
+    def all(self) -> list[Bookmark]:
+        """Every bookmark, in creation order."""
+        return sorted(self._scan(None), key=lambda b: _number(b.id))
+
+    def _scan(self, where: Mapping[str, Any] | None) -> Iterator[Bookmark]:
+        offset = 0
+        while True:
+            page = self.collection.get(
+                where=cast(Any, where), include=["metadatas"], limit=_PAGE, offset=offset
+            )
+            for metadata in page["metadatas"] or []:
+                yield _from_metadata(metadata)
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += _PAGE
+
+    def __len__(self) -> int:
+        return int(self.collection.count())
+
+    def import_bookmarks(self, bookmarks: Iterable[Bookmark], batch_size: int = 0) -> int:
+        """Store whole records as given (restore an export, bulk load); returns the count.
+
+        Ids must look like ``bm-<n>``; the id counter moves past the largest one.
+        """
+        size = batch_size or max(1, min(5000, self.client.get_max_batch_size()))
+        batch: list[Bookmark] = []
+        count = 0
+        for bookmark in bookmarks:
+            if not _ID.match(bookmark.id):
+                raise InputError(f"bookmark id {bookmark.id!r} is not bm-<n>", "keep bank ids")
+            batch.append(bookmark)
+            if len(batch) >= size:
+                count += self._flush(batch)
+        count += self._flush(batch)
+        return count
+
+    def _flush(self, batch: list[Bookmark]) -> int:
+        if not batch:
+            return 0
+        self._write(batch)
+        written = len(batch)
+        batch.clear()
+        return written
+
+    def export(self) -> dict[str, Any]:
+        """The whole bank as JSON-ready data (for ``personae act --json`` and debugging)."""
+        return {
+            "storyline": self.storyline,
+            "bookmarks": [b.model_dump(mode="json") for b in self.all()],
+        }
+
+    def export_json(self, path: Path) -> None:
+        """Write :meth:`export` to ``path`` atomically."""
+        write_json_atomic(path, self.export())
+
+
+def _once(bookmark: Bookmark, handed: set[str]) -> Bookmark:
+    """``bookmark`` the first time its id is handed out, a deep copy after."""
+    if bookmark.id in handed:
+        return bookmark.model_copy(deep=True)
+    handed.add(bookmark.id)
+    return bookmark
+
+
+def _merged(stored: Bookmark, bookmark: Bookmark) -> Bookmark:
+    """``bookmark`` as it is written over ``stored``: history extended, archive flag kept.
+
+    The history is the stored one plus each chunk answer past the stored position (state
+    transitions) and the new answer; versions a reader brought back from the archive are not
+    written inline again.
+    """
+    chunks = [
+        (t.position, t.answer)
+        for t in bookmark.transitions
+        if stored.position < t.position < bookmark.position
+    ]
+    updated = bookmark.model_copy(deep=True)
+    updated.history = _with_versions(
+        stored.history, [*chunks, (bookmark.position, bookmark.answer)]
+    )
+    updated.archived = stored.archived or bookmark.archived
+    return updated
+
+
+def _same_creation(bank: BookmarkBank, bookmark: Bookmark) -> bool:
+    """Whether the stored bookmark of this id is this one (same question, kind and parent)."""
+    stored = bank.get(bookmark.id)
+    return (stored.question, stored.type, stored.character, stored.parent_id) == (
+        bookmark.question,
+        bookmark.type,
+        bookmark.character,
+        bookmark.parent_id,
+    )
+
+
+def _with_versions(
+    history: list[AnswerVersion], answers: Iterable[tuple[int, str]]
+) -> list[AnswerVersion]:
+    """``history`` plus each ``(position, answer)`` in order, as a new list.
+
+    An unchanged answer adds nothing; a second answer at the same position replaces the first.
+    """
+    versions = list(history)
+    for position, answer in answers:
+        if versions and versions[-1].answer == answer:
+            continue
+        if versions and versions[-1].position == position:
+            versions.pop()
+        versions.append(AnswerVersion(position=position, answer=answer))
+    return versions
+
+
+def _metadata(bookmark: Bookmark) -> dict[str, str | int]:
+    return {
+        "type": str(bookmark.type),
+        "character": bookmark.character,
+        "position": bookmark.position,
+        "parent_id": bookmark.parent_id or "",
+        "scope": _scope(bookmark.type, bookmark.character),
+        "question": bookmark.question,
+        "record": bookmark.model_dump_json(),
+    }
+
+
+def _scope(kind: BookmarkType, character: str) -> str:
+    """Which bookmarks may match each other: same type, and same character for behavioral."""
+    return f"{kind}|{character}" if kind is BookmarkType.BEHAVIORAL else str(kind)
+
+
+def _indexed(bookmark: Bookmark, vector: np.ndarray) -> IndexedBookmark:
+    scope = _scope(bookmark.type, bookmark.character)
+    return IndexedBookmark(bookmark.id, scope, bookmark.position, bookmark.question, vector)
+
+
+def _indexed_row(bookmark_id: str, metadata: Mapping[str, Any], vector: Any) -> IndexedBookmark:
+    """The index row from a record's flat metadata and stored vector.
+
+    The record JSON is parsed only for records written before the question had its own field.
+    """
+    question = _question_of(metadata)
+    position = int(cast(int, metadata["position"]))
+    array = np.asarray(vector, dtype=np.float32)
+    return IndexedBookmark(bookmark_id, str(metadata["scope"]), position, question, array)
+
+
+def _question_of(metadata: Mapping[str, Any]) -> str:
+    return str(metadata.get("question") or _from_metadata(metadata).question)
+
+
+def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:
+    return Bookmark.model_validate(json.loads(str(metadata["record"])))
+
+
+def _number(bookmark_id: str) -> int:
+    match = _ID.match(bookmark_id)
+    return int(match.group(1)) if match else -1

@@ -1,0 +1,1 @@
+"""CharacterHub: what persists of this paper (see the README's Layout)."""

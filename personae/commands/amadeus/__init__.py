@@ -1,0 +1,1 @@
+"""The AMADEUS commands of the ``personae`` CLI."""

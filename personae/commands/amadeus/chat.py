@@ -1,0 +1,175 @@
+"""`personae chat`: talk to a character with the AMADEUS agent, on a terminal or one question.
+
+``personae chat --character NAME`` opens an interactive conversation with an indexed character;
+``--ask "QUESTION"`` prints one answer and exits; ``--json`` adds the knowledge chunks, the
+Guided Selection slot and verdicts, the attributes and whether the fallback fired. Passing a
+persona source (``personae chat profiles/kenshiro/profile.json``) indexes it first (an
+unchanged source costs nothing). The conversation is checkpointed in ``MEMORY/chats.sqlite``:
+the terminal conversation resumes where it stopped (``--thread`` names one; ``--ask`` is a
+fresh conversation unless ``--thread`` is given).
+
+Environment read here, at the edge (flags win; precedence in :mod:`personae.commands.models`):
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: role-play and, unless
+``--gs-model``, Guided Selection and the Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``,
+``PERSONAE_EMBEDDINGS`` (unless ``--embedding``: the index of that embedding is used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from personae.commands.amadeus.persona import add_index_flags
+from personae.commands.models import add_model_flags
+from personae.errors import InputError
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+CHAT_DB = "chats.sqlite"
+EXIT_WORDS = ("/exit", "/quit", "/bye")
+
+
+def register(commands: Any) -> None:
+    """Add the `chat` command."""
+    parser = commands.add_parser("chat", help="talk to a character (AMADEUS role-play agent)")
+    parser.add_argument(
+        "source", nargs="?", help="persona to index first (profile.json, .md, wiki URL/.html)"
+    )
+    parser.add_argument("--character", help="the indexed character to talk to")
+    parser.add_argument(
+        "--method",
+        choices=("amadeus", "naive", "none"),
+        default="amadeus",
+        help="amadeus (GS + AE), naive (retrieval only) or none (no retrieval)",
+    )
+    parser.add_argument("--ask", help="ask one question, print the answer and exit")
+    parser.add_argument("--json", action="store_true", help="print each turn as JSON")
+    parser.add_argument("--thread", help="conversation name (kept in MEMORY/chats.sqlite)")
+    parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
+    parser.add_argument(
+        "--gs-model", help="Guided Selection and Attribute Extractor model (default --model)"
+    )
+    add_index_flags(parser)
+    add_model_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """The ``--json`` record of one turn."""
+    keys = ("response", "knowledge", "selected", "gs_failed", "verdicts", "attributes", "usage")
+    return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
+
+
+def agent_context(args: argparse.Namespace, options: Any, models: Any) -> Any:
+    """The AMADEUS run context of the parsed flags and the resolved models."""
+    from personae.graphs.amadeus.graph import AmadeusContext
+
+    return AmadeusContext(
+        method=args.method,
+        model=models.settings.model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        gs_model=getattr(args, "gs_model", None) or "",
+        memory_dir=options.memory_dir,
+        chroma_host=options.chroma_host,
+        chroma_port=options.chroma_port,
+        splitter=options.splitter,
+        embeddings=str(getattr(options.embedding, "spec", options.embedding)),
+        gs_wave=args.gs_wave,
+    )
+
+
+def _context(args: argparse.Namespace, options: Any) -> Any:
+    from personae.commands.models import resolve_models
+
+    return agent_context(args, options, resolve_models(args, ("strong",)))
+
+
+def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:
+    if args.json:
+        payload = turn_payload(character, args.method, result)
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    elif args.ask is not None:
+        sys.stdout.write(str(result["response"]) + "\n")
+    else:
+        sys.stdout.write(f"{character}: {result['response']}\n\n")
+    sys.stdout.flush()
+
+
+async def _converse(args: argparse.Namespace, context: Any, character: str, memory: Path) -> None:
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from personae.graphs.amadeus.graph import build_graph
+
+    await asyncio.to_thread(memory.mkdir, parents=True, exist_ok=True)
+    thread = args.thread or ("default" if args.ask is None else None)
+    async with AsyncSqliteSaver.from_conn_string(str(memory / CHAT_DB)) as saver:
+        graph = build_graph(saver if thread else None)
+        config: RunnableConfig = {}
+        if thread:
+            config = {"configurable": {"thread_id": f"{character.casefold()}:{thread}"}}
+        if args.ask is not None:
+            result = await graph.ainvoke(
+                {"character": character, "query": args.ask}, config, context=context
+            )
+            _write_turn(args, character, result)
+            return
+        if not args.json:
+            sys.stderr.write(f"Talking to {character} (/exit to leave; the chat is kept).\n")
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "You: " if sys.stdin.isatty() else "")
+            except EOFError:
+                return
+            if line.strip().casefold() in EXIT_WORDS:
+                return
+            if not line.strip():
+                continue
+            result = await graph.ainvoke(
+                {"character": character, "query": line}, config, context=context
+            )
+            _write_turn(args, character, result)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Index the source if one is given, resolve the character, then converse."""
+    import asyncio
+
+    from personae.commands.amadeus.persona import index_options
+    from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.settings import load_settings
+    from personae.tools.amadeus.indexing import index_persona
+
+    if args.ask is not None and not args.ask.strip():
+        raise InputError("--ask is empty", "pass the question to ask")
+    if args.gs_wave < 1:
+        raise InputError("--gs-wave must be at least 1", "pass 1 or more")
+    options = index_options(args)
+    character = args.character
+    if args.source:
+        doc, stats = asyncio.run(
+            index_persona(args.source, character, options, settings=load_settings())
+        )
+        character = doc.character
+        if stats.added or stats.deleted:
+            sys.stderr.write(f"indexed {doc.character}: {stats.added} chunks added\n")
+    if not character:
+        raise InputError("no character given", "pass --character NAME or a persona source")
+    index = open_persona_index(
+        character,
+        splitter=options.splitter,
+        embedding=options.embedding,
+        memory_dir=options.memory_dir,
+        chroma_host=options.chroma_host,
+        chroma_port=options.chroma_port,
+    )
+    context = _context(args, options)
+    asyncio.run(_converse(args, context, index.character, args.memory))
+    return 0

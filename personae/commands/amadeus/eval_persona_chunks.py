@@ -1,0 +1,157 @@
+"""`personae eval persona-chunks`: AMADEUS's chunk analyses (Tables 1 and 3, Fig. 1).
+
+``--questions QA.jsonl`` or ``--questionnaire mbti|bfi`` with ``--character``: the similarity
+distribution of retrieved chunks (Σμ / Σσ² per splitter, no model call; each splitter's index
+must exist, or ``--persona NAME=SOURCE`` builds them). ``--results FILE...``: chunk usage rate,
+Guided Selection failure rate and the use-count histogram from the ``results.jsonl`` of
+``eval persona-qa`` or ``eval personality``. Writes ``summary.json`` and ``report.md`` in
+``--out``. Environment read here: ``CHROMA_HOST`` / ``CHROMA_PORT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.errors import InputError
+
+
+def register(protocols: Any) -> None:
+    """Add ``eval persona-chunks``."""
+    from personae.commands.amadeus.persona import add_index_flags
+
+    parser = protocols.add_parser(
+        "persona-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
+    )
+    parser.add_argument(
+        "--character", nargs="+", default=[], help="characters (similarity analysis)"
+    )
+    parser.add_argument("--questions", help="QA JSONL whose questions are asked (or iago-othello)")
+    parser.add_argument("--questionnaire", help="mbti or bfi: ask its interview questions")
+    parser.add_argument(
+        "--splitters", default="fixed,ats,acts", help="splitters compared (comma-separated)"
+    )
+    parser.add_argument("--k", type=int, default=4, help="chunks retrieved per question")
+    parser.add_argument(
+        "--persona",
+        action="append",
+        default=[],
+        metavar="NAME=SOURCE",
+        help="index a persona first",
+    )
+    parser.add_argument("--results", type=Path, nargs="*", default=[], help="results.jsonl files")
+    parser.add_argument(
+        "--out", type=Path, default=Path("runs/persona-chunks"), help="report folder"
+    )
+    add_index_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def _questions(args: argparse.Namespace) -> dict[str, list[str]]:
+    from personae.evals.amadeus.persona_qa import load_qa
+    from personae.evals.amadeus.personality_data import load_questionnaire
+
+    if args.questions:
+        found: dict[str, list[str]] = {}
+        for item in load_qa(args.questions):
+            found.setdefault(item.character, []).append(item.question)
+        wanted = args.character or sorted(found)
+        missing = [c for c in wanted if c not in found]
+        if missing:
+            raise InputError(
+                f"{args.questions} has no questions for {', '.join(missing)}",
+                "pick characters it covers",
+            )
+        return {c: found[c] for c in wanted}
+    if not args.character:
+        raise InputError("no characters given", "pass --character NAME...")
+    items = load_questionnaire(args.questionnaire).items
+    return {c: [item.question for item in items] for c in args.character}
+
+
+def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> list[dict[str, Any]]:
+    import asyncio
+    from dataclasses import asdict, replace
+
+    from personae.commands.amadeus.eval_personality import _personas
+    from personae.commands.amadeus.persona import index_options
+    from personae.evals.amadeus.persona_chunks import similarity_row
+    from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.settings import load_settings
+    from personae.tools.amadeus.indexing import index_persona
+
+    personas = _personas(args.persona)
+    rows = []
+    for splitter in [s.strip() for s in args.splitters.split(",") if s.strip()]:
+        if splitter not in ("acts", "ats", "fixed"):
+            raise InputError(f"unknown splitter {splitter!r}", "use acts, ats, fixed")
+        options = replace(index_options(args), splitter=splitter)
+        indexes = {}
+        for character in questions:
+            name = character
+            if character.casefold() in personas:
+                doc, _ = asyncio.run(
+                    index_persona(
+                        personas[character.casefold()], character, options, settings=load_settings()
+                    )
+                )
+                name = doc.character
+            indexes[character] = open_persona_index(
+                name,
+                splitter=options.splitter,
+                embedding=options.embedding,
+                memory_dir=options.memory_dir,
+                chroma_host=options.chroma_host,
+                chroma_port=options.chroma_port,
+            )
+        rows.append(asdict(similarity_row(splitter, indexes, questions, args.k)))
+    return rows
+
+
+def _usage(args: argparse.Namespace) -> dict[str, Any]:
+    from personae.commands.amadeus.persona import index_options
+    from personae.evals.amadeus.persona_chunks import chunk_usage, indexed_name, read_results
+    from personae.memory.amadeus.persona_store import open_persona_index
+
+    records = read_results(args.results)
+    options = index_options(args)
+    counts = {}
+    for character in sorted({indexed_name(r) for r in records}):
+        index = open_persona_index(
+            character,
+            splitter=options.splitter,
+            embedding=options.embedding,
+            memory_dir=options.memory_dir,
+            chroma_host=options.chroma_host,
+            chroma_port=options.chroma_port,
+        )
+        counts[character] = index.count()
+    return chunk_usage(records, counts)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the requested analyses; write summary.json and report.md; print the report."""
+    from personae.evals.amadeus.persona_chunks import render_report
+    from personae.files import write_json_atomic, write_text_atomic
+
+    if not (args.questions or args.questionnaire or args.results):
+        raise InputError(
+            "nothing to analyse",
+            "pass --questions/--questionnaire (similarity) or --results (usage)",
+        )
+    if args.k < 1:
+        raise InputError("--k must be at least 1", "pass 1 or more")
+    from personae.commands.amadeus.persona import index_options
+
+    summary: dict[str, Any] = {"embedding": index_options(args).embedding, "k": args.k}
+    if args.questions or args.questionnaire:
+        summary["similarity"] = _similarity(args, _questions(args))
+    if args.results:
+        summary["usage"] = _usage(args)
+    report = render_report(summary)
+    write_json_atomic(args.out / "summary.json", summary)
+    write_text_atomic(args.out / "report.md", report)
+    sys.stdout.write(report)
+    return 0

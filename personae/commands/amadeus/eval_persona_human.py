@@ -1,0 +1,84 @@
+"""`personae eval persona-human`: the AMADEUS human-evaluation sheet and its figures (Table 2).
+
+``--export SHEET.csv --results DIR/results.jsonl`` writes random interview samples (Guided
+Selection chunks and the extracted attributes, ``--samples`` per sheet, ``--seed``) for
+evaluators to rate 1-5; ``--ratings RATINGS.csv`` (columns ``sample`` then one column per
+evaluator) prints μ, σ, Mdn and Cronbach's α as Table 2 reports them. Reads no environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.errors import InputError
+
+
+def register(protocols: Any) -> None:
+    """Add ``eval persona-human``."""
+    parser = protocols.add_parser(
+        "persona-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
+    )
+    parser.add_argument("--export", type=Path, help="write a rating sheet (CSV) here")
+    parser.add_argument("--results", type=Path, help="results.jsonl of eval personality")
+    parser.add_argument("--samples", type=int, default=60, help="samples on the sheet")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
+    parser.add_argument(
+        "--ratings", type=Path, help="returned ratings CSV: sample, rater1, rater2..."
+    )
+    parser.set_defaults(handler=run)
+
+
+def _ratings(path: Path) -> list[list[float]]:
+    from personae.files import read_csv
+
+    if not path.is_file():
+        raise InputError(f"ratings file {path} does not exist", "pass the returned sheet")
+    fieldnames, records = read_csv(path)
+    raters = [name for name in fieldnames if name != "sample"]
+    try:
+        return [[float(record[name]) for name in raters] for record in records]
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{path} has a rating that is not a number", "rate every sample 1-5"
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export a sheet, or compute Table 2 from ratings."""
+    import csv
+    import io
+    import json
+
+    from personae.evals.amadeus.persona_human import SHEET_COLUMNS, sample_rows, table_2
+    from personae.files import write_text_atomic
+
+    if args.export:
+        if not args.results or not args.results.is_file():
+            raise InputError(
+                "--export needs --results DIR/results.jsonl", "run eval personality first"
+            )
+        records = [
+            json.loads(line)
+            for line in args.results.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS)
+        writer.writeheader()
+        writer.writerows(sample_rows(records, args.samples, args.seed))
+        write_text_atomic(args.export, buffer.getvalue())
+        sys.stdout.write(f"sheet: {args.export}\n")
+        return 0
+    if not args.ratings:
+        raise InputError(
+            "nothing to do", "pass --export SHEET.csv --results FILE, or --ratings FILE"
+        )
+    figures = table_2(_ratings(args.ratings))
+    sys.stdout.write(
+        "| μ | σ | Mdn | α |\n|---|---|---|---|\n"
+        f"| {figures['mean']:.3f} | {figures['std']:.3f} | {figures['median']:.3f} | {figures['alpha']:.3f} |\n"
+    )
+    return 0

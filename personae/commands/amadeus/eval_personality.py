@@ -1,0 +1,201 @@
+"""`personae eval personality`: the AMADEUS interview-based MBTI / BFI evaluation (Tables 4-5).
+
+Each character is interviewed with every item of the questionnaire (a fresh conversation per
+item) by the chosen role-play method, the answers are assessed with InCharacter's protocol and
+the predicted type is compared with the personality-database label. Results land in
+``--out``: ``results.jsonl`` (a rerun skips what is done), ``summary.json``, ``report.md``.
+
+A character needs a persona index: ``--persona NAME=SOURCE`` builds one from a profile.json
+(``personae profile``), a wiki page, a Markdown file or a CoSER book, and the report records
+which source each persona came from; otherwise an index made with ``personae persona index``
+under ``--memory`` is used (looked up by the character's name and its InCharacter aliases).
+
+Environment read here, at the edge: the model settings (:mod:`personae.commands.models`; the
+rater is the judge model), ``CHROMA_HOST`` / ``CHROMA_PORT``, ``PERSONAE_CACHE_DIR`` (wiki
+fetches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.errors import InputError
+
+PERSONA_FIX = (
+    "build a persona: personae profile 'NAME' and pass --persona NAME=profiles/<name>/profile.json "
+    "(or a wiki page URL/.html, a Markdown file, a CoSER book), or index one with "
+    "personae persona index"
+)
+
+
+def register(protocols: Any) -> None:
+    """Add ``eval personality``."""
+    from personae.commands.amadeus.persona import add_index_flags
+    from personae.commands.models import add_model_flags
+
+    parser = protocols.add_parser(
+        "personality", help="interview characters with MBTI/BFI items (AMADEUS Tables 4-5)"
+    )
+    parser.add_argument("--questionnaire", required=True, help="mbti, bfi, or a questionnaire JSON")
+    parser.add_argument("--character", nargs="+", required=True, help="characters to interview")
+    parser.add_argument(
+        "--labels", help="pdb (default), annotation, or a label JSON file ({name: {BFI: 'SCOEN'}})"
+    )
+    parser.add_argument(
+        "--persona",
+        action="append",
+        default=[],
+        metavar="NAME=SOURCE",
+        help="persona source of a character (profile.json, wiki URL/.html, .md, CoSER book)",
+    )
+    parser.add_argument(
+        "--method", choices=("amadeus", "naive", "none"), default="amadeus", help="role-play method"
+    )
+    parser.add_argument(
+        "--assess", choices=("er", "oc"), default="er", help="expert rating or option conversion"
+    )
+    parser.add_argument("--out", type=Path, default=Path("runs/personality"), help="results folder")
+    parser.add_argument(
+        "--data", type=Path, help="an InCharacter data folder instead of the shipped one"
+    )
+    parser.add_argument("--language", choices=("en", "zh"), default="en", help="interview language")
+    parser.add_argument("--limit", type=int, help="items per dimension (quick runs)")
+    parser.add_argument("--concurrency", type=int, default=4, help="model calls at once")
+    parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
+    parser.add_argument(
+        "--hs", action="store_true", help="also judge each answer's Hallucination Score (Table 6)"
+    )
+    add_index_flags(parser)
+    add_model_flags(parser, judge=True)
+    parser.set_defaults(handler=run)
+
+
+def _personas(pairs: list[str]) -> dict[str, str]:
+    found = {}
+    for pair in pairs:
+        name, sep, source = pair.partition("=")
+        if not sep or not name.strip() or not source.strip():
+            raise InputError(
+                f"--persona {pair!r} is not NAME=SOURCE", "write --persona Iago=othello.json"
+            )
+        found[name.strip().casefold()] = source.strip()
+    return found
+
+
+def _existing_index(names: list[str], options: Any) -> Any:
+    from personae.memory.amadeus.persona_store import open_persona_index
+
+    for candidate in names:
+        try:
+            return open_persona_index(
+                candidate,
+                splitter=options.splitter,
+                embedding=options.embedding,
+                memory_dir=options.memory_dir,
+                chroma_host=options.chroma_host,
+                chroma_port=options.chroma_port,
+            )
+        except InputError as error:
+            if "mismatch" in str(error):
+                raise
+    return None
+
+
+def resolve_interviewees(args: argparse.Namespace, questionnaire: Any, options: Any) -> list[Any]:
+    """Each ``--character`` with its label, persona index (built from ``--persona``) and source."""
+    import asyncio
+
+    from personae.evals.amadeus.personality_data import find_character, load_characters, load_labels
+    from personae.evals.amadeus.personality_eval import Interviewee
+    from personae.settings import load_settings
+    from personae.tools.amadeus.indexing import index_persona
+
+    characters = load_characters(args.data)
+    labels = load_labels(args.labels, questionnaire, data=args.data)
+    personas = _personas(args.persona)
+    found = []
+    for name in args.character:
+        known = find_character(name, characters)
+        key = known.id if known else name
+        label = labels.get(key) or labels.get(name)
+        if label is None and args.labels not in (None, "pdb", "annotation"):
+            raise InputError(
+                f"the label file {args.labels} has no {questionnaire.kind} label for {name}",
+                "add it or drop the character",
+            )
+        aliases = [name, *(known.aliases if known else ())]
+        source = next((personas[a.casefold()] for a in aliases if a.casefold() in personas), None)
+        if source is not None:
+            doc, _ = asyncio.run(index_persona(source, name, options, settings=load_settings()))
+            indexed, source_text, kind = doc.character, doc.source, doc.source_kind
+        else:
+            index = _existing_index(aliases, options)
+            if index is None:
+                raise InputError(f"no persona for {name} under {options.memory_dir}", PERSONA_FIX)
+            manifest = index.manifest
+            indexed, source_text, kind = (
+                index.character,
+                str(manifest.get("source", "")),
+                str(manifest.get("source_kind", "")),
+            )
+        found.append(
+            Interviewee(
+                name=key,
+                indexed_as=indexed,
+                aliases=tuple(aliases),
+                experimenter=known.experimenter if known else "Interviewer",
+                label=label,
+                persona_source=source_text,
+                persona_kind=kind,
+            )
+        )
+    return found
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"• {line}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Resolve questionnaire, characters and models; run; print the report."""
+    import asyncio
+
+    from personae.commands.amadeus.chat import agent_context
+    from personae.commands.amadeus.persona import index_options
+    from personae.commands.models import resolve_models
+    from personae.evals.amadeus.personality_data import load_questionnaire
+    from personae.evals.amadeus.personality_eval import PersonalityRun, run_personality_eval
+
+    if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+        raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
+    questionnaire = load_questionnaire(args.questionnaire, data=args.data, language=args.language)
+    options = index_options(args)
+    interviewees = resolve_interviewees(args, questionnaire, options)
+    models = resolve_models(args, ("strong", "judge"))
+    agent = agent_context(args, options, models)
+    summary = asyncio.run(
+        run_personality_eval(
+            PersonalityRun(
+                questionnaire=questionnaire,
+                interviewees=interviewees,
+                agent=agent,
+                rater=models.chat_models["judge"],
+                assess=args.assess,
+                out_dir=args.out,
+                concurrency=args.concurrency,
+                limit=args.limit,
+                progress=_progress,
+                hs_judge=models.chat_models["judge"] if args.hs else None,
+                judge_name=models.cache_name("judge"),
+                cache_dir=models.settings.cache_dir / "judge",
+            )
+        )
+    )
+    from personae.evals.amadeus.personality_eval import render_report
+
+    sys.stdout.write(render_report(summary))
+    sys.stdout.write(f"results: {args.out}/\n")
+    return 0

@@ -1,0 +1,120 @@
+"""`personae persona index`: build or update a character's AMADEUS persona index.
+
+SOURCE is a Markdown persona, a profiler ``profile.json``, a wiki page URL or saved ``.html``,
+or a CoSER book ``.json`` (with ``--character``). Re-running on an edited source re-embeds only
+the sections that changed. Environment read here, at the edge: ``CHROMA_HOST`` /
+``CHROMA_PORT`` (a Chroma server instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (unless
+``--embedding``: one index per embedding), ``PERSONAE_CACHE_DIR`` and ``PERSONAE_CONTACT``
+(fetching a wiki URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.errors import InputError
+
+DEFAULT_MEMORY = Path("personas")
+"""Where persona indexes live unless ``--memory`` says otherwise."""
+
+
+def register(commands: Any) -> None:
+    """Add the `persona` command and its `index` verb."""
+    parser = commands.add_parser("persona", help="persona documents for AMADEUS role-play")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    index = verbs.add_parser(
+        "index", help="index a persona (Markdown, profile.json, wiki URL/.html, CoSER book)"
+    )
+    index.add_argument(
+        "source", help="persona source: .md, profile.json, wiki URL or .html, CoSER .json"
+    )
+    index.add_argument("--character", help="character name (required for Markdown and CoSER books)")
+    add_index_flags(index)
+    index.add_argument("--json", action="store_true", help="print the index statistics as JSON")
+    index.set_defaults(handler=run_index)
+
+
+def add_index_flags(parser: Any) -> None:
+    """``--memory``, ``--splitter``, ``--chunk-size``, ``--overlap``, ``--embedding``."""
+    parser.add_argument(
+        "--memory",
+        type=Path,
+        default=DEFAULT_MEMORY,
+        help=f"index folder (default {DEFAULT_MEMORY}/)",
+    )
+    parser.add_argument(
+        "--splitter",
+        choices=("acts", "ats", "fixed"),
+        default="acts",
+        help="acts (the paper's), ats (no context) or fixed (ablations)",
+    )
+    parser.add_argument("--chunk-size", type=int, default=1000, help="fixed splitter chunk size")
+    parser.add_argument("--overlap", type=int, default=200, help="fixed splitter overlap")
+    parser.add_argument(
+        "--embedding",
+        help="hashing, local or openai:MODEL (default PERSONAE_EMBEDDINGS, else hashing); "
+        "one index per embedding",
+    )
+    parser.add_argument(
+        "--max-chunk-chars", type=int, help="cap ACTS/ATS chunk size (off: the paper's rule)"
+    )
+
+
+def index_options(args: argparse.Namespace) -> Any:
+    """The :class:`IndexSettings` of the parsed flags.
+
+    ``CHROMA_HOST`` and ``PERSONAE_EMBEDDINGS`` (unless ``--embedding``) are read here.
+    """
+    from personae.settings import check_embeddings_spec, load_settings
+    from personae.tools.amadeus.indexing import IndexSettings
+
+    settings = load_settings()
+    memory: Path = args.memory
+    if memory.exists() and not memory.is_dir():
+        raise InputError(f"--memory {memory} is a file", "pass a folder for the persona index")
+    return IndexSettings(
+        memory_dir=str(memory),
+        splitter=args.splitter,
+        embedding=check_embeddings_spec(args.embedding or settings.embeddings),
+        fixed_size=args.chunk_size,
+        fixed_overlap=args.overlap,
+        max_chunk_chars=args.max_chunk_chars,
+        chroma_host=settings.chroma_host,
+        chroma_port=settings.chroma_port,
+    )
+
+
+def describe(stats: Any, doc: Any, memory: Path) -> str:
+    """One line about what indexing did."""
+    return (
+        f"{doc.character}: {stats.chunks} chunks from {stats.sections} sections "
+        f"({stats.collection}, l_max {stats.l_max}, l_o {stats.l_o}); "
+        f"{stats.added} added, {stats.deleted} deleted, {stats.kept} unchanged; in {memory}/"
+    )
+
+
+def run_index(args: argparse.Namespace) -> int:
+    """Import the source, split it and update the index; print what changed."""
+    import asyncio
+    from dataclasses import asdict
+
+    from personae.settings import load_settings
+    from personae.tools.amadeus.indexing import index_persona, long_chunk_warning
+
+    options = index_options(args)
+    doc, stats = asyncio.run(
+        index_persona(args.source, args.character, options, settings=load_settings())
+    )
+    warning = long_chunk_warning(stats)
+    if warning:
+        sys.stderr.write(f"personae: warning: {warning}\n")
+    if args.json:
+        payload = {"character": doc.character, "source": doc.source, "kind": doc.source_kind}
+        sys.stdout.write(json.dumps({**payload, **asdict(stats)}, indent=2) + "\n")
+    else:
+        sys.stdout.write(describe(stats, doc, args.memory) + "\n")
+    return 0

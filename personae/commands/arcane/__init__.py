@@ -1,0 +1,1 @@
+"""The ARCANE commands of the ``personae`` CLI."""

@@ -1,0 +1,338 @@
+"""`personae arc`: build character arcs from a novel, show them as of a chapter, annotate them.
+
+``personae arc build BOOK --character NAME...`` prints the estimated calls and tokens first
+(from chapter lengths) and asks for ``--yes`` above ``--confirm-above`` tokens; builds are
+checkpointed per chapter in ``DATA/novels/<slug>/.checkpoints.sqlite`` (a killed build resumes
+where it stopped) and every call is cached. Eval-split builds pause for human validity votes:
+``personae arc annotate BOOK --export SHEET.csv`` writes the sheet, ``--import VOTES.csv``
+resumes them. ``personae arc show BOOK --character NAME --at-chapter N`` prints exactly the Arc
+payload a role-play at chapter N sees.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+CHECKPOINT_DB = ".checkpoints.sqlite"
+DEFAULT_CONFIRM_ABOVE = 500_000
+VOTE_COLUMNS = ("annotator", "validity", "novel_span", "importance", "confidence")
+
+
+def register(commands: Any) -> None:
+    """Add `arc build`, `arc show` and `arc annotate`."""
+    from personae.commands.models import add_model_flags
+
+    parser = commands.add_parser("arc", help="ARCANE character arcs")
+    actions = parser.add_subparsers(dest="arc_action", required=True)
+    build = actions.add_parser("build", help="build arcs (T12-T16) for characters of a novel")
+    build.add_argument("book", help="book slug or title")
+    build.add_argument("--character", action="append", default=[], help="repeatable")
+    build.add_argument(
+        "--suggest",
+        nargs="?",
+        const=15,
+        type=int,
+        metavar="N",
+        help="list the N (15) names mentioned most, as candidates for --character; no build",
+    )
+    build.add_argument("--split", default="train", choices=["train", "eval", "unvalidated"])
+    build.add_argument("--critic-model", help="critic model provider:model (default --model)")
+    build.add_argument("--yes", action="store_true", help="accept a large estimated cost")
+    build.add_argument(
+        "--confirm-above",
+        type=int,
+        default=DEFAULT_CONFIRM_ABOVE,
+        help=f"estimated tokens that need --yes (default {DEFAULT_CONFIRM_ABOVE:,})",
+    )
+    add_data_flag(build)
+    add_model_flags(build)
+    build.set_defaults(handler=run_build)
+    show = actions.add_parser("show", help="the Arc payload a role-play at a chapter sees")
+    show.add_argument("book", help="book slug or title")
+    show.add_argument("--character", required=True)
+    show.add_argument("--axis", help="one axis id (default: all the character's axes)")
+    show.add_argument("--at-chapter", type=int, help="query chapter (default: the last)")
+    add_data_flag(show)
+    show.set_defaults(handler=run_show)
+    annotate = actions.add_parser("annotate", help="export / import human validity votes")
+    annotate.add_argument("book", help="book slug or title")
+    group = annotate.add_mutually_exclusive_group(required=True)
+    group.add_argument("--export", type=Path, help="write the annotation sheet (CSV)")
+    group.add_argument("--import", dest="votes", type=Path, help="votes CSV: resume the builds")
+    add_data_flag(annotate)
+    add_model_flags(annotate)
+    annotate.set_defaults(handler=run_annotate)
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"• {line}\n")
+
+
+def thread_of(slug: str, character: str) -> Any:
+    """The checkpoint thread of one character's build."""
+    return {"configurable": {"thread_id": f"arc_build:{slug}:{character}"}}
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Estimate, confirm, then build (or resume) each character's arcs."""
+    import asyncio
+
+    from personae.agents.arcane.costs import estimate_arc_build
+    from personae.commands.models import resolve_models
+    from personae.memory.arcane.novel_store import open_novel
+
+    novel = open_novel(data_dir(args), args.book)
+    if args.suggest is not None:
+        return suggest(novel, args.suggest)
+    if not args.character:
+        raise InputError(
+            "arc build needs at least one --character",
+            f"pass --character NAME (repeatable); personae arc build {novel.slug} --suggest "
+            "lists candidates",
+        )
+    characters = [novel.check_character(name) for name in dict.fromkeys(args.character)]
+    estimate = estimate_arc_build(novel, len(characters))
+    calls, tokens = estimate.per_chapter_and_character
+    sys.stdout.write(
+        f"estimated: {estimate.calls:,} LLM calls, ~{estimate.tokens:,} tokens for "
+        f"{len(characters)} character(s) x {novel.count} chapters "
+        f"({calls:.1f} calls, ~{tokens:,.0f} tokens per chapter and character)\n"
+    )
+    if estimate.tokens > args.confirm_above and not args.yes:
+        raise InputError(
+            f"the estimated {estimate.tokens:,} tokens exceed --confirm-above "
+            f"{args.confirm_above:,}",
+            "rerun with --yes to accept the cost (cached calls are not paid again)",
+        )
+    models = resolve_models(args, ("strong",))
+    from personae.graphs.arcane.arc_build import ArcBuildContext
+
+    context = ArcBuildContext(
+        data_dir=str(data_dir(args)), critic_model=args.critic_model or "", **llm_fields(models)
+    )
+    for character in characters:
+        asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
+    return 0
+
+
+def suggest(novel: Any, top: int) -> int:
+    """Print the names mentioned most (spec default 37); the user picks the principals."""
+    from personae.tools.arcane.name_mentions import rank_names
+
+    if top < 1:
+        raise InputError("--suggest must be at least 1", "pass --suggest N with N >= 1")
+    ranked = rank_names((novel.chapter(i).text for i in range(1, novel.count + 1)), top)
+    if not ranked:
+        raise InputError(
+            f"no name occurs 3 times or more in {novel.title!r}",
+            "check the import (personae novel chapters) or pass --character NAME",
+        )
+    sys.stdout.write(f"{novel.title}: names by mentions (places and titles included)\n")
+    for rank, (name, count) in enumerate(ranked, 1):
+        sys.stdout.write(f"{rank:>3}. {name} ({count:,})\n")
+    sys.stdout.write(f'build with: personae arc build {novel.slug} --character "{ranked[0][0]}"\n')
+    return 0
+
+
+async def _build_one(folder: Path, slug: str, character: str, split: str, context: Any) -> None:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from personae.graphs.arcane.arc_build import build_graph
+    from personae.graphs.arcane.context import checkpoint_serde
+
+    config = thread_of(slug, character)
+    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
+        app = build_graph(saver)
+        snapshot = await app.aget_state(config)
+        payload: Any = {"novel": slug, "character": character, "split": split}
+        if snapshot.next:
+            if snapshot.interrupts:
+                _progress(f"{character}: waiting for votes (personae arc annotate {slug} --export)")
+                return
+            payload = None
+            _progress(f"{character}: resuming at chapter {snapshot.values.get('cursor', 1)}")
+        stream = app.astream(
+            payload, config, context=context, stream_mode="updates", durability="sync"
+        )
+        async for chunk in stream:
+            for node, update in chunk.items():
+                if node == "process_chapter" and isinstance(update, dict):
+                    _progress(f"{character}: chapter {int(update['cursor']) - 1} read")
+        final = await app.aget_state(config)
+    _report(character, final.values, bool(final.interrupts), slug)
+
+
+def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) -> None:
+    out = sys.stdout
+    if waiting:
+        out.write(
+            f"{character}: {len(values.get('arcs', []))} axes await human votes: "
+            f"personae arc annotate {slug} --export SHEET.csv\n"
+        )
+        return
+    usage = values.get("usage", {})
+    out.write(
+        f"{character}: {len(values.get('arcs', []))} arcs kept, {len(values.get('dropped', []))} "
+        f"dropped; {usage.get('llm_calls', 0)} LLM calls, "
+        f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,} tokens\n"
+    )
+    for line in [*values.get("dropped", []), *values.get("flags", [])]:
+        out.write(f"  {line}\n")
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print the Arc-mode payload at ``--at-chapter`` (default: the whole arc)."""
+    from personae.agents.arcane.roleplayer import arc_context
+    from personae.memory.arcane.novel_store import open_novel
+    from personae.memory.arcane.records import load_arcs
+
+    novel = open_novel(data_dir(args), args.book)
+    chapter = novel.check_chapter(args.at_chapter if args.at_chapter is not None else novel.count)
+    arcs = [a for a in load_arcs(novel.folder) if a.character == args.character]
+    if not arcs:
+        raise InputError(
+            f"no arcs for {args.character!r} in {novel.slug}",
+            f"run personae arc build {novel.slug} --character {args.character!r}",
+        )
+    if args.axis:
+        arcs = [a for a in arcs if a.axis_id == args.axis]
+        if not arcs:
+            raise InputError(f"unknown axis {args.axis!r} for {args.character!r}", "see arc show")
+    sys.stdout.write(arc_context(arcs, chapter) + "\n")
+    return 0
+
+
+def run_annotate(args: argparse.Namespace) -> int:
+    """Export the sheet of every build waiting for votes, or import votes and resume them."""
+    import asyncio
+
+    from personae.memory.arcane.novel_store import open_novel
+
+    novel = open_novel(data_dir(args), args.book)
+    if args.export is not None:
+        rows = asyncio.run(_waiting_rows(novel.folder, novel.slug))
+        if not rows:
+            raise InputError(
+                f"no arc build of {novel.slug} is waiting for votes",
+                "build with --split eval first",
+            )
+        _write_sheet(args.export, rows)
+        sys.stdout.write(f"{len(rows)} axes to annotate written to {args.export}\n")
+        return 0
+    votes = _read_votes(args.votes)
+    from personae.commands.models import resolve_models
+    from personae.graphs.arcane.arc_build import ArcBuildContext
+
+    models = resolve_models(args, ("strong",))
+    context = ArcBuildContext(data_dir=str(data_dir(args)), **llm_fields(models))
+    asyncio.run(_resume_with_votes(novel.folder, novel.slug, votes, context))
+    return 0
+
+
+async def _waiting(folder: Path) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """(config, sheet rows) of every build paused for votes."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from personae.graphs.arcane.arc_build import build_graph
+    from personae.graphs.arcane.context import checkpoint_serde
+
+    found = []
+    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
+        app = build_graph(saver)
+        threads = {c.config["configurable"]["thread_id"] async for c in saver.alist(None)}
+        for thread in sorted(threads):
+            config: Any = {"configurable": {"thread_id": thread}}
+            snapshot = await app.aget_state(config)
+            for pending in snapshot.interrupts:
+                found.append((config, list(pending.value["axes"])))
+    return found
+
+
+async def _waiting_rows(folder: Path, slug: str) -> list[dict[str, Any]]:
+    if not (folder / CHECKPOINT_DB).is_file():
+        return []
+    return [row for _, rows in await _waiting(folder) for row in rows]
+
+
+def _write_sheet(path: Path, rows: list[dict[str, Any]]) -> None:
+    import csv
+    import io
+
+    from personae.files import write_text_atomic
+
+    buffer = io.StringIO()
+    columns = [*rows[0].keys(), *VOTE_COLUMNS]
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        for annotator in ("a1", "a2", "a3"):
+            writer.writerow({**row, "annotator": annotator})
+    write_text_atomic(path, buffer.getvalue())
+
+
+def _read_votes(path: Path) -> dict[tuple[str, str], dict[str, list[dict[str, Any]]]]:
+    """Votes by (character, axis_id); validity must be yes/no/true/false/1/0."""
+    import csv
+
+    if not path.is_file():
+        raise InputError(f"{path} does not exist", "pass the sheet exported with --export")
+    votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.DictReader(handle), 2):
+            flag = (row.get("validity") or "").strip().lower()
+            if flag not in ("yes", "no", "true", "false", "1", "0"):
+                raise InputError(
+                    f"{path} line {number}: validity {row.get('validity')!r} is not yes/no",
+                    "fill the validity column with yes or no",
+                )
+            vote = {k: (row.get(k) or "").strip() for k in VOTE_COLUMNS}
+            vote["validity"] = flag in ("yes", "true", "1")
+            key = (row.get("character", ""), row.get("axis_id", ""))
+            votes.setdefault(key, {}).setdefault(key[1], []).append(vote)
+    return votes
+
+
+async def _resume_with_votes(
+    folder: Path,
+    slug: str,
+    votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]],
+    context: Any,
+) -> None:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.types import Command
+
+    from personae.graphs.arcane.arc_build import build_graph
+    from personae.graphs.arcane.context import checkpoint_serde
+
+    if not (folder / CHECKPOINT_DB).is_file():
+        raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
+    waiting = await _waiting(folder)
+    if not waiting:
+        raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
+    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
+        saver.serde = checkpoint_serde()
+        app = build_graph(saver)
+        for config, rows in waiting:
+            character = rows[0]["character"]
+            answer: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                answer.update(votes.get((character, row["axis_id"]), {}))
+            missing = [r["axis_id"] for r in rows if r["axis_id"] not in answer]
+            if missing:
+                raise InputError(
+                    f"no votes for {character}'s axes {missing}", "fill every axis of the sheet"
+                )
+            await app.ainvoke(Command(resume=answer), config, context=context)
+            final = await app.aget_state(config)
+            _report(character, final.values, bool(final.interrupts), slug)

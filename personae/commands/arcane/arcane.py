@@ -1,0 +1,171 @@
+"""`personae arcane`: prepare a novel's role-play inputs and play a character as of a chapter.
+
+``personae arcane prepare BOOK`` writes the T34 chapter summaries and the chapter-masked RAG
+index (needed by the Summary, RAG and LifeChoice modes). ``personae arcane act BOOK --character
+NAME --chapter N "SCENARIO" ["QUESTION"]`` answers as the character at chapter N with the Arc
+context (or ``--mode``), the point-in-time use a storytelling app wants.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``
+(answers cached under ``arcane/``), ``PERSONAE_EMBEDDINGS`` (``--embedding``), ``CHROMA_HOST`` /
+``CHROMA_PORT`` (the chunk index on a Chroma server instead of the novel's folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+EMBEDDING_HELP = (
+    "chunk embedding: hashing, local or openai:<model> (default: PERSONAE_EMBEDDINGS, else "
+    "hashing; role-play needs the one the index was prepared with)"
+)
+MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc", "mixedarc", "archint")
+
+
+def register(commands: Any) -> None:
+    """Add `arcane prepare` and `arcane act`."""
+    from personae.commands.models import add_model_flags
+
+    parser = commands.add_parser("arcane", help="ARCANE role-play as of a chapter")
+    actions = parser.add_subparsers(dest="arcane_action", required=True)
+    prepare = actions.add_parser("prepare", help="chapter summaries (T34) and the RAG index")
+    prepare.add_argument("book", help="book slug or title")
+    prepare.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    prepare.add_argument("--concurrency", type=int, default=4, help="summaries at once")
+    add_data_flag(prepare)
+    add_model_flags(prepare)
+    prepare.set_defaults(handler=run_prepare)
+    prompt = actions.add_parser("prompt", help="the exact role-play prompt of a probe phase")
+    prompt.add_argument("book", help="book slug or title")
+    prompt.add_argument("--probe", required=True, help="probe id (probes.jsonl)")
+    prompt.add_argument("--phase", type=int, required=True, help="phase index")
+    prompt.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
+    prompt.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_data_flag(prompt)
+    add_model_flags(prompt)
+    prompt.set_defaults(handler=run_prompt)
+    act = actions.add_parser("act", help="answer as a character at chapter N")
+    act.add_argument("book", help="book slug or title")
+    act.add_argument("scenario", help="the situation")
+    act.add_argument("question", nargs="?", help="the question (default: how they respond)")
+    act.add_argument("--character", required=True, help="who answers")
+    act.add_argument("--chapter", type=int, required=True, help="the point in the story")
+    act.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
+    act.add_argument("--axis", help="Arc mode: one axis id (default: all the character's)")
+    act.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    act.add_argument("--show-prompt", action="store_true", help="print the prompt too")
+    add_data_flag(act)
+    add_model_flags(act)
+    act.set_defaults(handler=run_act)
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    """Summarize missing chapters and index the chunks; print what it cost."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.graphs.arcane.prepare import prepare_novel
+    from personae.memory.arcane.novel_store import open_novel
+    from personae.memory.call_cache import CallCache
+    from personae.memory.embeddings import open_embedding
+    from personae.settings import check_embeddings_spec
+
+    if args.concurrency < 1:
+        raise InputError("--concurrency must be at least 1", "pass 1 or more")
+    novel = open_novel(data_dir(args), args.book)
+    models = resolve_models(args, ("strong",))
+    settings = models.settings
+    spec = check_embeddings_spec(args.embedding or settings.embeddings)
+    embedding = open_embedding(spec, settings)  # a missing server or package fails here
+    report = asyncio.run(
+        prepare_novel(
+            novel,
+            model=models.chat_models["strong"],
+            model_name=models.cache_name("strong"),
+            cache=CallCache(models.settings.cache_dir / "arcane"),
+            embedding=embedding,
+            concurrency=args.concurrency,
+            chroma=settings if settings.chroma_host else None,
+        )
+    )
+    sys.stdout.write(
+        f"{novel.title}: {report.summarized} chapters summarized "
+        f"({report.already_summarized} already), {report.chunks_added} chunks indexed "
+        f"({report.chunks_total} in all); {report.usage.calls} LLM calls, "
+        f"{report.usage.tokens:,} tokens\n"
+    )
+    return 0
+
+
+def run_act(args: argparse.Namespace) -> int:
+    """Role-play one answer at ``--chapter`` and print it."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, build_graph
+
+    if args.mode not in MODE_NAMES:
+        raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
+    models = resolve_models(args, ("strong",))
+    context = RoleplayContext(
+        data_dir=str(data_dir(args)),
+        embedding=args.embedding,
+        arc_scope="axis" if args.axis else "character",
+        **llm_fields(models),
+    )
+    payload: RoleplayInput = {
+        "novel": args.book,
+        "mode": args.mode,
+        "character": args.character,
+        "chapter": args.chapter,
+        "scenario": args.scenario,
+    }
+    if args.question:
+        payload["question"] = args.question
+    if args.axis:
+        payload["axis_id"] = args.axis
+    result = asyncio.run(build_graph().ainvoke(payload, context=context))
+    if args.show_prompt:
+        sys.stdout.write(
+            f"--- system ---\n{result['system']}\n--- user ---\n{result['user']}\n---\n"
+        )
+    sys.stdout.write(result["response"] + "\n")
+    return 0
+
+
+def run_prompt(args: argparse.Namespace) -> int:
+    """Render the T31 prompt a probe phase gets in a mode; no role-play call is made.
+
+    Only TimeChara calls a model (its experts produce the hint), so only it needs one.
+    """
+    import asyncio
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, builder
+
+    if args.mode not in MODE_NAMES:
+        raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
+    fields: Any = {}
+    if args.mode == "timechara":
+        from personae.commands.models import resolve_models
+
+        fields = llm_fields(resolve_models(args, ("strong",)))
+    context = RoleplayContext(data_dir=str(data_dir(args)), embedding=args.embedding, **fields)
+    payload: RoleplayInput = {
+        "novel": args.book,
+        "mode": args.mode,
+        "probe_id": args.probe,
+        "phase_idx": args.phase,
+    }
+    app = builder.compile(checkpointer=InMemorySaver(), interrupt_before=["act_in_character"])
+    config: Any = {"configurable": {"thread_id": "prompt"}}
+    asyncio.run(app.ainvoke(payload, config, context=context))
+    values = app.get_state(config).values
+    sys.stdout.write(f"--- system ---\n{values['system']}\n--- user ---\n{values['user']}\n")
+    return 0

@@ -1,0 +1,307 @@
+"""`personae eval arcane`: the ARCANE protocol over one or more novels' probes.
+
+``personae eval arcane BOOK... --modes vanilla,summary,rag,lifechoice,timechara,arc
+[--model M ...] [--judge-model M] [--limit N] [--out DIR] [--concurrency N] [--no-thought]``
+role-plays every available phase of every probe in every mode, judges each answer (T35) and
+each trajectory (T36), and writes ``DIR/results.jsonl`` (a rerun skips finished units),
+``DIR/summary.json`` (per model and mode: the 12 category x metric cells, Overall as their
+unweighted mean) and ``DIR/report.md`` / ``report.html`` in the paper's Table 2 layout with a
+plot of fidelity along the phases.
+
+``--ablation mixedarc|archint [--sample 120]`` runs vanilla, arc and the App. K ablation on a
+category-stratified probe sample; ``--ablation pov --compare-model M [--sample 150]`` runs
+App. G's POV control: a (category, sign) sample of the Arc results of ``--model`` vs ``M``
+already in ``DIR``, ``--model`` re-run with the register paragraph (mode ``pov``), rescored by the
+same judge, and the proposition coder over the three conditions (``DIR/pov.json``, ``pov.md``).
+``--no-thought`` judges without ref_thought (App. F); its rows are reported apart.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL``, ``PERSONAE_JUDGE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from personae.commands.arcane.arcane import EMBEDDING_HELP
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
+ABLATIONS = ("mixedarc", "archint", "pov")
+DEFAULT_OUT = Path("runs/arcane")
+
+
+def register(protocols: Any) -> None:
+    """Add the `arcane` protocol to `personae eval`."""
+    from personae.commands.models import add_model_flags
+
+    arcane = protocols.add_parser(
+        "arcane", help="ARCANE: phase fidelity over probes (APF/RPF/RAE/PTF)"
+    )
+    arcane.add_argument("books", nargs="+", help="book slugs or titles with probes")
+    arcane.add_argument(
+        "--modes",
+        default=",".join(MODE_NAMES),
+        help="comma-separated: the paper's six modes, or the App. K ablations mixedarc, archint",
+    )
+    arcane.add_argument("--limit", type=int, help="at most N probes per book (first by id)")
+    arcane.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder ({DEFAULT_OUT})"
+    )
+    arcane.add_argument("--concurrency", type=int, default=8, help="(probe, mode) units at once")
+    arcane.add_argument("--no-thought", action="store_true", help="judge without ref_thought")
+    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    arcane.add_argument(
+        "--also-model", action="append", default=[], help="another role-play model (repeatable)"
+    )
+    arcane.add_argument(
+        "--ablation",
+        help="mixedarc or archint (App. K: vanilla, arc and the ablation on a category-"
+        "stratified sample), or pov (App. G: the POV control on a (category, sign) sample of "
+        "--model vs --compare-model Arc results already in --out)",
+    )
+    arcane.add_argument(
+        "--sample", type=int, help="ablation sample size (mixedarc/archint 120, pov 150)"
+    )
+    arcane.add_argument("--compare-model", help="pov: the model --model is compared with")
+    arcane.add_argument(
+        "--coder-model", help="pov: the proposition coder (default the judge model)"
+    )
+    arcane.add_argument(
+        "--no-propositions", action="store_true", help="pov: skip the proposition coder"
+    )
+    add_data_flag(arcane)
+    add_model_flags(arcane, judge=True)
+    arcane.set_defaults(handler=run_arcane)
+
+
+def parse_modes(text: str) -> list[str]:
+    """The modes of ``--modes``; one-line error for an unknown one."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    known = (*MODE_NAMES, *ABLATIONS)
+    bad = [m for m in modes if m not in known]
+    if bad or not modes:
+        raise InputError(f"unknown mode {(bad or [text])[0]!r}", f"use {', '.join(known)}")
+    return modes
+
+
+def check_out(out: Path) -> None:
+    """The output folder must be (or become) a writable folder, before any model call."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file", "pass a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as error:
+        raise InputError(
+            f"--out {out} is not writable ({error.strerror})", "pass a writable folder"
+        ) from None
+
+
+def run_arcane(args: argparse.Namespace) -> int:
+    """Evaluate, then aggregate every result in the folder and write the reports."""
+    from personae.commands.models import resolve_models
+
+    modes = parse_modes(args.modes)
+    if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+        raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
+    if args.ablation is not None:
+        return run_ablation(args)
+    check_out(args.out)
+    models = resolve_models(args, ("strong", "judge"))
+    fields = llm_fields(models)
+    evaluate(args, models, [fields["model"], *args.also_model], modes)
+    write_reports(args.out)
+    return 0
+
+
+def evaluate(
+    args: argparse.Namespace,
+    models: Any,
+    role_players: list[str],
+    modes: list[str],
+    probe_ids: list[str] | None = None,
+) -> None:
+    """Run the arcane_eval graph for each role-play model (results appended to --out)."""
+    import asyncio
+
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext, build_graph
+
+    for model in role_players:
+        fields = llm_fields(models)
+        fields["model"] = model
+        context = ArcaneEvalContext(
+            data_dir=str(data_dir(args)),
+            judge_model=models.specs["judge"],
+            judge_include_thought=not args.no_thought,
+            embedding=args.embedding,
+            concurrency=args.concurrency,
+            **fields,
+        )
+        payload: Any = {
+            "novels": args.books,
+            "modes": modes,
+            "limit": args.limit,
+            "out_dir": str(args.out),
+            "probe_ids": probe_ids,
+        }
+        result = asyncio.run(build_graph().ainvoke(payload, context=context))
+        calls = sum(u["llm_calls"] for u in result["usage"])
+        sys.stderr.write(
+            f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
+            f"{calls} LLM calls\n"
+        )
+
+
+def run_ablation(args: argparse.Namespace) -> int:
+    """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
+    from personae.commands.models import resolve_models
+
+    if args.ablation not in ABLATIONS:
+        raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
+    size = args.sample if args.sample is not None else (150 if args.ablation == "pov" else 120)
+    if size < 1:
+        raise InputError("--sample must be at least 1", "pass 1 or more")
+    if args.ablation == "pov":
+        return run_pov(args, size)
+    from personae.evals.arcane.ablation import category_sample
+
+    probes = book_probes(args)
+    chosen = [p.probe_id for p in category_sample(probes, size)]
+    check_out(args.out)
+    models = resolve_models(args, ("strong", "judge"))
+    players = [llm_fields(models)["model"], *args.also_model]
+    evaluate(args, models, players, ["vanilla", "arc", args.ablation], chosen)
+    write_reports(args.out)
+    return 0
+
+
+def book_probes(args: argparse.Namespace) -> list[Any]:
+    """Every probe of the books; one-line error for a book without probes."""
+    from personae.memory.arcane.novel_store import open_novel
+    from personae.memory.arcane.records import load_probes
+
+    probes = []
+    for book in args.books:
+        novel = open_novel(data_dir(args), book)
+        found = load_probes(novel.folder)
+        if not found:
+            raise InputError(
+                f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
+            )
+        probes += found
+    return probes
+
+
+def run_pov(args: argparse.Namespace, size: int) -> int:
+    """App. G: sample by (category, sign), re-run --model with the POV paragraph, compare."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.evals.arcane import ablation as ab
+    from personae.evals.arcane.perturb import load_probe_index, read_results
+    from personae.files import write_json_atomic, write_text_atomic
+    from personae.graphs.arcane.context import ArcaneContext
+    from personae.memory.arcane.novel_store import open_novel
+    from personae.memory.arcane.records import load_arcs
+
+    if not args.compare_model:
+        raise InputError(
+            "--ablation pov needs --compare-model M",
+            "name the model whose Arc results --model is compared with (App. G: ARCANE-32B-DPO)",
+        )
+    folder = data_dir(args)
+    slugs = {open_novel(folder, book).slug for book in args.books}
+    models = resolve_models(args, ("strong", "judge"))
+    base = llm_fields(models)["model"]
+    records = [r for r in read_results(args.out) if r["novel"] in slugs]
+    sample = ab.pov_sample(records, base, args.compare_model, per_cell=max(1, size // 6))
+    if not sample:
+        raise InputError(
+            f"no probe with non-tied Arc results of both {base} and {args.compare_model} "
+            f"in {args.out / 'results.jsonl'}",
+            f"run personae eval arcane BOOK --modes arc --model {base} "
+            f"--also-model {args.compare_model} --out {args.out} first",
+        )
+    evaluate(args, models, [base], ["pov"], [s["probe_id"] for s in sample])
+    records = [r for r in read_results(args.out) if r["novel"] in slugs]
+    figures = ab.pov_figures(records, sample, base, args.compare_model)
+    table5 = None
+    if not args.no_propositions:
+        context = ArcaneContext(data_dir=str(folder), **llm_fields(models))
+        probes = load_probe_index(folder, {s["novel"] for s in sample})
+        arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
+        coded = asyncio.run(
+            ab.code_propositions(
+                records=records,
+                sample=sample,
+                probes=probes,
+                arcs=arcs,
+                base=base,
+                compare=args.compare_model,
+                context=context,
+                coder_model=args.coder_model or models.specs["judge"],
+                concurrency=args.concurrency,
+            )
+        )
+        table5 = ab.table_5(coded) | {"coded": coded}
+    write_json_atomic(
+        args.out / "pov.json", {"sample": sample, "figures": figures, "propositions": table5}
+    )
+    text = ab.markdown(figures, table5)
+    write_text_atomic(args.out / "pov.md", text + "\n")
+    write_reports(args.out)
+    sys.stdout.write(text + "\n" + f"report: {args.out / 'pov.md'} (and pov.json)\n")
+    return 0
+
+
+def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] = ()) -> None:
+    """summary.json, report.md and report.html from everything in results.jsonl.
+
+    The per-novel breakdown (App. L) is added when the results span several novels, or always
+    with ``per_novel``. One-line error when ``out`` holds no results.
+    """
+    from personae.evals.arcane.eval_graph import RESULTS
+    from personae.evals.arcane.metrics import per_novel as split_by_novel
+    from personae.evals.arcane.metrics import summarize, tier_lifts
+    from personae.evals.arcane.report import markdown_table, render, table2_rows
+    from personae.files import read_jsonl, write_json_atomic, write_text_atomic
+
+    path = out / RESULTS
+    if not path.is_file():
+        raise InputError(
+            f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
+        )
+    records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
+    if not records:
+        raise InputError(
+            f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
+        )
+    summary = summarize(records)
+    if central:
+        known = {str(r.get("character", "")).casefold() for r in records}
+        unknown = [n for n in central if n.casefold() not in known]
+        if unknown:
+            raise InputError(
+                f"--central {unknown[0]!r} is not a character of the results",
+                f"use one of {', '.join(sorted({str(r.get('character')) for r in records}))}",
+            )
+        summary["tiers"] = tier_lifts(records, central)
+    by_novel = split_by_novel(records)
+    if not per_novel and len(by_novel) < 2:
+        by_novel = {}
+    if by_novel:
+        summary["per_novel"] = by_novel
+    md, page = render(summary, "ARCANE evaluation", by_novel)
+    write_json_atomic(out / "summary.json", summary)
+    write_text_atomic(out / "report.md", md)
+    write_text_atomic(out / "report.html", page)
+    sys.stdout.write(markdown_table(table2_rows(summary)) + "\n")
+    sys.stdout.write(f"report: {out / 'report.md'} (and .html, summary.json)\n")

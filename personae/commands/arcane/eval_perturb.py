@@ -1,0 +1,111 @@
+"""`personae eval arcane-perturb OUT`: PTF under perturbation (ARCANE App. N, Table 8).
+
+``personae eval arcane-perturb OUT [--condition shuffle|reverse|block ...] [--sample 75]
+[--mode arc] [--judge-model M] [--data DIR]`` re-judges the trajectories saved in
+``OUT/results.jsonl`` (per model, ``--sample`` probes of ``--mode`` with 3+ phases, stratified
+across novels) under ``orig`` and each chosen condition (default all three), appends the
+answers to ``OUT/perturb.jsonl`` (a rerun skips what is done) and writes ``OUT/perturb.json``
+and ``OUT/perturb.md``: mean sub-scores per condition and paired deltas vs ``orig``, and App.
+N's Pearson / Spearman of PTF vs the per-phase average per (model, mode) over all results.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``. The judge is each
+trajectory's own judge unless ``--judge-model`` names another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+
+def register(protocols: Any) -> None:
+    """Add ``eval arcane-perturb``."""
+    from personae.commands.models import add_model_flags
+
+    parser = protocols.add_parser(
+        "arcane-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
+    )
+    parser.add_argument("out", type=Path, help="folder of an eval arcane run (results.jsonl)")
+    parser.add_argument(
+        "--condition",
+        action="append",
+        default=[],
+        help="shuffle, reverse or block (repeatable or comma-separated; default all three); "
+        "orig is always judged",
+    )
+    parser.add_argument("--sample", type=int, default=75, help="probes per model (App. N: 75)")
+    parser.add_argument("--mode", default="arc", help="context mode of the trajectories (arc)")
+    parser.add_argument("--concurrency", type=int, default=8, help="judge calls at once")
+    parser.add_argument(
+        "--no-thought", action="store_true", help="judge without ref_thought (App. F ablation)"
+    )
+    add_data_flag(parser)
+    add_model_flags(parser, judge=True)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Sample, re-judge under each condition, write perturb.json and perturb.md."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.evals.arcane import perturb as pt
+    from personae.files import write_json_atomic, write_text_atomic
+    from personae.graphs.arcane.context import ArcaneContext
+
+    conditions = pt.parse_conditions(args.condition)
+    if args.sample < 1 or args.concurrency < 1:
+        raise InputError("--sample and --concurrency must be at least 1", "pass 1 or more")
+    if not args.out.is_dir():
+        raise InputError(f"{args.out} is not a folder", "pass the --out folder of eval arcane")
+    records = pt.read_results(args.out)
+    chosen = pt.sample(records, args.mode, args.sample, include_thought=not args.no_thought)
+    if not chosen:
+        raise InputError(
+            f"no {args.mode}-mode trajectory with {pt.MIN_PHASES}+ judged phases in "
+            f"{args.out / 'results.jsonl'}",
+            f"run personae eval arcane BOOK --modes {args.mode} --out {args.out} first",
+        )
+    folder = data_dir(args)
+    probes = pt.load_probe_index(folder, {r["novel"] for r in chosen})
+    lost = sorted({r["probe_id"] for r in chosen} - set(probes))
+    if lost:
+        raise InputError(
+            f"probe {lost[0]} of the results is not in {folder}'s probes",
+            "pass the --data folder the evaluation used",
+        )
+    models = resolve_models(args, ("strong",))
+    context = ArcaneContext(data_dir=str(folder), **llm_fields(models))
+    counts = asyncio.run(
+        pt.rejudge(
+            records=chosen,
+            probes=probes,
+            conditions=conditions,
+            context=context,
+            out=args.out,
+            judge_model=args.judge_model or "",
+            include_thought=not args.no_thought,
+            concurrency=args.concurrency,
+        )
+    )
+    table = pt.summarize_perturb(pt.read_perturb(args.out))
+    correlations = pt.ptf_correlations(records)
+    write_json_atomic(
+        args.out / "perturb.json",
+        {"conditions": table, "ptf_vs_per_phase": correlations, "counts": counts},
+    )
+    text = pt.markdown(table, correlations)
+    write_text_atomic(args.out / "perturb.md", text + "\n")
+    sys.stderr.write(
+        f"• {len(chosen)} trajectories x {len(conditions)} conditions: {counts['judged']} judged, "
+        f"{counts['skipped']} already done, {counts['missing']} judge failures\n"
+    )
+    sys.stdout.write(text + "\n")
+    sys.stdout.write(f"report: {args.out / 'perturb.md'} (and perturb.json)\n")
+    return 0

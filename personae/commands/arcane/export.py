@@ -1,0 +1,143 @@
+"""`personae export arcane`: ARCANE training data (App. D) as JSONL, SFT chat rows or DPO pairs.
+
+``personae export arcane BOOK... --format sft|dpo [--out FILE] [--modes arc,summary]
+[--split train|eval|unvalidated|any] [--teacher M ...] [--samples 3] [--pairs anchor|every-phase]``
+
+SFT samples each ``--teacher`` (default the strong model) ``--samples`` times at T = 0.9 with an
+800-token cap per (probe, available phase, mode); DPO pairs each anchor phase's reference with
+each adjacent phase's under the anchor's role-play prompt (no model call). Only probes of arcs
+in ``--split`` (train) are exported. The file is written once everything is built.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR`` (SFT only calls a model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.commands.arcane.arcane import EMBEDDING_HELP
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+FORMATS = ("sft", "dpo")
+SPLITS = ("train", "eval", "unvalidated", "any")
+PAIRS = ("anchor", "every-phase")
+
+
+def register(commands: Any) -> None:
+    """Add the `export` command with its `arcane` target."""
+    from personae.commands.models import add_model_flags
+
+    parser = commands.add_parser("export", help="export training data")
+    targets = parser.add_subparsers(dest="export_target", required=True)
+    arcane = targets.add_parser("arcane", help="ARCANE SFT rows or DPO pairs (App. D)")
+    arcane.add_argument("books", nargs="+", help="book slugs or titles with probes")
+    arcane.add_argument("--format", required=True, help="sft (chat rows) or dpo (preference pairs)")
+    arcane.add_argument("--out", type=Path, help="JSONL file (default arcane_<format>.jsonl)")
+    arcane.add_argument(
+        "--modes", help="context modes (SFT default arc,summary as App. D; DPO default arc)"
+    )
+    arcane.add_argument("--split", default="train", help="arcs to export: train (default), any")
+    arcane.add_argument(
+        "--teacher", action="append", default=[], help="SFT teacher model (repeatable)"
+    )
+    arcane.add_argument("--samples", type=int, default=3, help="SFT samples per teacher (3)")
+    arcane.add_argument(
+        "--pairs", default="anchor", help="DPO: anchor (the probe's anchor phase) or every-phase"
+    )
+    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    arcane.add_argument("--concurrency", type=int, default=8, help="SFT teacher calls at once")
+    add_data_flag(arcane)
+    add_model_flags(arcane)
+    arcane.set_defaults(handler=run)
+
+
+def _choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
+    if value not in allowed:
+        raise InputError(f"unknown {flag} {value!r}", f"use {', '.join(allowed)}")
+    return value
+
+
+def _modes(args: argparse.Namespace) -> list[str]:
+    from personae.evals.arcane.export import EXPORT_MODES, SFT_MODES
+
+    text = args.modes or (",".join(SFT_MODES) if args.format == "sft" else "arc")
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    for mode in modes or [text]:
+        _choice(mode, EXPORT_MODES, "mode")
+    return modes
+
+
+def _out(args: argparse.Namespace) -> Path:
+    out: Path = args.out or Path(f"arcane_{args.format}.jsonl")
+    if out.is_dir():
+        raise InputError(f"--out {out} is a folder", "pass a file name, e.g. arcane_sft.jsonl")
+    parent = out.parent if str(out.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise InputError(f"--out {out}: {parent} is not a folder", "pass a writable path")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build every row, then write the JSONL file atomically."""
+    import asyncio
+    import json
+
+    from personae.evals.arcane import export as ex
+    from personae.files import write_text_atomic
+    from personae.graphs.arcane.roleplay import RoleplayContext
+
+    _choice(args.format, FORMATS, "--format")
+    _choice(args.split, SPLITS, "--split")
+    _choice(args.pairs, PAIRS, "--pairs")
+    modes = _modes(args)
+    if args.samples < 1 or args.concurrency < 1:
+        raise InputError("--samples and --concurrency must be at least 1", "pass 1 or more")
+    out = _out(args)
+    folder = str(data_dir(args))
+    store = RoleplayContext(data_dir=folder, embedding=args.embedding)  # reads the settings
+    books = ex.load_books(
+        folder, args.books, args.split, store.text_embedding(), store.chroma_settings()
+    )
+    if args.format == "dpo":
+        context = RoleplayContext(data_dir=folder, embedding=args.embedding)
+        export = ex.dpo_rows(
+            books, modes=modes, split=args.split, pairs=args.pairs, context=context
+        )
+    else:
+        from personae.commands.models import resolve_models
+
+        if args.teacher and not args.model:
+            args.model = args.teacher[0]  # the teachers need a server, not a default model
+        models = resolve_models(args, ("strong",))
+        context = RoleplayContext(data_dir=folder, embedding=args.embedding, **llm_fields(models))
+        teachers = args.teacher or [context.model]
+        export = asyncio.run(
+            ex.sft_rows(
+                books,
+                modes=modes,
+                split=args.split,
+                teachers=teachers,
+                samples=args.samples,
+                context=context,
+                concurrency=args.concurrency,
+            )
+        )
+    if not export.rows:
+        raise InputError(
+            f"no {args.format} rows from {export.probes} probes ({export.skipped or 'nothing'})",
+            "check the probes' phases",
+        )
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in export.rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, text)
+    left = ", ".join(f"{n} {why}" for why, n in sorted(export.skipped.items())) or "none"
+    sys.stdout.write(
+        f"{len(export.rows)} {args.format} rows from {export.probes} probes -> {out} "
+        f"(left out: {left}; {export.llm_calls} LLM calls)\n"
+    )
+    return 0

@@ -1,0 +1,159 @@
+"""`personae novel`: import a plain-text novel into numbered chapters and show the segmentation.
+
+``personae novel import FILE --title T`` (or ``--coser books_example.jsonl --title T``) cleans
+the text (page artifacts, drop caps, a modern edition's front and back matter) and writes
+``DATA/novels/<slug>/{chapters.jsonl, meta.json}``; ``personae novel chapters BOOK`` lists
+index, label and size of every chapter so the user can check the cut before paying for arcs.
+
+Environment read here, at the edge: ``PERSONAE_DATA_DIR`` (``--data``; default ``./data``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, TypedDict
+
+from personae.errors import InputError
+
+DEFAULT_DATA = Path("data")
+
+
+def add_data_flag(parser: Any) -> None:
+    """``--data DIR``: where novels and ARCANE artefacts live (shared by the ARCANE commands)."""
+    parser.add_argument(
+        "--data", type=Path, help=f"data folder (PERSONAE_DATA_DIR; default {DEFAULT_DATA})"
+    )
+
+
+def data_dir(args: argparse.Namespace) -> Path:
+    """The data folder: ``--data``, else ``PERSONAE_DATA_DIR``, else ``./data``."""
+    if args.data is not None:
+        return Path(args.data)
+    return Path(os.environ.get("PERSONAE_DATA_DIR", "").strip() or DEFAULT_DATA)
+
+
+def register(commands: Any) -> None:
+    """Add the `novel` command with `import` and `chapters`."""
+    parser = commands.add_parser("novel", help="import novels into chapters (ARCANE)")
+    actions = parser.add_subparsers(dest="novel_action", required=True)
+    load = actions.add_parser("import", help="import a plain-text novel or a CoSER record")
+    load.add_argument("file", nargs="?", type=Path, help="plain-text (UTF-8) novel")
+    load.add_argument("--coser", type=Path, help="CoSER books JSONL (pick a record with --title)")
+    load.add_argument("--title", help="book title (default: the file name / the CoSER record)")
+    load.add_argument("--chapter-pattern", help="regular expression matching chapter headings")
+    load.add_argument("--start-marker", help="text where the novel starts (cuts front matter)")
+    load.add_argument("--end-marker", help="text where the novel ends (cuts back matter)")
+    add_data_flag(load)
+    load.set_defaults(handler=run_import)
+    chapters = actions.add_parser("chapters", help="show a novel's segmentation")
+    chapters.add_argument("book", help="book slug or title")
+    add_data_flag(chapters)
+    chapters.set_defaults(handler=run_chapters)
+
+
+def _read_source(args: argparse.Namespace) -> tuple[str, str, str]:
+    """``(title, raw text, source description)`` from FILE or a CoSER record."""
+    import json
+
+    if (args.file is None) == (args.coser is None):
+        raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
+    path: Path = args.file or args.coser
+    if not path.is_file():
+        raise InputError(f"{path} does not exist or is not a file", "check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path} is not UTF-8 text", "convert it to UTF-8 first") from error
+    if args.file is not None:
+        return args.title or path.stem.replace("_", " "), text, str(path)
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    f"{path} line {number} is not JSON", "pass a CoSER books JSONL file"
+                ) from error
+    titles = [str(r.get("title", "")) for r in records if isinstance(r, dict)]
+    chosen = [r for r in records if isinstance(r, dict) and (args.title in (None, r.get("title")))]
+    if len(chosen) != 1 or not isinstance(chosen[0].get("content"), str):
+        raise InputError(
+            f"--title must name one record of {path} (titles: {', '.join(titles) or 'none'})",
+            'e.g. --title "Pride and Prejudice"',
+        )
+    return str(chosen[0]["title"]), chosen[0]["content"], f"{path}#{chosen[0]['title']}"
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Segment the text and save the chapters; print the count and what was cut."""
+    import hashlib
+
+    from personae.memory.arcane.novel_store import save_novel
+    from personae.tools.arcane.novel_text import DEFAULT_PATTERNS, segment_novel
+
+    title, raw, source = _read_source(args)
+    if not title.strip():
+        raise InputError("the title is empty", "pass --title")
+    segmentation = segment_novel(
+        raw,
+        chapter_pattern=args.chapter_pattern,
+        start_marker=args.start_marker,
+        end_marker=args.end_marker,
+    )
+    form = "play" if segmentation.pattern == DEFAULT_PATTERNS[1] else "novel"
+    folder = save_novel(
+        data_dir(args),
+        title=title.strip(),
+        segmentation=segmentation,
+        source=source,
+        form=form,
+        raw_sha256=hashlib.sha256(raw.encode()).hexdigest(),
+    )
+    out = sys.stdout
+    out.write(
+        f"{title}: {len(segmentation.chapters)} chapters ({form}), "
+        f"{segmentation.cleaned_chars:,} characters kept; cut {segmentation.front_chars_dropped:,} "
+        f"before, {segmentation.back_chars_dropped:,} after, "
+        f"{segmentation.toc_entries_dropped} table-of-contents entries\n"
+    )
+    for note in segmentation.notes:
+        out.write(f"note: {note}\n")
+    out.write(f"saved {folder}\n")
+    return 0
+
+
+def run_chapters(args: argparse.Namespace) -> int:
+    """One line per chapter: index, characters, label."""
+    from personae.memory.arcane.novel_store import open_novel
+
+    novel = open_novel(data_dir(args), args.book)
+    out = sys.stdout
+    out.write(f"{novel.title} ({novel.meta['form']}): {novel.count} chapters\n")
+    for idx, label, chars in novel.labels():
+        out.write(f"{idx:>4}  {chars:>8,}  {label}\n")
+    return 0
+
+
+class LLMFields(TypedDict):
+    """The run-context fields naming the resolved models and the answer cache."""
+
+    model: str
+    openai_base_url: str
+    temperature: str
+    top_p: str
+    cache_dir: str
+
+
+def llm_fields(models: Any) -> LLMFields:
+    """The run-context fields of a ``CommandModels`` (flags and environment applied)."""
+    return LLMFields(
+        model=models.settings.model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        cache_dir=str(models.settings.cache_dir),
+    )

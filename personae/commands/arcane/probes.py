@@ -1,0 +1,96 @@
+"""`personae probes build`: ARCANE probes for every arc of a novel (or of one character).
+
+For each arc: decision variable, life stages and era-free axis, then 3N cells (one per anchor
+phase and probe type), each validated; the result replaces the arc's probes in
+``DATA/novels/<slug>/probes.jsonl``. Every call is cached, so a rerun costs nothing it paid for.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.errors import InputError
+
+TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
+
+
+def register(commands: Any) -> None:
+    """Add `probes build`."""
+    from personae.commands.models import add_model_flags
+
+    parser = commands.add_parser("probes", help="ARCANE probes from character arcs")
+    actions = parser.add_subparsers(dest="probes_action", required=True)
+    build = actions.add_parser("build", help="build validated probes for a novel's arcs")
+    build.add_argument("book", help="book slug or title")
+    build.add_argument("--character", help="only this character's arcs")
+    build.add_argument(
+        "--types", default=",".join(TYPE_NAMES), help=f"comma-separated: {', '.join(TYPE_NAMES)}"
+    )
+    build.add_argument("--validator-model", help="validator model provider:model (default --model)")
+    add_data_flag(build)
+    add_model_flags(build)
+    build.set_defaults(handler=run_build)
+
+
+def parse_types(text: str) -> list[str]:
+    """The probe types of ``--types``; one-line error for an unknown one."""
+    types = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in types if t not in TYPE_NAMES]
+    if bad or not types:
+        raise InputError(
+            f"unknown probe type {(bad or [text])[0]!r}", f"use {', '.join(TYPE_NAMES)}"
+        )
+    return types
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Build the probes of every selected arc; print probes kept per arc."""
+    import asyncio
+
+    from personae.commands.models import resolve_models
+    from personae.graphs.arcane.probe_build import build_graph
+    from personae.graphs.arcane.probe_cell import ProbeBuildContext
+    from personae.memory.arcane.novel_store import open_novel
+    from personae.memory.arcane.records import load_arcs
+
+    types = parse_types(args.types)
+    novel = open_novel(data_dir(args), args.book)
+    arcs = [a for a in load_arcs(novel.folder) if args.character in (None, a.character)]
+    if not arcs:
+        who = f" for {args.character!r}" if args.character else ""
+        raise InputError(
+            f"no arcs{who} in {novel.slug}", f"run personae arc build {novel.slug} --character NAME"
+        )
+    models = resolve_models(args, ("strong",))
+    context = ProbeBuildContext(
+        data_dir=str(data_dir(args)),
+        validator_model=args.validator_model or "",
+        **llm_fields(models),
+    )
+    total = 0
+    for arc in arcs:
+        payload: Any = {
+            "novel": novel.slug,
+            "character": arc.character,
+            "axis_id": arc.axis_id,
+            "types": types,
+        }
+        result = asyncio.run(build_graph().ainvoke(payload, context=context))
+        total += len(result["probes"])
+        usage = result["usage"]
+        sys.stdout.write(
+            f"{arc.character} / {arc.axis_id}: {len(result['probes'])} probes kept of "
+            f"{len(types) * len(arc.trajectory)} cells; {usage['llm_calls']} LLM calls\n"
+        )
+        for line in result["dropped"]:
+            sys.stdout.write(f"  {line}\n")
+    sys.stdout.write(
+        f"{total} probes over {len(arcs)} arcs written to {novel.folder / 'probes.jsonl'}\n"
+    )
+    return 0

@@ -1,0 +1,1 @@
+"""The BOOKMARKS commands of the ``personae`` CLI."""

@@ -1,0 +1,136 @@
+"""`personae bench bookmarks`: run the BOOKMARKS benchmark for one or more methods.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
+``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default ``openai:gpt-4.1``, the paper's judge;
+precedence in :mod:`personae.commands.models`), ``PERSONAE_TEMPERATURE`` (``--temperature``;
+default 0 for every role here, near-deterministic as the released runner); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``
+and ``PERSONAE_EMBEDDINGS`` (BOOKMARKS' and RICL's embedding);
+judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
+finished instances are skipped, cached verdicts are reused, and the instance that was running
+resumes from its checkpoint in the memory folder (only its in-flight LLM calls are paid again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.commands.models import add_model_flags, resolve_models
+from personae.errors import InputError
+from personae.files import CACHE_FIX, check_writable_dir
+
+DEFAULT_OUT = Path("runs/bench")
+METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
+ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "with-profile")
+"""Kept in step with ``personae.evals.bookmarks.bench.ABLATIONS`` (a test checks)."""
+
+
+def register(commands: Any) -> None:
+    """Add the `bench` subcommand and its `bookmarks` benchmark."""
+    parser = commands.add_parser("bench", help="run a benchmark (bookmarks)")
+    benches = parser.add_subparsers(dest="bench", required=True, parser_class=type(parser))
+    bookmarks = benches.add_parser(
+        "bookmarks",
+        help="BOOKMARKS: predict each major character's next actions (second half of the story)",
+    )
+    bookmarks.add_argument("storylines", nargs="+", metavar="STORYLINE", help="storyline file")
+    bookmarks.add_argument(
+        "--method",
+        action="append",
+        dest="methods",
+        metavar="METHOD",
+        help=f"method to run, repeatable or comma-separated: {'|'.join(METHOD_NAMES)} "
+        "(default bookmarks); ablate bookmarks with +NAME: "
+        f"{', '.join('bookmarks+' + a for a in ABLATION_NAMES)} (combine: bookmarks+no-derive+no-reuse)",
+    )
+    bookmarks.add_argument(
+        "--characters",
+        nargs="+",
+        metavar="NAME",
+        help="only these characters (default: the major characters of all_characters.json "
+        "beside each storyline file; required when there is none)",
+    )
+    bookmarks.add_argument("--limit", type=int, help="test instances per character (default all)")
+    bookmarks.add_argument("--judge", default="exact", help="exact (key move, 100/0) or nli")
+    bookmarks.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    bookmarks.add_argument("--memory", type=Path, help="memory folder (default OUT/memory)")
+    bookmarks.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        help="storylines (x methods) at once; one storyline's characters always run in one "
+        "story order, so results do not depend on it",
+    )
+    bookmarks.add_argument(
+        "--hide-title",
+        action="store_true",
+        help="leave the story title out of every prompt (it invites recall of later plot)",
+    )
+    add_model_flags(bookmarks, judge=True)
+    bookmarks.set_defaults(handler=run_bookmarks)
+
+
+def _methods(args: argparse.Namespace) -> tuple[str, ...]:
+    names = [n.strip() for given in args.methods or ["bookmarks"] for n in given.split(",")]
+    if not all(names):
+        raise InputError("an empty --method was given", f"use {'|'.join(METHOD_NAMES)}")
+    return tuple(dict.fromkeys(names))
+
+
+def run_bookmarks(args: argparse.Namespace) -> int:
+    """Run or resume the benchmark; print Table 2 and where the files went."""
+    from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
+    from personae.evals.bookmarks.report import score_tables_markdown
+    from personae.settings import DEFAULT_JUDGE_MODEL
+
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
+    check_writable_dir(args.out, "--out")
+    if args.memory is not None:
+        check_writable_dir(args.memory, "--memory")
+    # Near-deterministic by default, as the released runner (temperature 1e-8); flags win.
+    models = resolve_models(
+        args,
+        ("strong", "fast", "judge"),
+        default_sampling={"temperature": 0.0},
+        default_judge=DEFAULT_JUDGE_MODEL,
+    )
+    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
+    config = BenchConfig(
+        storylines=tuple(args.storylines),
+        methods=_methods(args),
+        out_dir=args.out,
+        memory_dir=args.memory,
+        model=models.specs["strong"],
+        fast_model=models.specs["fast"],
+        judge_model=models.specs["judge"],
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        judge=args.judge,
+        characters=tuple(args.characters or ()),
+        limit=args.limit,
+        concurrency=args.concurrency,
+        hide_title=args.hide_title,
+        judge_cache_name=models.cache_name("judge"),  # the verdict cache's key
+        judge_cache=models.settings.cache_dir / "judge",
+        embeddings=models.settings.embeddings,
+    )
+    outcome = asyncio.run(run_bench(config, default_progress()))
+    rejudged = (
+        f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
+    )
+    if outcome.summary["artifacts"]:
+        sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
+    plural = "s" if outcome.resumed > 1 else ""
+    resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
+    sys.stdout.write(
+        f"{outcome.ran} instances run{rejudged}{resumed}, {outcome.skipped} already done; "
+        f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
+        f"report in {outcome.report_paths[0]}\n"
+    )
+    return 0

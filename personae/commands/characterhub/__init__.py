@@ -1,0 +1,1 @@
+"""The CharacterHub commands of the ``personae`` CLI."""

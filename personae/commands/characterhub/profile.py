@@ -1,0 +1,383 @@
+"""`personae profile`: deep-search a character's profile into profile.json, profile.md, card.json.
+
+Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
+(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``;
+precedence in :mod:`personae.commands.models`), ``TAVILY_API_KEY`` (none: wiki only),
+``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``, ``PERSONAE_CONTACT``. Runs are checkpointed in
+``OUT/.checkpoints.sqlite`` so an interrupted profile resumes where it stopped instead of
+starting over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from personae.commands.characterhub.batch import (
+    BatchReport,
+    BatchRow,
+    deduplicate,
+    read_aliases,
+    read_batch,
+    run_batch,
+)
+from personae.commands.models import add_model_flags, resolve_models
+from personae.errors import InputError
+from personae.files import CACHE_FIX, check_writable_dir
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from personae.commands.models import CommandModels
+    from personae.graphs.characterhub.state import ProfilerContext
+    from personae.memory.characterhub.profile_store import ProfilePaths
+
+DEFAULT_OUT = Path("profiles")
+CHECKPOINT_DB = ".checkpoints.sqlite"
+Progress = Callable[[str], None]
+
+
+def register(commands: Any) -> None:
+    """Add the `profile` subcommand."""
+    parser = commands.add_parser(
+        "profile",
+        help="deep-search a character profile (web + wiki) into JSON, Markdown and a V3 card",
+    )
+    parser.add_argument("name", nargs="?", help="character name, e.g. Kenshiro")
+    parser.add_argument("--franchise", help="franchise that disambiguates the name")
+    parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument(
+        "--method",
+        choices=("paper", "planned"),
+        default="planned",
+        help="paper: CharacterHub's R1/R2 deep search and Table 8 rewrite; planned (default): "
+        "our per-dimension planner with coverage reflection",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=int,
+        default=3,
+        help="search round cap (default 3); with --method paper, 1 runs R1 only (ablation)",
+    )
+    parser.add_argument("--max-results", type=int, default=5, help="results per search")
+    parser.add_argument(
+        "--search-depth", choices=("basic", "advanced"), default="advanced", help="Tavily depth"
+    )
+    parser.add_argument(
+        "--raw-content-results",
+        type=int,
+        default=2,
+        help="top web results per search kept as whole page text (default 2)",
+    )
+    parser.add_argument("--passage-chars", type=int, default=6000, help="cap of one passage's text")
+    parser.add_argument(
+        "--evidence-chars",
+        type=int,
+        default=60_000,
+        help="passage text shown to the model in one call",
+    )
+    parser.add_argument(
+        "--card-system-prompt",
+        action="store_true",
+        help="fill card.json's system_prompt (empty by default: front-ends keep their own)",
+    )
+    parser.add_argument(
+        "--no-check-citations",
+        action="store_true",
+        help="keep facts and sentences without checking them against their passages",
+    )
+    parser.add_argument(
+        "--exclude-url", action="append", default=[], help="page never used as a source"
+    )
+    add_model_flags(parser)
+    parser.add_argument("--base-url", help="OpenAI-compatible server URL (OPENAI_BASE_URL)")
+    parser.add_argument("--no-web", action="store_true", help="search wikis only")
+    parser.add_argument(
+        "--batch", type=Path, help="CSV with columns name,franchise[,wiki][,source]"
+    )
+    parser.add_argument(
+        "--dedup",
+        choices=("personae", "paper"),
+        default="personae",
+        help="batch de-duplication: personae (default: reordered names and romanisation "
+        "variants merged, relatives never) or paper (CharacterHub's rule, literally)",
+    )
+    parser.add_argument(
+        "--franchise-aliases",
+        type=Path,
+        help="CSV alias,franchise: several titles of one franchise compared as one",
+    )
+    parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="profile again from scratch, even if already profiled or interrupted "
+        "(its checkpoints are dropped; cached pages are kept unless --cache-ttl expires them)",
+    )
+    parser.add_argument(
+        "--cache-ttl",
+        metavar="AGE",
+        help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
+        "(PERSONAE_CACHE_TTL; default never)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def thread_id(row: BatchRow, context: ProfilerContext) -> str:
+    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
+
+    The context carries the model specs and their server, so changing a model starts a fresh
+    run instead of resuming.
+    """
+    from personae.memory.characterhub.profile_store import slugify
+
+    unkeyed = ("cache_dir", "cache_ttl", "contact")  # where and how long pages are cached
+    run_options = {k: v for k, v in asdict(context).items() if k not in unkeyed}
+    options = {"row": asdict(row), "context": run_options}
+    digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{slugify(row.name)}-{digest[:10]}"
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.batch is None and not (args.name or "").strip():
+        raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
+    for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            raise InputError(f"{name} must be at least 1", "pass 1 or more")
+    if args.raw_content_results < 0:
+        raise InputError("--raw-content-results must be 0 or more", "pass 0 or more")
+
+
+def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
+    """The run context from the resolved models, their settings and the flags."""
+    from personae.graphs.characterhub.state import ProfilerContext
+
+    settings = models.settings
+    return ProfilerContext(
+        model=models.settings.model,
+        fast_model=models.settings.fast_model,
+        openai_base_url=models.settings.openai_base_url or "",
+        temperature=models.sampling_text("temperature"),
+        top_p=models.sampling_text("top_p"),
+        tavily_base_url=settings.tavily_base_url,
+        web_search=not args.no_web,
+        method=args.method,
+        max_rounds=args.max_rounds,
+        max_results=args.max_results,
+        search_depth=args.search_depth,
+        raw_content_results=args.raw_content_results,
+        passage_chars=args.passage_chars,
+        evidence_chars=args.evidence_chars,
+        check_citations=not args.no_check_citations,
+        exclude_urls=tuple(args.exclude_url),
+        cache_dir=str(settings.cache_dir),
+        cache_ttl=args.cache_ttl or "",
+        fandom_template=settings.fandom_template,
+    )
+
+
+def describe(node: str, update: Any) -> str | None:
+    """One progress line for a node's update (``None`` for quiet nodes)."""
+    if not isinstance(update, dict):
+        return None
+    if node == "resolve_character":
+        return f"found {update.get('wiki_page') or 'no wiki page'}"
+    if node == "plan_queries":
+        return f"planned {len(update.get('pending', []))} queries"
+    if node == "summarize_evidence" and update.get("rounds"):
+        record = update["rounds"][0]
+        return (
+            f"round {record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, {len(record['notes'])} notes"
+        )
+    if node == "check_stop_rules" and update.get("stop_reason"):
+        return f"stopped: {update['stop_reason']}"
+    if node == "write_paper_document" and update.get("documents"):
+        record = update["rounds"][0]
+        return (
+            f"R{record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, document written"
+        )
+    if node in ("rewrite_profile", "rewrite_paper_profile"):
+        return "profile written"
+    if node == "verify_profile":
+        usage = update.get("usage", {})
+        return (
+            f"citation check: {usage.get('facts_unsupported', 0)} facts and "
+            f"{usage.get('sentences_unsupported', 0)} sentences dropped"
+        )
+    return None
+
+
+def notices_of(update: Any) -> list[str]:
+    """The notices a node's update adds (failed searches, web disabled, no wiki page...)."""
+    notices = update.get("notices") if isinstance(update, dict) else None
+    return [str(n) for n in notices or []]
+
+
+async def profile_one(
+    row: BatchRow,
+    context: ProfilerContext,
+    out_dir: Path,
+    progress: Progress,
+    card_system_prompt: bool = False,
+    *,
+    force: bool = False,
+    saver: BaseCheckpointSaver[Any],
+) -> ProfilePaths:
+    """Profile one character with checkpoints in ``saver`` (resumes an interrupted run), write it.
+
+    ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
+    """
+    from personae.graphs.characterhub.profiler import build_graph
+    from personae.graphs.characterhub.state import ProfileInput
+    from personae.memory.characterhub.profile_store import dropped_output, write_profile
+
+    payload: ProfileInput | None = ProfileInput(
+        name=row.name, franchise=row.franchise, wiki_url=row.wiki
+    )
+    config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
+    app = build_graph(checkpointer=saver)
+    if force:
+        await saver.adelete_thread(config["configurable"]["thread_id"])
+    snapshot = await app.aget_state(config)
+    if snapshot.values.get("profile"):
+        progress(f"{row.name}: already profiled; writing the files from the checkpoint")
+    elif snapshot.next:
+        payload = None
+        progress(f"{row.name}: resuming the interrupted run")
+    if not snapshot.values.get("profile"):
+        async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+            for node, update in chunk.items():
+                line = describe(node, update)
+                if line:
+                    progress(f"{row.name}: {line}")
+                for notice in notices_of(update):
+                    progress(f"{row.name}: notice: {notice}")
+    values = (await app.aget_state(config)).values
+    dropped = dropped_output(values.get("usage", {}))
+    if dropped:
+        progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
+    return write_profile(
+        out_dir,
+        values,
+        name=row.name,
+        franchise=row.franchise,
+        excluded_urls=context.exclude_urls,
+        card_system_prompt=card_system_prompt,
+    )
+
+
+@asynccontextmanager
+async def open_checkpoints(out_dir: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The one checkpointer of a command: ``OUT/.checkpoints.sqlite`` on one connection.
+
+    A batch shares it between the characters it profiles at once; a connection per character
+    would make concurrent writers of one SQLite file fail with "database is locked" whenever
+    one waits longer than SQLite's busy timeout (a loaded machine).
+    """
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+        yield saver
+
+
+async def profile_single(
+    row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
+) -> ProfilePaths:
+    """Profile the one character named on the command line."""
+    async with open_checkpoints(args.out) as saver:
+        return await profile_one(
+            row,
+            context,
+            args.out,
+            progress,
+            args.card_system_prompt,
+            force=args.force,
+            saver=saver,
+        )
+
+
+async def profile_rows(
+    rows: list[BatchRow], context: ProfilerContext, args: argparse.Namespace, progress: Progress
+) -> BatchReport:
+    """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
+    from personae.memory.characterhub.profile_store import paths_for
+
+    async with open_checkpoints(args.out) as saver:
+        return await run_batch(
+            rows,
+            lambda row: profile_one(
+                row,
+                context,
+                args.out,
+                progress,
+                args.card_system_prompt,
+                force=args.force,
+                saver=saver,
+            ),
+            done=lambda row: (
+                not args.force
+                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
+            ),
+            concurrency=args.concurrency,
+        )
+
+
+def _progress() -> Progress:
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        return lambda line: console.print(f"[cyan]•[/cyan] {line}")
+
+    def plain(line: str) -> None:
+        sys.stderr.write(line + "\n")
+
+    return plain
+
+
+def run(args: argparse.Namespace) -> int:
+    """Profile one character, or every row of ``--batch``; print where the files went."""
+    from personae.memory.characterhub.profile_store import profile_key
+
+    _check_options(args)
+    check_writable_dir(args.out, "--out")
+    progress = _progress()
+    rows = read_batch(args.batch) if args.batch else []
+    resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
+    check_writable_dir(resolved.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
+    context = make_context(args, resolved)
+    if not args.batch:
+        row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
+        paths = asyncio.run(profile_single(row, context, args, progress))
+        sys.stdout.write(f"{paths.profile_json}\n")
+        return 0
+    aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
+    kept, dropped = deduplicate(
+        rows,
+        key=lambda row: profile_key(row.name, row.franchise),
+        rule=args.dedup,
+        aliases=aliases,
+    )
+    for duplicate, original in dropped:
+        progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
+    report = asyncio.run(profile_rows(kept, context, args, progress))
+    for row, error in report.failed:
+        sys.stderr.write(f"failed {row.name}: {error}\n")
+    sys.stdout.write(
+        f"{len(report.written)} profiled, {len(report.skipped)} already done, "
+        f"{len(dropped)} duplicates, {len(report.failed)} failed\n"
+    )
+    return 0 if not report.failed else 3

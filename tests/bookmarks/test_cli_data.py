@@ -1,0 +1,90 @@
+"""`personae data fetch bookmarks` end to end against a loopback Hub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from personae.cli import main
+from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
+from personae.memory.bookmarks.storyline import load_storyline
+from personae.tools.bookmarks.hf_datasets import BOOKMARKS_DATASETS
+
+STORY = json.dumps({"Ep 1": [{"action": "Kasumi: Hello!", "characters": ["Kasumi"]}] * 3}).encode()
+FILES = {
+    BOOKMARKS_DATASETS[0]: {"data/all_characters.json": b"{}"},
+    BOOKMARKS_DATASETS[1]: {"data/title2action_series.Poppin'Party.json": STORY},
+}
+
+
+def hub(request: WebRequest) -> WebResponse:
+    path = unquote(request.path)
+    for repo, files in FILES.items():
+        if path == f"/api/datasets/{repo}/tree/main":
+            listing = [{"type": "file", "path": p, "size": len(b)} for p, b in files.items()]
+            return WebResponse(200, listing)
+        for name, body in files.items():
+            if path == f"/datasets/{repo}/resolve/main/{name}":
+                return WebResponse(200, body)
+    return WebResponse(404, {"error": "Repository not found"})
+
+
+def test_fetch_downloads_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dest = tmp_path / "bm"
+    with LoopbackWebServer(hub) as server:
+        argv = ["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url]
+        assert main(argv) == 0
+        first = capsys.readouterr().out
+        assert main(argv) == 0
+        second = capsys.readouterr().out
+    assert "2 downloaded, 0 already present" in first
+    assert "0 downloaded, 2 already present" in second
+    assert len(load_storyline(dest / "title2action_series.Poppin'Party.json")) == 3
+
+
+def test_endpoint_and_token_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with LoopbackWebServer(hub) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_secret")
+        monkeypatch.setenv("PERSONAE_CONTACT", "mailto:me@example.org")
+        assert main(["data", "fetch", "bookmarks", "--dest", str(tmp_path)]) == 0
+        headers = [r.headers for r in server.requests]
+    assert headers and all(h["Authorization"] == "Bearer hf_secret" for h in headers)
+    assert all("mailto:me@example.org" in h["User-Agent"] for h in headers)
+    assert "2 downloaded" in capsys.readouterr().out
+
+
+def test_missing_dataset_exits_3_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def empty(request: WebRequest) -> WebResponse:
+        return WebResponse(404, {"error": "Repository not found"})
+
+    with LoopbackWebServer(empty) as server:
+        code = main(
+            ["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", server.url]
+        )
+    err = capsys.readouterr().err
+    assert code == 3 and err.count("\n") == 1 and "not found" in err and "Traceback" not in err
+    assert not (tmp_path / "d").exists()
+
+
+def test_unreachable_endpoint_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    assert (
+        main(["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("personae: error: cannot reach") and err.count("\n") == 1
+    assert not (tmp_path / "d").exists()
+
+
+def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["data", "fetch", "coser"])
+    assert exit_info.value.code == 2 and "invalid choice" in capsys.readouterr().err

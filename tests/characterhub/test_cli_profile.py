@@ -1,0 +1,283 @@
+"""`personae profile` end to end: real graph, real clients on a loopback web, scripted LLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_web import FakeTavily, FakeWeb
+from profiler_world import fake_web, scripted_model
+
+from personae.cli import main
+from personae.loopback import LoopbackWebServer, free_port
+from personae.memory.characterhub.character_card import card_problems
+from personae.memory.characterhub.profile_store import DROPPED_OUTPUT
+from personae.testing import ScriptedChatModel, override_models
+
+
+@pytest.fixture
+def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LoopbackWebServer, FakeTavily]]:
+    web, _, tavily = fake_web()
+    with LoopbackWebServer(web.route) as server:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", server.url)
+        monkeypatch.setenv("PERSONAE_MODEL", "openai:cli-test")
+        yield server, tavily
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    scripted = scripted_model(score=0.9)
+    override_models(specs={"openai:cli-test": scripted})
+    yield scripted
+
+
+FOLDER = "kenshiro--fist-of-the-north-star"
+"""Output folder of Kenshiro of Fist of the North Star: the name's slug, then the franchise's."""
+
+
+def profile(server: LoopbackWebServer, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "profile",
+            "Kenshiro",
+            "--franchise",
+            "Fist of the North Star",
+            "--wiki",
+            server.url,
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
+
+
+def written(out: Path) -> list[str]:
+    """Output files under ``out`` (the HTTP cache and the checkpoint database excluded)."""
+    return sorted(
+        p.name
+        for p in out.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and p.relative_to(out).parts[0] != "cache"
+    )
+
+
+def test_writes_profile_markdown_and_valid_card(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    assert profile(server, tmp_path) == 0
+    folder = tmp_path / FOLDER
+    document = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
+    assert document["character"] == "Kenshiro"
+    assert document["franchise"] == "Fist of the North Star"
+    assert document["profile"].startswith("I am")
+    ids = {s["id"] for s in document["sources"]}
+    assert all(set(s) == {"id", "url", "title", "origin", "content"} for s in document["sources"])
+    for facts in document["dimensions"].values():
+        assert all(f["source_ids"] and set(f["source_ids"]) <= ids for f in facts)
+    assert document["rounds"][0]["queries"] and document["rounds"][0]["notes"]
+    assert document["rounds"][0]["coverage"]["identity"] == 0.9
+    assert document["usage"]["llm_calls"] == 7 and document["usage"]["searches"] == 14
+    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    assert card_problems(card) == []
+    assert card["data"]["name"] == card["name"] == "Kenshiro"
+    assert card["data"]["character_book"]["entries"]
+    markdown = (folder / "profile.md").read_text(encoding="utf-8")
+    assert "[S1" in markdown
+    # The draft's unsourced fact is dropped: counted in usage, listed in profile.md, printed.
+    dropped = f"1 {DROPPED_OUTPUT['dropped_facts']}"
+    assert document["usage"]["dropped_facts"] == 1
+    assert f"## Dropped model output\n- {dropped}\n" in markdown
+    captured = capsys.readouterr()
+    assert str(folder / "profile.json") in captured.out
+    assert f"Kenshiro: dropped model output: {dropped}\n" in captured.err
+
+
+def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, tavily = world
+    assert profile(server, tmp_path / "paper", "--method", "paper") == 0
+    assert profile(server, tmp_path / "planned", "--method", "planned", "--no-check-citations") == 0
+    paper = json.loads(
+        (tmp_path / "paper" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
+    planned = json.loads(
+        (tmp_path / "planned" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
+    )
+    assert (paper["method"], planned["method"]) == ("paper", "planned")
+    assert paper["drinfo"].startswith("# Kenshiro (R2)") and paper["stop_reason"] == "paper_rounds"
+    assert planned["drinfo"].startswith("# Kenshiro\n\n## Identity")
+    assert paper["prose_check"]["sentences"] == 1 and planned["prose_check"] is None
+    assert planned["usage"]["facts_checked"] == 0  # --no-check-citations
+    assert {q["search_depth"] for q in tavily.queries} == {"advanced"}
+    err = capsys.readouterr().err
+    assert "R1: " in err and "R2: " in err and "citation check: 0 facts" in err
+
+
+def test_without_tavily_key_profiles_from_wiki_and_says_so(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, tavily = world
+    monkeypatch.delenv("TAVILY_API_KEY")
+    assert profile(server, tmp_path) == 0
+    document = json.loads((tmp_path / FOLDER / "profile.json").read_text(encoding="utf-8"))
+    assert "web search disabled: TAVILY_API_KEY is not set" in document["notices"][0]
+    assert {s["origin"] for s in document["sources"]} == {"wiki"}
+    assert tavily.queries == []
+
+
+def test_interrupted_run_resumes_without_repeating_earlier_nodes(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, tavily = world
+    scripted = scripted_model(score=0.9)
+    working = scripted.responders["ProfileDraft"]
+
+    def down(messages: object) -> object:
+        raise ConnectionError("LLM server went away")
+
+    scripted.responders["ProfileDraft"] = down
+    override_models(specs={"openai:cli-test": scripted})
+    assert profile(server, tmp_path) == 3
+    assert "personae: error:" in capsys.readouterr().err
+    assert not (tmp_path / FOLDER).exists()
+    searches = len(tavily.queries)
+    scripted.responders["ProfileDraft"] = working
+    assert profile(server, tmp_path) == 0
+    assert len(scripted.calls_for("QueryPlan")) == 1
+    assert len(scripted.calls_for("EvidenceNotes")) == 1
+    assert len(tavily.queries) == searches  # no search was run again
+    assert (tmp_path / FOLDER / "profile.json").exists()
+
+
+def test_no_llm_configured_names_the_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["profile", "Kenshiro", "--wiki", "http://127.0.0.1:9", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "OPENAI_API_KEY" in err and "OPENAI_BASE_URL" in err
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_empty_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profile", "  ", "--out", str(tmp_path)]) == 2
+    assert "the character name is empty" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_wiki_is_refused(
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:cli-test")
+    with LoopbackWebServer(FakeWeb(pages={"/": "<html>not a wiki</html>"}).route) as server:
+        code = main(["profile", "Kenshiro", "--wiki", server.url, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a MediaWiki site" in err and "--wiki" in err
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_ambiguous_name_is_reported_with_candidates(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    code = main(["profile", "Zoro", "--wiki", server.url, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "ambiguous" in err and "Roronoa Zoro" in err
+    assert written(tmp_path) == []
+
+
+def test_unreachable_llm_is_one_line_exit_3(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, _ = world
+    port = free_port()
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:test-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    assert profile(server, tmp_path) == 3
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("personae: error:")]
+    assert len(errors) == 1 and "cannot reach the LLM server" in errors[0]
+    assert "Traceback" not in err and written(tmp_path) == []
+
+
+def test_batch_dedupes_and_skips_done(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    batch = tmp_path / "chars.csv"
+    batch.write_text(
+        "name,franchise,wiki\n"
+        f"Kenshiro,Fist of the North Star,{server.url}\n"
+        f"Kenshirō,Fist of the North Star,{server.url}\n"
+        f"Raoh,Fist of the North Star,{server.url}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["profile", "--batch", str(batch), "--out", str(out), "--concurrency", "2"]) == 0
+    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
+        FOLDER,
+        FOLDER.replace("kenshiro", "raoh"),
+    ]
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "0 profiled, 2 already done" in capsys.readouterr().out
+
+
+def test_batch_keeps_one_name_of_two_franchises_apart_and_skips_by_the_folder_key(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, _ = world
+    batch = tmp_path / "chars.csv"
+    batch.write_text(
+        "name,franchise,wiki\n"
+        f"Kenshiro,Fist of the North Star,{server.url}\n"
+        f"Kenshiro,Souten no Ken,{server.url}\n"
+        # not 0.85 similar to "Kenshiro", but the same folder: a duplicate, never an overwrite
+        f"KENSHIRO!!!!,Fist of the North Star,{server.url}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert folders == [FOLDER, "kenshiro--souten-no-ken"]
+    franchises = {
+        json.loads((out / f / "profile.json").read_text(encoding="utf-8"))["franchise"]
+        for f in folders
+    }
+    assert franchises == {"Fist of the North Star", "Souten no Ken"}
+    single = ["profile", "Kenshiro", "--franchise", "Souten no Ken", "--wiki", server.url]
+    assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
+    assert "0 profiled, 2 already done" in capsys.readouterr().out
+    assert main([*single, "--out", str(out)]) == 0  # the single run writes the same folder
+    assert str(out / "kenshiro--souten-no-ken" / "profile.json") in capsys.readouterr().out

@@ -1,0 +1,1 @@
+"""BOOKMARKS: outside-world clients and storyline/novel scanning of this paper (see the README's Layout)."""

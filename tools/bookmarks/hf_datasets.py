@@ -1,0 +1,347 @@
+"""Download client for the BOOKMARKS benchmark on the Hugging Face Hub.
+
+Users without the benchmark fetch it from the two public datasets below. The client speaks the
+Hub's plain HTTP API (list with ``/api/datasets/{repo}/tree/main?recursive=true``, download with
+``/datasets/{repo}/resolve/main/{path}``) so it needs no ``huggingface_hub`` dependency and can
+be pointed at a mirror (``HF_ENDPOINT``) or, in tests, at a loopback server.
+
+Layout assumed (the hub cannot be inspected from here): the datasets hold the release files
+``title2action_series.<artifact>.json`` (+ ``all_characters.json``, ``band2members.json``),
+possibly under a folder; those are written flat into the destination, which is the layout
+:func:`personae.memory.bookmarks.storyline.load_storyline` reads. Any other JSON/JSONL file is kept under
+``hub/<dataset>/`` and, when its rows carry ``artifact`` + ``action`` + ``character(s)``,
+converted to the release layout. Other formats (parquet) are listed as ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
+from urllib.parse import quote
+
+import httpx
+
+from personae.errors import InputError, RemoteError
+from personae.files import parse_json, read_text, write_json_atomic
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+BOOKMARKS_DATASETS = (
+    "KomeijiForce/Fine_Grained_Fandom_Benchmark_Action_Sequences",
+    "KomeijiForce/Bandori_Conversational_Benchmark_Action_Sequences",
+)
+RELEASE_NAMES = re.compile(
+    r"^(title2action_series\..+\.json|all_characters\.json|band2members\.json)$"
+)
+DEFAULT_MAX_BYTES = 1_000_000_000
+"""Largest file downloaded (the storylines are a few MB each): a mirror, or a dataset gone
+wrong, cannot fill the disk."""
+MAX_LISTING_BYTES = 50_000_000
+"""Largest file-listing answer read into memory."""
+_UNSAFE_NAME = re.compile(r"[/\\\x00-\x1f]|^$")
+"""A path part that is empty, or holds a separator (``/``, ``\\``) or a control character."""
+_USABLE = (".json", ".jsonl")
+_NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """A file in a dataset repository."""
+
+    path: str
+    """Path inside the repository, e.g. ``data/title2action_series.haruhi.json``."""
+    size: int | None
+    """Size in bytes as the Hub reports it (LFS size for LFS files)."""
+
+
+@dataclass
+class FetchReport:
+    """What a fetch did, for the CLI to print."""
+
+    downloaded: list[Path] = field(default_factory=list)
+    skipped: list[Path] = field(default_factory=list)
+    """Already present with the same size."""
+    converted: list[Path] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    """``repo/path`` of files in a format this client does not use."""
+
+
+class HubClient:
+    """Minimal Hugging Face Hub client for dataset repositories."""
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_ENDPOINT,
+        *,
+        user_agent: str,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 60.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        """Talk to ``endpoint`` with an honest User-Agent and an optional bearer ``token``.
+
+        ``max_bytes`` caps each downloaded file (and a file the listing says is larger is not
+        requested); a listing answer is capped at ``MAX_LISTING_BYTES``.
+        """
+        if not re.match(r"^https?://[^/\s]+", endpoint):
+            raise InputError(
+                f"endpoint {endpoint!r} is not an http(s) URL", "e.g. https://huggingface.co"
+            )
+        self.endpoint = endpoint.rstrip("/")
+        self.max_bytes = max_bytes
+        headers = {"User-Agent": user_agent}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            headers=headers, timeout=timeout, follow_redirects=True, transport=transport
+        )
+
+    def __enter__(self) -> HubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def list_files(self, repo: str) -> list[HubFile]:
+        """Every file of ``repo`` at ``main`` (follows the tree API's pagination)."""
+        url: str | None = f"{self.endpoint}/api/datasets/{repo}/tree/main?recursive=true"
+        files: list[HubFile] = []
+        while url:
+            data, headers = self._get(url, repo)
+            entries = _json_list(data, repo)
+            files += [_hub_file(e) for e in entries if e.get("type") == "file"]
+            match = _NEXT_LINK.search(headers.get("link", ""))
+            url = match.group(1) if match else None
+        return files
+
+    def download(self, repo: str, file: HubFile, target: Path) -> None:
+        """Stream ``file`` into ``target`` atomically; a failure leaves nothing behind."""
+        url = f"{self.endpoint}/datasets/{repo}/resolve/main/{quote(file.path, safe='/')}"
+        if file.size is not None and file.size > self.max_bytes:
+            raise self._too_big(repo, file.path)
+        limit = self.max_bytes if file.size is None else file.size
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                if not self._stream_into(url, repo, handle, limit):
+                    raise self._too_big(repo, file.path, listed=file.size)
+            written = Path(tmp).stat().st_size
+            if file.size is not None and written != file.size:
+                raise RemoteError(
+                    f"{repo}/{file.path} arrived truncated ({written} of {file.size} bytes)",
+                    "rerun the command",
+                )
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _too_big(self, repo: str, path: str, listed: int | None = None) -> RemoteError:
+        if listed is not None and listed <= self.max_bytes:
+            return RemoteError(
+                f"{repo}/{path} sent more than the {listed:,} bytes the listing gave",
+                "rerun the command; if it persists the mirror is broken",
+            )
+        return RemoteError(
+            f"{repo}/{path} is larger than the {self.max_bytes:,}-byte download limit",
+            "raise the limit with --max-mb if the file is expected to be this large",
+        )
+
+    def _stream_into(self, url: str, repo: str, handle: BinaryIO, limit: int) -> bool:
+        """Write the body into ``handle``; False (stopped early) when it exceeds ``limit``."""
+        total = 0
+        try:
+            with self._http.stream("GET", url) as response:
+                if response.status_code >= 400:
+                    response.read()
+                _check(response, repo, self.endpoint)
+                for chunk in response.iter_bytes():
+                    total += len(chunk)
+                    if total > limit:
+                        return False
+                    handle.write(chunk)
+        except httpx.HTTPError as error:
+            raise _unreachable(self.endpoint, error) from None
+        handle.flush()
+        os.fsync(handle.fileno())
+        return True
+
+    def _get(self, url: str, repo: str) -> tuple[Any, httpx.Headers]:
+        """The JSON answer at ``url`` (at most ``MAX_LISTING_BYTES``) and its headers."""
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            with self._http.stream("GET", url) as response:
+                for chunk in response.iter_bytes():
+                    total += len(chunk)
+                    if total > MAX_LISTING_BYTES:
+                        raise RemoteError(
+                            f"the file listing of {repo} is over {MAX_LISTING_BYTES:,} bytes",
+                            "check the endpoint (HF_ENDPOINT / --endpoint)",
+                        )
+                    chunks.append(chunk)
+        except httpx.HTTPError as error:
+            raise _unreachable(self.endpoint, error) from None
+        _check(response, repo, self.endpoint)
+        try:
+            return parse_json(b"".join(chunks), f"the file listing of {repo}"), response.headers
+        except InputError as error:
+            logger.info("unreadable Hub answer: %s", error)
+            return None, response.headers
+
+
+def _unreachable(endpoint: str, error: Exception) -> RemoteError:
+    return RemoteError(
+        f"cannot reach {endpoint} ({type(error).__name__})",
+        "check the connection, or set HF_ENDPOINT / --endpoint to a reachable mirror",
+    )
+
+
+def _check(response: httpx.Response, repo: str, endpoint: str) -> None:
+    status = response.status_code
+    if status < 400:
+        return
+    if status == 404:
+        raise RemoteError(
+            f"dataset {repo} not found at {endpoint} (HTTP 404)",
+            "check the endpoint (HF_ENDPOINT / --endpoint)",
+        )
+    if status in (401, 403):
+        raise RemoteError(
+            f"{endpoint} refused access to {repo} (HTTP {status})", "set HF_TOKEN to a valid token"
+        )
+    raise RemoteError(f"{endpoint} answered HTTP {status} for {repo}", "retry later")
+
+
+def _json_list(data: Any, repo: str) -> list[dict[str, Any]]:
+    if not isinstance(data, list):
+        raise RemoteError(f"the file listing of {repo} is not a JSON list", "check the endpoint")
+    return [entry for entry in data if isinstance(entry, dict)]
+
+
+def _hub_file(entry: dict[str, Any]) -> HubFile:
+    lfs = entry.get("lfs")
+    size = lfs.get("size") if isinstance(lfs, dict) else entry.get("size")
+    return HubFile(str(entry.get("path", "")), int(size) if isinstance(size, int) else None)
+
+
+def _safe_relative(path: str, repo: str) -> PurePosixPath:
+    relative = PurePosixPath(path)
+    if (
+        relative.is_absolute()
+        or not relative.parts
+        or any(part in ("..", ".") or _UNSAFE_NAME.search(part) for part in relative.parts)
+    ):
+        raise RemoteError(f"{repo} lists an unsafe path {path!r}", "report it to the dataset owner")
+    return relative
+
+
+def inside(dest: Path, *parts: str, origin: str) -> Path:
+    """``dest`` joined with ``parts`` (names that came from downloaded data), never outside it.
+
+    Each part must be a plain file or folder name; the resolved result must still lie under
+    ``dest`` (a symlink inside ``dest`` cannot lead out either). ``origin`` names the data in
+    the error.
+    """
+    for part in parts:
+        if part in (".", "..") or _UNSAFE_NAME.search(part) or "/" in part:
+            raise RemoteError(
+                f"{origin} names an unsafe file {part[:80]!r}", "report it to the dataset owner"
+            )
+    target = dest.joinpath(*parts)
+    root = dest.resolve()
+    if not target.resolve().is_relative_to(root):
+        raise RemoteError(
+            f"{origin} would write {target} outside {dest}", "report it to the dataset owner"
+        )
+    return target
+
+
+def fetch_bookmarks(
+    client: HubClient, dest: Path, repos: tuple[str, ...] = BOOKMARKS_DATASETS
+) -> FetchReport:
+    """Download the benchmark into ``dest`` in the release layout; skip what is already there.
+
+    Every repository is listed before anything is written, so a missing dataset or an
+    unreachable endpoint fails before any download.
+    """
+    listings = {repo: client.list_files(repo) for repo in repos}
+    report = FetchReport()
+    for repo, files in listings.items():
+        for file in files:
+            relative = _safe_relative(file.path, repo)
+            if relative.suffix not in _USABLE:
+                report.ignored.append(f"{repo}/{file.path}")
+                continue
+            release = RELEASE_NAMES.match(relative.name)
+            origin = f"{repo}/{file.path}"
+            target = (
+                inside(dest, relative.name, origin=origin)
+                if release
+                else inside(dest, "hub", repo.split("/")[-1], *relative.parts, origin=origin)
+            )
+            if target.is_file() and file.size is not None and target.stat().st_size == file.size:
+                report.skipped.append(target)
+            else:
+                client.download(repo, file, target)
+                report.downloaded.append(target)
+            if not release:
+                report.converted += convert_rows(target, dest)
+    if not report.downloaded and not report.skipped:
+        raise RemoteError(
+            f"no JSON files found in {', '.join(repos)}",
+            "the datasets may have changed format; get the files from the BOOKMARKS release",
+        )
+    return report
+
+
+def _rows(path: Path) -> Iterator[Any]:
+    text = read_text(path)
+    if path.suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                yield parse_json(line, f"{path}:{number}")
+        return
+    data = parse_json(text, str(path))
+    yield from (data if isinstance(data, list) else [])
+
+
+def convert_rows(path: Path, dest: Path) -> list[Path]:
+    """Turn a row file into ``title2action_series.<artifact>.json`` files.
+
+    Rows are ``{artifact, title|chapter|episode, action, character|characters}``; release
+    files already present are left alone. Returns the files written; a file that is not in this row shape is left as it is.
+    """
+    grouped: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    try:
+        for row in _rows(path):
+            if not (isinstance(row, dict) and isinstance(row.get("artifact"), str)):
+                return []
+            if "action" not in row or not ({"character", "characters"} & row.keys()):
+                return []
+            chapter = str(row.get("title") or row.get("chapter") or row.get("episode") or "")
+            kept = {k: row[k] for k in ("action", "character", "characters") if k in row}
+            grouped.setdefault(row["artifact"], {}).setdefault(chapter, []).append(kept)
+    except InputError as error:
+        logger.info("unreadable Hub answer: %s", error)
+        return []
+    written = []
+    for artifact, chapters in grouped.items():
+        target = inside(dest, f"title2action_series.{artifact}.json", origin=f"{path}'s rows")
+        if not target.exists():
+            write_json_atomic(target, chapters)
+            written.append(target)
+    return written
