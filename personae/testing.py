@@ -162,6 +162,11 @@ def example_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
+    return _example_of_type(kind, schema, defs)
+
+
+def _example_of_type(kind: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:
+    """:func:`example_of` for a schema of one ``type`` (object, array, string, number...)."""
     if kind == "object" or "properties" in schema:
         properties = schema.get("properties", {})
         return {key: example_of(properties[key], defs) for key in schema.get("required", [])}

@@ -137,3 +137,24 @@ def test_records_inside_graph_state_are_typed() -> None:
             hints = typing.get_type_hints(schema, include_extras=True)
             loose += [f"{name}: {field}" for field, hint in hints.items() if _loose_records(hint)]
     assert loose == []
+
+
+def test_graph_nodes_are_under_forty_lines() -> None:
+    """Every function a graph adds as a node (``add_node(fn)``) is short (STYLE.md: < 40)."""
+    lengths: dict[str, list[tuple[str, int]]] = {}
+    nodes: set[str] = set()
+    for path in (ROOT / "graphs").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                lengths.setdefault(node.name, []).append((str(path.relative_to(ROOT)), size))
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_node":
+                nodes |= {a.id for a in node.args if isinstance(a, ast.Name)}
+    assert {"prepare_arc", "match_bookmarks", "summarize_evidence"} <= nodes
+    long = [
+        f"{where}: {name} has {size} lines"
+        for name in sorted(nodes)
+        for where, size in lengths.get(name, [])
+        if size >= 40
+    ]
+    assert long == []

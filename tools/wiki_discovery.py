@@ -99,34 +99,13 @@ async def discover_wiki(
             f"wiki domain template {domain_template!r} has no {{slug}}",
             "use e.g. https://{slug}.fandom.com",
         )
-    seen_in_search: list[str] = []
-    if searcher is not None:
-        queries = [f"{franchise} wiki fandom"]
-        if character:
-            queries.append(f"{character} {franchise} fandom")
-        for query in queries:
-            try:
-                results = await searcher.search(query, max_results=5)
-            except PersonaeError as error:
-                logger.info("wiki search failed during discovery: %s", error)
-                break  # discovery falls back to name slugs; the search error resurfaces later
-            seen_in_search += slugs_from_urls([r.url for r in results])
-            if seen_in_search:
-                break
+    seen_in_search = await _slugs_in_search(searcher, franchise, character)
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
     unreachable: list[UnreachableError] = []
     existing: list[str] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
-        try:
-            site = await probe_mediawiki(http, base)
-        except InputError as error:
-            logger.info("candidate wiki refused: %s", error)
-            continue  # a refused host is just a wrong guess
-        except UnreachableError as error:
-            unreachable.append(error)
-            continue
-        if site is None:
+        if not await _is_mediawiki(http, base, unreachable):
             continue
         if slug in seen_in_search or not character:
             return base
@@ -145,6 +124,41 @@ async def discover_wiki(
     raise InputError(
         f"found no wiki for {franchise!r} (tried Fandom slugs: {tried})", "pass --wiki URL"
     )
+
+
+async def _slugs_in_search(
+    searcher: WebSearcher | None, franchise: str, character: str | None
+) -> list[str]:
+    """Fandom subdomains in the first web search that shows any (none without a searcher)."""
+    if searcher is None:
+        return []
+    queries = [f"{franchise} wiki fandom"]
+    if character:
+        queries.append(f"{character} {franchise} fandom")
+    for query in queries:
+        try:
+            results = await searcher.search(query, max_results=5)
+        except PersonaeError as error:
+            logger.info("wiki search failed during discovery: %s", error)
+            return []  # discovery falls back to name slugs; the search error resurfaces later
+        found = slugs_from_urls([r.url for r in results])
+        if found:
+            return found
+    return []
+
+
+async def _is_mediawiki(
+    http: PoliteHttpClient, base: str, unreachable: list[UnreachableError]
+) -> bool:
+    """Whether ``base`` answers ``meta=siteinfo``; a network failure is added to ``unreachable``."""
+    try:
+        return await probe_mediawiki(http, base) is not None
+    except InputError as error:
+        logger.info("candidate wiki refused: %s", error)
+        return False  # a refused host is just a wrong guess
+    except UnreachableError as error:
+        unreachable.append(error)
+        return False
 
 
 async def knows_character(http: PoliteHttpClient, base: str, character: str) -> bool:

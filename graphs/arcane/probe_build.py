@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import probe_prep as prep
@@ -112,6 +114,36 @@ def find_arc(data_dir: str, novel: str, character: str, axis_id: str) -> tuple[A
     raise InputError(f"unknown axis {axis_id!r} for {character!r}", f"use one of {known}")
 
 
+ArcElement = tuple[
+    type[BaseModel],
+    Callable[[ArcRecord, str], list[BaseMessage]],
+    Callable[[int], Callable[[Any], None]],
+]
+"""One per-arc element: its answer schema, its prompt and its code-side check (given N)."""
+
+ARC_ELEMENTS: tuple[ArcElement, ...] = (
+    (prep.DecisionVariable, prep.decision_messages, prep.check_decision),  # T19
+    (prep.LifeStages, prep.life_stage_messages, prep.check_life_stages),  # T20
+    (prep.Abstraction, prep.abstract_messages, prep.check_abstraction),  # T21
+)
+"""T19 for every probe type; T20 and T21 only for Out-of-World probes."""
+
+
+async def ask_arc_elements(
+    context: ProbeBuildContext, arc: ArcRecord, title: str, elements: Sequence[ArcElement]
+) -> tuple[list[Any], LLMUsage]:
+    """Each element's checked answer, asked concurrently behind the run's answer cache."""
+    (model, spec), cache = context.model_for(), context.cache()
+    n = len(arc.trajectory)
+    answers = await asyncio.gather(
+        *(
+            cache.structured(model, spec, schema, messages(arc, title), check=check(n))
+            for schema, messages, check in elements
+        )
+    )
+    return [answer for answer, _ in answers], sum((u for _, u in answers), LLMUsage())
+
+
 async def prepare_arc(
     state: ProbeBuildState, runtime: Runtime[ProbeBuildContext]
 ) -> dict[str, Any]:
@@ -132,43 +164,15 @@ async def prepare_arc(
     }
     if n < 2:
         return {**base, "eras": [], "dropped": [f"{arc.axis_id}: fewer than 2 phases, no probes"]}
-    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    calls: list[Any] = [
-        cache.structured(
-            model,
-            spec,
-            prep.DecisionVariable,
-            prep.decision_messages(arc, title),
-            check=prep.check_decision(n),
-        )
-    ]
-    if "out_of_world" in state["types"]:
-        calls.append(
-            cache.structured(
-                model,
-                spec,
-                prep.LifeStages,
-                prep.life_stage_messages(arc, title),
-                check=prep.check_life_stages(n),
-            )
-        )
-        calls.append(
-            cache.structured(
-                model,
-                spec,
-                prep.Abstraction,
-                prep.abstract_messages(arc, title),
-                check=prep.check_abstraction(n),
-            )
-        )
-    answers = await asyncio.gather(*calls)
-    usage = sum((u for _, u in answers), LLMUsage())
-    oow = len(answers) == 3
+    oow = "out_of_world" in state["types"]
+    answers, usage = await ask_arc_elements(
+        runtime.context, arc, title, ARC_ELEMENTS if oow else ARC_ELEMENTS[:1]
+    )
     return {
         **base,
-        "decision": dump(answers[0][0]),
-        "life_stages": [dump(t) for t in answers[1][0].phases] if oow else None,
-        "abstraction": dump(answers[2][0]) if oow else None,
+        "decision": dump(answers[0]),
+        "life_stages": [dump(t) for t in answers[1].phases] if oow else None,
+        "abstraction": dump(answers[2]) if oow else None,
         "eras": prep.era_walk(arc.novel, arc.character, arc.axis_id, n),
         "calls": [usage.as_dict()],
     }

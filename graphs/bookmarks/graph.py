@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import operator
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
@@ -43,6 +43,7 @@ from personae.graphs.bookmarks.step import (
     BookmarkStepSettings,
     GroundingEntry,
     Question,
+    Resolution,
     SyncRecord,
     activate,
     active_bookmark,
@@ -240,18 +241,11 @@ async def match_bookmarks(
     Nothing is written: they are stored, synced, by ``save_bookmarks``.
     """
     context, resources = runtime.context, await _resources(runtime)
-    target, character = state["position"], state["character"]
-    fast_model = context.llm("fast")
-    settings = context.step_settings()
+    target, character, questions = state["position"], state["character"], state["questions"]
+    settings, fast_model = context.step_settings(), context.llm("fast")
     scene = resources.storyline.scene(target, context.scene_size)
-    questions = state["questions"]
     found = await asyncio.to_thread(
-        find_candidates,
-        resources,
-        questions,
-        character=character,
-        target=target,
-        settings=settings,
+        find_candidates, resources, questions, character=character, target=target, settings=settings
     )
     resolved = await asyncio.gather(
         *(
@@ -268,22 +262,32 @@ async def match_bookmarks(
             for question, candidates in zip(questions, found, strict=True)
         )
     )
-    usage, counts = LLMUsage(), {"reuse": 0, "derive": 0, "new": 0}
+    active = await asyncio.to_thread(_activate_all, resources, questions, resolved, character)
+    usage = sum((r.usage for r in resolved), LLMUsage())
+    counts = {"reuse": 0, "derive": 0, "new": 0}
+    for item in active:
+        counts["new" if item["decision"] == "none" else item["decision"]] += 1
+    return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
+
+
+def _activate_all(
+    resources: BookmarkResources,
+    questions: Sequence[Question],
+    resolved: Sequence[Resolution],
+    character: str,
+) -> list[ActiveBookmark]:
+    """The bookmark each resolution activates, in question order (new ids in that order)."""
     active: list[ActiveBookmark] = []
     for question, resolution in zip(questions, resolved, strict=True):
-        bookmark = await asyncio.to_thread(
-            activate,
+        bookmark = activate(
             resources.bank,
             resolution.match,
             question=question,
             character=character,
             answer=resolution.answer,
         )
-        usage = usage + resolution.usage
-        decision = resolution.match.decision
-        counts["new" if decision == "none" else decision] += 1
-        active.append(active_bookmark(question, bookmark, decision))
-    return {"active": active, "match_usage": {**usage.as_dict(), **counts}}
+        active.append(active_bookmark(question, bookmark, resolution.match.decision))
+    return active
 
 
 def route_syncs(state: BookmarksState) -> list[Send] | Literal["save_bookmarks"]:

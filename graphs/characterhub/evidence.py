@@ -10,12 +10,19 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from personae.agents.characterhub.deep_searcher import render_passages
 from personae.agents.characterhub.evidence_summarizer import CitedFact, keep_cited_facts
 from personae.agents.characterhub.profile_rewriter import ProfileDraft
-from personae.graphs.characterhub.state import Passage, Source
+from personae.graphs.characterhub.state import (
+    Passage,
+    ProfilerState,
+    RoundRecord,
+    Source,
+    merge_sources,
+)
 from personae.llm import LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
@@ -70,6 +77,46 @@ def assign_source_ids(
             if passage["content"] not in source["content"]:
                 updates.append(Source(**{**source, "content": passage["content"]}))
     return updates, list(texts), texts
+
+
+@dataclass(frozen=True)
+class RoundSources:
+    """This round's passages filed under source ids: where both methods' reading nodes start."""
+
+    passages: list[Passage]
+    """The passages this round's searches returned."""
+    updates: list[Source]
+    """Source records for the ``sources`` reducer (see :func:`assign_source_ids`)."""
+    ids: list[str]
+    """Ids of the round's kept passages, in order of first appearance."""
+    texts: dict[str, list[str]]
+    """The distinct passage texts of each id in this round."""
+    everything: list[Source]
+    """Every source known after this round (the known ones merged with ``updates``)."""
+    new_ids: list[str]
+    """Ids first seen this round."""
+
+    def record(self, state: ProfilerState, notes: list[Any]) -> RoundRecord:
+        """What the round did, for the ``rounds`` trail (``notes``: the cited facts, as JSON)."""
+        return RoundRecord(
+            round=state["round"],
+            queries=[p["query"] for p in state["pending"]],
+            results=len(self.passages),
+            new_source_ids=self.new_ids,
+            source_ids=self.ids,
+            notes=notes,
+        )
+
+
+def round_sources(state: ProfilerState, exclude_urls: Iterable[str]) -> RoundSources:
+    """The current round's passages with their source ids (``exclude_urls`` left out)."""
+    passages = [e for e in state["evidence"] if e["round"] == state["round"]]
+    excluded = {normalize_url(u) for u in exclude_urls}
+    known = state.get("sources", [])
+    updates, ids, texts = assign_source_ids(known, passages, excluded)
+    known_ids = {s["id"] for s in known}
+    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
+    return RoundSources(passages, updates, ids, texts, merge_sources(known, updates), new_ids)
 
 
 ZERO_FACTS_WARNING = (

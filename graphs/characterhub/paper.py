@@ -18,13 +18,12 @@ from personae.agents.characterhub.deep_searcher import propose_searches, write_d
 from personae.agents.characterhub.profile_rewriter import rewrite_paper_profile
 from personae.errors import InputError
 from personae.graphs.characterhub.evidence import (
-    assign_source_ids,
     draft_with_citations,
     passages_text,
+    round_sources,
     zero_facts_notices,
 )
-from personae.graphs.characterhub.state import ProfilerContext, ProfilerState, merge_sources
-from personae.tools.web_search import normalize_url
+from personae.graphs.characterhub.state import ProfilerContext, ProfilerState
 
 
 def paper_rounds(context: ProfilerContext) -> int:
@@ -62,15 +61,10 @@ async def write_paper_document(
     """Give this round's passages ids and write the round's document (R¹, then R²)."""
     context = runtime.context
     current = state["round"]
-    passages = [e for e in state["evidence"] if e["round"] == current]
-    excluded = {normalize_url(u) for u in context.exclude_urls}
-    known = state.get("sources", [])
-    updates, ids, _ = assign_source_ids(known, passages, excluded)
-    everything = merge_sources(known, updates)
-    known_ids = {s["id"] for s in known}
-    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
+    sources = round_sources(state, context.exclude_urls)
+    everything = sources.everything
     first = _first_document(state) if current > 1 else None
-    shown = ids if current == 1 else [s["id"] for s in everything]  # R² re-checks all
+    shown = sources.ids if current == 1 else [s["id"] for s in everything]  # R² re-checks all
     document, usage = first or "", {}
     if shown:
         document, used = await write_document(
@@ -83,17 +77,9 @@ async def write_paper_document(
             known_ids={s["id"] for s in everything},
         )
         usage = used.as_dict()
-    record = {
-        "round": current,
-        "queries": [p["query"] for p in state["pending"]],
-        "results": len(passages),
-        "new_source_ids": new_ids,
-        "source_ids": ids,
-        "notes": [],
-    }
     update: dict[str, Any] = {
-        "sources": updates,
-        "rounds": [record],
+        "sources": sources.updates,
+        "rounds": [sources.record(state, [])],
         "documents": [{"round": current, "text": document}],
         "usage": usage,
     }

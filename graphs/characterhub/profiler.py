@@ -32,11 +32,13 @@ from personae.agents.characterhub.query_planner import plan_search_queries
 from personae.errors import InputError
 from personae.graphs.characterhub.checks import verify_profile
 from personae.graphs.characterhub.evidence import (
+    RoundSources,
     assign_source_ids,
     draft_with_citations,
     facts_by_dimension,
     notes_document,
     passages_text,
+    round_sources,
     source_key,
     zero_facts_notices,
 )
@@ -62,10 +64,8 @@ from personae.graphs.characterhub.state import (
     SearchLog,
     SearchTask,
     SearchTool,
-    merge_sources,
 )
 from personae.memory.characterhub.dimensions import DIMENSIONS
-from personae.tools.web_search import normalize_url
 
 STOP_RULES = (
     "budget_llm_calls",
@@ -208,48 +208,44 @@ async def summarize_evidence(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Give this round's passages ids and turn them into cited per-dimension notes."""
-    context = runtime.context
-    current = state["round"]
-    passages = [e for e in state["evidence"] if e["round"] == current]
-    excluded = {normalize_url(u) for u in context.exclude_urls}
-    known = state.get("sources", [])
-    updates, ids, round_texts = assign_source_ids(known, passages, excluded)
-    everything = {s["id"]: s for s in merge_sources(known, updates)}
-    known_ids = {s["id"] for s in known}
-    new_ids = list(dict.fromkeys(s["id"] for s in updates if s["id"] not in known_ids))
-    facts: list[CitedFact] = []
-    usage: dict[str, int] = {}
-    if ids:
-        shown = [(i, everything[i]["title"], "\n\n".join(round_texts[i])) for i in ids]
-        facts, used, dropped_notes = await summarize_round(
-            context.llm("fast"),
-            name=state["name"],
-            franchise=state.get("franchise"),
-            sources=shown,
-            canon=state["canon"],
-            chars=max(1000, context.evidence_chars // len(ids)),
-        )
-        usage = {**used.as_dict(), "dropped_notes": dropped_notes}
-        if context.check_citations and facts:
-            texts = {i: str(s["content"]) for i, s in everything.items()}
-            facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
-            usage = {
-                **(used + checked).as_dict(),
-                "dropped_notes": dropped_notes,
-                "facts_checked": len(facts) + len(dropped),
-                "facts_unsupported": len(dropped),
-            }
-    record = {
-        "round": current,
-        "queries": [p["query"] for p in state["pending"]],
-        "results": len(passages),
-        "new_source_ids": new_ids,
-        "source_ids": ids,
-        "notes": [f.model_dump() for f in facts],
+    sources = round_sources(state, runtime.context.exclude_urls)
+    facts, usage = await _cited_notes(state, runtime.context, sources)
+    notes = [f.model_dump() for f in facts]
+    return {
+        "sources": sources.updates,
+        "facts": [{**note, "round": state["round"]} for note in notes],
+        "rounds": [sources.record(state, notes)],
+        "usage": usage,
+        "notices": search_failure_notices(state["searches"], state["round"]),
     }
-    fact_rows = [{**f.model_dump(), "round": current} for f in facts]
-    update: dict[str, Any] = {"sources": updates, "facts": fact_rows, "rounds": [record]}
-    return {**update, "usage": usage, "notices": search_failure_notices(state["searches"], current)}
+
+
+async def _cited_notes(
+    state: ProfilerState, context: ProfilerContext, sources: RoundSources
+) -> tuple[list[CitedFact], dict[str, int]]:
+    """The round's cited notes (citations checked when asked) and what they cost."""
+    if not sources.ids:
+        return [], {}
+    everything = {s["id"]: s for s in sources.everything}
+    shown = [(i, everything[i]["title"], "\n\n".join(sources.texts[i])) for i in sources.ids]
+    facts, used, dropped_notes = await summarize_round(
+        context.llm("fast"),
+        name=state["name"],
+        franchise=state.get("franchise"),
+        sources=shown,
+        canon=state["canon"],
+        chars=max(1000, context.evidence_chars // len(sources.ids)),
+    )
+    if not (context.check_citations and facts):
+        return facts, {**used.as_dict(), "dropped_notes": dropped_notes}
+    texts = {i: str(s["content"]) for i, s in everything.items()}
+    facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
+    return facts, {
+        **(used + checked).as_dict(),
+        "dropped_notes": dropped_notes,
+        "facts_checked": len(facts) + len(dropped),
+        "facts_unsupported": len(dropped),
+    }
 
 
 async def reflect_coverage(
