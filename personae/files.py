@@ -10,13 +10,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import math
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from personae.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 UTF8_FIX = "save the file as UTF-8 (most editors: Save As / Encoding: UTF-8)"
 
@@ -48,31 +51,71 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def append_jsonl(path: Path, record: Any) -> None:
-    """Append one JSON line and flush it, so a crash loses at most the line being written."""
+    """Append one JSON line and flush it, so a crash loses at most the line being written.
+
+    After a kill mid-line the file ends without a newline: the record then starts a line of
+    its own, so it is not glued to the torn one (which :func:`read_jsonl` skips).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    with path.open("a+b") as handle:
+        torn = handle.tell() > 0 and not _ends_with_newline(handle)
+        line = ("\n" if torn else "") + json.dumps(record, ensure_ascii=False) + "\n"
+        handle.write(line.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a file :func:`append_jsonl` wrote; none if it is missing.
+def _ends_with_newline(handle: BinaryIO) -> bool:
+    handle.seek(-1, os.SEEK_END)
+    return bool(handle.read(1) == b"\n")
 
-    A line that is not a JSON object (torn by a kill mid-write) is skipped: the run that wrote
-    it redoes that record, so reading on is right.
+
+def read_jsonl(
+    path: Path, *, strict: bool = False, fix: str = "fix or delete that line"
+) -> list[dict[str, Any]]:
+    """The JSON objects of ``path``, one per line; none if it is missing.
+
+    By default for a file :func:`append_jsonl` wrote: a line that is not a JSON object (torn by
+    a kill mid-write) is skipped, since the run that wrote it redoes that record, so reading on
+    is right. ``strict`` for a file written whole (atomically) or given by the user, where a
+    bad line is damage to report: :class:`InputError` naming the file and line, with ``fix``.
+    Every JSONL file Personae reads goes through here or :func:`parse_jsonl`, so the rule for
+    torn and bad lines is written once.
     """
     if not path.is_file():
         return []
+    if strict:
+        rows = parse_jsonl(read_text(path), str(path), fix)
+        for number, row in rows:
+            if not isinstance(row, dict):
+                raise InputError(f"{path}:{number} is not a JSON object", fix)
+        return [row for _, row in rows]
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            continue
+            record = None
         if isinstance(record, dict):
             records.append(record)
+        elif line.strip():
+            logger.info("skipped %s:%d, not a JSON object (torn by a kill?)", path, number)
     return records
+
+
+def parse_jsonl(
+    text: str, where: str, fix: str = "fix or delete that line"
+) -> list[tuple[int, Any]]:
+    """Each non-blank line of ``text`` with its number, parsed with :func:`parse_json`.
+
+    For JSONL a user gives (a storyline, a dataset): a bad line is an :class:`InputError`
+    naming ``where:number``. Values are returned as they are; the caller checks their shape.
+    """
+    return [
+        (number, parse_json(line, f"{where}:{number}", fix))
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
 
 
 def read_text(path: Path, fix: str = UTF8_FIX) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -18,11 +18,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
-from personae import call_journal as call_journal_module
+from personae.answer_store import AnswerStore, model_name_of, sampling_of
 from personae.backoff import backoff_delay, parse_retry_after
 from personae.errors import ConfigurationError, RemoteError
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
+AnswerT = TypeVar("AnswerT")
 
 _EVERY_SPEC = "*"
 _OVERRIDES: dict[str, BaseChatModel] = {}
@@ -107,6 +108,19 @@ class LLMUsage:
     output_tokens: int = 0
     dropped_ids: int = 0
     """Ids the model cited that the code never gave it, dropped from the answer."""
+    cache_hits: int = 0
+    """Answers an answer cache gave instead of the model (:mod:`personae.answer_store`)."""
+
+    @classmethod
+    def from_dict(cls, counts: Mapping[str, int]) -> LLMUsage:
+        """The usage :meth:`as_dict` (or a stored entry) wrote; missing counters are 0."""
+        return cls(
+            int(counts.get("llm_calls", 0)),
+            int(counts.get("input_tokens", 0)),
+            int(counts.get("output_tokens", 0)),
+            int(counts.get("dropped_ids", 0)),
+            int(counts.get("cache_hits", 0)),
+        )
 
     @property
     def tokens(self) -> int:
@@ -119,10 +133,11 @@ class LLMUsage:
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.dropped_ids + other.dropped_ids,
+            self.cache_hits + other.cache_hits,
         )
 
     def as_dict(self) -> dict[str, int]:
-        """JSON-friendly form used in state and reports (``dropped_ids`` only when some were)."""
+        """JSON-friendly form used in state and reports (``dropped_ids``, ``cache_hits``: when some)."""
         counts = {
             "llm_calls": self.calls,
             "input_tokens": self.input_tokens,
@@ -130,6 +145,8 @@ class LLMUsage:
         }
         if self.dropped_ids:
             counts["dropped_ids"] = self.dropped_ids
+        if self.cache_hits:
+            counts["cache_hits"] = self.cache_hits
         return counts
 
 
@@ -248,8 +265,9 @@ def with_call_journal(model: BaseChatModel, folder: str) -> BaseChatModel:
     """``model`` (a copy) whose answers are journaled in ``folder`` (empty: no journal).
 
     :func:`call_structured` and :func:`call_text` answer a prompt found in the journal from
-    there, at no cost, and journal every new answer (:mod:`personae.call_journal`): how an
-    interrupted step resumes without paying again for the calls it had finished.
+    there, with the usage it first cost, and journal every new answer (the answer store of
+    :mod:`personae.answer_store`, scoped to the step's folder): how an interrupted step resumes
+    without paying again for the calls it had finished.
     """
     if not folder or call_journal(model) == folder:
         return model
@@ -263,14 +281,37 @@ def call_journal(model: BaseChatModel) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _journaled_usage(entry: Mapping[str, Any]) -> LLMUsage:
-    usage = entry.get("usage") or {}
-    return LLMUsage(
-        int(usage.get("llm_calls", 0)),
-        int(usage.get("input_tokens", 0)),
-        int(usage.get("output_tokens", 0)),
-        int(usage.get("dropped_ids", 0)),
-    )
+async def _through_stores(
+    model: BaseChatModel,
+    store: AnswerStore | None,
+    model_name: str,
+    schema: type[BaseModel] | None,
+    messages: Sequence[BaseMessage],
+    validate: Callable[[Any], AnswerT],
+    ask: Callable[[], Awaitable[tuple[AnswerT, LLMUsage]]],
+    dump: Callable[[AnswerT], Any],
+) -> tuple[AnswerT, LLMUsage]:
+    """``ask()`` unless ``store`` or the model's journal holds a valid answer; keep new ones.
+
+    A cache hit costs nothing (``cache_hits=1``); a journal hit costs what it first cost.
+    """
+    stores = [] if store is None else [store]
+    if journal := call_journal(model):
+        stores.append(AnswerStore.journal(journal))
+    if not stores:
+        return await ask()
+    name, sampling = model_name or model_name_of(model), sampling_of(model)
+    keys = [s.key(name, sampling, schema, messages) for s in stores]
+    for each, key in zip(stores, keys, strict=True):
+        found = await each.find(key, validate)
+        if found is not None:
+            answer, cost = found
+            usage = LLMUsage.from_dict(cost) if each.replay_usage else LLMUsage(cache_hits=1)
+            return answer, usage
+    answer, usage = await ask()
+    for each, key in zip(stores, keys, strict=True):
+        await each.keep(key, name, dump(answer), _usage_dict(usage))
+    return answer, usage
 
 
 def retry_budget(model: BaseChatModel) -> float:
@@ -405,6 +446,8 @@ async def call_structured(
     retries: int = 2,
     check: Callable[[SchemaT], None] | None = None,
     repair: Callable[[SchemaT], tuple[SchemaT, int]] | None = None,
+    store: AnswerStore | None = None,
+    model_name: str = "",
 ) -> tuple[SchemaT, LLMUsage]:
     """Ask ``model`` for a ``schema`` answer; validate, retry malformed answers, count usage.
 
@@ -416,27 +459,26 @@ async def call_structured(
     could fail the whole run on a model that keeps copying an id it read in a passage.
     Transport failures (429, 5xx, connection) are retried within the model's retry budget
     (:func:`with_retry_budget`). With a journal (:func:`with_call_journal`) a journaled answer
-    that still passes ``schema`` and ``check`` is returned with the usage it first cost.
+    that still passes ``schema`` and ``check`` is returned with the usage it first cost; with
+    ``store`` (an answer cache, keyed by ``model_name`` or the model's own name) at no cost.
     """
-    journal = call_journal(model)
-    if journal:
-        key = call_journal_module.entry_key(schema.__name__, messages)
-        entry = await asyncio.to_thread(call_journal_module.read_entry, journal, key)
-        if entry is not None:
-            try:
-                answer = schema.model_validate(entry["answer"])
-                if check is not None:
-                    check(answer)
-                return answer, _journaled_usage(entry)
-            except (ValueError, ValidationError):
-                pass  # the prompt's checks changed since: ask again
-        answer, usage = await _call_structured(model, schema, messages, retries, check, repair)
-        dump = answer.model_dump(mode="json")
-        await asyncio.to_thread(
-            call_journal_module.write_entry, journal, key, dump, _usage_dict(usage)
-        )
-        return answer, usage
-    return await _call_structured(model, schema, messages, retries, check, repair)
+
+    def validate(stored: Any) -> SchemaT:
+        answer = schema.model_validate(stored)
+        if check is not None:
+            check(answer)
+        return answer
+
+    return await _through_stores(
+        model,
+        store,
+        model_name,
+        schema,
+        messages,
+        validate,
+        lambda: _call_structured(model, schema, messages, retries, check, repair),
+        lambda answer: answer.model_dump(mode="json"),
+    )
 
 
 def _usage_dict(usage: LLMUsage) -> dict[str, int]:
@@ -507,23 +549,29 @@ def _salvage(
     return fixed, dropped
 
 
-async def call_text(model: BaseChatModel, messages: Sequence[BaseMessage]) -> tuple[str, LLMUsage]:
+async def call_text(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    *,
+    store: AnswerStore | None = None,
+    model_name: str = "",
+) -> tuple[str, LLMUsage]:
     """Ask ``model`` for free text; transport failures become a one-line :class:`RemoteError`.
 
     Rate limits, server errors and connection failures are retried within the model's budget;
-    a journaled answer is reused as in :func:`call_structured`.
+    a journaled or stored answer is reused as in :func:`call_structured`.
     """
-    journal = call_journal(model)
-    key = call_journal_module.entry_key("text", messages) if journal else ""
-    entry = None
-    if journal:
-        entry = await asyncio.to_thread(call_journal_module.read_entry, journal, key)
-    if entry is not None and isinstance(entry["answer"], str):
-        return entry["answer"], _journaled_usage(entry)
-    answer = await _ainvoke(model, list(messages), model)
-    text, usage = str(answer.content), _usage_of(answer, messages)
-    if journal:
-        await asyncio.to_thread(
-            call_journal_module.write_entry, journal, key, text, _usage_dict(usage)
-        )
-    return text, usage
+
+    async def ask() -> tuple[str, LLMUsage]:
+        answer = await _ainvoke(model, list(messages), model)
+        return str(answer.content), _usage_of(answer, messages)
+
+    return await _through_stores(
+        model, store, model_name, None, messages, _stored_text, ask, lambda text: text
+    )
+
+
+def _stored_text(stored: Any) -> str:
+    if not isinstance(stored, str):
+        raise TypeError(f"a text answer was stored as {type(stored).__name__}")
+    return stored

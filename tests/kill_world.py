@@ -142,7 +142,7 @@ def synced_writes(memory: Path) -> int:
 
 def journaled(memory: Path) -> int:
     """Answers journaled by interrupted steps under ``memory``."""
-    return len(list((memory / JOURNAL_DIR).glob("*/*.json")))
+    return len(list((memory / JOURNAL_DIR).glob("*/*/*.json")))  # <step>/<key[:2]>/<key>.json
 
 
 def kill_when_held(

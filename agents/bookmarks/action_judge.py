@@ -7,7 +7,7 @@ saw), the prediction ("Your Response") and the truth ("Ground Truth"), and grade
 = 0). ``nli`` is the protocol the paper cites (Peng et al. 2026, codified decision trees):
 A entails (same character logic) = 100, B neutral (a different facet) = 50, C contradicts = 0.
 In a conversational (Bandori) storyline the actions are utterances (``Name: line``) and the
-prompt says so. A :class:`~personae.llm_cache.LLMCallCache` may stand in front of the
+prompt says so. A :class:`~personae.answer_store.AnswerStore` may stand in front of the
 model: it is keyed by the exact prompt, so a cached verdict is always the verdict the judge
 would give again, and a reworded prompt is simply asked anew.
 """
@@ -22,9 +22,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field
 
+from personae.answer_store import AnswerStore
 from personae.errors import InputError
-from personae.llm import LLMUsage
-from personae.llm_cache import LLMCallCache
+from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
 
 JudgeName = Literal["exact", "nli"]
@@ -159,7 +159,7 @@ async def judge_action(
     truth: str,
     scene: Sequence[StoryAction] = (),
     acting_format: ActingFormat = "action",
-    cache: LLMCallCache | None = None,
+    cache: AnswerStore | None = None,
     model_name: str = "",
 ) -> tuple[Verdict, LLMUsage]:
     """Judge ``prediction`` against ``truth`` in ``scene`` with the ``exact`` or ``nli`` protocol.
@@ -170,7 +170,6 @@ async def judge_action(
     name = check_judge(judge)
     if not prediction.strip():
         return Verdict(0, "no_match" if name == "exact" else "contradict", "empty"), LLMUsage()
-    ask = cache or LLMCallCache(None)
     messages = judge_messages(
         name,
         character=character,
@@ -181,6 +180,8 @@ async def judge_action(
     )
     schema: type[KeyMoveVerdict | NLIVerdict] = KeyMoveVerdict if name == "exact" else NLIVerdict
     grades = EXACT_GRADES if name == "exact" else NLI_GRADES
-    answer, usage = await ask.call_structured(model, model_name, schema, messages)
+    answer, usage = await call_structured(
+        model, schema, messages, store=cache, model_name=model_name
+    )
     score, label = grades[answer.score]
     return Verdict(score, label, answer.reasoning), usage

@@ -23,8 +23,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
-from personae.llm import LLMUsage
-from personae.llm_cache import LLMCallCache
+from personae.answer_store import AnswerStore
+from personae.llm import LLMUsage, call_structured
 from personae.memory.characterhub.dimensions import Dimension
 
 # CharacterHub, Appendix F, Table 9: "Prompt for extracting structured knowledge points from
@@ -216,7 +216,7 @@ async def extract_knowledge(
     input_text: str,
     plain_text: str,
     chunk_id: str = "C1",
-    cache: LLMCallCache | None = None,
+    cache: AnswerStore | None = None,
     model_name: str = "",
 ) -> tuple[list[KnowledgePoint], int, LLMUsage]:
     """Verified knowledge points of ``input_text`` (JSON), the number dropped, and the usage.
@@ -226,7 +226,8 @@ async def extract_knowledge(
     this exact prompt costs no call; the verification reruns on the cached answer.
     """
     prompt = extraction_messages(input_text)
-    ask = cache or LLMCallCache(None)
-    extracted, usage = await ask.call_structured(model, model_name, ExtractedKnowledge, prompt)
+    extracted, usage = await call_structured(
+        model, ExtractedKnowledge, prompt, store=cache, model_name=model_name
+    )
     kept, dropped = verify_points(extracted, chunk_id=chunk_id, text=plain_text)
     return kept, dropped, usage

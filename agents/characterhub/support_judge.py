@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
-from personae.llm import LLMUsage
-from personae.llm_cache import LLMCallCache
+from personae.answer_store import AnswerStore
+from personae.llm import LLMUsage, call_structured
 
 # CharacterHub, Appendix F, Table 10: "Prompt for knowledge-profile alignment using an
 # LLM-as-a-Judge framework", verbatim (placeholders ``{knowledge_list}``, ``{character_text}``).
@@ -183,7 +183,7 @@ async def judge_alignment(
     statements: Sequence[str],
     text: str,
     first_id: int = 1,
-    cache: LLMCallCache | None = None,
+    cache: AnswerStore | None = None,
     model_name: str = "",
 ) -> tuple[list[Alignment], LLMUsage]:
     """One evaluation per statement against ``text``, in statement order.
@@ -192,9 +192,13 @@ async def judge_alignment(
     """
     wanted = [first_id + i for i in range(len(statements))]
     messages = judge_messages(statements, text, first_id)
-    ask = cache or LLMCallCache(None)
-    answer, usage = await ask.call_structured(
-        model, model_name, AlignmentList, messages, check=lambda a: require_ids(a, wanted)
+    answer, usage = await call_structured(
+        model,
+        AlignmentList,
+        messages,
+        check=lambda a: require_ids(a, wanted),
+        store=cache,
+        model_name=model_name,
     )
     by_id = {a.id: a for a in answer.evaluations}
     return [by_id[i] for i in wanted], usage

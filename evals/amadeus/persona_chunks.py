@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from personae.errors import InputError
+from personae.files import read_jsonl
 from personae.memory.amadeus.persona_store import PersonaIndex
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -76,14 +73,7 @@ def read_results(paths: Iterable[Path]) -> list[dict[str, Any]]:
                 f"results file {path} not found",
                 "pass a results.jsonl of eval persona-qa or eval personality",
             )
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                logger.info("skipped a malformed line: %s", error)
-                continue
-            if isinstance(record, dict) and "knowledge" in record and "gs_failed" in record:
-                records.append(record)
+        records += [r for r in read_jsonl(path) if "knowledge" in r and "gs_failed" in r]
     if not records:
         raise InputError(
             "the results files hold no answered queries",

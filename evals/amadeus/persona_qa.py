@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +28,18 @@ from personae.agents.amadeus.qa_judge import (
     acc_messages,
     hs_messages,
 )
+from personae.answer_store import AnswerStore
 from personae.errors import InputError
-from personae.files import append_jsonl, write_json_atomic, write_text_atomic
+from personae.files import (
+    append_jsonl,
+    parse_jsonl,
+    read_jsonl,
+    read_text,
+    write_json_atomic,
+    write_text_atomic,
+)
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
-from personae.llm_cache import LLMCallCache
-
-logger = logging.getLogger(__name__)
+from personae.llm import call_structured
 
 RESULTS = "results.jsonl"
 SHIPPED_SETS = {"iago-othello": "iago_othello.jsonl"}
@@ -80,14 +84,7 @@ def load_qa(source: str) -> list[QAItem]:
     if not path.is_file():
         raise InputError(f"QA file {path} not found", f"{fix}, or use a shipped set: iago-othello")
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            logger.info("skipped a malformed line: %s", error)
-            raise InputError(f"{path} line {number} is not JSON", fix) from None
+    for number, row in parse_jsonl(read_text(path), str(path), fix):
         if not isinstance(row, dict) or not all(
             str(row.get(key) or "").strip() for key in ("character", "question", "answer")
         ):
@@ -121,17 +118,7 @@ class QARun:
 
 
 def _done(path: Path) -> dict[str, dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                logger.info("skipped a malformed line: %s", error)
-                continue
-            if isinstance(record, dict) and "id" in record:
-                done[str(record["id"])] = record
-    return done
+    return {str(record["id"]): record for record in read_jsonl(path) if "id" in record}
 
 
 def final_context(result: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -146,27 +133,30 @@ def final_context(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _judge(
-    run: QARun, cache: LLMCallCache, item: QAItem, response: str, chunks: Sequence[str]
+    run: QARun, cache: AnswerStore, item: QAItem, response: str, chunks: Sequence[str]
 ) -> dict[str, Any]:
-    acc, _ = await cache.call_structured(
+    acc, _ = await call_structured(
         run.judge,
-        run.judge_name,
         AnswerContained,
         acc_messages(item.question, item.answer, response),
+        store=cache,
+        model_name=run.judge_name,
     )
-    acc_l, _ = await cache.call_structured(
+    acc_l, _ = await call_structured(
         run.judge,
-        run.judge_name,
         AnswerReflection,
         acc_l_messages(item.question, item.answer, response),
+        store=cache,
+        model_name=run.judge_name,
     )
     scores: dict[str, Any] = {"acc": acc.correct, "acc_l": acc_l.score, "acc_reason": acc.reason}
     if run.agent.method != "none":
-        hs, _ = await cache.call_structured(
+        hs, _ = await call_structured(
             run.judge,
-            run.judge_name,
             HallucinationScore,
             hs_messages(item.question, chunks, item.answer, response),
+            store=cache,
+            model_name=run.judge_name,
         )
         scores.update(hs=hs.score, hs_reason=hs.reason)
     return scores
@@ -176,7 +166,7 @@ async def _answer(
     run: QARun,
     item: QAItem,
     graph: Any,
-    cache: LLMCallCache,
+    cache: AnswerStore,
     gate: asyncio.Semaphore,
     lock: asyncio.Lock,
     path: Path,
@@ -214,7 +204,7 @@ async def run_persona_qa(run: QARun) -> dict[str, Any]:
     done = await asyncio.to_thread(_done, path)
     todo = [item for item in run.items if item.id not in done]
     run.progress(f"{len(run.items) - len(todo)}/{len(run.items)} items done, answering {len(todo)}")
-    cache = LLMCallCache(run.cache_dir)
+    cache = AnswerStore(run.cache_dir)
     gate, lock, graph = asyncio.Semaphore(run.concurrency), asyncio.Lock(), build_graph()
     for record in await asyncio.gather(
         *(_answer(run, item, graph, cache, gate, lock, path) for item in todo)

@@ -15,8 +15,6 @@ atomically at the end.
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 
 from personae.agents.amadeus.incharacter_rater import anonymise, convert_choices, rate_batch
 from personae.agents.amadeus.qa_judge import HallucinationScore, hs_messages
+from personae.answer_store import AnswerStore
 from personae.evals.amadeus.persona_qa import final_context
 from personae.evals.amadeus.personality_data import Item, Questionnaire, code_of
 from personae.evals.amadeus.personality_scoring import (
@@ -35,11 +34,9 @@ from personae.evals.amadeus.personality_scoring import (
     split_batches,
     type_metrics,
 )
-from personae.files import append_jsonl, write_json_atomic, write_text_atomic
+from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
-from personae.llm_cache import LLMCallCache
-
-logger = logging.getLogger(__name__)
+from personae.llm import call_structured
 
 Assess = Literal["er", "oc"]
 RESULTS = "results.jsonl"
@@ -96,18 +93,7 @@ def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
 
 def load_done(path: Path) -> dict[tuple[str, ...], dict[str, Any]]:
     """Records already in ``results.jsonl`` (a torn last line is ignored)."""
-    done: dict[tuple[str, ...], dict[str, Any]] = {}
-    if not path.is_file():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            logger.info("skipped a malformed line: %s", error)
-            continue
-        if isinstance(record, dict) and "kind" in record:
-            done[_key(record)] = record
-    return done
+    return {_key(record): record for record in read_jsonl(path) if "kind" in record}
 
 
 class _Recorder:
@@ -173,8 +159,12 @@ async def _hallucination(
         return None
     chunks = [chunk["text"] for chunk in final_context(result)]
     messages = hs_messages(question, chunks, None, str(result["response"]))
-    verdict, _ = await LLMCallCache(run.cache_dir).call_structured(
-        run.hs_judge, run.judge_name, HallucinationScore, messages
+    verdict, _ = await call_structured(
+        run.hs_judge,
+        HallucinationScore,
+        messages,
+        store=AnswerStore(run.cache_dir),
+        model_name=run.judge_name,
     )
     return verdict.score
 

@@ -29,6 +29,7 @@ from personae.agents.arcane import propositions as coder
 from personae.errors import RemoteError
 from personae.evals.arcane.metrics import CATEGORIES, CATEGORY_LABELS, PHASE_METRICS, probe_scores
 from personae.graphs.arcane.context import ArcaneContext
+from personae.llm import call_structured
 from personae.memory.arcane.records import ArcRecord, ProbeRecord
 
 SIGNS = ("positive", "negative")
@@ -183,8 +184,8 @@ async def code_propositions(
         }
         async with gate:
             try:
-                answer, _ = await context.cache().structured(
-                    model, name, coder.PropositionCoding, messages
+                answer, _ = await call_structured(
+                    model, coder.PropositionCoding, messages, store=context.cache(), model_name=name
                 )
             except RemoteError as error:
                 if "malformed" not in str(error):

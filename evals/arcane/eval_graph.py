@@ -13,7 +13,6 @@ Aggregation and reports (``evals/arcane/metrics.py``, ``evals/arcane/report.py``
 from __future__ import annotations
 
 import asyncio
-import json
 import operator
 import weakref
 from dataclasses import dataclass
@@ -30,11 +29,11 @@ from typing_extensions import TypedDict
 from personae.agents.arcane import judges
 from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
 from personae.errors import InputError, RemoteError
-from personae.files import append_jsonl
+from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ChunkStoreContext
 from personae.graphs.arcane.roleplay import RoleplayContext
 from personae.graphs.arcane.roleplay import graph as roleplay_graph
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
 from personae.memory.arcane.records_json import ProbeRecordJSON, dump
@@ -149,15 +148,8 @@ def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = T
 
 def done_keys(out_dir: Path) -> set[str]:
     """Keys already in results.jsonl (a torn last line is ignored and redone)."""
-    path = out_dir / RESULTS
-    if not path.is_file():
-        return set()
     keys = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for row in read_jsonl(out_dir / RESULTS):
         thought = row.get("judge_include_thought", True)
         keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"], thought))
     return keys
@@ -240,12 +232,13 @@ async def _judge_phase(
     )
     model, name = context.model_for(context.judge_model)
     try:
-        answer, usage = await context.cache().structured(
+        answer, usage = await call_structured(
             model,
-            name,
             judges.PhaseJudgement,
             messages,
             check=judges.check_scale(context.judge_scale),
+            store=context.cache(),
+            model_name=name,
         )
     except RemoteError as error:
         if "malformed" not in str(error):
@@ -269,12 +262,13 @@ async def _judge_trajectory(
     )
     model, name = context.model_for(context.judge_model)
     try:
-        answer, usage = await context.cache().structured(
+        answer, usage = await call_structured(
             model,
-            name,
             judges.TrajectoryJudgement,
             messages,
             check=judges.check_scale(context.judge_scale),
+            store=context.cache(),
+            model_name=name,
         )
     except RemoteError as error:
         if "malformed" not in str(error):
@@ -320,15 +314,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         state, [(p, r["response"]) for p, r in zip(available, played, strict=True)], context
     )
     usage = sum((u for _, u in judged), ptf_usage)
-    usage = usage + sum(
-        (
-            LLMUsage(
-                r["usage"]["llm_calls"], r["usage"]["input_tokens"], r["usage"]["output_tokens"]
-            )
-            for r in played
-        ),
-        LLMUsage(),
-    )
+    usage = usage + sum((LLMUsage.from_dict(r["usage"]) for r in played), LLMUsage())
     record = {
         "probe_id": probe.probe_id,
         "novel": state["novel"],

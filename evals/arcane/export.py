@@ -43,7 +43,7 @@ from personae.graphs.arcane.roleplay import (
     load_resources,
     resolve_task,
 )
-from personae.llm import with_sampling
+from personae.llm import call_text, with_sampling
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord
 from personae.memory.embeddings import TextEmbedding
 from personae.settings import Settings
@@ -110,6 +110,8 @@ class Export:
     probes: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     llm_calls: int = 0
+    cache_hits: int = 0
+    """Completions the answer cache gave (a rerun of the same export is free)."""
 
     def skip(self, reason: str) -> None:
         """Count a left-out item by reason."""
@@ -237,8 +239,10 @@ async def sft_rows(
         cache_name = f"{name}|T={SFT_TEMPERATURE}|max={SFT_MAX_TOKENS}#sample{i}"
         messages = [SystemMessage(content=prompt.system), HumanMessage(content=prompt.user)]
         async with gate:
-            answer, usage = await context.cache().text(model, cache_name, messages)
+            store = context.cache().scoped(f"sft:{mode}")  # modes' prompts may coincide
+            answer, usage = await call_text(model, messages, store=store, model_name=cache_name)
         export.llm_calls += usage.calls
+        export.cache_hits += usage.cache_hits
         if not answer.strip():
             return None
         return {

@@ -40,6 +40,7 @@ from personae.errors import InputError, RemoteError
 from personae.evals.arcane.metrics import mode_label, probe_scores
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
+from personae.llm import call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import ProbeRecord, load_probes
 
@@ -244,10 +245,14 @@ async def rejudge(
             name += "#retest"  # a fresh call, not the main run's cached answer
         async with gate:
             try:
-                answer, usage = await context.cache().structured(
-                    model, name, judges.TrajectoryJudgement, messages,
+                answer, usage = await call_structured(
+                    model,
+                    judges.TrajectoryJudgement,
+                    messages,
                     check=judges.check_scale(scale),
-                )  # fmt: skip
+                    store=context.cache(),
+                    model_name=name,
+                )
             except RemoteError as error:
                 if "malformed" not in str(error):
                     raise

@@ -30,6 +30,7 @@ from langchain_core.language_models import BaseChatModel
 from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.action_judge import check_judge, judge_action
+from personae.answer_store import AnswerStore
 from personae.errors import ConfigurationError, InputError, PersonaeError
 from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
@@ -37,7 +38,6 @@ from personae.evals.bookmarks.report import write_report
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
-from personae.llm_cache import LLMCallCache
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_EMBEDDINGS
@@ -372,7 +372,7 @@ class _Run:
 
     config: BenchConfig
     judge_model: BaseChatModel
-    judge_cache: LLMCallCache
+    judge_cache: AnswerStore
     results_path: Path
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
@@ -609,7 +609,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     run = _Run(
         config=config,
         judge_model=judge_model,
-        judge_cache=LLMCallCache(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
+        judge_cache=AnswerStore(config.judge_cache or config.out_dir / JUDGE_CACHE_DIR),
         results_path=results_path,
         done=done,
         predictions=_prior_predictions(records),

@@ -37,6 +37,7 @@ class Totals:
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTERS, 0))
     judge_calls: int = 0
     judge_tokens: int = 0
+    judge_cache_hits: int = 0
 
     def add(self, record: Record) -> None:
         """Count one result record."""
@@ -56,6 +57,7 @@ class Totals:
             self.counters[key] += int(stats.get(key, 0))
         judge_usage: Mapping[str, Any] = record.get("judge_usage") or {}
         self.judge_calls += int(judge_usage.get("llm_calls", 0))
+        self.judge_cache_hits += int(judge_usage.get("cache_hits", 0))
         self.judge_tokens += int(judge_usage.get("input_tokens", 0)) + int(
             judge_usage.get("output_tokens", 0)
         )
@@ -84,6 +86,7 @@ class Totals:
             "tokens": self.counters["input_tokens"] + self.counters["output_tokens"],
             "judge_llm_calls": self.judge_calls,
             "judge_tokens": self.judge_tokens,
+            "judge_cache_hits": self.judge_cache_hits,
         }
 
 

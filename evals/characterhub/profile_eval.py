@@ -35,6 +35,7 @@ from personae.agents.characterhub.knowledge_extractor import (
     merge_chunk_points,
 )
 from personae.agents.characterhub.support_judge import Alignment, judge_alignment
+from personae.answer_store import AnswerStore
 from personae.errors import InputError, RemoteError
 from personae.evals.characterhub.profile_metrics import (
     SupportScores,
@@ -50,7 +51,6 @@ from personae.evals.characterhub.profile_reference import (
 )
 from personae.files import parse_json, read_text
 from personae.llm import LLMUsage
-from personae.llm_cache import LLMCallCache
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
@@ -256,7 +256,7 @@ class _Run:
     """What every call of one evaluation shares."""
 
     context: ProfileEvalContext
-    cache: LLMCallCache
+    cache: AnswerStore
     slots: asyncio.Semaphore
 
 
@@ -479,7 +479,7 @@ async def evaluate_characters(
     for warning in warnings:
         say(f"warning: {warning}")
     run = _Run(
-        context, LLMCallCache(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
+        context, AnswerStore(context.cache_dir), asyncio.Semaphore(max(1, context.concurrency))
     )
     answers = await all_or_nothing(
         evaluate_character(run, case, run_labels(case.documents), say) for case in cases

@@ -35,7 +35,7 @@ from personae.agents.arcane import arc_rules, axes, streams
 from personae.errors import InputError
 from personae.files import write_json_atomic
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_structured
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
 from personae.memory.arcane.records import (
     AnnotatorVote,
@@ -258,12 +258,13 @@ async def _event_stream(
             text=window,
             running_context=running,
         )
-        answer, used = await cache.structured(
+        answer, used = await call_structured(
             model,
-            spec,
             streams.ChapterEvents,
             messages,
             check=streams.check_events(idx),
+            store=cache,
+            model_name=spec,
         )
         usage, running = usage + used, answer.updated_running_summary
         found.extend(answer.events)
@@ -288,12 +289,13 @@ async def _state_stream(
             text=window,
             running_profile=profile,
         )
-        answer, used = await cache.structured(
+        answer, used = await call_structured(
             model,
-            spec,
             streams.ChapterState,
             messages,
             check=streams.check_state(idx),
+            store=cache,
+            model_name=spec,
         )
         usage, profile = usage + used, answer.updated_running_profile
     assert answer is not None
@@ -320,9 +322,8 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
     ]
     check = axes.check_induction(state["chapters"])
     calls = [
-        cache.structured(
+        call_structured(
             model,
-            spec,
             axes.AxisInduction,
             axes.induction_messages(
                 novel=state["title"],
@@ -331,6 +332,8 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
                 state_stream=is_state,
             ),
             check=check,
+            store=cache,
+            model_name=spec,
         )
         for data, is_state in ((events, False), (summaries, True))
     ]
@@ -353,12 +356,13 @@ async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]
         axes_events=induction_of(state, "axes_a"),
         axes_psych=induction_of(state, "axes_b"),
     )
-    merged, used = await runtime.context.cache().structured(
+    merged, used = await call_structured(
         model,
-        spec,
         axes.Reconciliation,
         messages,
         check=axes.check_reconciliation(state["chapters"]),
+        store=runtime.context.cache(),
+        model_name=spec,
     )
     return {"reconciled": dump(merged), "calls": [used.as_dict()]}
 
@@ -401,8 +405,8 @@ async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) 
     messages = axes.critic_messages(
         task["critic"], novel=task["title"], character=task["character"], axis=axis
     )
-    answer, used = await runtime.context.cache().structured(
-        model, spec, axes.CriticAnswer, messages
+    answer, used = await call_structured(
+        model, axes.CriticAnswer, messages, store=runtime.context.cache(), model_name=spec
     )
     critique = Critique(
         axis_id=axis.axis_id, critic=task["critic"], verdict=dump(answer.as_verdict())
@@ -519,9 +523,8 @@ def write_outputs(folder: Path, state: ArcBuildState, usage: dict[str, int]) -> 
 
 
 def total_usage(calls: list[dict[str, int]]) -> dict[str, int]:
-    """Sum of the nodes' usage."""
-    keys = ("llm_calls", "input_tokens", "output_tokens")
-    return {k: sum(c.get(k, 0) for c in calls) for k in keys}
+    """Sum of the nodes' usage (cache hits included)."""
+    return sum((LLMUsage.from_dict(c) for c in calls), LLMUsage()).as_dict()
 
 
 async def save_arcs(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:

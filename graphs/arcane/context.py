@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
-from personae.memory.call_cache import CallCache
+from personae.answer_store import AnswerStore
 from personae.run_context import LLMContext, described
 from personae.settings import (
     DEFAULT_EMBEDDINGS,
@@ -49,9 +49,9 @@ class ArcaneContext(LLMContext):
         cache = self.cache_dir or str(load_settings(os.environ).cache_dir)
         object.__setattr__(self, "cache_dir", cache)
 
-    def cache(self) -> CallCache:
+    def cache(self) -> AnswerStore:
         """The answer cache of this run (disabled by ``cache_dir="none"``)."""
-        return CallCache(None if self.cache_dir == "none" else Path(self.cache_dir) / "arcane")
+        return AnswerStore(None if self.cache_dir == "none" else Path(self.cache_dir) / "arcane")
 
     def model_for(self, spec: str = "") -> tuple[BaseChatModel, str]:
         """The chat model of ``spec`` (empty: the strong model) and its cache name.

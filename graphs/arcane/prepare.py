@@ -15,12 +15,12 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from personae.agents.arcane.summarizer import summary_messages
+from personae.answer_store import AnswerStore
 from personae.files import append_jsonl
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_text
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel
 from personae.memory.arcane.records import load_summaries
-from personae.memory.call_cache import CallCache
 from personae.memory.embeddings import TextEmbedding
 from personae.settings import Settings
 
@@ -41,7 +41,7 @@ async def prepare_novel(
     *,
     model: BaseChatModel,
     model_name: str,
-    cache: CallCache,
+    cache: AnswerStore,
     embedding: TextEmbedding | None = None,
     chunk_chars: int = 1500,
     chunk_overlap: int = 300,
@@ -64,7 +64,7 @@ async def prepare_novel(
         async with gate:
             text = await asyncio.to_thread(lambda: novel.chapter(idx).text)
             messages = summary_messages(novel=novel.title, chapter_idx=idx, chapter_text=text)
-            summary, used = await cache.text(model, model_name, messages)
+            summary, used = await call_text(model, messages, store=cache, model_name=model_name)
             return idx, summary.strip(), used
 
     for finished in asyncio.as_completed([one(i) for i in todo]):

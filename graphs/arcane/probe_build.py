@@ -29,7 +29,7 @@ from typing_extensions import TypedDict
 from personae.agents.arcane import probe_prep as prep
 from personae.errors import InputError
 from personae.graphs.arcane.probe_cell import CellTask, ProbeBuildContext, cell_graph
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import (
     PROBE_TYPES,
@@ -137,7 +137,9 @@ async def ask_arc_elements(
     n = len(arc.trajectory)
     answers = await asyncio.gather(
         *(
-            cache.structured(model, spec, schema, messages(arc, title), check=check(n))
+            call_structured(
+                model, schema, messages(arc, title), check=check(n), store=cache, model_name=spec
+            )
             for schema, messages, check in elements
         )
     )
@@ -235,8 +237,7 @@ async def save_probes(
     """Write probes.jsonl and the arc's weak pairs; sum the usage."""
     novel = await asyncio.to_thread(open_novel, Path(runtime.context.data_dir), state["novel"])
     await asyncio.to_thread(store_probes, novel.folder, state)
-    keys = ("llm_calls", "input_tokens", "output_tokens")
-    return {"usage": {k: sum(c.get(k, 0) for c in state["calls"]) for k in keys}}
+    return {"usage": sum((LLMUsage.from_dict(c) for c in state["calls"]), LLMUsage()).as_dict()}
 
 
 builder = StateGraph(

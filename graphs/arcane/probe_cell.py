@@ -15,7 +15,6 @@ Nodes: ``ground_scene`` -> ``draft_probe`` -> ``validate_responses`` -> ``check_
 from __future__ import annotations
 
 import asyncio
-import json
 import operator
 import re
 from dataclasses import dataclass
@@ -30,8 +29,9 @@ from typing_extensions import TypedDict
 from personae.agents.arcane import designers as design
 from personae.agents.arcane import validators as qa
 from personae.agents.arcane.probe_prep import Abstraction, DecisionVariable, LifeStageTag
+from personae.files import read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel, slugify
 from personae.memory.arcane.records import (
     ArcRecord,
@@ -184,11 +184,8 @@ def verbatim_span(passage: str, chapter_text: str) -> tuple[int, int] | None:
 def stream_events(folder: Path, character: str, start: int, end: int) -> list[tuple[int, str, str]]:
     """The event stream's events in chapters ``start..end``: (chapter, event_id, description)."""
     path = folder / "streams" / slugify(character) / "events.jsonl"
-    if not path.is_file():
-        return []
     found: list[tuple[int, str, str]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    for row in read_jsonl(path, strict=True, fix=f"rebuild {character}'s arcs (arc build)"):
         if start <= int(row["chapter"]) <= end:
             found.extend(
                 (int(row["chapter"]), e["event_id"], e["description"]) for e in row["events"]
@@ -236,8 +233,13 @@ async def _ground_moment(
         chapter_range=_arc(state).trajectory[state["k"]].chapter_range,
         candidates=candidates,
     )
-    where, usage = await cache.structured(
-        model, spec, design.SceneLocation, messages, check=design.check_location(offered)
+    where, usage = await call_structured(
+        model,
+        design.SceneLocation,
+        messages,
+        check=design.check_location(offered),
+        store=cache,
+        model_name=spec,
     )
     if where.event_id is None or where.chapter is None:
         return None, usage
@@ -247,7 +249,9 @@ async def _ground_moment(
         novel=novel.title, chapter=where.chapter, key_moment=moment, event=event, chapter_text=text
     )
     for _ in range(2):  # one retry when the passage is not verbatim (spec default 15)
-        got, used = await cache.structured(model, spec, design.ExtractedPassage, ask)
+        got, used = await call_structured(
+            model, design.ExtractedPassage, ask, store=cache, model_name=spec
+        )
         usage = usage + used
         found = verbatim_span(got.verbatim_passage or "", text)
         if found:
@@ -320,12 +324,13 @@ def lint_style(draft: design.ProbeDraft, probe_type: ProbeType) -> list[str]:
 async def draft_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> dict[str, Any]:
     """The designer (T22 / T23 / T24): exactly N phase responses; style linted in code."""
     model, spec = runtime.context.model_for()
-    draft, used = await runtime.context.cache().structured(
+    draft, used = await call_structured(
         model,
-        spec,
         design.ProbeDraft,
         _designer(state),
         check=design.check_draft(len(_arc(state).trajectory)),
+        store=runtime.context.cache(),
+        model_name=spec,
     )
     return {
         "draft": dump(draft),
@@ -359,9 +364,8 @@ async def _judge(
     arc = _arc(state)
     phase = arc.trajectory[r.phase_idx]
     draft = _draft(state)
-    voice_call = cache.structured(
+    voice_call = call_structured(
         model,
-        spec,
         qa.Verdict,
         qa.voice_messages(
             character=arc.character,
@@ -373,10 +377,11 @@ async def _judge(
             scenario=draft.scenario,
             response=r,
         ),
+        store=cache,
+        model_name=spec,
     )
-    fit_call = cache.structured(
+    fit_call = call_structured(
         model,
-        spec,
         qa.PhaseFit,
         qa.phasefit_messages(
             decision_variable=_decision(state).decision_variable,
@@ -388,6 +393,8 @@ async def _judge(
             response=r,
         ),
         check=qa.check_phasefit(len(arc.trajectory)),
+        store=cache,
+        model_name=spec,
     )
     (voice, used_a), (fit, used_b) = await asyncio.gather(voice_call, fit_call)
     quality = PhaseQuality(
@@ -413,12 +420,13 @@ async def _validated(
         messages = design.regenerate_messages(
             _designer(state), _draft(state), r.phase_idx, " ".join(quality.notes)
         )
-        r, used = await runtime.context.cache().structured(
+        r, used = await call_structured(
             model,
-            spec,
             design.DraftResponse,
             messages,
             check=design.check_single(r.phase_idx),
+            store=runtime.context.cache(),
+            model_name=spec,
         )
         quality, judged = await _judge(state, runtime, r)
         usage = usage + used + judged
@@ -493,7 +501,9 @@ async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
             type_context=_world_context(state),
         )
         name = "q_world"
-    verdict, used = await runtime.context.cache().structured(model, spec, qa.Verdict, messages)
+    verdict, used = await call_structured(
+        model, qa.Verdict, messages, store=runtime.context.cache(), model_name=spec
+    )
     check = {name: verdict.verdict, f"{name}_note": verdict.note}
     dropped = (
         [] if verdict.verdict == "pass" else [f"{_probe_id(state)}: {name} failed ({verdict.note})"]
@@ -533,12 +543,13 @@ async def discriminate_phases(
         phases=[(p.phase, p.position_description) for p in arc.trajectory],
         responses=available,
     )
-    found, used = await runtime.context.cache().structured(
+    found, used = await call_structured(
         model,
-        spec,
         qa.Discrimination,
         messages,
         check=qa.check_discrimination(len(arc.trajectory)),
+        store=runtime.context.cache(),
+        model_name=spec,
     )
     weak = [p.model_dump() for p in found.weak_pairs if p.separation != "separated"]
     return {"probes": [dump(_record(state, weak))], "calls": [used.as_dict()]}

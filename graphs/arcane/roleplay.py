@@ -41,7 +41,7 @@ from personae.agents.arcane.roleplayer import (
 )
 from personae.errors import InputError
 from personae.graphs.arcane.context import ChunkStoreContext
-from personae.llm import LLMUsage
+from personae.llm import LLMUsage, call_text
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel, open_novel
 from personae.memory.arcane.records import (
@@ -382,8 +382,8 @@ async def ask_temporal_expert(
         question=task["question"],
     )
     model, name = runtime.context.model_for(runtime.context.expert_model)
-    answer, usage = await runtime.context.cache().text(model, name, messages)
-    total = LLMUsage(**_usage_args(state["usage"])) + usage
+    answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
+    total = LLMUsage.from_dict(state["usage"]) + usage
     return {"predicted_chapter": timechara.parse_chapter(answer), "usage": total.as_dict()}
 
 
@@ -407,8 +407,8 @@ async def ask_spatial_expert(
         question=task["question"],
     )
     model, name = runtime.context.model_for(runtime.context.expert_model)
-    answer, usage = await runtime.context.cache().text(model, name, messages)
-    total = LLMUsage(**_usage_args(state["usage"])) + usage
+    answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
+    total = LLMUsage.from_dict(state["usage"]) + usage
     return {"presence": timechara.parse_presence(answer), "usage": total.as_dict()}
 
 
@@ -456,20 +456,17 @@ def audit_no_future(state: RoleplayState) -> dict[str, Any]:
 async def act_in_character(
     state: RoleplayState, runtime: Runtime[RoleplayContext]
 ) -> dict[str, Any]:
-    """One role-play sample (T31); the answer is cached by prompt and model."""
+    """One role-play sample (T31); the answer is cached by prompt, model and mode.
+
+    The mode scopes the cache: two modes whose prompts coincide (Vanilla, and TimeChara when
+    the experts give no hint) are two samples, never one answer reported twice.
+    """
     model, name = runtime.context.model_for()
     messages = roleplay_messages(state["system"], state["user"])
-    response, usage = await runtime.context.cache().text(model, name, messages)
-    total = LLMUsage(**_usage_args(state["usage"])) + usage
+    store = runtime.context.cache().scoped(f"roleplay:{state['mode']}")
+    response, usage = await call_text(model, messages, store=store, model_name=name)
+    total = LLMUsage.from_dict(state["usage"]) + usage
     return {"response": response.strip(), "usage": total.as_dict()}
-
-
-def _usage_args(usage: dict[str, int]) -> dict[str, int]:
-    return {
-        "calls": usage.get("llm_calls", 0),
-        "input_tokens": usage.get("input_tokens", 0),
-        "output_tokens": usage.get("output_tokens", 0),
-    }
 
 
 builder = StateGraph(

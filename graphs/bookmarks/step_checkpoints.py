@@ -8,7 +8,7 @@ synced bookmark), saved as each task completes (``durability="sync"``: written b
 goes on, so a ``kill -9`` right after cannot lose it). A rerun of the same step resumes from
 there: finished tasks are not run again, the in-flight ones are. Inside an in-flight task,
 the calls that had already answered are not paid again either: the step's models journal every
-answer (:mod:`personae.call_journal`, in ``<memory>/.step_calls/<thread>/``), so the rerun pays
+answer (:mod:`personae.answer_store`, in ``<memory>/.step_calls/<thread>/``), so the rerun pays
 only for the calls that were in flight when the step died.
 
 The step's thread is keyed by the graph, its input (storyline, character, position) and every

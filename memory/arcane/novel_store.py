@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from personae.errors import InputError
-from personae.files import write_json_atomic, write_text_atomic
+from personae.files import read_jsonl, write_json_atomic, write_text_atomic
 
 FORMATS = ("novel", "play")
 
@@ -221,6 +221,8 @@ def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     chapters = [
         Chapter(int(row["idx"]), str(row["label"]), str(row["text"]))
-        for row in map(json.loads, (folder / "chapters.jsonl").read_text("utf-8").splitlines())
+        for row in read_jsonl(
+            folder / "chapters.jsonl", strict=True, fix="import the book again (novel import)"
+        )
     ]
     return Novel(folder, meta, chapters)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from personae.errors import InputError
+from personae.files import parse_jsonl, read_jsonl, read_text
 
 ArcDirection = Literal["positive", "negative", "flat", "disillusionment", "ambivalent"]
 AxisSource = Literal["both", "event_only", "psych_only"]
@@ -155,18 +156,14 @@ def phase_query_chapter(phase: TrajectoryPhase) -> int:
 
 
 def _load_jsonl(path: Path, model: type[BaseModel], what: str) -> list[Any]:
+    fix = f"fix or delete the line, or rebuild the {what}s"
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, row in parse_jsonl(read_text(path), str(path), fix):
         try:
-            rows.append(model.model_validate(json.loads(line)))
-        except (ValueError, ValidationError) as error:
+            rows.append(model.model_validate(row))
+        except ValidationError as error:
             first = str(error).splitlines()[0]
-            raise InputError(
-                f"{path} line {number} is not a valid {what} ({first})",
-                f"fix or delete the line, or rebuild the {what}s",
-            ) from None
+            raise InputError(f"{path} line {number} is not a valid {what} ({first})", fix) from None
     return rows
 
 
@@ -191,13 +188,14 @@ def write_jsonl_atomic(path: Path, rows: Sequence[BaseModel]) -> None:
 
 
 def load_summaries(folder: Path) -> dict[int, str]:
-    """T34 summaries by chapter index (empty when ``arcane prepare`` has not run)."""
-    path = folder / "summaries.jsonl"
-    if not path.is_file():
-        return {}
+    """T34 summaries by chapter index (empty when ``arcane prepare`` has not run).
+
+    ``arcane prepare`` appends one row per chapter: a kill can tear the last one, which is
+    skipped here, so that chapter is summarized again (from the answer cache).
+    """
     summaries: dict[int, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            summaries[int(row["chapter"])] = str(row["summary"])
+    for row in read_jsonl(folder / "summaries.jsonl"):
+        chapter, summary = row.get("chapter"), row.get("summary")
+        if isinstance(chapter, int) and isinstance(summary, str):
+            summaries[chapter] = summary
     return summaries

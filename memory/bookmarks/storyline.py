@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from personae.errors import InputError
-from personae.files import parse_json, read_json, read_text
+from personae.files import parse_json, parse_jsonl, read_json, read_text
 
 SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
 SCENE_SIZE = 10
@@ -198,10 +198,7 @@ def _bad_row(path: Path, chapter: object, index: int) -> bool:
 
 def _load_jsonl(path: Path, text: str) -> Storyline:
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = parse_json(line, f"{path}:{number}", "fix that line")
+    for number, row in parse_jsonl(text, str(path), "fix that line"):
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number} is not a JSON object", "one action object per line")
         rows.append((str(row.get("chapter", "chapter_1")), row, f"{path}:{number}"))

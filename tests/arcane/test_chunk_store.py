@@ -16,11 +16,11 @@ import pytest
 from arcane_world import future_marks, prepared_novel
 from store_world import CHROMA, EmbeddingsServer, running_chroma
 
+from personae.answer_store import AnswerStore
 from personae.graphs.arcane.prepare import prepare_novel
 from personae.graphs.arcane.roleplay import RoleplayContext, graph
 from personae.loopback import LoopbackWebServer
 from personae.memory.arcane.novel_chunks import ChunkIndex, collection_name
-from personae.memory.call_cache import CallCache
 from personae.memory.embeddings import open_embedding
 from personae.settings import Settings
 from personae.testing import ScriptedChatModel, override_models
@@ -44,7 +44,7 @@ def embeddings() -> Iterator[tuple[str, EmbeddingsServer]]:
 
 async def _prepare(novel: Any, **store: Any) -> int:
     report = await prepare_novel(
-        novel, model=ScriptedChatModel(), model_name="scripted", cache=CallCache(None), **store
+        novel, model=ScriptedChatModel(), model_name="scripted", cache=AnswerStore(None), **store
     )
     assert report.summarized == 0  # the fixture's summaries are there: only the index is built
     return report.chunks_added

@@ -44,7 +44,8 @@ def test_build_estimates_then_builds_and_a_rerun_is_free(
     calls = len(model.calls)
     assert _build(tmp_path, "--yes") == 0  # the finished build again: every call is cached
     assert len(model.calls) == calls
-    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls, 0 tokens" in capsys.readouterr().out
+    rerun = "Ada: 2 arcs kept, 2 dropped; 0 LLM calls, 0 tokens, 24 cached answers"
+    assert rerun in capsys.readouterr().out
 
 
 def test_killed_build_resumes_from_sqlite(

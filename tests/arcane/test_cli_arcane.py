@@ -43,6 +43,25 @@ def test_prepare_summarizes_once_and_indexes(
     assert "0 chapters summarized (6 already), 0 chunks indexed" in capsys.readouterr().out
 
 
+def test_prepare_after_a_kill_mid_line_redoes_that_chapter(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kill while a summary row was being appended leaves a torn last line: read on."""
+    novel = imported_novel(tmp_path)
+    argv = ["arcane", "prepare", "the_river", "--data", str(tmp_path), "--model", "openai:scripted"]
+    assert main(argv) == 0
+    path = novel.folder / "summaries.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:5]) + "\n" + lines[5][:20], encoding="utf-8")
+    torn = json.loads(lines[5])["chapter"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "1 chapters summarized (5 already)" in capsys.readouterr().out
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()[:5]]
+    rows.append(json.loads(path.read_text(encoding="utf-8").splitlines()[-1]))
+    assert sorted(r["chapter"] for r in rows) == [1, 2, 3, 4, 5, 6] and rows[-1]["chapter"] == torn
+
+
 def test_act_answers_with_the_arc_as_of_the_chapter(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:

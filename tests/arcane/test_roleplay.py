@@ -95,6 +95,33 @@ async def test_modes_put_their_payload_in_the_prompt(
     assert time["response"] == "Ada keeps her counsel."
 
 
+async def test_modes_never_share_a_cached_answer(tmp_path: Path) -> None:
+    """Vanilla and TimeChara without a hint send the same prompt: two samples, not one."""
+    prepared_novel(tmp_path)
+    experts = {"Chapter: N": "Chapter: 1", "Presence: present": "Presence: present"}
+
+    samples = iter(range(1, 10))
+
+    def answer(messages: Any) -> str:
+        text = prompt_text(messages)
+        return next((a for cue, a in experts.items() if cue in text), f"sample {next(samples)}")
+
+    scripted = ScriptedChatModel(responders={"text": answer})
+    probe = {"probe_id": "the_river_ada_final_intra_01_iw_a1", "phase_idx": 1}
+    with override_models(scripted):
+        vanilla = await _run(tmp_path, mode="vanilla", **probe)
+        time = await _run(tmp_path, mode="timechara", **probe)
+        again = await _run(tmp_path, mode="vanilla", **probe)
+    assert time["hint"] is None and (time["system"], time["user"]) == (
+        vanilla["system"],
+        vanilla["user"],
+    )
+    assert time["response"] != vanilla["response"]  # asked again, not Vanilla's entry
+    assert time["usage"]["llm_calls"] == 3  # both experts and the role-play
+    assert again["response"] == vanilla["response"] and again["usage"]["llm_calls"] == 0
+    assert len(scripted.calls) == 4
+
+
 def test_arc_payload_keeps_the_ending_only_when_nothing_is_hidden() -> None:
     arc = arc_record()
     full = arc_payload(arc, 6)

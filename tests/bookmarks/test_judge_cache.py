@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.agents.bookmarks.action_judge import Verdict, judge_action
-from personae.llm_cache import LLMCallCache
+from personae.answer_store import AnswerStore
 from personae.testing import ScriptedChatModel
 
 
@@ -28,7 +28,7 @@ def _entries(folder: Path) -> int:
 async def test_a_rerun_makes_zero_judge_calls(tmp_path: Path) -> None:
     folder = tmp_path / "judge"
     first_model = _model()
-    cache = LLMCallCache(folder)
+    cache = AnswerStore(folder)
     verdict, usage = await judge_action(
         first_model,
         "exact",
@@ -41,7 +41,7 @@ async def test_a_rerun_makes_zero_judge_calls(tmp_path: Path) -> None:
     assert verdict == Verdict(100, "match", "km") and usage.calls == 1
 
     second_model = _model()  # a new process: new cache object, new model
-    reopened = LLMCallCache(folder)
+    reopened = AnswerStore(folder)
     cached, cached_usage = await judge_action(
         second_model,
         "exact",
@@ -57,7 +57,7 @@ async def test_a_rerun_makes_zero_judge_calls(tmp_path: Path) -> None:
 
 
 async def test_the_key_separates_judge_model_texts_and_character(tmp_path: Path) -> None:
-    cache = LLMCallCache(tmp_path)
+    cache = AnswerStore(tmp_path)
     model = _model()
 
     async def judge(name: str, judge: str = "exact", prediction: str = "p", **kw: str) -> Verdict:

@@ -25,6 +25,7 @@ from profile_eval_world import (
     write_profiles,
 )
 
+from personae.answer_store import AnswerStore
 from personae.errors import InputError, RemoteError
 from personae.evals.characterhub.profile_eval import (
     CharacterCase,
@@ -44,7 +45,6 @@ from personae.evals.characterhub.profile_reference import (
     read_reference_file,
 )
 from personae.evals.characterhub.profile_report import format_report, html_report, markdown_report
-from personae.llm_cache import LLMCallCache, prompt_key
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.memory.characterhub.profile_store import write_profile
 from personae.testing import ScriptedChatModel
@@ -337,23 +337,26 @@ async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_its
     assert len(model.calls_for("AlignmentList")) == 1
 
 
-def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(tmp_path: Path) -> None:
+async def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(
+    tmp_path: Path,
+) -> None:
     from langchain_core.messages import HumanMessage
 
     from personae.agents.characterhub.support_judge import AlignmentList
 
     prompt: list[BaseMessage] = [HumanMessage("judge this")]
-    key = prompt_key("m1", AlignmentList, prompt)
-    assert key != prompt_key("m2", AlignmentList, prompt)
-    assert key != prompt_key("m1", AlignmentList, [HumanMessage("judge that")])
-    cache = LLMCallCache(tmp_path)
-    answer = AlignmentList.model_validate({"evaluations": [{"id": 1, "evaluation": "supported"}]})
-    cache.put(key, "m1", answer)
-    stored = cache.get(key, AlignmentList)
-    assert stored is not None and stored.evaluations[0].verdict == "supported"
+    cache = AnswerStore(tmp_path)
+    key = cache.key("m1", {}, AlignmentList, prompt)
+    assert key != cache.key("m2", {}, AlignmentList, prompt)
+    assert key != cache.key("m1", {}, AlignmentList, [HumanMessage("judge that")])
+    answer = {"evaluations": [{"id": 1, "evaluation": "supported"}]}
+    await cache.keep(key, "m1", answer, {"llm_calls": 1})
+    found = await cache.find(key, AlignmentList.model_validate)
+    assert found is not None and found[0].evaluations[0].verdict == "supported"
     (tmp_path / key[:2] / f"{key}.json").write_text("{trunc", encoding="utf-8")
-    assert cache.get(key, AlignmentList) is None
-    assert LLMCallCache(None).get(key, AlignmentList) is None
+    assert await cache.find(key, AlignmentList.model_validate) is None
+    assert await AnswerStore(None).find(key, AlignmentList.model_validate) is None
+    assert (cache.hits, cache.misses) == (1, 1)
 
 
 async def test_no_surviving_point_is_a_clear_remote_error(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from personae.agents.characterhub.knowledge_extractor import (
     verify_points,
 )
 from personae.agents.characterhub.support_judge import JUDGE_PROMPT, Alignment, judge_alignment
+from personae.answer_store import AnswerStore
 from personae.errors import RemoteError
-from personae.llm_cache import LLMCallCache
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -212,7 +212,7 @@ async def test_with_a_cache_a_repeated_prompt_costs_no_call(tmp_path: Path) -> N
             "AlignmentList": lambda _m: {"evaluations": [{"id": 1, "evaluation": "supported"}]},
         }
     )
-    cache = LLMCallCache(tmp_path)
+    cache = AnswerStore(tmp_path)
     extracted = [
         await extract_knowledge(
             model, input_text=data, plain_text=text, cache=cache, model_name="m"

@@ -27,14 +27,14 @@ async def test_a_journaled_answer_comes_back_with_what_it_cost(tmp_path: Path) -
     assert paid.calls == 2 and usage == paid  # the resumed step counts what the answer cost
     assert len(model.calls) == 2  # and pays nothing for it
     await call_structured(journaled, Pick, [HumanMessage("pick another")])
-    assert len(model.calls) == 3 and len(list(tmp_path.glob("*.json"))) == 2
+    assert len(model.calls) == 3 and len(list(tmp_path.rglob("*.json"))) == 2
 
 
 async def test_damaged_or_rejected_entries_are_asked_again(tmp_path: Path) -> None:
     model = ScriptedChatModel(responders={"Pick": lambda _: {"id": "S2"}})
     journaled = with_call_journal(model, str(tmp_path))
     await call_structured(journaled, Pick, [HumanMessage("pick")])
-    [entry] = tmp_path.glob("*.json")
+    [entry] = tmp_path.rglob("*.json")
     entry.write_text('{"answer": {"id"', encoding="utf-8")  # torn by hand: never by a kill
     pick, usage = await call_structured(journaled, Pick, [HumanMessage("pick")])
     assert pick.id == "S2" and usage.calls == 1 and len(model.calls) == 2
@@ -55,4 +55,4 @@ async def test_text_answers_are_journaled_and_no_journal_means_no_files(tmp_path
     text, usage = await call_text(journaled, [HumanMessage("hi")])
     assert text == "hello" and usage.calls == 1 and len(model.calls) == 1
     await call_text(model, [HumanMessage("hi")])  # the plain model: called, nothing written
-    assert len(model.calls) == 2 and len(list((tmp_path / "j").iterdir())) == 1
+    assert len(model.calls) == 2 and len(list((tmp_path / "j").rglob("*.json"))) == 1

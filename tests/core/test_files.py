@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import stat
 from pathlib import Path
@@ -51,3 +52,41 @@ def test_read_jsonl_keeps_whole_records_and_skips_a_torn_line(tmp_path: Path) ->
         handle.write('\n[1, 2]\n"text"\n')  # not records
     append_jsonl(path, {"id": 4})
     assert [row["id"] for row in read_jsonl(path)] == [1, 2, 4]
+
+
+def test_a_record_appended_after_a_torn_line_starts_its_own_line(tmp_path: Path) -> None:
+    path = tmp_path / "summaries.jsonl"
+    append_jsonl(path, {"chapter": 1})
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"chapter": 2, "summ')  # a kill mid-write: no newline at the end
+    append_jsonl(path, {"chapter": 2})  # the rerun redoes it
+    assert read_jsonl(path) == [{"chapter": 1}, {"chapter": 2}]
+    assert path.read_text(encoding="utf-8").endswith('\n{"chapter": 2}\n')
+
+
+def _json_line_readers() -> list[str]:
+    """Functions outside personae/files.py that split text into lines and parse JSON."""
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for folder in ("agents", "tools", "memory", "graphs", "evals", "personae"):
+        for path in (root / folder).rglob("*.py"):
+            if path == root / "personae" / "files.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                called = {
+                    call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+                    for call in ast.walk(node)
+                    if isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute | ast.Name)
+                }
+                names = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                if "splitlines" in called and {"loads", "parse_json"} & (called | names):
+                    found.append(f"{path.relative_to(root)}: {node.name}")
+    return found
+
+
+def test_every_jsonl_file_is_read_through_personae_files() -> None:
+    """One reader decides what a torn or bad line means: no private json-over-lines loop."""
+    assert _json_line_readers() == []

@@ -28,7 +28,7 @@ from urllib.parse import quote
 import httpx
 
 from personae.errors import InputError, RemoteError
-from personae.files import parse_json, read_text, write_json_atomic
+from personae.files import parse_json, parse_jsonl, read_text, write_json_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -311,9 +311,7 @@ def fetch_bookmarks(
 def _rows(path: Path) -> Iterator[Any]:
     text = read_text(path)
     if path.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                yield parse_json(line, f"{path}:{number}")
+        yield from (row for _, row in parse_jsonl(text, str(path)))
         return
     data = parse_json(text, str(path))
     yield from (data if isinstance(data, list) else [])

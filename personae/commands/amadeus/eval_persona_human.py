@@ -50,21 +50,16 @@ def run(args: argparse.Namespace) -> int:
     """Export a sheet, or compute Table 2 from ratings."""
     import csv
     import io
-    import json
 
     from personae.evals.amadeus.persona_human import SHEET_COLUMNS, sample_rows, table_2
-    from personae.files import write_text_atomic
+    from personae.files import read_jsonl, write_text_atomic
 
     if args.export:
         if not args.results or not args.results.is_file():
             raise InputError(
                 "--export needs --results DIR/results.jsonl", "run eval personality first"
             )
-        records = [
-            json.loads(line)
-            for line in args.results.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        records = read_jsonl(args.results)
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS)
         writer.writeheader()

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -184,7 +185,8 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
     out.write(
         f"{character}: {len(values.get('arcs', []))} arcs kept, {len(values.get('dropped', []))} "
         f"dropped; {usage.get('llm_calls', 0)} LLM calls, "
-        f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,} tokens\n"
+        f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,} tokens"
+        f"{cache_note(usage.get('cache_hits', 0))}\n"
     )
     for line in [*values.get("dropped", []), *values.get("flags", [])]:
         out.write(f"  {line}\n")

@@ -17,6 +17,7 @@ import argparse
 import sys
 from typing import Any
 
+from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -68,10 +69,10 @@ def run_prepare(args: argparse.Namespace) -> int:
     """Summarize missing chapters and index the chunks; print what it cost."""
     import asyncio
 
+    from personae.answer_store import AnswerStore
     from personae.commands.models import resolve_models
     from personae.graphs.arcane.prepare import prepare_novel
     from personae.memory.arcane.novel_store import open_novel
-    from personae.memory.call_cache import CallCache
     from personae.memory.embeddings import open_embedding
     from personae.settings import check_embeddings_spec
 
@@ -87,7 +88,7 @@ def run_prepare(args: argparse.Namespace) -> int:
             novel,
             model=models.chat_models["strong"],
             model_name=models.cache_name("strong"),
-            cache=CallCache(models.settings.cache_dir / "arcane"),
+            cache=AnswerStore(models.settings.cache_dir / "arcane"),
             embedding=embedding,
             concurrency=args.concurrency,
             chroma=settings if settings.chroma_host else None,
@@ -97,7 +98,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         f"{novel.title}: {report.summarized} chapters summarized "
         f"({report.already_summarized} already), {report.chunks_added} chunks indexed "
         f"({report.chunks_total} in all); {report.usage.calls} LLM calls, "
-        f"{report.usage.tokens:,} tokens\n"
+        f"{report.usage.tokens:,} tokens{cache_note(report.usage.cache_hits)}\n"
     )
     return 0
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import cache_note
 from personae.commands.arcane.arcane import EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
@@ -154,9 +155,10 @@ def evaluate(
         }
         result = asyncio.run(build_graph().ainvoke(payload, context=context))
         calls = sum(u["llm_calls"] for u in result["usage"])
+        hits = sum(u.get("cache_hits", 0) for u in result["usage"])
         sys.stderr.write(
             f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
-            f"{calls} LLM calls\n"
+            f"{calls} LLM calls{cache_note(hits)}\n"
         )
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.arcane import cache_note
 from personae.commands.arcane.arcane import EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
@@ -138,6 +139,6 @@ def run(args: argparse.Namespace) -> int:
     left = ", ".join(f"{n} {why}" for why, n in sorted(export.skipped.items())) or "none"
     sys.stdout.write(
         f"{len(export.rows)} {args.format} rows from {export.probes} probes -> {out} "
-        f"(left out: {left}; {export.llm_calls} LLM calls)\n"
+        f"(left out: {left}; {export.llm_calls} LLM calls{cache_note(export.cache_hits)})\n"
     )
     return 0

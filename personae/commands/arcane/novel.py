@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from personae.errors import InputError
+from personae.files import parse_jsonl
 
 DEFAULT_DATA = Path("data")
 
@@ -56,8 +57,6 @@ def register(commands: Any) -> None:
 
 def _read_source(args: argparse.Namespace) -> tuple[str, str, str]:
     """``(title, raw text, source description)`` from FILE or a CoSER record."""
-    import json
-
     if (args.file is None) == (args.coser is None):
         raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
     path: Path = args.file or args.coser
@@ -69,15 +68,7 @@ def _read_source(args: argparse.Namespace) -> tuple[str, str, str]:
         raise InputError(f"{path} is not UTF-8 text", "convert it to UTF-8 first") from error
     if args.file is not None:
         return args.title or path.stem.replace("_", " "), text, str(path)
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise InputError(
-                    f"{path} line {number} is not JSON", "pass a CoSER books JSONL file"
-                ) from error
+    records = [row for _, row in parse_jsonl(text, str(path), "pass a CoSER books JSONL file")]
     titles = [str(r.get("title", "")) for r in records if isinstance(r, dict)]
     chosen = [r for r in records if isinstance(r, dict) and (args.title in (None, r.get("title")))]
     if len(chosen) != 1 or not isinstance(chosen[0].get("content"), str):

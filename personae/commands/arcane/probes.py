@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
 from personae.errors import InputError
 
@@ -86,7 +87,8 @@ def run_build(args: argparse.Namespace) -> int:
         usage = result["usage"]
         sys.stdout.write(
             f"{arc.character} / {arc.axis_id}: {len(result['probes'])} probes kept of "
-            f"{len(types) * len(arc.trajectory)} cells; {usage['llm_calls']} LLM calls\n"
+            f"{len(types) * len(arc.trajectory)} cells; {usage['llm_calls']} LLM calls"
+            f"{cache_note(usage.get('cache_hits', 0))}\n"
         )
         for line in result["dropped"]:
             sys.stdout.write(f"  {line}\n")
