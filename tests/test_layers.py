@@ -15,6 +15,7 @@ import typing
 from pathlib import Path
 
 from studio_world import GRAPHS, graph_module
+from typing_extensions import TypedDict, is_typeddict
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
@@ -117,15 +118,26 @@ def test_every_paper_module_lives_in_its_subfolder() -> None:
                 assert paper.name in PAPERS, f"{folder}/{paper.name} is not a paper subfolder"
 
 
-def _loose_records(hint: object) -> bool:
-    """True when ``hint`` holds a list of untyped records (``list[dict[str, Any]]``)."""
+def _loose_records(hint: object, where: str, seen: set[object]) -> list[str]:
+    """Where ``hint`` holds a list of untyped records (``list[dict[str, Any]]``), nested
+    TypedDicts (an arc's trajectory inside the arc's JSON) included."""
     args = typing.get_args(hint)
     if typing.get_origin(hint) is typing.Annotated:
-        return _loose_records(args[0])
+        return _loose_records(args[0], where, seen)
+    if is_typeddict(hint):
+        if hint in seen:
+            return []
+        seen.add(hint)
+        fields = typing.get_type_hints(hint, include_extras=True)
+        name = getattr(hint, "__name__", "?")
+        return [
+            p for f, h in fields.items() for p in _loose_records(h, f"{where}.{name}.{f}", seen)
+        ]
     if typing.get_origin(hint) is list and args:
         item = args[0]
-        return typing.get_origin(item) is dict and typing.get_args(item)[1] is typing.Any
-    return any(_loose_records(arg) for arg in args)
+        if typing.get_origin(item) is dict and typing.get_args(item)[1] is typing.Any:
+            return [where]
+    return [p for arg in args for p in _loose_records(arg, where, seen)]
 
 
 def test_records_inside_graph_state_are_typed() -> None:
@@ -135,8 +147,21 @@ def test_records_inside_graph_state_are_typed() -> None:
         builder = module.graph.builder
         for schema in {builder.state_schema, builder.output_schema}:
             hints = typing.get_type_hints(schema, include_extras=True)
-            loose += [f"{name}: {field}" for field, hint in hints.items() if _loose_records(hint)]
+            for field, hint in hints.items():
+                loose += _loose_records(hint, f"{name}: {field}", set())
     assert loose == []
+
+
+class _Inner(TypedDict):
+    rows: list[dict[str, typing.Any]]
+
+
+class _Outer(TypedDict):
+    inner: list[_Inner]
+
+
+def test_the_typed_state_check_looks_inside_nested_records() -> None:
+    assert _loose_records(_Outer, "state", set()) == ["state._Outer.inner._Inner.rows"]
 
 
 def test_graph_nodes_are_under_forty_lines() -> None:

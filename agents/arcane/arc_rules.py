@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from personae.agents.arcane.axes import AxisInduction, MergedAxis, Reconciliation
-from personae.memory.arcane.records import AnnotatorVote, ArcRecord, CriticVerdict, TrajectoryPhase
+from personae.memory.arcane.records import AnnotatorVote, ArcRecord, CriticVerdict
 
 Tag = Literal["matched", "valid_missed", "borderline", "artifact"]
 TRACE_THRESHOLD = 0.5
@@ -116,20 +116,9 @@ def to_arc_record(
     )
     tag = "matched" if tagged.tag == "artifact" else tagged.tag
     return ArcRecord(
-        axis_id=axis.axis_id,
+        **axis.model_dump(exclude={"source_character"}),  # the merged axis as App. C keeps it
         novel=novel,
         character=character,
-        axis_type=axis.axis_type,
-        dimension_label=axis.dimension_label,
-        axis_name=axis.axis_name,
-        pole_start=axis.pole_start,
-        pole_end=axis.pole_end,
-        arc_direction=axis.arc_direction,
-        confidence=axis.confidence,
-        source=axis.source,
-        trajectory=[TrajectoryPhase(**p.model_dump()) for p in axis.trajectory],
-        target_character=axis.target_character,
-        evidence_summary=axis.evidence_summary,
         literary_validation=dict(critiques),
         annotation=list(votes),
         reconciliation_tag=tag,

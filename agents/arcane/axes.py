@@ -16,10 +16,12 @@ from pydantic import BaseModel, Field
 
 from personae.memory.arcane.records import (
     ArcDirection,
+    AxisBase,
     AxisSource,
     Citation,
-    Confidence,
     CriticVerdict,
+    PhaseBase,
+    TrajectoryPhase,
 )
 
 # Table 14 (ARCANE App. P.1): Stage i axis-induction prompt, verbatim (evidence_summary placed
@@ -246,25 +248,15 @@ RELATIONAL_RULE_3 = (
 )
 
 
-class InducedPhase(BaseModel):
+class InducedPhase(PhaseBase):
     """A trajectory phase as T14 returns it."""
 
-    phase: str
-    chapter_range: tuple[int, int]
-    position_description: str
     key_events: list[str] = Field(default_factory=list)
 
 
-class InducedAxis(BaseModel):
+class InducedAxis(AxisBase):
     """One axis of a stream (T14)."""
 
-    axis_type: Literal["intrapersonal", "relational"]
-    axis_id: str
-    dimension_label: str
-    axis_name: str
-    pole_start: str
-    pole_end: str
-    confidence: Confidence
     trajectory: list[InducedPhase]
     evidence_summary: str = ""
     source_character: str | None = None
@@ -310,25 +302,13 @@ class Comparison(BaseModel):
     relational: CategoryComparison = Field(default_factory=CategoryComparison)
 
 
-class MergedPhase(BaseModel):
+class MergedPhase(TrajectoryPhase):
     """A merged trajectory phase (T15)."""
 
-    phase: str
-    chapter_range: tuple[int, int]
-    position_description: str
-    key_moments: list[str] = Field(default_factory=list)
 
-
-class MergedAxis(BaseModel):
+class MergedAxis(AxisBase):
     """One axis of the merged final set (T15)."""
 
-    axis_type: Literal["intrapersonal", "relational"]
-    axis_id: str
-    dimension_label: str
-    axis_name: str
-    pole_start: str
-    pole_end: str
-    confidence: Confidence
     source: AxisSource
     arc_direction: ArcDirection
     trajectory: list[MergedPhase]

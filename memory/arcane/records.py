@@ -13,11 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from personae.errors import InputError
 from personae.files import parse_jsonl, read_jsonl, read_text
 
+AxisType = Literal["intrapersonal", "relational"]
 ArcDirection = Literal["positive", "negative", "flat", "disillusionment", "ambivalent"]
 AxisSource = Literal["both", "event_only", "psych_only"]
 Confidence = Literal["high", "medium", "low"]
@@ -30,13 +37,39 @@ PROBE_TYPE_CODES: dict[ProbeType, str] = {
 }
 
 
-class TrajectoryPhase(BaseModel):
-    """One phase of an axis: label, chapter range [start, end], position, key moments."""
+class PhaseBase(BaseModel):
+    """What every stage says of a trajectory phase: label, chapter range [start, end], position.
+
+    The one declaration of a phase: T14's induced phase adds its key events, T15's merged phase
+    (the one App. C stores, :class:`TrajectoryPhase`) its key moments.
+    """
 
     phase: str
     chapter_range: tuple[int, int]
     position_description: str
+
+
+class TrajectoryPhase(PhaseBase):
+    """One phase of an axis as App. C stores it: label, chapter range, position, key moments."""
+
     key_moments: list[str] = Field(default_factory=list)
+
+
+class AxisBase(BaseModel):
+    """What every stage says of an axis: the one declaration of its identity and poles.
+
+    T14's induced axis, T15's merged axis (``agents/arcane/axes.py``) and App. C's stored
+    :class:`ArcRecord` extend it; the fields are in T14/T15's order, the order the models are
+    asked to write them in.
+    """
+
+    axis_type: AxisType
+    axis_id: str
+    dimension_label: str
+    axis_name: str
+    pole_start: str
+    pole_end: str
+    confidence: Confidence
 
 
 class Citation(BaseModel):
@@ -69,19 +102,16 @@ class AnnotatorVote(BaseModel):
     confidence: str = ""
 
 
-class ArcRecord(BaseModel):
-    """One (character, axis) arc, App. C, plus our bookkeeping fields."""
+class ArcRecord(AxisBase):
+    """One (character, axis) arc, App. C, plus our bookkeeping fields.
 
-    axis_id: str
+    Written in App. C's field order (``APP_C_ORDER``): in ``arcs.jsonl`` and in the Arc-mode
+    payload the role-play model reads.
+    """
+
     novel: str
     character: str
-    axis_type: Literal["intrapersonal", "relational"]
-    dimension_label: str
-    axis_name: str
-    pole_start: str
-    pole_end: str
     arc_direction: ArcDirection
-    confidence: Confidence
     source: AxisSource
     trajectory: list[TrajectoryPhase]
     target_character: str | None = None
@@ -93,6 +123,37 @@ class ArcRecord(BaseModel):
     split: Literal["train", "eval", "unvalidated"] = "train"
     validated_by: Literal["critics", "humans", "none"] = "critics"
     arc_richness: Literal["rich", "moderate", "flat"] = "moderate"
+
+    @model_serializer(mode="wrap")
+    def _in_app_c_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {name: data[name] for name in APP_C_ORDER if name in data}
+
+
+APP_C_ORDER = (
+    "axis_id",
+    "novel",
+    "character",
+    "axis_type",
+    "dimension_label",
+    "axis_name",
+    "pole_start",
+    "pole_end",
+    "arc_direction",
+    "confidence",
+    "source",
+    "trajectory",
+    "target_character",
+    "evidence_summary",
+    "literary_validation",
+    "annotation",
+    "weak_pairs",
+    "reconciliation_tag",
+    "split",
+    "validated_by",
+    "arc_richness",
+)
+"""App. C's order of an arc record's fields (our bookkeeping fields last)."""
 
 
 class PhaseQuality(BaseModel):

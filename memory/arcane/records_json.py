@@ -4,8 +4,13 @@ Why: a pydantic object in LangGraph state is checkpointed by class name and rebu
 importing that class, which the ``langgraph dev`` server's checkpointer warns about
 ("Deserializing unregistered type") and will refuse in a future version. So ARCANE graph state
 holds these TypedDicts (``Model.model_dump(mode="json")``, see :func:`dump`) and nodes validate
-them back into the pydantic records (``Model.model_validate``) where they use them. Top-level
-fields are spelt out; nested parts are the records' own JSON.
+them back into the pydantic records (``Model.model_validate``) where they use them.
+
+Each ``XJSON`` is the JSON twin of a pydantic model ``X`` (named in its docstring), nested parts
+included, so graph state is typed all the way down; ``tests/arcane/test_records_json.py`` checks
+every twin against its model (same fields, same JSON types), so the two cannot drift apart.
+Twins of the shared bases (:class:`AxisJSON`, :class:`PhaseJSON`) are extended the way the
+models are.
 """
 
 from __future__ import annotations
@@ -15,23 +20,80 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
+from personae.memory.arcane.records import (
+    ArcDirection,
+    AxisSource,
+    AxisType,
+    Confidence,
+    ProbeType,
+)
+
+Level = Literal["low", "medium", "high"]
+
 
 def dump(record: BaseModel) -> Any:
     """``record`` as state JSON (the caller's annotation names which TypedDict)."""
     return cast(Any, record.model_dump(mode="json"))
 
 
+class PsychologicalImpactJSON(TypedDict):
+    """``agents.arcane.streams.PsychologicalImpact`` as JSON."""
+
+    emotional_state: str
+    belief_change: str
+    self_perception_change: str
+    sequence_type: Literal["redemptive", "contaminating", "neutral"]
+    meaning_made: str
+
+
+class RelationshipChangeJSON(TypedDict):
+    """``agents.arcane.streams.RelationshipChange`` as JSON."""
+
+    target: str
+    direction: Literal["negative", "positive", "neutral", "ambivalent"]
+    change_description: str
+    dimensions_affected: list[Literal["trust", "esteem", "intimacy", "antagonism"]]
+
+
+class StreamEventJSON(TypedDict):
+    """``agents.arcane.streams.StreamEvent`` as JSON."""
+
+    event_id: str
+    description: str
+    characters_involved: list[str]
+    psychological_impact: PsychologicalImpactJSON
+    relationship_changes: list[RelationshipChangeJSON]
+    intensity: Level
+
+
 class ChapterEventsJSON(TypedDict):
-    """``agents.arcane_streams.ChapterEvents`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.streams.ChapterEvents`` as JSON."""
 
     chapter: int
     character: str
-    events: list[dict[str, Any]]
+    events: list[StreamEventJSON]
     updated_running_summary: str
 
 
+class RelationshipDimensionsJSON(TypedDict):
+    """``agents.arcane.streams.RelationshipDimensions`` as JSON."""
+
+    trust: Level
+    esteem: Level
+    intimacy: Level
+
+
+class RelationshipStateJSON(TypedDict):
+    """``agents.arcane.streams.RelationshipState`` as JSON."""
+
+    target: str
+    current_attitude: str
+    direction_of_change: Literal["warming", "cooling", "stable", "conflicted"]
+    dimensions: RelationshipDimensionsJSON
+
+
 class ChapterStateJSON(TypedDict):
-    """``agents.arcane_streams.ChapterState`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.streams.ChapterState`` as JSON."""
 
     chapter: int
     character: str
@@ -40,42 +102,76 @@ class ChapterStateJSON(TypedDict):
     belief_shifts: str
     current_desires: str
     current_intentions: str
-    relationship_states: list[dict[str, Any]]
+    relationship_states: list[RelationshipStateJSON]
     self_awareness_notes: str
     change_magnitude: Literal["none", "subtle", "moderate", "significant", "transformative"]
     chapter_summary: str
     updated_running_profile: str
 
 
-class AxisInductionJSON(TypedDict):
-    """``agents.arcane_axes.AxisInduction`` as JSON (``model_dump(mode="json")``)."""
+class PhaseJSON(TypedDict):
+    """``memory.arcane.records.PhaseBase`` as JSON."""
 
-    character: str
-    arc_richness: Literal["rich", "moderate", "flat"]
-    intrapersonal_axes: list[dict[str, Any]]
-    relational_axes: list[dict[str, Any]]
+    phase: str
+    chapter_range: list[int]
+    position_description: str
 
 
-class MergedAxisJSON(TypedDict):
-    """``agents.arcane_axes.MergedAxis`` as JSON (``model_dump(mode="json")``)."""
+class InducedPhaseJSON(PhaseJSON):
+    """``agents.arcane.axes.InducedPhase`` as JSON."""
 
-    axis_type: Literal["intrapersonal", "relational"]
+    key_events: list[str]
+
+
+class TrajectoryPhaseJSON(PhaseJSON):
+    """``memory.arcane.records.TrajectoryPhase`` (and T15's ``MergedPhase``) as JSON."""
+
+    key_moments: list[str]
+
+
+class AxisJSON(TypedDict):
+    """``memory.arcane.records.AxisBase`` as JSON."""
+
+    axis_type: AxisType
     axis_id: str
     dimension_label: str
     axis_name: str
     pole_start: str
     pole_end: str
-    confidence: Literal["high", "medium", "low"]
-    source: Literal["both", "event_only", "psych_only"]
-    arc_direction: Literal["positive", "negative", "flat", "disillusionment", "ambivalent"]
-    trajectory: list[dict[str, Any]]
+    confidence: Confidence
+
+
+class InducedAxisJSON(AxisJSON):
+    """``agents.arcane.axes.InducedAxis`` as JSON."""
+
+    trajectory: list[InducedPhaseJSON]
+    evidence_summary: str
+    source_character: str | None
+    target_character: str | None
+
+
+class AxisInductionJSON(TypedDict):
+    """``agents.arcane.axes.AxisInduction`` as JSON."""
+
+    character: str
+    arc_richness: Literal["rich", "moderate", "flat"]
+    intrapersonal_axes: list[InducedAxisJSON]
+    relational_axes: list[InducedAxisJSON]
+
+
+class MergedAxisJSON(AxisJSON):
+    """``agents.arcane.axes.MergedAxis`` as JSON."""
+
+    source: AxisSource
+    arc_direction: ArcDirection
+    trajectory: list[TrajectoryPhaseJSON]
     evidence_summary: str
     source_character: str | None
     target_character: str | None
 
 
 class ReconciliationJSON(TypedDict):
-    """``agents.arcane_axes.Reconciliation`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.axes.Reconciliation`` as JSON."""
 
     character: str
     comparison: dict[str, Any]
@@ -83,49 +179,81 @@ class ReconciliationJSON(TypedDict):
     relational_axes: list[MergedAxisJSON]
 
 
+class CitationJSON(TypedDict):
+    """``memory.arcane.records.Citation`` as JSON."""
+
+    author: str
+    title: str
+    year: int | None
+    publication: str | None
+    url: str | None
+    relevance: str
+    verified: bool
+
+
 class CriticVerdictJSON(TypedDict):
-    """``memory.arcane_records.CriticVerdict`` as JSON (``model_dump(mode="json")``)."""
+    """``memory.arcane.records.CriticVerdict`` as JSON."""
 
     verdict: bool
     reasoning: str
-    citations: list[dict[str, Any]]
+    citations: list[CitationJSON]
 
 
-class ArcRecordJSON(TypedDict):
-    """``memory.arcane_records.ArcRecord`` as JSON (``model_dump(mode="json")``)."""
+class AnnotatorVoteJSON(TypedDict):
+    """``memory.arcane.records.AnnotatorVote`` as JSON."""
 
-    axis_id: str
+    annotator: str
+    validity: bool
+    novel_span: str
+    importance: str
+    confidence: str
+
+
+class WeakPairJSON(TypedDict):
+    """``agents.arcane.validators.WeakPair`` as JSON (what ``ArcRecord.weak_pairs`` holds)."""
+
+    from_phase_idx: int
+    to_phase_idx: int
+    separation: Literal["separated", "similar", "ambiguous"]
+    note: str
+
+
+class ArcRecordJSON(AxisJSON):
+    """``memory.arcane.records.ArcRecord`` as JSON."""
+
     novel: str
     character: str
-    axis_type: Literal["intrapersonal", "relational"]
-    dimension_label: str
-    axis_name: str
-    pole_start: str
-    pole_end: str
-    arc_direction: Literal["positive", "negative", "flat", "disillusionment", "ambivalent"]
-    confidence: Literal["high", "medium", "low"]
-    source: Literal["both", "event_only", "psych_only"]
-    trajectory: list[dict[str, Any]]
+    arc_direction: ArcDirection
+    source: AxisSource
+    trajectory: list[TrajectoryPhaseJSON]
     target_character: str | None
     evidence_summary: str
     literary_validation: dict[str, CriticVerdictJSON]
-    annotation: list[dict[str, Any]]
-    weak_pairs: list[dict[str, Any]]
+    annotation: list[AnnotatorVoteJSON]
+    weak_pairs: list[WeakPairJSON]
     reconciliation_tag: Literal["matched", "valid_missed", "borderline"]
     split: Literal["train", "eval", "unvalidated"]
     validated_by: Literal["critics", "humans", "none"]
     arc_richness: Literal["rich", "moderate", "flat"]
 
 
+class PhaseContrastJSON(TypedDict):
+    """``agents.arcane.probe_prep.PhaseContrast`` as JSON."""
+
+    from_phase_idx: int
+    to_phase_idx: int
+    contrast: str
+
+
 class DecisionVariableJSON(TypedDict):
-    """``agents.arcane_probe_prep.DecisionVariable`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.probe_prep.DecisionVariable`` as JSON."""
 
     decision_variable: str
-    phase_contrasts: list[dict[str, Any]]
+    phase_contrasts: list[PhaseContrastJSON]
 
 
 class LifeStageTagJSON(TypedDict):
-    """``agents.arcane_probe_prep.LifeStageTag`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.probe_prep.LifeStageTag`` as JSON (what ``ProbeRecord.life_stages`` holds)."""
 
     phase_idx: int
     life_stage: Literal["child", "adolescent", "young_adult", "adult", "older_adult"]
@@ -134,22 +262,40 @@ class LifeStageTagJSON(TypedDict):
 
 
 class AbstractionJSON(TypedDict):
-    """``agents.arcane_probe_prep.Abstraction`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.probe_prep.Abstraction`` as JSON."""
 
     abstract_axis: str
     abstract_phases: list[str]
 
 
+class DraftResponseJSON(TypedDict):
+    """``agents.arcane.designers.DraftResponse`` as JSON."""
+
+    phase_idx: int
+    gt_action: str
+    gt_speech: str | None
+    gt_thought: str
+    gt_typicality: Literal["typical", "plausible_tail"]
+
+
 class ProbeDraftJSON(TypedDict):
-    """``agents.arcane_designers.ProbeDraft`` as JSON (``model_dump(mode="json")``)."""
+    """``agents.arcane.designers.ProbeDraft`` as JSON."""
 
     scenario: str
     question: str
-    phase_responses: list[dict[str, Any]]
+    phase_responses: list[DraftResponseJSON]
+
+
+class PhaseQualityJSON(TypedDict):
+    """``memory.arcane.records.PhaseQuality`` as JSON."""
+
+    q_voice: Literal["pass", "fail"] | None
+    q_phasefit: Literal["pass", "adjacent", "off_phase"] | None
+    notes: list[str]
 
 
 class PhaseResponseJSON(TypedDict):
-    """``memory.arcane_records.PhaseResponse`` as JSON (``model_dump(mode="json")``)."""
+    """``memory.arcane.records.PhaseResponse`` as JSON."""
 
     phase_idx: int
     phase_label: str
@@ -158,16 +304,16 @@ class PhaseResponseJSON(TypedDict):
     gt_speech: str | None
     gt_thought: str
     gt_typicality: Literal["typical", "plausible_tail"]
-    quality: dict[str, Any]
+    quality: PhaseQualityJSON
     retry_count: int
     unavailable: bool
 
 
 class ProbeRecordJSON(TypedDict):
-    """``memory.arcane_records.ProbeRecord`` as JSON (``model_dump(mode="json")``)."""
+    """``memory.arcane.records.ProbeRecord`` as JSON."""
 
     probe_id: str
-    probe_type: Literal["in_scenario", "in_world", "out_of_world"]
+    probe_type: ProbeType
     novel: str
     character: str
     axis_id: str
@@ -182,6 +328,6 @@ class ProbeRecordJSON(TypedDict):
     abstract_axis: str | None
     abstract_phases: list[str] | None
     decision_variable: str
-    life_stages: list[dict[str, Any]]
+    life_stages: list[LifeStageTagJSON]
     style_lint: list[str]
     probe_check: dict[str, Any]
