@@ -122,7 +122,7 @@ READS: list[tuple[str, int, int]] = []
 
 
 @dataclass(frozen=True, kw_only=True)
-class StubContext(ActingContext):  # type: ignore[misc,unused-ignore]
+class StubContext(ActingContext):
     """Run settings of the stub method."""
 
 

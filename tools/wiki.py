@@ -1,4 +1,4 @@
-"""A MediaWiki/Fandom client (``WikiSource``): find a character's page and search for passages.
+"""A MediaWiki/Fandom client: find a character's page and search for passages.
 
 Character wikis are the best source for a profile, but pages move (redirects), names collide
 (disambiguation pages) and Fandom and Wikipedia put their API in different places. This client
@@ -125,7 +125,7 @@ def _words(text: str) -> set[str]:
 
 
 class MediaWikiClient:
-    """One MediaWiki (Fandom or any other), implementing ``personae.tools.sources.WikiSource``."""
+    """One MediaWiki (Fandom or any other)."""
 
     def __init__(
         self,

@@ -68,13 +68,6 @@ def benchmarked_characters(storyline: Storyline) -> list[str]:
     return [name for name in storyline.major_characters if name in acting]
 
 
-def select_characters(storyline: Storyline, requested: Sequence[str] | None) -> list[str]:
-    """The characters to run: ``requested`` (checked) or the benchmarked ones."""
-    if not requested:
-        return benchmarked_characters(storyline)
-    return [storyline.check_character(name) for name in dict.fromkeys(requested)]
-
-
 def _instance(storyline: Storyline, character: str, position: int, size: int) -> BenchInstance:
     action = storyline.actions[position]
     return BenchInstance(

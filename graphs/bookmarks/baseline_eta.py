@@ -49,7 +49,7 @@ from personae.run_context import described
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ETAContext(ActingContext):  # type: ignore[misc,unused-ignore]
+class ETAContext(ActingContext):
     """Run settings of the ETA baseline (the released runner's defaults)."""
 
     chunk: int = 64

@@ -34,7 +34,7 @@ from personae.run_context import described
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class RICLContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
+class RICLContext(EmbeddingContext):
     """Run settings of the RICL baseline."""
 
     k_pairs: int = 8

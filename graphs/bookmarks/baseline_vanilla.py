@@ -28,7 +28,7 @@ from personae.run_context import described
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class VanillaContext(ActingContext):  # type: ignore[misc,unused-ignore]
+class VanillaContext(ActingContext):
     """Run settings of the Vanilla baseline: the shared acting settings, nothing more."""
 
     def __post_init__(self) -> None:

@@ -78,7 +78,7 @@ _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class BookmarksContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
+class BookmarksContext(EmbeddingContext):
     """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
 
     The sync sizes are flat fields (so LangGraph Studio shows them) whose defaults come from
@@ -137,7 +137,7 @@ class BookmarksContext(EmbeddingContext):  # type: ignore[misc,unused-ignore]
         )
 
 
-class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]
+class BookmarksOutput(ActOutput):
     """The acting contract's output plus the bookmarks that grounded the action."""
 
     bookmarks: list[GroundingEntry]
@@ -145,7 +145,7 @@ class BookmarksOutput(ActOutput):  # type: ignore[misc,unused-ignore]
     where the bookmark is synced to."""
 
 
-class BookmarksState(ActInput):  # type: ignore[misc,unused-ignore]
+class BookmarksState(ActInput):
     """Everything one step carries between nodes (input fields documented on ActInput)."""
 
     questions: list[Question]

@@ -8,7 +8,7 @@ tokeniser feeds the storyline index, so a keyword and an action text are split t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -73,9 +73,3 @@ def lexical_filter(
             scored.append((-shared, distance, order, item))
     scored.sort(key=lambda row: row[:3])
     return [row[3] for row in scored[: max(0, k)]]
-
-
-def overlap(question: str, texts: Sequence[str]) -> list[int]:
-    """Shared content-token count of ``question`` with each text (for reports and tests)."""
-    wanted = content_tokens(question)
-    return [len(wanted & content_tokens(text)) for text in texts]

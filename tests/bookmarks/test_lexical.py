@@ -5,7 +5,6 @@ from __future__ import annotations
 from personae.memory.bookmarks.lexical import (
     content_tokens,
     lexical_filter,
-    overlap,
     shared_tokens,
     tokens,
 )
@@ -40,4 +39,3 @@ def test_lexical_filter_drops_unrelated_and_ranks_by_overlap_then_distance() -> 
         "Where does Yuki read?",  # 2 shared
     ]
     assert lexical_filter("the a of", items, lambda i: i[0], k=5) == []
-    assert overlap("Yuki book", ["Yuki's book", "tea"]) == [2, 0]
