@@ -33,8 +33,10 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from personae.errors import ConfigurationError, RemoteError
+from personae.process_caches import clears_on_reset
 from personae.settings import (
     DEFAULT_EMBEDDINGS,
+    LOCAL_EMBEDDING_MODEL,
     Settings,
     check_embeddings_spec,
 )
@@ -55,6 +57,7 @@ __all__ = [
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 DEFAULT_DIMENSIONS = 384
 _REGISTERED: dict[str, TextEmbedding] = {}
+clears_on_reset("memory.embeddings.registered", _REGISTERED.clear)
 
 
 class TextEmbedding(ABC):
@@ -301,6 +304,7 @@ def register_embedding(name: str, embedding: TextEmbedding) -> None:
 
 _OPENED: dict[tuple[str, str | None, str | None], TextEmbedding] = {}
 _OPEN_LOCK = threading.Lock()
+clears_on_reset("memory.embeddings.opened", _OPENED.clear)
 
 
 def open_embedding(
@@ -351,6 +355,22 @@ def _build(kind: str, name: str, api_key: str | None, base_url: str | None) -> T
         return HashingTextEmbedding(int(name) if name else DEFAULT_DIMENSIONS)
     if kind == "openai":
         return OpenAITextEmbedding(name, api_key=api_key, base_url=base_url)
-    from personae.memory.minilm import MiniLMEmbedding
+    return LocalTextEmbedding()
 
-    return MiniLMEmbedding.load()
+
+class LocalTextEmbedding(_CachedEmbedding):
+    """``local``: all-MiniLM-L6-v2 run on numpy (:mod:`personae.memory.minilm`), cached here.
+
+    The model module knows nothing of this one; it is imported when the first local embedding
+    is opened, so numpy weights and ``tokenizers`` load only for users who chose ``local``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        from personae.memory.minilm import MiniLMEmbedding
+
+        self.spec = f"local:{LOCAL_EMBEDDING_MODEL}"
+        self._model = MiniLMEmbedding.load()
+
+    def _compute(self, texts: list[str]) -> np.ndarray:
+        return self._model.compute(texts)

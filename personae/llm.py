@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from personae.answer_store import AnswerStore, model_name_of, sampling_of
 from personae.backoff import backoff_delay, parse_retry_after
 from personae.errors import ConfigurationError, RemoteError
+from personae.process_caches import clears_on_reset
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 AnswerT = TypeVar("AnswerT")
@@ -170,6 +171,9 @@ def reset_model_overrides() -> None:
     _OVERRIDES.clear()
 
 
+clears_on_reset("personae.llm.model_overrides", reset_model_overrides)
+
+
 class ModelOverride:
     """An applied :func:`override_models`; as a context manager, undone on exit."""
 
@@ -241,6 +245,9 @@ def _openai_chat_model(name: str, api_key: str | None, base_url: str | None) -> 
         timeout=120,
         max_retries=0,  # call_structured/call_text retry, within the run's budget
     )
+
+
+clears_on_reset("personae.llm.chat_models", _openai_chat_model.cache_clear)
 
 
 def with_retry_budget(model: BaseChatModel, seconds: float) -> BaseChatModel:

@@ -8,6 +8,10 @@ to put a model into Personae's graphs, tools and CLI is :func:`override_models`:
 
     with override_models(ScriptedChatModel(responders={...})):
         await graph.ainvoke(..., context=BookmarksContext(storyline_path=..., model="openai:x"))
+
+Between tests, :func:`reset_runtime` gives the next one a fresh process's state: no model
+override, no cached storyline, bank index, Chroma client, embedding or chat client (Personae's
+suite calls it around every test; a fixture of yours can too).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from personae.llm import ModelOverride, override_models, reset_model_overrides
+from personae.process_caches import reset_runtime
 
 __all__ = [
     "ModelOverride",
@@ -39,6 +44,7 @@ __all__ = [
     "override_models",
     "prompt_text",
     "reset_model_overrides",
+    "reset_runtime",
 ]
 
 Responder = Callable[[list[BaseMessage]], Any]

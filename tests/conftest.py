@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from personae.testing import block_remote_network, reset_model_overrides
+from personae.testing import block_remote_network, reset_runtime
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -19,11 +19,12 @@ def _no_remote_network() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_model_overrides() -> Iterator[None]:
-    """Every test starts and ends with no injected model (personae.testing.override_models)."""
-    reset_model_overrides()
+def _fresh_runtime() -> Iterator[None]:
+    """Every test starts and ends with a fresh process's caches and registries (no injected
+    model, no cached storyline, bank, Chroma client...): personae.testing.reset_runtime."""
+    reset_runtime()
     yield
-    reset_model_overrides()
+    reset_runtime()
 
 
 @pytest.fixture(autouse=True)

@@ -183,3 +183,45 @@ def test_graph_nodes_are_under_forty_lines() -> None:
         if size >= 40
     ]
     assert long == []
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT).with_suffix("").parts
+    parts = relative[:-1] if relative[-1] == "__init__" else relative
+    return ".".join(parts if parts[0] == "personae" else ("personae", *parts))
+
+
+def import_cycles() -> list[list[str]]:
+    """Groups of our modules that import each other, directly or around a circle."""
+    paths = [p for folder in (*FOLDERS, "personae") for p in (ROOT / folder).rglob("*.py")]
+    modules = {_module_name(p): p for p in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        wanted = {module for _, module in imported_modules(path)}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                wanted |= {f"{node.module}.{alias.name}" for alias in node.names}  # submodules
+        graph[name] = {m for m in wanted if m in modules and m != name}
+    reach = {name: _reach(graph, name) for name in graph}
+    groups = {
+        tuple(sorted({name} | {m for m in reach[name] if name in reach[m]}))
+        for name in graph
+        if name in reach[name]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo += graph[current]
+    return seen
+
+
+def test_no_import_cycle() -> None:
+    """Lazy imports count: memory.embeddings opening memory.minilm must not be imported back."""
+    assert import_cycles() == []

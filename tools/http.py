@@ -30,6 +30,7 @@ from personae.backoff import backoff_delay
 from personae.backoff import parse_retry_after as parse_retry_after  # re-exported
 from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
+from personae.process_caches import clears_on_reset
 from personae.settings import Settings, user_agent
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class _HostGates:
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _HostGates] = (
     weakref.WeakKeyDictionary()
 )
+clears_on_reset("tools.http.host_gates", _GATES.clear)
 
 
 def _host_gates() -> _HostGates:

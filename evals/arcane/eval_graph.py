@@ -37,6 +37,7 @@ from personae.llm import LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
 from personae.memory.arcane.records_json import ProbeRecordJSON, dump
+from personae.process_caches import clears_on_reset
 from personae.run_context import described
 
 RESULTS = "results.jsonl"
@@ -286,6 +287,7 @@ async def _judge_trajectory(
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
 )
+clears_on_reset("evals.arcane.eval_graph.gates", _GATES.clear)
 
 
 def gate(limit: int) -> asyncio.Semaphore:

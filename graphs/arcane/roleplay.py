@@ -52,6 +52,7 @@ from personae.memory.arcane.records import (
     load_summaries,
 )
 from personae.memory.embeddings import TextEmbedding
+from personae.process_caches import clears_on_reset
 from personae.run_context import described
 from personae.settings import Settings
 
@@ -198,6 +199,9 @@ def _cached(
     index = ChunkIndex.find(novel, embedding, chroma)
     probes = {p.probe_id: p for p in load_probes(path)}
     return NovelResources(novel, load_summaries(path), load_arcs(path), probes, index)
+
+
+clears_on_reset("graphs.arcane.roleplay.novel_resources", _cached.cache_clear)
 
 
 def _check_mode(mode: str) -> str:

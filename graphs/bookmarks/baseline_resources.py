@@ -18,10 +18,13 @@ from personae.graphs.bookmarks.resource_cache import ResourceCache, storyline_ke
 from personae.memory.bookmarks.eta_profile_store import ETAProfileStore
 from personae.memory.bookmarks.scene_pairs import ScenePairStore
 from personae.memory.embeddings import TextEmbedding, open_embedding
+from personae.process_caches import clears_on_reset
 from personae.settings import DEFAULT_EMBEDDINGS
 
 _PAIRS: ResourceCache[ScenePairStore] = ResourceCache()
 _PROFILES: ResourceCache[ETAProfileStore] = ResourceCache()
+clears_on_reset("graphs.bookmarks.baseline_resources.scene_pairs", _PAIRS.clear)
+clears_on_reset("graphs.bookmarks.baseline_resources.eta_profiles", _PROFILES.clear)
 
 
 def scene_pairs_for(

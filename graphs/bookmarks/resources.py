@@ -38,6 +38,7 @@ from personae.memory.bookmarks.bank import BookmarkBank
 from personae.memory.bookmarks.storyline import Storyline
 from personae.memory.chroma import safe_collection_name
 from personae.memory.embeddings import TextEmbedding, open_embedding
+from personae.process_caches import clears_on_reset
 from personae.settings import DEFAULT_EMBEDDINGS
 from personae.tools.bookmarks.storyline_index import StorylineIndex, index_for
 
@@ -176,3 +177,6 @@ def _open(key: StorylineKey, embedding: TextEmbedding) -> BookmarkResources:
 def forget_resources() -> None:
     """Drop every cached resource (tests that simulate a restart; long-lived servers)."""
     _CACHE.clear()
+
+
+clears_on_reset("graphs.bookmarks.resources.step_resources", forget_resources)

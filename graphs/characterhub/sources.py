@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from personae.errors import InputError, RemoteError
+from personae.process_caches import clears_on_reset
 from personae.settings import user_agent
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
@@ -44,6 +45,7 @@ def web_disabled_notice(context: ProfilerContext) -> str:
 _SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
 )
+clears_on_reset("graphs.characterhub.sources.search_slots", _SLOTS.clear)
 
 
 @dataclass

@@ -34,6 +34,7 @@ from personae.memory.amadeus.persona_chunks import PersonaChunk, Splitter
 from personae.memory.amadeus.persona_doc import PersonaDoc
 from personae.memory.chroma import open_chroma, safe_collection_name
 from personae.memory.embeddings import HashingTextEmbedding, TextEmbedding, open_embedding
+from personae.process_caches import clears_on_reset
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ COLLECTION_PREFIX = "amadeus."
 _BATCH = 256
 _WRITE_BATCH = 4096
 _CLIENTS: dict[str, ClientAPI] = {}
+clears_on_reset("memory.amadeus.persona_store.clients", _CLIENTS.clear)
 _CLIENTS_LOCK = threading.Lock()
 _WRITE_LOCK = threading.RLock()
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from personae.errors import InputError
 from personae.files import read_jsonl, write_json_atomic, write_text_atomic
+from personae.process_caches import clears_on_reset
 
 FORMATS = ("novel", "play")
 
@@ -226,3 +227,6 @@ def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
         )
     ]
     return Novel(folder, meta, chapters)
+
+
+clears_on_reset("memory.arcane.novel_store.parsed", _parsed.cache_clear)

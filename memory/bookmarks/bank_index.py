@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from personae.memory.blas import one_blas_thread
+from personae.process_caches import clears_on_reset
 
 if TYPE_CHECKING:
     from personae.memory.bookmarks.bookmark import Bookmark
@@ -318,3 +319,6 @@ def forget_bank_indexes() -> None:
     """Drop every index (benchmarks measuring a fresh process; tests simulating a restart)."""
     with _REGISTRY_LOCK:
         _INDEXES.clear()
+
+
+clears_on_reset("memory.bookmarks.bank_index.indexes", forget_bank_indexes)

@@ -17,6 +17,7 @@ from typing import Literal
 
 from personae.errors import InputError
 from personae.files import parse_json, parse_jsonl, read_json, read_text
+from personae.process_caches import clears_on_reset
 
 SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
 SCENE_SIZE = 10
@@ -253,6 +254,9 @@ def _majors_beside(path: Path, artifact: str) -> tuple[str, ...]:
 @lru_cache(maxsize=16)
 def _cached(path: str, mtime_ns: int, majors: tuple[str, ...]) -> Storyline:
     return load_storyline(path, majors)
+
+
+clears_on_reset("memory.bookmarks.storyline.parsed", _cached.cache_clear)
 
 
 def storyline_version(path: str | Path) -> tuple[str, int]:

@@ -136,12 +136,12 @@ def test_a_query_alone_embeds_as_it_does_inside_a_large_batch() -> None:
     model = MiniLMEmbedding.load()
     texts = [question for question, _ in QUESTIONS] * 2
     assert len(texts) > 4  # the batched path, with the process's default BLAS threads
-    # ``_compute`` bypasses the embedding cache, so both paths really run.
-    batched = model._compute(texts)
-    alone = np.vstack([model._compute([text]) for text in texts[:3]])
+    # ``compute`` is the model alone (no embedding cache), so both paths really run.
+    batched = model.compute(texts)
+    alone = np.vstack([model.compute([text]) for text in texts[:3]])
     assert np.allclose(alone, batched[:3], atol=1e-5)
     # A small batch of texts of different lengths: each vector stays in its text's row.
-    assert np.allclose(model._compute(texts[:3]), batched[:3], atol=1e-5)
+    assert np.allclose(model.compute(texts[:3]), batched[:3], atol=1e-5)
 
 
 def test_local_kind_without_its_package_names_the_install(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from personae.memory.bookmarks.lexical import STOP_WORDS, tokens
 from personae.memory.bookmarks.storyline import Storyline
+from personae.process_caches import clears_on_reset
 
 CONTEXT_RADIUS = 8
 """The paper's context window: 8 actions either side of a keyword hit."""
@@ -95,6 +96,7 @@ def context_windows(
 
 
 _INDEXES: dict[int, tuple[weakref.ref[Storyline], StorylineIndex]] = {}
+clears_on_reset("tools.bookmarks.storyline_index.indexes", _INDEXES.clear)
 
 
 def index_for(storyline: Storyline) -> StorylineIndex:

@@ -1,0 +1,124 @@
+"""reset_runtime clears every process-global cache; a new cache that does not register fails."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+from bookmarks_world import write_storyline
+
+from personae.graphs.bookmarks.resources import resources_for
+from personae.llm import resolve_chat_model
+from personae.memory.amadeus.persona_store import open_client
+from personae.memory.bookmarks.storyline import open_storyline
+from personae.memory.embeddings import open_embedding
+from personae.process_caches import registered_caches
+from personae.testing import ScriptedChatModel, override_models, reset_runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = ("agents", "tools", "memory", "graphs", "evals", "personae")
+CACHE_CALLS = {"dict", "set", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary"}
+CACHE_CALLS |= {"ResourceCache", "defaultdict"}
+
+
+def _is_cache_value(value: ast.expr | None) -> bool:
+    """An empty container a module fills at run time (``{}``, ``dict()``, ``ResourceCache()``)."""
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    if isinstance(value, ast.Set | ast.List):
+        return not value.elts
+    if isinstance(value, ast.Call) and not value.args:
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in CACHE_CALLS
+    return False
+
+
+def _is_cached_function(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.add(target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", ""))
+    return bool(names & {"cache", "lru_cache"})
+
+
+def module_caches() -> dict[str, list[str]]:
+    """Module-level caches of the package source, by file: ``{}`` values and cached functions."""
+    found: dict[str, list[str]] = {}
+    for folder in FOLDERS:
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name == "process_caches.py":
+                continue
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                names: list[str] = []
+                if isinstance(node, ast.Assign) and _is_cache_value(node.value):
+                    names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                elif isinstance(node, ast.AnnAssign) and _is_cache_value(node.value):
+                    names = [node.target.id] if isinstance(node.target, ast.Name) else []
+                elif isinstance(node, ast.FunctionDef) and _is_cached_function(node):
+                    names = [node.name]
+                if names:
+                    found.setdefault(str(path.relative_to(ROOT)), []).extend(names)
+    return found
+
+
+def _cleared_in(path: str) -> str:
+    """The source of a module's ``clears_on_reset(...)`` calls and of the functions they pass."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    functions = {
+        node.name: ast.unparse(node) for node in tree.body if isinstance(node, ast.FunctionDef)
+    }
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "clears_on_reset"
+    ]
+    passed = [functions.get(getattr(call.args[-1], "id", ""), "") for call in calls]
+    return "\n".join([*map(ast.unparse, calls), *passed])
+
+
+def test_every_module_level_cache_registers_its_clear() -> None:
+    caches = module_caches()
+    assert len([n for names in caches.values() for n in names]) >= 16
+    unregistered = [
+        f"{path}: {name}"
+        for path, names in caches.items()
+        for name in names
+        if name not in _cleared_in(path)
+    ]
+    assert unregistered == []
+
+
+def test_reset_runtime_clears_seventeen_caches() -> None:
+    for folder in FOLDERS:  # every module that holds a cache, imported
+        for path in module_caches():
+            if path.startswith(folder):
+                parts = Path(path).with_suffix("").parts
+                importlib.import_module(".".join(("personae", *parts[parts[0] == "personae" :])))
+    assert len(registered_caches()) == 17
+
+
+def test_after_a_reset_nothing_cached_comes_back(tmp_path: Path) -> None:
+    story = write_storyline(tmp_path / "club.jsonl")
+    scripted = ScriptedChatModel()
+    override_models(scripted)
+    before = (
+        open_storyline(str(story)),
+        resources_for(str(story), str(tmp_path / "memory"), "", open_embedding("hashing")),
+        open_client(str(tmp_path / "persona")),
+        open_embedding("hashing"),
+    )
+    assert resolve_chat_model("openai:x") is scripted
+    assert open_storyline(str(story)) is before[0]  # cached while nothing is reset
+    reset_runtime()
+    after = (
+        open_storyline(str(story)),
+        resources_for(str(story), str(tmp_path / "memory"), "", open_embedding("hashing")),
+        open_client(str(tmp_path / "persona")),
+        open_embedding("hashing"),
+    )
+    assert all(a is not b for a, b in zip(after, before, strict=True))
+    assert resolve_chat_model("openai:x", base_url="http://127.0.0.1:9") is not scripted
