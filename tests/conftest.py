@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from personae.settings import VARIABLES
 from personae.testing import block_remote_network, reset_model_overrides
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -24,22 +26,14 @@ def _fresh_model_overrides() -> Iterator[None]:
     reset_model_overrides()
     yield
     reset_model_overrides()
+    embeddings = sys.modules.get("personae.memory.embeddings")  # loaded only by tests using it
+    if embeddings is not None:
+        embeddings.reset_embedding_overrides()
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "PERSONAE_MODEL",
-        "PERSONAE_FAST_MODEL",
-        "PERSONAE_JUDGE_MODEL",
-        "PERSONAE_EMBEDDINGS",
-        "TAVILY_API_KEY",
-        "TAVILY_BASE_URL",
-        "CHROMA_HOST",
-        "CHROMA_PORT",
-    ):
+    for name in VARIABLES:  # every variable Personae reads: a developer's shell must not leak in
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PERSONAE_CACHE_DIR", str(tmp_path / "cache"))
     # A scripted model that raises ConnectionError fails at once, not after two minutes of
