@@ -118,7 +118,7 @@ async def bench_waves(memory: Path, latency: float, relevant: set[str], label: s
         chat.latency = latency
         override_models(chat)
         context = AmadeusContext(
-            model="openai:bench", memory_dir=str(memory), gs_wave=wave, embeddings="hashing"
+            model="openai:bench", memory_dir=str(memory), gs_wave=wave, embedding="hashing"
         )
         graph = build_graph()
         start = time.perf_counter()

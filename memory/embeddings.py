@@ -25,7 +25,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,13 +51,12 @@ __all__ = [
     "check_embeddings_spec",
     "embed_text",
     "open_embedding",
-    "register_embedding",
+    "override_embeddings",
+    "reset_embedding_overrides",
 ]
 
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 DEFAULT_DIMENSIONS = 384
-_REGISTERED: dict[str, TextEmbedding] = {}
-clears_on_reset("memory.embeddings.registered", _REGISTERED.clear)
 
 
 class TextEmbedding(ABC):
@@ -208,7 +207,8 @@ class ChromaEmbedding(EmbeddingFunction[Documents]):
     """Chroma's view of any other :class:`TextEmbedding`: the spec is what Chroma persists.
 
     Our stores always pass vectors themselves; this only lets Chroma reopen a collection on its
-    own (``get_collection`` without a function), resolving the spec from the environment then.
+    own (``get_collection`` without a function), outside any run: the spec is then resolved on
+    the server the settings name.
     """
 
     def __init__(self, spec: str) -> None:
@@ -216,7 +216,9 @@ class ChromaEmbedding(EmbeddingFunction[Documents]):
 
     def __call__(self, input: Documents) -> Embeddings:
         """Embed each document with the spec's model."""
-        return list(open_embedding(self.spec).embed(list(input)))
+        from personae.settings import load_settings
+
+        return list(open_embedding(self.spec, load_settings()).embed(list(input)))
 
     @staticmethod
     def name() -> str:
@@ -296,10 +298,40 @@ class OpenAITextEmbedding(_CachedEmbedding):
 
 # --- choosing ---------------------------------------------------------------------------------
 
+_OVERRIDES: dict[str, TextEmbedding] = {}
+clears_on_reset("memory.embeddings.overrides", _OVERRIDES.clear)
+"""Embeddings injected by :func:`override_embeddings`, by canonical spec."""
 
-def register_embedding(name: str, embedding: TextEmbedding) -> None:
-    """Make ``embedding`` resolvable as ``registered:<name>`` (tests, apps with their own model)."""
-    _REGISTERED[name] = embedding
+
+def override_embeddings(specs: Mapping[str, TextEmbedding]) -> EmbeddingOverride:
+    """Make :func:`open_embedding` answer these specs with these embeddings (tests, benchmarks).
+
+    The embedding twin of :func:`personae.testing.override_models`: a context keeps a real
+    spec (``hashing:97``, ``openai:bge``) and the override swaps in your instance, e.g. one that
+    counts its calls. Leaving the returned context manager restores the earlier overrides;
+    :func:`reset_embedding_overrides` clears all (Personae's suite does it after every test).
+    """
+    return EmbeddingOverride({check_embeddings_spec(k): v for k, v in specs.items()})
+
+
+def reset_embedding_overrides() -> None:
+    """Forget every :func:`override_embeddings` override."""
+    _OVERRIDES.clear()
+
+
+class EmbeddingOverride:
+    """An applied :func:`override_embeddings`; as a context manager, undone on exit."""
+
+    def __init__(self, specs: dict[str, TextEmbedding]) -> None:
+        self._before = dict(_OVERRIDES)
+        _OVERRIDES.update(specs)
+
+    def __enter__(self) -> EmbeddingOverride:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _OVERRIDES.clear()
+        _OVERRIDES.update(self._before)
 
 
 _OPENED: dict[tuple[str, str | None, str | None], TextEmbedding] = {}
@@ -316,33 +348,25 @@ def open_embedding(
 ) -> TextEmbedding:
     """The embedding a ``PERSONAE_EMBEDDINGS`` value names (one instance per model and server).
 
-    ``openai:`` uses ``base_url`` / ``api_key`` when given, else ``settings``, else the
-    environment (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``). Raises
-    :class:`~personae.errors.ConfigurationError` for an unknown kind, an ``openai:`` model with
-    no server configured, or ``local`` without its model package.
+    The one resolver of every paper's embedding (a run context calls it with its own server:
+    :meth:`personae.graphs.store_context.EmbeddingContext.text_embedding`). ``openai:`` uses
+    ``base_url`` / ``api_key`` when given, else those of ``settings``; this function reads no
+    environment. Raises :class:`~personae.errors.ConfigurationError` for an unknown kind, an
+    ``openai:`` model with no server given, or ``local`` without its model package.
     """
     canonical = check_embeddings_spec(spec)
     kind, _, name = canonical.partition(":")
-    if kind == "registered":
-        if name not in _REGISTERED:
-            raise ConfigurationError(
-                f"no embedding registered as {name!r}", "call register_embedding first"
-            )
-        return _REGISTERED[name]
+    if canonical in _OVERRIDES:
+        return _OVERRIDES[canonical]
     if kind != "openai":
         api_key = base_url = None
-    elif not (api_key or base_url):
-        if settings is None:
-            from personae.settings import load_settings
-
-            settings = load_settings()
+    elif not (api_key or base_url) and settings is not None:
         api_key, base_url = settings.openai_api_key, settings.openai_base_url
-    if kind == "openai":
-        if not api_key and not base_url:
-            raise ConfigurationError(
-                f"embeddings {canonical!r} need an OpenAI-compatible server",
-                "set OPENAI_BASE_URL (vLLM, Ollama, ...) or OPENAI_API_KEY (OpenAI)",
-            )
+    if kind == "openai" and not api_key and not base_url:
+        raise ConfigurationError(
+            f"embeddings {canonical!r} need an OpenAI-compatible server",
+            "set OPENAI_BASE_URL (vLLM, Ollama, ...) or OPENAI_API_KEY (OpenAI)",
+        )
     with _OPEN_LOCK:
         key = (canonical, api_key, base_url)
         if key not in _OPENED:

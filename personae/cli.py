@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -115,7 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C anywhere (while the command's libraries load, or mid-run) ends with one line: the
     checkpoints written so far are committed, so rerunning resumes.
     """
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))

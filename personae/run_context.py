@@ -1,26 +1,32 @@
-"""The run settings every graph's context shares, filled from the environment at construction.
+"""The run settings every graph's context shares: the one place that applies the settings rule.
 
 A run's context is built at the edge: by the CLI from its flags, by the LangGraph server from a
 run's ``context`` dict (``langgraph dev``, Studio), by a tool factory. Whatever the run leaves
-empty is read from the environment there, once, by the same rule for all three
-(:func:`~personae.settings.model_specs`); nodes read only ``runtime.context``.
+empty is filled from :class:`~personae.settings.Settings` (the environment, read once, when the
+context is built) by one rule: the run's value, else the variable, else the graph's default.
+Chat models (and, in :mod:`personae.graphs.store_context`, the embedding) are resolved here
+from the filled fields; commands that need a model ask the context, and nodes read only
+``runtime.context``.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
-import os
 import textwrap
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Literal, TypeVar
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 
+from personae.errors import ConfigurationError
 from personae.llm import (
     DEFAULT_RETRY_SECONDS,
-    RETRY_SECONDS_VARIABLE,
     SAMPLING_VARIABLES,
     ModelRole,
     parse_retry_seconds,
@@ -30,14 +36,12 @@ from personae.llm import (
     with_retry_budget,
     with_sampling,
 )
-from personae.settings import model_specs
+from personae.settings import Settings, load_settings
 
 C = TypeVar("C", bound=type)
-
-
-def env_names_fast_model() -> bool:
-    """True when ``PERSONAE_FAST_MODEL`` names a fast model (it beats a run's strong model)."""
-    return bool(os.environ.get("PERSONAE_FAST_MODEL", "").strip())
+L = TypeVar("L", bound="LLMContext")
+_INHERITED: ContextVar[Settings | None] = ContextVar("personae_inherited_settings", default=None)
+"""Settings a context made from another context is filled from (instead of the environment)."""
 
 
 def described(cls: C) -> C:
@@ -64,10 +68,21 @@ def described(cls: C) -> C:
     return cls
 
 
+RENAMED_FIELDS: Mapping[str, str] = {"embeddings": "embedding"}
+"""Context keys that were renamed: passing the old one is an error naming the new one."""
+
+
 @described
 @dataclass(frozen=True, kw_only=True)
 class LLMContext:
-    """Which models a run uses and on which server; empty fields come from the environment."""
+    """Which models a run uses and on which server; empty fields come from the settings."""
+
+    default_sampling: ClassVar[Mapping[str, str]] = {}
+    """Sampling a graph uses when neither the run nor the environment sets it (by setting, in
+    the form of the ``temperature`` field), e.g. the BOOKMARKS runs' temperature 0."""
+    default_judge: ClassVar[str] = ""
+    """The judge of an evaluation when neither the run nor ``PERSONAE_JUDGE_MODEL`` names one
+    (empty: the strong model)."""
 
     model: str = ""
     """Strong model as provider:model (writing, acting). Empty: PERSONAE_MODEL, else
@@ -80,7 +95,8 @@ class LLMContext:
     OpenAI. The key is read from OPENAI_API_KEY, never from a run's context."""
     temperature: str = ""
     """Sampling temperature, one number for every role (0.7) or per role (strong=0.85,fast=0).
-    Empty: PERSONAE_TEMPERATURE, else the server's default."""
+    Empty: PERSONAE_TEMPERATURE, else the graph's default (0 for the BOOKMARKS graphs), else
+    the server's."""
     top_p: str = ""
     """Nucleus sampling top-p, in the same forms as temperature. Empty: PERSONAE_TOP_P, else
     the server's default."""
@@ -92,25 +108,59 @@ class LLMContext:
     """Folder journaling this step's finished LLM answers, so a rerun of an interrupted step
     reuses them (set by the step runner, personae.graphs.bookmarks.step_checkpoints; empty: none)."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refuse a renamed key with a message naming the new one (Studio users' old contexts).
+
+        The LangGraph server builds a context with ``Context(**run_context)``; without this an
+        old key would fail as an unexplained ``unexpected keyword argument``.
+        """
+        for old, new in RENAMED_FIELDS.items():
+            if old in kwargs:
+                raise ConfigurationError(
+                    f"the context field {old!r} is now {new!r}",
+                    f"pass {new!r} instead (same values)",
+                )
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
-        """Fill what the run left empty from the environment (this is the edge)."""
-        env = os.environ
-        strong, fast = model_specs(self.model, self.fast_model, env)
+        """Fill what the run left empty from the settings (this is the edge)."""
+        settings = _INHERITED.get() or load_settings()
+        # Not a field: keys must not travel in run contexts, schemas or checkpoints.
+        object.__setattr__(self, "_settings", settings)
+        strong, fast = settings.model_specs(self.model, self.fast_model)
         object.__setattr__(self, "model", strong)
         object.__setattr__(self, "fast_model", fast)
-        base_url = self.openai_base_url or env.get("OPENAI_BASE_URL", "").strip()
+        base_url = self.openai_base_url or settings.openai_base_url or ""
         object.__setattr__(self, "openai_base_url", base_url)
-        for setting, variable in SAMPLING_VARIABLES.items():
-            text = getattr(self, setting) or env.get(variable, "").strip()
-            parse_sampling(text, setting)  # a bad value fails here, naming the setting
-            object.__setattr__(self, setting, text)
-        if self.llm_retry_seconds is None:
-            budget = parse_retry_seconds(env.get(RETRY_SECONDS_VARIABLE, ""))
-        else:
-            budget = parse_retry_seconds(str(self.llm_retry_seconds))
+        for setting in SAMPLING_VARIABLES:
+            text = getattr(self, setting) or getattr(settings, setting)
+            default = self.default_sampling.get(setting, "")
+            object.__setattr__(self, setting, _sampling_with_default(text, default, setting))
+        written = self.llm_retry_seconds
+        budget = parse_retry_seconds(
+            settings.llm_retry_seconds if written is None else str(written)
+        )
         object.__setattr__(self, "llm_retry_seconds", budget)
-        # Not a field: a secret must not travel in run contexts, schemas or checkpoints.
-        object.__setattr__(self, "_openai_api_key", env.get("OPENAI_API_KEY", "").strip())
+
+    def replaced(self, **changes: Any) -> Self:
+        """This context with ``changes``, filled from the same settings (no second reading)."""
+        with _inheriting(self.settings):
+            return dataclasses.replace(self, **changes)
+
+    def derived(self, context_type: type[L], **fields: Any) -> L:
+        """Another graph's context (``context_type``) built from the same settings.
+
+        How a graph that runs another graph (the ARCANE evaluation runs the role-play graph)
+        hands its settings on inside a node, where the environment is never read.
+        """
+        with _inheriting(self.settings):
+            return context_type(**fields)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this context was filled from (keys included; never serialised)."""
+        settings: Settings = getattr(self, "_settings")  # noqa: B009 - set in __post_init__
+        return settings
 
     def llm(self, role: Literal["strong", "fast"]) -> BaseChatModel:
         """The chat model of ``role`` on this context's server, with its sampling settings.
@@ -121,14 +171,52 @@ class LLMContext:
 
     def chat_model(self, spec: str, role: ModelRole) -> BaseChatModel:
         """The chat model of ``spec`` on this context's server, sampled as ``role`` is."""
-        key: str = getattr(self, "_openai_api_key", "")
-        model = resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key or None)
-        sampling = {
+        key = self.settings.openai_api_key
+        model = resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key)
+        budget = DEFAULT_RETRY_SECONDS if self.llm_retry_seconds is None else self.llm_retry_seconds
+        model = with_retry_budget(with_sampling(model, self.sampling(role)), budget)
+        return with_call_journal(model, self.call_journal)
+
+    def sampling(self, role: ModelRole) -> dict[str, float]:
+        """Temperature / top-p this context sets for ``role`` (absent: the server's default)."""
+        return {
             setting: value
             for setting in SAMPLING_VARIABLES
-            for role_named, value in parse_sampling(getattr(self, setting), setting).items()
-            if role_named == role
+            for named, value in parse_sampling(getattr(self, setting), setting).items()
+            if named == role
         }
-        budget = DEFAULT_RETRY_SECONDS if self.llm_retry_seconds is None else self.llm_retry_seconds
-        model = with_retry_budget(with_sampling(model, sampling), budget)
-        return with_call_journal(model, self.call_journal)
+
+    def judge_spec(self, judge: str = "") -> str:
+        """The judge: ``judge`` (the run's), ``PERSONAE_JUDGE_MODEL``, the graph's, the strong."""
+        return self.settings.judge_spec(judge, self.default_judge, self.model)
+
+    def cache_name(self, spec: str) -> str:
+        """The name answers of ``spec`` are cached and recorded under: plus the server.
+
+        The same model name on another OpenAI-compatible server is another model.
+        """
+        if spec.startswith("openai:") and self.openai_base_url:
+            return f"{spec}@{self.openai_base_url}"
+        return spec
+
+    def describe(self, spec: str, role: ModelRole) -> dict[str, Any]:
+        """What a report records about a model: its cache name and ``role``'s sampling."""
+        return {"model": self.cache_name(spec), **self.sampling(role)}
+
+
+@contextmanager
+def _inheriting(settings: Settings) -> Iterator[None]:
+    token = _INHERITED.set(settings)
+    try:
+        yield
+    finally:
+        _INHERITED.reset(token)
+
+
+def _sampling_with_default(text: str, default: str, setting: str) -> str:
+    """``text`` checked; with a graph ``default``, both merged per role (``text`` wins)."""
+    chosen = parse_sampling(text, setting)  # a bad value fails here, naming the setting
+    if not default:
+        return text
+    merged = {**parse_sampling(default, setting), **chosen}
+    return ",".join(f"{role}={value}" for role, value in merged.items())

@@ -1,4 +1,13 @@
-"""Settings read once from the environment at the edge (CLI, server), never inside nodes."""
+"""Every environment variable Personae reads, read here and nowhere else.
+
+The environment is read at the edge: when a command starts, when the LangGraph server or a tool
+factory builds a run's context (:mod:`personae.run_context`). :func:`load_settings` is the one
+function that looks at ``os.environ``; :data:`VARIABLES` names every variable it reads and the
+:class:`Settings` field that holds it (a test scans the package for any other reader and checks
+``.env.example`` lists them all). Values are kept as the user wrote them where checking them
+belongs to their one user (sampling, the retry budget: checked when a run context is built), so
+a stray variable never breaks a command that does not use it.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +25,8 @@ DEFAULT_JUDGE_MODEL = "openai:gpt-4.1"
 DEFAULT_TAVILY_BASE_URL = "https://api.tavily.com"
 DEFAULT_CONTACT = "https://github.com/personae-ai/personae"
 DEFAULT_EMBEDDINGS = "hashing"
+DEFAULT_DATA_DIR = "data"
+"""Where ARCANE keeps its novels unless ``PERSONAE_DATA_DIR`` or ``--data`` says otherwise."""
 LOCAL_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """The one local embedding model shipped today (sentence-transformers' all-MiniLM-L6-v2)."""
 EMBEDDINGS_HINT = (
@@ -24,46 +35,118 @@ EMBEDDINGS_HINT = (
 )
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 
+VARIABLES: Mapping[str, str] = {
+    "OPENAI_API_KEY": "openai_api_key",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "PERSONAE_MODEL": "model",
+    "PERSONAE_FAST_MODEL": "fast_model",
+    "PERSONAE_JUDGE_MODEL": "judge_model",
+    "PERSONAE_TEMPERATURE": "temperature",
+    "PERSONAE_TOP_P": "top_p",
+    "PERSONAE_LLM_RETRY_SECONDS": "llm_retry_seconds",
+    "TAVILY_API_KEY": "tavily_api_key",
+    "TAVILY_BASE_URL": "tavily_base_url",
+    "PERSONAE_CACHE_DIR": "cache_dir",
+    "PERSONAE_CACHE_TTL": "cache_ttl",
+    "PERSONAE_CONTACT": "contact",
+    "PERSONAE_FANDOM_TEMPLATE": "fandom_template",
+    "PERSONAE_DATA_DIR": "data_dir",
+    "CHROMA_HOST": "chroma_host",
+    "CHROMA_PORT": "chroma_port",
+    "PERSONAE_EMBEDDINGS": "embedding",
+    "HF_ENDPOINT": "hf_endpoint",
+    "HF_TOKEN": "hf_token",
+}
+"""Every variable Personae reads → the :class:`Settings` field holding it."""
+SYSTEM_VARIABLES: Mapping[str, str] = {"XDG_CACHE_HOME": "cache_dir", "HOME": "cache_dir"}
+"""The system's own variables consulted for ``cache_dir``'s default (``HOME`` through
+``Path.home()``); not ours to list in ``.env.example``."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Everything Personae reads from the environment; CLI flags override single fields."""
+    """Everything Personae reads from the environment (:data:`VARIABLES`), read once.
 
-    openai_api_key: str | None
+    The model fields hold the environment's side of the model rule; a run's own values (flags,
+    a run's context) are applied by :meth:`model_specs` and :meth:`judge_spec`, in a run
+    context (:class:`~personae.run_context.LLMContext`), the one place that does.
+    """
+
+    openai_api_key: str | None = None
     """Key for the OpenAI-compatible server (``OPENAI_API_KEY``)."""
-    openai_base_url: str | None
+    openai_base_url: str | None = None
     """Base URL of any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp."""
-    model: str
+    model: str = DEFAULT_MODEL
     """Strong model for writing, as ``provider:model`` (``PERSONAE_MODEL``)."""
-    fast_model: str
-    """Cheap model for routine calls, as ``provider:model`` (``PERSONAE_FAST_MODEL``)."""
-    model_configured: bool
+    fast_model: str = DEFAULT_FAST_MODEL
+    """Cheap model for routine calls (``PERSONAE_FAST_MODEL``, else ``PERSONAE_MODEL``)."""
+    fast_model_set: bool = False
+    """``PERSONAE_FAST_MODEL`` is set: it then beats a run's strong model for the fast role."""
+    judge_model: str = ""
+    """Judge of the evaluations (``PERSONAE_JUDGE_MODEL``); empty: each evaluation's default."""
+    model_configured: bool = False
     """True when the user set a model or an API key/base URL, i.e. an LLM can be reached."""
-    tavily_api_key: str | None
+    temperature: str = ""
+    """Sampling temperature as written (``PERSONAE_TEMPERATURE``: ``0.7`` or
+    ``judge=0,strong=0.85``); checked when a run context is built."""
+    top_p: str = ""
+    """Nucleus sampling top-p as written (``PERSONAE_TOP_P``), in the same forms."""
+    llm_retry_seconds: str = ""
+    """LLM retry budget in seconds as written (``PERSONAE_LLM_RETRY_SECONDS``; empty: 120)."""
+    tavily_api_key: str | None = None
     """Tavily key (``TAVILY_API_KEY``); without it the profiler uses wikis only."""
-    tavily_base_url: str
+    tavily_base_url: str = DEFAULT_TAVILY_BASE_URL
     """Tavily API base URL (``TAVILY_BASE_URL``)."""
     cache_dir: Path
-    """On-disk HTTP and judge cache (``PERSONAE_CACHE_DIR``)."""
-    contact: str
-    """Contact put in the User-Agent of every web request (``PERSONAE_CONTACT``)."""
-    chroma_host: str | None
-    """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
-    chroma_port: int
-    """Chroma server port (``CHROMA_PORT``)."""
-    embeddings: str = DEFAULT_EMBEDDINGS
-    """Text embedding of the Chroma stores (``PERSONAE_EMBEDDINGS``): ``hashing``,
-    ``openai:<model>`` or ``local`` (see :mod:`personae.memory.embeddings`)."""
-    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
-    """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
+    """On-disk HTTP, judge and LLM answer cache (``PERSONAE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/personae``, else ``~/.cache/personae``)."""
     cache_ttl: float | None = None
     """Seconds after which a cached page is fetched again (``PERSONAE_CACHE_TTL``); ``None``:
     cached pages never expire."""
+    contact: str = DEFAULT_CONTACT
+    """Contact put in the User-Agent of every web request (``PERSONAE_CONTACT``)."""
+    fandom_template: str = DEFAULT_FANDOM_TEMPLATE
+    """Where a Fandom wiki with subdomain ``{slug}`` lives (``PERSONAE_FANDOM_TEMPLATE``)."""
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    """The folder holding ARCANE's ``novels/`` (``PERSONAE_DATA_DIR``)."""
+    chroma_host: str | None = None
+    """Chroma server host (``CHROMA_HOST``); unset means embedded Chroma on disk."""
+    chroma_port: int = 8000
+    """Chroma server port (``CHROMA_PORT``)."""
+    embedding: str = DEFAULT_EMBEDDINGS
+    """Text embedding of the Chroma stores (``PERSONAE_EMBEDDINGS``): ``hashing``,
+    ``openai:<model>`` or ``local`` (see :mod:`personae.memory.embeddings`)."""
+    hf_endpoint: str | None = None
+    """Hugging Face Hub mirror for ``personae data fetch`` (``HF_ENDPOINT``)."""
+    hf_token: str | None = None
+    """Hugging Face Hub token (``HF_TOKEN``); sent only to the Hub."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
         kept = {key: value for key, value in changes.items() if value is not None}
         return replace(self, **kept)  # type: ignore[arg-type]
+
+    def model_specs(self, model: str = "", fast_model: str = "") -> tuple[str, str]:
+        """The strong and fast model specs: the one rule of the CLI, the server and the tools.
+
+        ``model`` and ``fast_model`` are what the run named (flags, a run's context, a tool
+        factory's arguments), empty when it named nothing. Strong: ``model``, ``PERSONAE_MODEL``,
+        ``openai:gpt-4.1``. Fast: ``fast_model``, ``PERSONAE_FAST_MODEL``, ``model``,
+        ``PERSONAE_MODEL``, ``openai:gpt-4.1-mini``: a model named alone also serves as the fast
+        model, as ``PERSONAE_MODEL`` alone does.
+        """
+        strong = model or self.model
+        if fast_model or self.fast_model_set:
+            return strong, fast_model or self.fast_model
+        return strong, model or self.fast_model
+
+    def judge_spec(self, judge: str, default: str, strong: str) -> str:
+        """The judge: ``judge`` (the run's), ``PERSONAE_JUDGE_MODEL``, ``default``, ``strong``.
+
+        ``default`` is an evaluation's own judge (the BOOKMARKS benchmark's ``openai:gpt-4.1``,
+        never silently the acting model, which would grade its own predictions).
+        """
+        return judge or self.judge_model or default or strong
 
 
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -95,26 +178,11 @@ def _cache_home(env: Mapping[str, str]) -> Path:
     return Path(base) / "personae"
 
 
-def model_specs(
-    model: str | None, fast_model: str | None, env: Mapping[str, str]
-) -> tuple[str, str]:
-    """The strong and fast model specs: the one rule of the CLI, the server and the tools.
-
-    ``model`` and ``fast_model`` are what the run named (flags, a run's context, a tool
-    factory's arguments), empty when it named nothing. Strong: ``model``, ``PERSONAE_MODEL``,
-    ``openai:gpt-4.1``. Fast: ``fast_model``, ``PERSONAE_FAST_MODEL``, ``model``,
-    ``PERSONAE_MODEL``, ``openai:gpt-4.1-mini``: a model named alone also serves as the fast
-    model, as ``PERSONAE_MODEL`` alone does.
-    """
-    env_model = env.get("PERSONAE_MODEL", "").strip()
-    env_fast = env.get("PERSONAE_FAST_MODEL", "").strip()
-    strong = model or env_model or DEFAULT_MODEL
-    fast = fast_model or env_fast or model or env_model or DEFAULT_FAST_MODEL
-    return strong, fast
-
-
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Read settings from ``env`` (default ``os.environ``); empty strings count as unset."""
+    """Read settings from ``env`` (default ``os.environ``); empty strings count as unset.
+
+    The only reader of the environment in Personae (a test checks).
+    """
     source = os.environ if env is None else env
 
     def get(name: str) -> str | None:
@@ -139,16 +207,24 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         openai_base_url=base_url,
         model=model or DEFAULT_MODEL,
         fast_model=fast_model or model or DEFAULT_FAST_MODEL,
+        fast_model_set=fast_model is not None,
+        judge_model=get("PERSONAE_JUDGE_MODEL") or "",
         model_configured=bool(model or api_key or base_url),
+        temperature=get("PERSONAE_TEMPERATURE") or "",
+        top_p=get("PERSONAE_TOP_P") or "",
+        llm_retry_seconds=get("PERSONAE_LLM_RETRY_SECONDS") or "",
         tavily_api_key=get("TAVILY_API_KEY"),
         tavily_base_url=get("TAVILY_BASE_URL") or DEFAULT_TAVILY_BASE_URL,
         cache_dir=Path(get("PERSONAE_CACHE_DIR") or _cache_home(source)),
+        cache_ttl=parse_duration(get("PERSONAE_CACHE_TTL"), "PERSONAE_CACHE_TTL"),
         contact=get("PERSONAE_CONTACT") or DEFAULT_CONTACT,
+        fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
+        data_dir=Path(get("PERSONAE_DATA_DIR") or DEFAULT_DATA_DIR),
         chroma_host=chroma_host,
         chroma_port=int(port) if valid_port else 8000,
-        embeddings=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
-        fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
-        cache_ttl=parse_duration(get("PERSONAE_CACHE_TTL"), "PERSONAE_CACHE_TTL"),
+        embedding=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
+        hf_endpoint=get("HF_ENDPOINT"),
+        hf_token=get("HF_TOKEN"),
     )
 
 
@@ -168,8 +244,6 @@ def check_embeddings_spec(spec: str) -> str:
         return f"openai:{name.strip()}"
     if kind == "local" and (not sep or name == LOCAL_EMBEDDING_MODEL):
         return f"local:{LOCAL_EMBEDDING_MODEL}"
-    if kind == "registered" and name:
-        return value
     raise ConfigurationError(f"unknown embeddings {spec!r}", EMBEDDINGS_HINT)
 
 

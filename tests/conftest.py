@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from personae.settings import VARIABLES
 from personae.testing import block_remote_network, reset_runtime
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -29,18 +30,7 @@ def _fresh_runtime() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "PERSONAE_MODEL",
-        "PERSONAE_FAST_MODEL",
-        "PERSONAE_JUDGE_MODEL",
-        "PERSONAE_EMBEDDINGS",
-        "TAVILY_API_KEY",
-        "TAVILY_BASE_URL",
-        "CHROMA_HOST",
-        "CHROMA_PORT",
-    ):
+    for name in VARIABLES:  # every variable Personae reads: a developer's shell must not leak in
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PERSONAE_CACHE_DIR", str(tmp_path / "cache"))
     # A scripted model that raises ConnectionError fails at once, not after two minutes of

@@ -65,20 +65,20 @@ class ArcaneEvalContext(ChunkStoreContext):
     """(probe, mode) units evaluated at once (the paper's judge pool: 200 threads)."""
 
     def __post_init__(self) -> None:
-        """Fill the judge from PERSONAE_JUDGE_MODEL (this is the edge)."""
+        """Fill the judge by the settings rule (this is the edge)."""
         super().__post_init__()
-        import os
-
-        judge = self.judge_model or os.environ.get("PERSONAE_JUDGE_MODEL", "").strip()
-        object.__setattr__(self, "judge_model", judge or self.model)
+        object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
 
     def roleplay_context(self) -> RoleplayContext:
         """The role-play graph's context for this evaluation."""
-        return RoleplayContext(
+        return self.derived(
+            RoleplayContext,
             model=self.model,
+            fast_model=self.fast_model,
             openai_base_url=self.openai_base_url,
             temperature=self.temperature,
             top_p=self.top_p,
+            llm_retry_seconds=self.llm_retry_seconds,
             data_dir=self.data_dir,
             cache_dir=self.cache_dir,
             expert_model=self.expert_model,

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from typing_extensions import TypedDict
@@ -36,11 +36,11 @@ from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
 from personae.evals.bookmarks.report import write_report
 from personae.files import append_jsonl, write_json_atomic
-from personae.graphs.bookmarks.acting import ActingContext
+from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
-from personae.settings import DEFAULT_EMBEDDINGS
+from personae.settings import DEFAULT_JUDGE_MODEL
 
 logger = logging.getLogger(__name__)
 
@@ -85,10 +85,10 @@ METHODS: dict[str, MethodSpec] = {
 """Method name → graph module; tests and plugins may add entries."""
 
 
-def _embedding_field(context_cls: type[ActingContext], embeddings: str) -> dict[str, Any]:
-    """``{"embeddings": ...}`` for contexts that have the field (methods using Chroma)."""
+def _embedding_field(context_cls: type[ActingContext], embedding: str) -> dict[str, Any]:
+    """``{"embedding": ...}`` for contexts that have the field (methods using Chroma)."""
     names = {f.name for f in dataclasses.fields(context_cls)}
-    return {"embeddings": embeddings} if "embeddings" in names else {}
+    return {"embedding": embedding} if embedding and "embedding" in names else {}
 
 
 @dataclass(frozen=True)
@@ -157,21 +157,45 @@ def load_method(name: str) -> tuple[Any, type[ActingContext]]:
     return getattr(module, spec.graph), context
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class BenchModels(LLMContext):
+    """The benchmark's models: the methods' strong and fast ones and the judge, one rule.
+
+    Sampled as the method graphs are (temperature 0 unless told otherwise); the judge defaults
+    to the paper's, never silently the acting model, which would grade its own predictions.
+    """
+
+    default_sampling: ClassVar[Mapping[str, str]] = NEAR_DETERMINISTIC
+    default_judge: ClassVar[str] = DEFAULT_JUDGE_MODEL
+
+    judge_model: str = ""
+    """Judge model. Empty: PERSONAE_JUDGE_MODEL, else openai:gpt-4.1 (the paper's judge)."""
+
+    def __post_init__(self) -> None:
+        """Fill the models by the settings rule, the judge too."""
+        super().__post_init__()
+        object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
+
+
+@dataclass(frozen=True, kw_only=True)
 class BenchConfig:
-    """One benchmark invocation."""
+    """One benchmark invocation; the model settings left empty are filled when it is made.
+
+    The CLI passes its flags as they are; :class:`BenchModels` applies the settings rule, so
+    records, the verdict cache and every method's context name the same resolved models.
+    """
 
     storylines: tuple[str, ...]
     """Storyline files (BOOKMARKS release JSON or JSONL)."""
     methods: tuple[str, ...]
     out_dir: Path
     """Where results.jsonl, summary.json, the reports and the judge cache go."""
-    model: str
-    """Strong model spec given to the method graphs (acting)."""
-    fast_model: str
-    """Cheap model spec given to the method graphs (matching, sync)."""
-    judge_model: str
-    """Judge model spec."""
+    model: str = ""
+    """Strong model spec given to the method graphs (acting); empty: ``PERSONAE_MODEL``."""
+    fast_model: str = ""
+    """Cheap model spec given to the method graphs (matching, sync); empty: the model rule."""
+    judge_model: str = ""
+    """Judge model spec; empty: ``PERSONAE_JUDGE_MODEL``, else ``openai:gpt-4.1``."""
     memory_dir: Path | None = None
     """Persistent memory root (one sub-folder per method); default ``<out_dir>/memory``."""
     judge: str = "exact"
@@ -187,21 +211,39 @@ class BenchConfig:
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
-    embeddings: str = DEFAULT_EMBEDDINGS
-    """Embedding of the methods' Chroma stores (``PERSONAE_EMBEDDINGS``), given to every method
-    whose context has an ``embeddings`` field (BOOKMARKS, RICL)."""
-    model_names: Mapping[str, str] = field(default_factory=dict)
-    """Display names for ``model``/``fast_model``/``judge_model`` (records, cache key), when
-    the specs are ``registered:`` aliases."""
+    embedding: str = ""
+    """Embedding of the methods' Chroma stores, given to every method whose context has an
+    ``embedding`` field (BOOKMARKS, RICL); empty: ``PERSONAE_EMBEDDINGS``, else hashing."""
     openai_base_url: str = ""
     """OpenAI-compatible server of the three models; empty: ``OPENAI_BASE_URL``, else OpenAI."""
     temperature: str = ""
-    """Sampling temperature per role (``strong=0.7,judge=0``); empty: ``PERSONAE_TEMPERATURE``."""
+    """Sampling temperature per role (``strong=0.7,judge=0``); empty: ``PERSONAE_TEMPERATURE``,
+    else 0 for every role."""
     top_p: str = ""
     """Nucleus sampling top-p per role; empty: ``PERSONAE_TOP_P``."""
     judge_cache_name: str = ""
-    """The judge's name in the verdict cache and records (the CLI adds the server to the spec:
-    the same model name on another server is another judge); default ``judge_model``."""
+    """The judge's name in the verdict cache and records; default the judge's spec plus its
+    server (the same model name on another server is another judge)."""
+
+    def __post_init__(self) -> None:
+        """Resolve the models once, by the settings rule (:class:`BenchModels`)."""
+        models = self.models()
+        for name in ("model", "fast_model", "judge_model", "openai_base_url", "temperature"):
+            object.__setattr__(self, name, getattr(models, name))
+        object.__setattr__(self, "top_p", models.top_p)
+        name = self.judge_cache_name or models.cache_name(models.judge_model)
+        object.__setattr__(self, "judge_cache_name", name)
+
+    def models(self) -> BenchModels:
+        """The run's models (resolved: the judge among them) and the settings they came from."""
+        return BenchModels(
+            model=self.model,
+            fast_model=self.fast_model,
+            judge_model=self.judge_model,
+            openai_base_url=self.openai_base_url,
+            temperature=self.temperature,
+            top_p=self.top_p,
+        )
 
     def name_of(self, role: str) -> str:
         """The model name recorded for ``role`` (``model``, ``fast_model``, ``judge_model``)."""
@@ -399,17 +441,6 @@ def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
     return opened
 
 
-def _models(config: BenchConfig) -> LLMContext:
-    """The server and sampling settings of the run's models (environment for what is unset)."""
-    return LLMContext(
-        model=config.model,
-        fast_model=config.fast_model,
-        openai_base_url=config.openai_base_url,
-        temperature=config.temperature,
-        top_p=config.top_p,
-    )
-
-
 def _check_config(config: BenchConfig) -> None:
     check_judge(config.judge)
     if not config.storylines:
@@ -598,7 +629,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
                 config, context_cls, method_run, storylines[artifact][1], memory_root
             )
             work.append((method_run.label, graph, context, pending))
-    judge_model = _models(config).chat_model(config.judge_model, "judge")
+    judge_model = config.models().chat_model(config.judge_model, "judge")
     results_path = config.out_dir / RESULTS_FILE
     records, notes = read_results(results_path)
     notes += _model_mismatches(records, config, {r.label for r in runs})
@@ -674,7 +705,7 @@ def _context(
         memory_dir=str(memory_root / method_run.label),
         scene_size=config.scene_size,
         hide_title=config.hide_title,
-        **_embedding_field(context_cls, config.embeddings),
+        **_embedding_field(context_cls, config.embedding),
         **overrides,
     )
 
@@ -693,8 +724,8 @@ def _write_outputs(
         "complete": complete,
         "instances": len(mine),
         "hide_title": config.hide_title,
-        "temperature": _models(config).temperature,
-        "top_p": _models(config).top_p,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
         "ablations": _ablations_of(mine, runs),
         **summarize(mine),
     }

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import operator
-import os
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -47,16 +46,11 @@ from personae.agents.amadeus.selection import (
 )
 from personae.agents.amadeus.selector import judge_chunk_relevance
 from personae.errors import InputError
+from personae.graphs.store_context import EmbeddingContext
 from personae.llm import LLMUsage
 from personae.memory.amadeus.persona_chunks import Splitter
-from personae.memory.amadeus.persona_store import (
-    ScoredChunk,
-    embedding_function,
-    open_persona_index,
-)
-from personae.memory.embeddings import TextEmbedding
-from personae.run_context import LLMContext, described
-from personae.settings import DEFAULT_EMBEDDINGS, check_embeddings_spec, load_settings
+from personae.memory.amadeus.persona_store import ScoredChunk, open_persona_index
+from personae.run_context import described
 
 Method = Literal["amadeus", "naive", "none"]
 """``amadeus`` (GS + AE), ``naive`` (RAG knowledge only), ``none`` (no retrieval)."""
@@ -65,7 +59,7 @@ METHODS: tuple[Method, ...] = ("amadeus", "naive", "none")
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class AmadeusContext(LLMContext):
+class AmadeusContext(EmbeddingContext):
     """Run settings of the AMADEUS agent (the paper's values as defaults).
 
     The strong model (``model``) answers in character; Guided Selection and the Attribute
@@ -81,13 +75,9 @@ class AmadeusContext(LLMContext):
     """Attribute Extractor as provider:model. Empty: the Guided Selection model."""
     memory_dir: str | None = None
     """Folder of the persona index (embedded Chroma). None: this process's memory only."""
-    chroma_host: str | None = None
-    """Chroma server host instead of memory_dir. Empty: CHROMA_HOST, else embedded Chroma."""
-    chroma_port: int = 0
-    """Chroma server port. Empty: CHROMA_PORT, else 8000."""
     splitter: Splitter = "acts"
     """Which index of the character to use: acts, ats or fixed."""
-    embeddings: str = ""
+    embedding: str = ""
     """Embedding of the persona index: hashing, local (all-MiniLM-L6-v2) or openai:<model>
     (the /embeddings endpoint of this run's server). Each embedding has its own index of a
     character; one built with another is refused (embedding mismatch). Empty:
@@ -104,28 +94,13 @@ class AmadeusContext(LLMContext):
     """Checks run at once; 1 is the paper's sequential cost, any size gives the same slot."""
 
     def __post_init__(self) -> None:
-        """Fill empty settings from the environment (the edge); reject unusable ones."""
+        """Fill empty settings from the settings (the edge); reject unusable ones."""
         super().__post_init__()
-        if not self.chroma_host:
-            settings = load_settings()
-            object.__setattr__(self, "chroma_host", settings.chroma_host)
-            object.__setattr__(self, "chroma_port", self.chroma_port or settings.chroma_port)
-        elif not self.chroma_port:
-            object.__setattr__(self, "chroma_port", 8000)
-        spec = self.embeddings or os.environ.get("PERSONAE_EMBEDDINGS", "").strip()
-        object.__setattr__(self, "embeddings", check_embeddings_spec(spec or DEFAULT_EMBEDDINGS))
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):
             if int(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be at least 1", f"set {name} to 1 or more")
-
-    def persona_embedding(self) -> TextEmbedding:
-        """The embedding of the persona index (``openai:`` on this context's server)."""
-        key: str = getattr(self, "_openai_api_key", "")
-        return embedding_function(
-            self.embeddings, base_url=self.openai_base_url or None, api_key=key or None
-        )
 
     def selector_llm(self) -> BaseChatModel:
         """The Guided Selection model."""
@@ -332,7 +307,7 @@ def _search(context: AmadeusContext, character: str, question: str) -> list[Scor
     index = open_persona_index(
         character,
         splitter=context.splitter,
-        embedding=context.persona_embedding(),
+        embedding=context.text_embedding(),
         memory_dir=context.memory_dir,
         chroma_host=context.chroma_host,
         chroma_port=context.chroma_port,

@@ -1,33 +1,22 @@
 """Run settings every ARCANE graph shares: the models (LLMContext), the data and cache folders.
 
-Filled at the edge like every Personae context: what a run leaves empty is read from the
-environment when the context is built (``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``), never
-inside nodes.
+Filled at the edge like every Personae context: what a run leaves empty comes from the settings
+when the context is built (``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``), never inside nodes.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
 from personae.answer_store import AnswerStore
+from personae.graphs.store_context import EmbeddingContext
 from personae.run_context import LLMContext, described
-from personae.settings import (
-    DEFAULT_EMBEDDINGS,
-    Settings,
-    check_embeddings_spec,
-    load_settings,
-)
-
-if TYPE_CHECKING:
-    from personae.memory.embeddings import TextEmbedding
 
 
 @described
@@ -42,12 +31,10 @@ class ArcaneContext(LLMContext):
     ~/.cache/personae; "none": no cache (every call is made)."""
 
     def __post_init__(self) -> None:
-        """Fill the folders the run left empty from the environment (this is the edge)."""
+        """Fill the folders the run left empty from the settings (this is the edge)."""
         super().__post_init__()
-        data = self.data_dir or os.environ.get("PERSONAE_DATA_DIR", "").strip() or "data"
-        object.__setattr__(self, "data_dir", data)
-        cache = self.cache_dir or str(load_settings(os.environ).cache_dir)
-        object.__setattr__(self, "cache_dir", cache)
+        object.__setattr__(self, "data_dir", self.data_dir or str(self.settings.data_dir))
+        object.__setattr__(self, "cache_dir", self.cache_dir or str(self.settings.cache_dir))
 
     def cache(self) -> AnswerStore:
         """The answer cache of this run (disabled by ``cache_dir="none"``)."""
@@ -59,18 +46,17 @@ class ArcaneContext(LLMContext):
         The cache name is the spec plus the server: the same name elsewhere is another model.
         """
         chosen = spec or self.model
-        name = f"{chosen}@{self.openai_base_url}" if self.openai_base_url else chosen
-        return self.chat_model(chosen, "strong"), name
+        return self.chat_model(chosen, "strong"), self.cache_name(chosen)
 
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ChunkStoreContext(ArcaneContext):
+class ChunkStoreContext(ArcaneContext, EmbeddingContext):
     """Plus the novel chunk index's store: the project's embedding and Chroma settings.
 
     Like every Personae Chroma store: ``PERSONAE_EMBEDDINGS`` picks the embedding and
     ``CHROMA_HOST`` / ``CHROMA_PORT`` a Chroma server (else embedded Chroma in the novel's
-    folder); both are read here, when the context is built, and the fields win.
+    folder); the settings are read when the context is built, and the fields win.
     """
 
     embedding: str = ""
@@ -80,36 +66,6 @@ class ChunkStoreContext(ArcaneContext):
     chroma_host: str = ""
     """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
     novel's folder."""
-    chroma_port: int = 0
-    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
-
-    def __post_init__(self) -> None:
-        """Fill the embedding and the Chroma server from the environment (the edge)."""
-        super().__post_init__()
-        spec = self.embedding or os.environ.get("PERSONAE_EMBEDDINGS", "").strip()
-        object.__setattr__(self, "embedding", check_embeddings_spec(spec or DEFAULT_EMBEDDINGS))
-        if not self.chroma_host:
-            settings = load_settings()  # checks CHROMA_PORT when CHROMA_HOST is set
-            object.__setattr__(self, "chroma_host", settings.chroma_host or "")
-            object.__setattr__(self, "chroma_port", self.chroma_port or settings.chroma_port)
-        object.__setattr__(self, "chroma_port", self.chroma_port or 8000)
-
-    def text_embedding(self) -> TextEmbedding:
-        """The chunk embedding (``openai:`` on this context's server); may raise a config error."""
-        from personae.memory.embeddings import open_embedding
-
-        key: str = getattr(self, "_openai_api_key", "")
-        return open_embedding(
-            self.embedding, base_url=self.openai_base_url or None, api_key=key or None
-        )
-
-    def chroma_settings(self) -> Settings | None:
-        """Settings naming the Chroma server (None: embedded Chroma on disk)."""
-        if not self.chroma_host:
-            return None
-        return load_settings(
-            {"CHROMA_HOST": self.chroma_host, "CHROMA_PORT": str(self.chroma_port)}
-        )
 
 
 STATE_MODULES = (

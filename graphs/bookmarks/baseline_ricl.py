@@ -53,7 +53,7 @@ def _recall(context: RICLContext, character: str, position: int) -> tuple[list[S
         character,
         context.scene_size,
         context.chroma,
-        context.embedding(),
+        context.text_embedding(),
     )
     indexed = store.extend(position)
     scene = open_storyline(context.storyline_path).scene(position, context.scene_size)

@@ -191,7 +191,7 @@ async def _resources(runtime: Runtime[BookmarksContext]) -> BookmarkResources:
 
     def open_resources() -> BookmarkResources:  # the embedding may load a model: in the thread
         return resources_for(
-            context.storyline_path, context.memory_dir, context.chroma, context.embedding()
+            context.storyline_path, context.memory_dir, context.chroma, context.text_embedding()
         )
 
     return await asyncio.to_thread(open_resources)

@@ -125,8 +125,10 @@ class StepCheckpoints:
         resumed = bool((await app.aget_state(config)).next)
         if resumed:
             logger.info("resuming interrupted step %s", thread)
-        if dataclasses.is_dataclass(context) and hasattr(context, "call_journal"):
-            context = dataclasses.replace(context, call_journal=str(journal))  # type: ignore[type-var]
+        from personae.run_context import LLMContext  # here: `personae act` imports this module
+
+        if isinstance(context, LLMContext):  # same settings: the environment is not read again
+            context = context.replaced(call_journal=str(journal))
         output = await app.ainvoke(
             None if resumed else dict(payload), config, context=context, durability="sync"
         )

@@ -30,7 +30,6 @@ from personae.graphs.bookmarks.step import (
     sync_active,
 )
 from personae.memory.bookmarks.bookmark import BookmarkType
-from personae.run_context import env_names_fast_model
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
 
@@ -59,7 +58,7 @@ def create_storyline_memory_tool(
     fast_model: str | BaseChatModel | None = None,
     settings: BookmarkStepSettings | None = None,
     scene_size: int = 10,
-    embeddings: str = "",
+    embedding: str = "",
 ) -> BaseTool:
     """A ``storyline_memory`` tool over ``storyline_path``'s bookmark bank in ``memory_dir``.
 
@@ -67,11 +66,11 @@ def create_storyline_memory_tool(
     summaries: the paper's section 5.1, as in the graph); ``model`` serves only as the fast
     model when no fast model is named (the CLI and server rule: ``model`` alone also serves as
     the fast model; the tool does not act). Both are specs or chat models; what is left out
-    comes from the environment, read once here (:func:`~personae.settings.model_specs`).
+    comes from the settings, read once here (:meth:`~personae.settings.Settings.model_specs`).
     ``settings`` are the step's K', derive switch and sync sizes; pass
     ``BookmarksContext(...).step_settings()`` to share a graph run's. Bad characters,
     positions or questions come back to the calling model as a one-line error string.
-    ``embeddings`` picks the bank's embedding (empty: ``PERSONAE_EMBEDDINGS``, else hashing),
+    ``embedding`` picks the bank's embedding (empty: ``PERSONAE_EMBEDDINGS``, else hashing),
     as the graph's context field does, so the tool and the graph share one bank.
     """
     specs = EmbeddingContext(
@@ -79,12 +78,13 @@ def create_storyline_memory_tool(
         memory_dir=memory_dir,
         model=model if isinstance(model, str) else "",
         fast_model=fast_model if isinstance(fast_model, str) else "",
-        embeddings=embeddings,
+        embedding=embedding,
     )
-    if isinstance(model, BaseChatModel) and fast_model is None and not env_names_fast_model():
+    named_fast = specs.settings.fast_model_set  # PERSONAE_FAST_MODEL beats the model alone
+    if isinstance(model, BaseChatModel) and fast_model is None and not named_fast:
         fast_model = model
     step = settings or BookmarkStepSettings()
-    embedding = specs.embedding()
+    text_embedding = specs.text_embedding()
 
     async def storyline_memory(
         character: str,
@@ -95,7 +95,7 @@ def create_storyline_memory_tool(
     ) -> str:
         """Answer a question about the story as it stands at a position; cached as a bookmark."""
         resources = await asyncio.to_thread(
-            resources_for, storyline_path, memory_dir, specs.chroma, embedding
+            resources_for, storyline_path, memory_dir, specs.chroma, text_embedding
         )
         storyline = resources.storyline
         try:

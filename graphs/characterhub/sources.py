@@ -1,9 +1,10 @@
-"""Builds the profiler's web and wiki clients from its run context and the environment.
+"""Builds the profiler's web and wiki clients from its run context (and the settings it holds).
 
 The only place the profiler graph touches the outside world. Hosts the user configured
 explicitly (a pinned ``--wiki`` URL, ``TAVILY_BASE_URL``) are allowed even on a private network;
 everything else goes through ``PoliteHttpClient``'s public-host policy. Keys come from the
-environment here, at the edge, never from graph state (so they never land in a checkpoint).
+settings the context was built with, never from graph state (so they never land in a
+checkpoint).
 """
 
 from __future__ import annotations

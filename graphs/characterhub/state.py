@@ -11,7 +11,7 @@ from typing_extensions import TypedDict
 
 from personae.agents.characterhub.prose_checker import ProseCheckRecord
 from personae.run_context import LLMContext, described
-from personae.settings import load_settings, parse_duration
+from personae.settings import parse_duration
 
 SearchTool = Literal["web", "wiki"]
 """Where one search runs: Tavily web search or the character's wiki."""
@@ -320,9 +320,9 @@ class ProfilerContext(LLMContext):
     project URL."""
 
     def __post_init__(self) -> None:
-        """Fill models, Tavily and cache from the environment where the run left them empty."""
+        """Fill models, Tavily and cache from the settings where the run left them empty."""
         super().__post_init__()
-        settings = load_settings()
+        settings = self.settings
         object.__setattr__(
             self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
         )
@@ -333,7 +333,6 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "_cache_ttl_seconds", ttl)
         if not self.fandom_template:
             object.__setattr__(self, "fandom_template", settings.fandom_template)
-        object.__setattr__(self, "_tavily_api_key", settings.tavily_api_key or "")
 
     @property
     def cache_ttl_seconds(self) -> float | None:
@@ -344,5 +343,4 @@ class ProfilerContext(LLMContext):
     @property
     def tavily_api_key(self) -> str | None:
         """The Tavily key read from ``TAVILY_API_KEY`` when the context was built."""
-        key: str = getattr(self, "_tavily_api_key", "")
-        return key or None
+        return self.settings.tavily_api_key

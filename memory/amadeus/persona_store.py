@@ -7,8 +7,8 @@ hashes (:mod:`personae.memory.amadeus.persona_chunks`), so unchanged sections ke
 neither re-embedded nor rewritten; only chunks of edited, added or deleted sections move.
 
 The embedding is the project's one setting, ``PERSONAE_EMBEDDINGS`` (``hashing``, ``local``,
-``openai:<model>``; :mod:`personae.memory.embeddings`), decided in one place,
-:func:`embedding_function`, from the value the edge (CLI flags, a run's context) read. It is
+``openai:<model>``; :mod:`personae.memory.embeddings`), resolved by the run's context (the
+edge: CLI flags, a run's context dict) and injected here as a ``TextEmbedding``. It is
 part of the collection name, so each embedding has its own index of a character and switching
 the setting never mixes vectors; asking for a character indexed only with another embedding is
 a one-line "embedding mismatch" error naming both. Vectors are computed here with the injected
@@ -29,7 +29,7 @@ from typing import Any, cast
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from personae.errors import ConfigurationError, InputError
+from personae.errors import InputError
 from personae.memory.amadeus.persona_chunks import PersonaChunk, Splitter
 from personae.memory.amadeus.persona_doc import PersonaDoc
 from personae.memory.chroma import open_chroma, safe_collection_name
@@ -353,23 +353,6 @@ def _metadata(chunk: PersonaChunk) -> dict[str, str | int]:
     }
 
 
-def embedding_function(
-    spec: str, *, base_url: str | None = None, api_key: str | None = None
-) -> TextEmbedding:
-    """The embedding of a persona index: where a ``PERSONAE_EMBEDDINGS`` value becomes a model.
-
-    ``spec`` is what the edge read (``--embedding``, a run's context, else the variable);
-    ``openai:`` uses ``base_url`` / ``api_key`` (the run's server). Raises
-    :class:`~personae.errors.InputError` (exit 2) for an unknown or unusable value.
-    """
-    try:
-        return open_embedding(spec, base_url=base_url, api_key=api_key)
-    except ConfigurationError as error:
-        raise InputError(
-            f"unknown or unusable embedding {spec!r}: {error.problem}", error.fix
-        ) from None
-
-
 def open_persona_index(
     character: str,
     *,
@@ -385,7 +368,7 @@ def open_persona_index(
         InputError: The character is not indexed with this splitter and embedding ("unknown
             character", "embedding mismatch", "splitter mismatch").
     """
-    function = embedding_function(embedding) if isinstance(embedding, str) else embedding
+    function = open_embedding(embedding) if isinstance(embedding, str) else embedding
     client = open_client(memory_dir, chroma_host, chroma_port)
     manifest = find_persona(client, character, splitter, function)
     return PersonaIndex(client, str(manifest["character"]), splitter, function)

@@ -110,7 +110,12 @@ async def test_index_on_a_chroma_server_serves_rag_and_lifechoice(
     monkeypatch.setenv("CHROMA_HOST", str(chroma_server.chroma_host))
     monkeypatch.setenv("CHROMA_PORT", str(chroma_server.chroma_port))
     context = RoleplayContext(data_dir=str(tmp_path), model="openai:scripted", cache_dir="none")
-    assert context.chroma_settings() == chroma_server  # read once, at construction
+    chroma = context.chroma_settings()  # read once, at construction
+    assert chroma is not None
+    assert (chroma.chroma_host, chroma.chroma_port) == (
+        chroma_server.chroma_host,
+        chroma_server.chroma_port,
+    )
     with pytest.raises(Exception, match="RAG index of the_river is missing"):
         await _system(context, "rag")
     added = await _prepare(novel, chroma=context.chroma_settings())

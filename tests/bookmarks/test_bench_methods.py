@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 
 from personae.evals.bookmarks.bench import CURRENT_INSTANCE, BenchConfig, result_key, run_bench
 from personae.graphs.bookmarks.resources import forget_resources
-from personae.memory.embeddings import TextEmbedding, embed_text, register_embedding
+from personae.memory.embeddings import TextEmbedding, embed_text, override_embeddings
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 JUDGED: list[tuple[int, int]] = []
@@ -215,20 +215,20 @@ async def test_ricl_and_bookmarks_use_the_configured_embedding(tmp_path: Path) -
     embedded: list[str] = []
 
     class Counting(TextEmbedding):
-        spec = "registered:bench-counting"
+        spec = "openai:bench-counting"
 
         def embed(self, texts: Any) -> np.ndarray:
             embedded.extend(texts)
             return np.stack([embed_text(t) for t in texts])
 
-    register_embedding("bench-counting", Counting())
+    override_embeddings({"openai:bench-counting": Counting()})
     config = _config(
         tmp_path,
         _model(),
         methods=("ricl", "bookmarks"),
         limit=1,
         concurrency=1,
-        embeddings="registered:bench-counting",
+        embedding="openai:bench-counting",
     )
     await run_bench(config)
     # RICL embedded scenes ("(Who) text" lines), BOOKMARKS its questions: both through it.

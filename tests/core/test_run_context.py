@@ -1,15 +1,17 @@
 """One settings rule for every way in: run contexts, the CLI and the library tools.
 
-A run context is built at the edge (the CLI, the LangGraph server from a run's ``context``, a
-tool factory) and fills what the run left out from the environment, by the rule the CLI's
-flags follow (the server's side runs over HTTP in test_langgraph_server.py).
+A run context is built at the edge (the CLI from its flags, the LangGraph server from a run's
+``context``, a tool factory) and fills what the run left out from the settings, by one rule
+(the server's side runs over HTTP in test_langgraph_server.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +24,19 @@ from pydantic import TypeAdapter
 from studio_world import GRAPHS, graph_module
 
 from personae.cli import build_parser
-from personae.commands.models import resolve_models
+from personae.commands.amadeus.chat import agent_context
+from personae.commands.arcane.arcane import roleplay_context
+from personae.commands.arcane.eval import eval_context
+from personae.commands.bookmarks.act import act_context
+from personae.commands.characterhub.profile import make_context as profile_context
+from personae.commands.models import model_fields
 from personae.errors import ConfigurationError
 from personae.graphs.bookmarks.acting import ActingContext
 from personae.graphs.bookmarks.graph import BookmarksContext
 from personae.graphs.bookmarks.tool import create_storyline_memory_tool
 from personae.graphs.characterhub.state import ProfilerContext
 from personae.graphs.characterhub.tool import create_profile_tool
+from personae.llm import ROLES, retry_budget
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_TAVILY_BASE_URL
 from personae.testing import override_models
@@ -70,8 +78,8 @@ def test_context_and_cli_follow_one_model_rule(
     flags = ["--model", model] if model else []
     flags += ["--fast-model", fast] if fast else []
     args = build_parser().parse_args(["act", "s.jsonl", "--character", "A", "--at", "1", *flags])
-    cli = resolve_models(args, ("strong", "fast"), env={**env, "OPENAI_API_KEY": "k"})
-    assert (cli.specs["strong"], cli.specs["fast"]) == expected
+    cli = BookmarksContext(storyline_path="s.jsonl", **model_fields(args))
+    assert (cli.model, cli.fast_model) == expected
 
 
 def test_the_server_and_key_come_from_the_environment_and_the_key_never_travels(
@@ -218,3 +226,144 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
     read = environment.asked - {"XDG_CACHE_HOME", "HOME"}
     assert {"PERSONAE_MODEL", "TAVILY_BASE_URL", "CHROMA_HOST", "PERSONAE_CACHE_DIR"} <= read
     assert read - listed == set()
+
+
+SERVER_ENV = {
+    "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    "OPENAI_API_KEY": "sk-k",
+    "PERSONAE_MODEL": "openai:env",
+    "PERSONAE_FAST_MODEL": "openai:env-fast",
+    "PERSONAE_JUDGE_MODEL": "openai:env-judge",
+    "PERSONAE_TEMPERATURE": "0.4,judge=0",
+    "PERSONAE_TOP_P": "0.9",
+    "PERSONAE_LLM_RETRY_SECONDS": "7",
+    "PERSONAE_EMBEDDINGS": "hashing:64",
+    "CHROMA_HOST": "chroma.local",
+    "CHROMA_PORT": "9001",
+}
+Builder = Callable[[argparse.Namespace], Any]
+# (graph of langgraph.json, the command that runs it, the command's context builder, the
+# required fields a Studio user passes)
+WAYS_IN: list[tuple[str, list[str], Builder, dict[str, Any]]] = [
+    (
+        "bookmarks",
+        ["act", "club.jsonl", "--character", "Haruhi", "--at", "3"],
+        act_context,
+        {"storyline_path": "club.jsonl"},
+    ),
+    ("profiler", ["profile", "Kenshiro"], profile_context, {}),
+    ("amadeus", ["chat", "--character", "Megumin"], agent_context, {}),
+    (
+        "arcane_roleplay",
+        ["arcane", "act", "the_river", "a storm", "--character", "Ada", "--chapter", "2"],
+        roleplay_context,
+        {},
+    ),
+    ("arcane_eval", ["eval", "arcane", "the_river"], eval_context, {}),
+]
+
+
+def resolved(context: Any) -> dict[str, Any]:
+    """What a run's models and stores come out as: specs, sampling, retry budget, embedding."""
+    strong = context.llm("strong")
+    return {
+        "models": (context.model, context.fast_model, context.judge_spec()),
+        "server": context.openai_base_url,
+        "sampling": {role: context.sampling(role) for role in ROLES},
+        "retry": (
+            context.llm_retry_seconds,
+            retry_budget(strong),
+            retry_budget(context.llm("fast")),
+        ),
+        "chat": (strong.model_name, strong.openai_api_base, strong.temperature),
+        "embedding": getattr(context, "embedding", None),
+        "store": getattr(context, "chroma", None),
+        "cache_name": context.cache_name(context.model),
+    }
+
+
+@pytest.mark.parametrize(
+    ("graph", "argv", "build", "required"), WAYS_IN, ids=[w[0] for w in WAYS_IN]
+)
+@pytest.mark.parametrize("named", [False, True], ids=["from-env", "named-by-the-run"])
+def test_the_cli_and_the_server_resolve_one_way(
+    graph: str,
+    argv: list[str],
+    build: Builder,
+    required: dict[str, Any],
+    named: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in SERVER_ENV.items():
+        monkeypatch.setenv(name, value)
+    flags = ["--model", "openai:run", "--temperature", "strong=1.1", "--top-p", "0.5"]
+    fields = {"model": "openai:run", "temperature": "strong=1.1", "top_p": "0.5"}
+    cli = build(build_parser().parse_args([*argv, *(flags if named else [])]))
+    schema = importlib.import_module(graph_module(graph)).graph.context_schema
+    server = schema(**required, **(fields if named else {}))  # what LangGraph does with a dict
+    assert type(cli) is schema
+    assert resolved(cli) == resolved(server)
+    found = resolved(cli)
+    assert found["retry"] == (7.0, 7.0, 7.0) and found["server"] == SERVER_ENV["OPENAI_BASE_URL"]
+    if graph != "profiler":
+        assert found["embedding"] == "hashing:64" and found["store"] == "chroma.local:9001"
+    if named:
+        assert found["models"][0] == "openai:run" and found["sampling"]["strong"] == {
+            "temperature": 1.1,
+            "top_p": 0.5,
+        }
+        # The run's temperature replaces the variable's whole; a graph default fills the rest.
+        judge = {"temperature": 0.0, "top_p": 0.5} if graph == "bookmarks" else {"top_p": 0.5}
+        assert found["sampling"]["judge"] == judge
+    else:
+        assert found["models"] == ("openai:env", "openai:env-fast", "openai:env-judge")
+        assert found["sampling"]["fast"] == {"temperature": 0.4, "top_p": 0.9}
+
+
+def test_the_bookmarks_graphs_default_to_temperature_0_on_every_way_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    context = ActingContext(storyline_path="s")
+    assert {role: context.sampling(role) for role in ROLES} == {
+        role: {"temperature": 0.0} for role in ROLES
+    }
+    assert context.llm("strong").temperature == 0.0  # type: ignore[attr-defined]
+    assert LLMContext().sampling("strong") == {}  # other graphs: the server's default
+    monkeypatch.setenv("PERSONAE_TEMPERATURE", "0.7")
+    assert ActingContext(storyline_path="s").sampling("fast") == {"temperature": 0.7}
+
+
+def test_a_renamed_context_key_is_a_clear_error() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        BookmarksContext(**{"storyline_path": "s", "embeddings": "local"})  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "the context field 'embeddings' is now 'embedding'; pass 'embedding' instead (same values)"
+    )
+
+
+async def test_a_studio_run_with_the_old_key_fails_naming_the_new_one() -> None:
+    module = importlib.import_module(graph_module("amadeus"))
+    with pytest.raises(ConfigurationError, match="'embeddings' is now 'embedding'"):
+        await module.graph.ainvoke(
+            {"character": "Megumin", "query": "Hi"},
+            context={"method": "none", "embeddings": "hashing"},
+        )
+
+
+def test_a_context_made_from_a_context_keeps_its_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a node (ARCANE's evaluation runs the role-play graph) nothing reads them again."""
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://first/v1")
+    monkeypatch.setenv("PERSONAE_EMBEDDINGS", "hashing:64")
+    evaluation = ArcaneEvalContext(model="openai:m")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://changed/v1")
+    monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "3")
+    roleplay = evaluation.roleplay_context()
+    assert roleplay.settings is evaluation.settings
+    assert (roleplay.openai_base_url, roleplay.embedding) == ("http://first/v1", "hashing:64")
+    assert roleplay.llm_retry_seconds == evaluation.llm_retry_seconds == 0.0
+    journaled = evaluation.replaced(call_journal="steps")
+    assert journaled.settings is evaluation.settings and journaled.call_journal == "steps"
+    assert ArcaneEvalContext().openai_base_url == "http://changed/v1"  # a new one reads anew

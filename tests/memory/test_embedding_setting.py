@@ -25,7 +25,7 @@ from personae.memory.embeddings import (
     TextEmbedding,
     embed_text,
     open_embedding,
-    register_embedding,
+    override_embeddings,
 )
 from personae.memory.minilm import MiniLMEmbedding
 from personae.settings import load_settings
@@ -55,29 +55,37 @@ def fill(bank: BookmarkBank) -> None:
 
 
 def test_setting_is_read_once_and_checked() -> None:
-    assert load_settings({}).embeddings == "hashing"
-    assert load_settings({"PERSONAE_EMBEDDINGS": " local "}).embeddings == "local:all-MiniLM-L6-v2"
-    assert load_settings({"PERSONAE_EMBEDDINGS": "openai:m"}).embeddings == "openai:m"
-    for bad in ("word2vec", "openai:", "local:bert-large"):
+    assert load_settings({}).embedding == "hashing"
+    assert load_settings({"PERSONAE_EMBEDDINGS": " local "}).embedding == "local:all-MiniLM-L6-v2"
+    assert load_settings({"PERSONAE_EMBEDDINGS": "openai:m"}).embedding == "openai:m"
+    for bad in ("word2vec", "openai:", "local:bert-large", "registered:mine"):
         with pytest.raises(ConfigurationError, match="PERSONAE_EMBEDDINGS"):
             load_settings({"PERSONAE_EMBEDDINGS": bad})
     with pytest.raises(ConfigurationError, match="unknown embeddings 'glove'"):
-        BookmarksContext(storyline_path="s.json", embeddings="glove")
+        BookmarksContext(storyline_path="s.json", embedding="glove")
 
 
 def test_context_fills_the_embedding_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from personae.graphs.bookmarks.baseline_ricl import RICLContext
 
-    assert BookmarksContext(storyline_path="s.json").embeddings == "hashing"
+    assert BookmarksContext(storyline_path="s.json").embedding == "hashing"
     monkeypatch.setenv("PERSONAE_EMBEDDINGS", "openai:embed-small")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     context = RICLContext(storyline_path="s.json")
-    assert context.embeddings == "openai:embed-small"  # read once, at construction
-    embedding = context.embedding()
+    assert context.embedding == "openai:embed-small"  # read once, at construction
+    embedding = context.text_embedding()
     assert isinstance(embedding, OpenAITextEmbedding)
     assert embedding.base_url == "http://127.0.0.1:9/v1"
-    explicit = RICLContext(storyline_path="s.json", embeddings="local", openai_base_url="")
-    assert explicit.embeddings == "local:all-MiniLM-L6-v2"  # a run's value beats the variable
+    explicit = RICLContext(storyline_path="s.json", embedding="local", openai_base_url="")
+    assert explicit.embedding == "local:all-MiniLM-L6-v2"  # a run's value beats the variable
+
+
+def test_an_override_answers_a_real_spec_and_is_undone() -> None:
+    mine = _Fixed("openai:counting", "counting")
+    with override_embeddings({"openai:counting": mine}):
+        assert open_embedding("openai:counting") is mine  # no server needed: it is injected
+    with pytest.raises(ConfigurationError, match="need an OpenAI-compatible server"):
+        open_embedding("openai:counting")  # left the block: the real resolver again
 
 
 def test_openai_kind_needs_a_server() -> None:
@@ -207,14 +215,12 @@ class _Fixed(TextEmbedding):
 def test_a_collection_of_another_embedding_is_refused(tmp_path: Path) -> None:
     client = open_chroma(tmp_path / "m")
     fill(BookmarkBank(client, "haruhi"))
-    register_embedding("clash-a", _Fixed("registered:clash-a", ""))
+    override_embeddings({"openai:clash-a": _Fixed("openai:clash-a", "")})
     with pytest.raises(ConfigurationError, match="another embedding function than"):
-        BookmarkBank(client, "haruhi", embedding=open_embedding("registered:clash-a"))
-    BookmarkBank(client, "club", embedding=_Fixed("registered:one", "same"))
-    with pytest.raises(
-        ConfigurationError, match="holds 'registered:one' vectors, not 'registered:two'"
-    ):
-        BookmarkBank(client, "club", embedding=_Fixed("registered:two", "same"))
+        BookmarkBank(client, "haruhi", embedding=open_embedding("openai:clash-a"))
+    BookmarkBank(client, "club", embedding=_Fixed("openai:one", "same"))
+    with pytest.raises(ConfigurationError, match="holds 'openai:one' vectors, not 'openai:two'"):
+        BookmarkBank(client, "club", embedding=_Fixed("openai:two", "same"))
 
 
 def test_ricl_pairs_persist_per_embedding(tmp_path: Path) -> None:

@@ -17,13 +17,8 @@ from personae.memory.amadeus.persona_chunks import (
     split_persona,
 )
 from personae.memory.amadeus.persona_doc import PersonaDoc
-from personae.memory.amadeus.persona_store import (
-    IndexStats,
-    PersonaIndex,
-    embedding_function,
-    open_client,
-)
-from personae.memory.embeddings import TextEmbedding
+from personae.memory.amadeus.persona_store import IndexStats, PersonaIndex, open_client
+from personae.memory.embeddings import TextEmbedding, open_embedding
 from personae.settings import DEFAULT_EMBEDDINGS, Settings
 from personae.tools.amadeus.persona_import import load_persona
 
@@ -37,8 +32,9 @@ class IndexSettings:
     splitter: Splitter = "acts"
     """acts (the paper's), ats or fixed (ablations)."""
     embedding: str | TextEmbedding = DEFAULT_EMBEDDINGS
-    """``PERSONAE_EMBEDDINGS`` value (the CLI passes ``--embedding`` or the variable) or an
-    embedding; one index per embedding."""
+    """The embedding (the CLI passes its run context's, :mod:`personae.graphs.store_context`),
+    or a ``PERSONAE_EMBEDDINGS`` value needing no server (``hashing``, ``local``); one index
+    per embedding."""
     fixed_size: int = FIXED_SIZE
     """Chunk size of the fixed splitter."""
     fixed_overlap: int = FIXED_OVERLAP
@@ -55,7 +51,7 @@ def index_document(doc: PersonaDoc, options: IndexSettings) -> IndexStats:
     """Split ``doc`` and bring its index up to date (blocking: Chroma and embeddings)."""
     function = options.embedding
     if isinstance(function, str):
-        function = embedding_function(function)  # openai: the environment's server
+        function = open_embedding(function)  # openai: needs the server: pass the embedding
     chunks = split_persona(
         doc,
         options.splitter,

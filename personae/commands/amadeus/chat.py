@@ -8,10 +8,11 @@ unchanged source costs nothing). The conversation is checkpointed in ``MEMORY/ch
 the terminal conversation resumes where it stopped (``--thread`` names one; ``--ask`` is a
 fresh conversation unless ``--thread`` is given).
 
-Environment read here, at the edge (flags win; precedence in :mod:`personae.commands.models`):
-``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: role-play and, unless
-``--gs-model``, Guided Selection and the Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``,
-``PERSONAE_EMBEDDINGS`` (unless ``--embedding``: the index of that embedding is used).
+The flags fill the AMADEUS run context, which takes what they leave out from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``: role-play and, unless ``--gs-model``, Guided Selection and the
+Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``, ``PERSONAE_EMBEDDINGS`` (unless
+``--embedding``: the index of that embedding is used).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.amadeus.persona import add_index_flags
-from personae.commands.models import add_model_flags
+from personae.commands.models import add_model_flags, model_fields
 from personae.errors import InputError
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
+
+    from personae.graphs.amadeus.graph import AmadeusContext
 
 CHAT_DB = "chats.sqlite"
 EXIT_WORDS = ("/exit", "/quit", "/bye")
@@ -64,30 +67,24 @@ def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[st
     return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
 
 
-def agent_context(args: argparse.Namespace, options: Any, models: Any) -> Any:
-    """The AMADEUS run context of the parsed flags and the resolved models."""
+def agent_context(args: argparse.Namespace) -> AmadeusContext:
+    """The AMADEUS run context of the parsed flags (the settings fill the rest).
+
+    The strong model is asked for here: no LLM or a bad spec fails before any work.
+    """
     from personae.graphs.amadeus.graph import AmadeusContext
 
-    return AmadeusContext(
+    context = AmadeusContext(
         method=args.method,
-        model=models.settings.model,
-        openai_base_url=models.settings.openai_base_url or "",
-        temperature=models.sampling_text("temperature"),
-        top_p=models.sampling_text("top_p"),
         gs_model=getattr(args, "gs_model", None) or "",
-        memory_dir=options.memory_dir,
-        chroma_host=options.chroma_host,
-        chroma_port=options.chroma_port,
-        splitter=options.splitter,
-        embeddings=str(getattr(options.embedding, "spec", options.embedding)),
+        memory_dir=str(args.memory),
+        splitter=args.splitter,
+        embedding=args.embedding or "",
         gs_wave=args.gs_wave,
+        **model_fields(args),
     )
-
-
-def _context(args: argparse.Namespace, options: Any) -> Any:
-    from personae.commands.models import resolve_models
-
-    return agent_context(args, options, resolve_models(args, ("strong",)))
+    context.llm("strong")
+    return context
 
 
 def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:
@@ -144,18 +141,18 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.persona import index_options
     from personae.memory.amadeus.persona_store import open_persona_index
-    from personae.settings import load_settings
     from personae.tools.amadeus.indexing import index_persona
 
     if args.ask is not None and not args.ask.strip():
         raise InputError("--ask is empty", "pass the question to ask")
     if args.gs_wave < 1:
         raise InputError("--gs-wave must be at least 1", "pass 1 or more")
-    options = index_options(args)
+    context = agent_context(args)
+    options = index_options(args, context)
     character = args.character
     if args.source:
         doc, stats = asyncio.run(
-            index_persona(args.source, character, options, settings=load_settings())
+            index_persona(args.source, character, options, settings=context.settings)
         )
         character = doc.character
         if stats.added or stats.deleted:
@@ -170,6 +167,5 @@ def run(args: argparse.Namespace) -> int:
         chroma_host=options.chroma_host,
         chroma_port=options.chroma_port,
     )
-    context = _context(args, options)
     asyncio.run(_converse(args, context, index.character, args.memory))
     return 0

@@ -76,25 +76,25 @@ def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> li
     from dataclasses import asdict, replace
 
     from personae.commands.amadeus.eval_personality import _personas
-    from personae.commands.amadeus.persona import index_options
+    from personae.commands.amadeus.persona import index_options, store_context
     from personae.evals.amadeus.persona_chunks import similarity_row
     from personae.memory.amadeus.persona_store import open_persona_index
-    from personae.settings import load_settings
     from personae.tools.amadeus.indexing import index_persona
 
     personas = _personas(args.persona)
+    store = store_context(args)
     rows = []
     for splitter in [s.strip() for s in args.splitters.split(",") if s.strip()]:
         if splitter not in ("acts", "ats", "fixed"):
             raise InputError(f"unknown splitter {splitter!r}", "use acts, ats, fixed")
-        options = replace(index_options(args), splitter=splitter)
+        options = replace(index_options(args, store), splitter=splitter)
         indexes = {}
         for character in questions:
             name = character
             if character.casefold() in personas:
                 doc, _ = asyncio.run(
                     index_persona(
-                        personas[character.casefold()], character, options, settings=load_settings()
+                        personas[character.casefold()], character, options, settings=store.settings
                     )
                 )
                 name = doc.character
@@ -143,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.k < 1:
         raise InputError("--k must be at least 1", "pass 1 or more")
-    from personae.commands.amadeus.persona import index_options
+    from personae.commands.amadeus.persona import store_context
 
-    summary: dict[str, Any] = {"embedding": index_options(args).embedding, "k": args.k}
+    summary: dict[str, Any] = {"embedding": store_context(args).embedding, "k": args.k}
     if args.questions or args.questionnaire:
         summary["similarity"] = _similarity(args, _questions(args))
     if args.results:

@@ -7,9 +7,9 @@ CharacterRAG set is not released). Results land in ``--out``: ``results.jsonl`` 
 what is done), ``summary.json`` and ``report.md``; judge answers are cached under
 ``PERSONAE_CACHE_DIR/judge``. The characters must be indexed (``personae persona index``).
 
-Environment read here, at the edge: the model settings (:mod:`personae.commands.models`; the
-judge is ``--judge-model``/``PERSONAE_JUDGE_MODEL``, else the strong model), ``CHROMA_HOST``,
-``PERSONAE_CACHE_DIR``.
+The flags fill the AMADEUS run context, which takes the rest from the settings: the models
+(:mod:`personae.commands.models`; the judge is ``--judge-model``/``PERSONAE_JUDGE_MODEL``, else
+the strong model), ``CHROMA_HOST``, ``PERSONAE_EMBEDDINGS``, ``PERSONAE_CACHE_DIR``.
 """
 
 from __future__ import annotations
@@ -55,14 +55,16 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.chat import agent_context
     from personae.commands.amadeus.persona import index_options
-    from personae.commands.models import resolve_models
     from personae.evals.amadeus.persona_qa import QARun, load_qa, render_report, run_persona_qa
     from personae.memory.amadeus.persona_store import open_persona_index
 
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
     items = load_qa(args.qa)[: args.limit]
-    options = index_options(args)
+    agent = agent_context(args)
+    judge = agent.judge_spec(args.judge_model or "")
+    judge_model = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
+    options = index_options(args, agent)
     for character in sorted({item.character for item in items}):
         open_persona_index(
             character,
@@ -72,15 +74,14 @@ def run(args: argparse.Namespace) -> int:
             chroma_host=options.chroma_host,
             chroma_port=options.chroma_port,
         )
-    models = resolve_models(args, ("strong", "judge"))
     summary = asyncio.run(
         run_persona_qa(
             QARun(
                 items=items,
-                agent=agent_context(args, options, models),
-                judge=models.chat_models["judge"],
-                judge_name=models.cache_name("judge"),
-                cache_dir=models.settings.cache_dir / "judge",
+                agent=agent,
+                judge=judge_model,
+                judge_name=agent.cache_name(judge),
+                cache_dir=agent.settings.cache_dir / "judge",
                 out_dir=args.out,
                 concurrency=args.concurrency,
                 progress=_progress,

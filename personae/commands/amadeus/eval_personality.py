@@ -10,9 +10,9 @@ A character needs a persona index: ``--persona NAME=SOURCE`` builds one from a p
 which source each persona came from; otherwise an index made with ``personae persona index``
 under ``--memory`` is used (looked up by the character's name and its InCharacter aliases).
 
-Environment read here, at the edge: the model settings (:mod:`personae.commands.models`; the
-rater is the judge model), ``CHROMA_HOST`` / ``CHROMA_PORT``, ``PERSONAE_CACHE_DIR`` (wiki
-fetches).
+The flags fill the AMADEUS run context, which takes the rest from the settings: the models
+(:mod:`personae.commands.models`; the rater is the judge model), ``CHROMA_HOST`` /
+``CHROMA_PORT``, ``PERSONAE_EMBEDDINGS``, ``PERSONAE_CACHE_DIR`` (wiki fetches).
 """
 
 from __future__ import annotations
@@ -104,13 +104,14 @@ def _existing_index(names: list[str], options: Any) -> Any:
     return None
 
 
-def resolve_interviewees(args: argparse.Namespace, questionnaire: Any, options: Any) -> list[Any]:
+def resolve_interviewees(
+    args: argparse.Namespace, questionnaire: Any, options: Any, settings: Any
+) -> list[Any]:
     """Each ``--character`` with its label, persona index (built from ``--persona``) and source."""
     import asyncio
 
     from personae.evals.amadeus.personality_data import find_character, load_characters, load_labels
     from personae.evals.amadeus.personality_eval import Interviewee
-    from personae.settings import load_settings
     from personae.tools.amadeus.indexing import index_persona
 
     characters = load_characters(args.data)
@@ -129,7 +130,7 @@ def resolve_interviewees(args: argparse.Namespace, questionnaire: Any, options: 
         aliases = [name, *(known.aliases if known else ())]
         source = next((personas[a.casefold()] for a in aliases if a.casefold() in personas), None)
         if source is not None:
-            doc, _ = asyncio.run(index_persona(source, name, options, settings=load_settings()))
+            doc, _ = asyncio.run(index_persona(source, name, options, settings=settings))
             indexed, source_text, kind = doc.character, doc.source, doc.source_kind
         else:
             index = _existing_index(aliases, options)
@@ -165,32 +166,32 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.chat import agent_context
     from personae.commands.amadeus.persona import index_options
-    from personae.commands.models import resolve_models
     from personae.evals.amadeus.personality_data import load_questionnaire
     from personae.evals.amadeus.personality_eval import PersonalityRun, run_personality_eval
 
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
     questionnaire = load_questionnaire(args.questionnaire, data=args.data, language=args.language)
-    options = index_options(args)
-    interviewees = resolve_interviewees(args, questionnaire, options)
-    models = resolve_models(args, ("strong", "judge"))
-    agent = agent_context(args, options, models)
+    agent = agent_context(args)
+    judge = agent.judge_spec(args.judge_model or "")
+    rater = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
+    options = index_options(args, agent)
+    interviewees = resolve_interviewees(args, questionnaire, options, agent.settings)
     summary = asyncio.run(
         run_personality_eval(
             PersonalityRun(
                 questionnaire=questionnaire,
                 interviewees=interviewees,
                 agent=agent,
-                rater=models.chat_models["judge"],
+                rater=rater,
                 assess=args.assess,
                 out_dir=args.out,
                 concurrency=args.concurrency,
                 limit=args.limit,
                 progress=_progress,
-                hs_judge=models.chat_models["judge"] if args.hs else None,
-                judge_name=models.cache_name("judge"),
-                cache_dir=models.settings.cache_dir / "judge",
+                hs_judge=rater if args.hs else None,
+                judge_name=agent.cache_name(judge),
+                cache_dir=agent.settings.cache_dir / "judge",
             )
         )
     )

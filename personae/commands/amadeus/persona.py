@@ -2,10 +2,11 @@
 
 SOURCE is a Markdown persona, a profiler ``profile.json``, a wiki page URL or saved ``.html``,
 or a CoSER book ``.json`` (with ``--character``). Re-running on an edited source re-embeds only
-the sections that changed. Environment read here, at the edge: ``CHROMA_HOST`` /
+the sections that changed. The flags fill a store context
+(:mod:`personae.graphs.store_context`), which takes the rest from the settings: ``CHROMA_HOST`` /
 ``CHROMA_PORT`` (a Chroma server instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (unless
-``--embedding``: one index per embedding), ``PERSONAE_CACHE_DIR`` and ``PERSONAE_CONTACT``
-(fetching a wiki URL).
+``--embedding``: one index per embedding; ``openai:`` on ``OPENAI_BASE_URL``),
+``PERSONAE_CACHE_DIR`` and ``PERSONAE_CONTACT`` (fetching a wiki URL).
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from personae.commands.models import add_embedding_flag
 from personae.errors import InputError
+
+if TYPE_CHECKING:
+    from personae.graphs.store_context import EmbeddingContext
 
 DEFAULT_MEMORY = Path("personas")
 """Where persona indexes live unless ``--memory`` says otherwise."""
@@ -54,37 +59,39 @@ def add_index_flags(parser: Any) -> None:
     )
     parser.add_argument("--chunk-size", type=int, default=1000, help="fixed splitter chunk size")
     parser.add_argument("--overlap", type=int, default=200, help="fixed splitter overlap")
-    parser.add_argument(
-        "--embedding",
-        help="hashing, local or openai:MODEL (default PERSONAE_EMBEDDINGS, else hashing); "
-        "one index per embedding",
-    )
+    add_embedding_flag(parser)
     parser.add_argument(
         "--max-chunk-chars", type=int, help="cap ACTS/ATS chunk size (off: the paper's rule)"
     )
 
 
-def index_options(args: argparse.Namespace) -> Any:
-    """The :class:`IndexSettings` of the parsed flags.
+def store_context(args: argparse.Namespace) -> EmbeddingContext:
+    """The run context of the index flags; the settings fill the Chroma server and the rest."""
+    from personae.graphs.store_context import EmbeddingContext
 
-    ``CHROMA_HOST`` and ``PERSONAE_EMBEDDINGS`` (unless ``--embedding``) are read here.
+    return EmbeddingContext(embedding=args.embedding or "")
+
+
+def index_options(args: argparse.Namespace, store: EmbeddingContext | None = None) -> Any:
+    """The :class:`IndexSettings` of the parsed flags and ``store`` (default: the flags').
+
+    The embedding is opened here (a missing server or model package fails before any work).
     """
-    from personae.settings import check_embeddings_spec, load_settings
     from personae.tools.amadeus.indexing import IndexSettings
 
-    settings = load_settings()
+    context = store or store_context(args)
     memory: Path = args.memory
     if memory.exists() and not memory.is_dir():
         raise InputError(f"--memory {memory} is a file", "pass a folder for the persona index")
     return IndexSettings(
         memory_dir=str(memory),
         splitter=args.splitter,
-        embedding=check_embeddings_spec(args.embedding or settings.embeddings),
+        embedding=context.text_embedding(),
         fixed_size=args.chunk_size,
         fixed_overlap=args.overlap,
         max_chunk_chars=args.max_chunk_chars,
-        chroma_host=settings.chroma_host,
-        chroma_port=settings.chroma_port,
+        chroma_host=context.chroma_host or None,
+        chroma_port=context.chroma_port,
     )
 
 
@@ -102,12 +109,12 @@ def run_index(args: argparse.Namespace) -> int:
     import asyncio
     from dataclasses import asdict
 
-    from personae.settings import load_settings
     from personae.tools.amadeus.indexing import index_persona, long_chunk_warning
 
-    options = index_options(args)
+    store = store_context(args)
+    options = index_options(args, store)
     doc, stats = asyncio.run(
-        index_persona(args.source, args.character, options, settings=load_settings())
+        index_persona(args.source, args.character, options, settings=store.settings)
     )
     warning = long_chunk_warning(stats)
     if warning:

@@ -8,7 +8,8 @@ where it stopped) and every call is cached. Eval-split builds pause for human va
 resumes them. ``personae arc show BOOK --character NAME --at-chapter N`` prints exactly the Arc
 payload a role-play at chapter N sees.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+The flags fill the ARCANE run context, which takes what they leave out from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.arcane import cache_note
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.errors import InputError
 
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -88,7 +89,6 @@ def run_build(args: argparse.Namespace) -> int:
     import asyncio
 
     from personae.agents.arcane.costs import estimate_arc_build
-    from personae.commands.models import resolve_models
     from personae.memory.arcane.novel_store import open_novel
 
     novel = open_novel(data_dir(args), args.book)
@@ -114,12 +114,10 @@ def run_build(args: argparse.Namespace) -> int:
             f"{args.confirm_above:,}",
             "rerun with --yes to accept the cost (cached calls are not paid again)",
         )
-    models = resolve_models(args, ("strong",))
     from personae.graphs.arcane.arc_build import ArcBuildContext
 
-    context = ArcBuildContext(
-        data_dir=str(data_dir(args)), critic_model=args.critic_model or "", **llm_fields(models)
-    )
+    context = ArcBuildContext(critic_model=args.critic_model or "", **context_fields(args))
+    context.llm("strong")  # no LLM or a bad spec fails here, before any work
     for character in characters:
         asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
     return 0
@@ -232,11 +230,10 @@ def run_annotate(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{len(rows)} axes to annotate written to {args.export}\n")
         return 0
     votes = _read_votes(args.votes)
-    from personae.commands.models import resolve_models
     from personae.graphs.arcane.arc_build import ArcBuildContext
 
-    models = resolve_models(args, ("strong",))
-    context = ArcBuildContext(data_dir=str(data_dir(args)), **llm_fields(models))
+    context = ArcBuildContext(**context_fields(args))
+    context.llm("strong")  # no LLM or a bad spec fails here, before any work
     asyncio.run(_resume_with_votes(novel.folder, novel.slug, votes, context))
     return 0
 

@@ -5,7 +5,8 @@ index (needed by the Summary, RAG and LifeChoice modes). ``personae arcane act B
 NAME --chapter N "SCENARIO" ["QUESTION"]`` answers as the character at chapter N with the Arc
 context (or ``--mode``), the point-in-time use a storytelling app wants.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+The flags fill the ARCANE run context, which takes what they leave out from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``
 (answers cached under ``arcane/``), ``PERSONAE_EMBEDDINGS`` (``--embedding``), ``CHROMA_HOST`` /
 ``CHROMA_PORT`` (the chunk index on a Chroma server instead of the novel's folder).
@@ -18,10 +19,10 @@ import sys
 from typing import Any
 
 from personae.commands.arcane import cache_note
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.novel import add_data_flag, context_fields
 from personae.errors import InputError
 
-EMBEDDING_HELP = (
+CHUNK_EMBEDDING_HELP = (
     "chunk embedding: hashing, local or openai:<model> (default: PERSONAE_EMBEDDINGS, else "
     "hashing; role-play needs the one the index was prepared with)"
 )
@@ -30,13 +31,13 @@ MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc", "mi
 
 def register(commands: Any) -> None:
     """Add `arcane prepare` and `arcane act`."""
-    from personae.commands.models import add_model_flags
+    from personae.commands.models import add_embedding_flag, add_model_flags
 
     parser = commands.add_parser("arcane", help="ARCANE role-play as of a chapter")
     actions = parser.add_subparsers(dest="arcane_action", required=True)
     prepare = actions.add_parser("prepare", help="chapter summaries (T34) and the RAG index")
     prepare.add_argument("book", help="book slug or title")
-    prepare.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_embedding_flag(prepare, CHUNK_EMBEDDING_HELP)
     prepare.add_argument("--concurrency", type=int, default=4, help="summaries at once")
     add_data_flag(prepare)
     add_model_flags(prepare)
@@ -46,7 +47,7 @@ def register(commands: Any) -> None:
     prompt.add_argument("--probe", required=True, help="probe id (probes.jsonl)")
     prompt.add_argument("--phase", type=int, required=True, help="phase index")
     prompt.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
-    prompt.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_embedding_flag(prompt, CHUNK_EMBEDDING_HELP)
     add_data_flag(prompt)
     add_model_flags(prompt)
     prompt.set_defaults(handler=run_prompt)
@@ -58,7 +59,7 @@ def register(commands: Any) -> None:
     act.add_argument("--chapter", type=int, required=True, help="the point in the story")
     act.add_argument("--mode", default="arc", help=f"context mode: {', '.join(MODE_NAMES)}")
     act.add_argument("--axis", help="Arc mode: one axis id (default: all the character's)")
-    act.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_embedding_flag(act, CHUNK_EMBEDDING_HELP)
     act.add_argument("--show-prompt", action="store_true", help="print the prompt too")
     add_data_flag(act)
     add_model_flags(act)
@@ -68,30 +69,27 @@ def register(commands: Any) -> None:
 def run_prepare(args: argparse.Namespace) -> int:
     """Summarize missing chapters and index the chunks; print what it cost."""
     import asyncio
+    from pathlib import Path
 
-    from personae.answer_store import AnswerStore
-    from personae.commands.models import resolve_models
+    from personae.graphs.arcane.context import ChunkStoreContext
     from personae.graphs.arcane.prepare import prepare_novel
     from personae.memory.arcane.novel_store import open_novel
-    from personae.memory.embeddings import open_embedding
-    from personae.settings import check_embeddings_spec
 
     if args.concurrency < 1:
         raise InputError("--concurrency must be at least 1", "pass 1 or more")
-    novel = open_novel(data_dir(args), args.book)
-    models = resolve_models(args, ("strong",))
-    settings = models.settings
-    spec = check_embeddings_spec(args.embedding or settings.embeddings)
-    embedding = open_embedding(spec, settings)  # a missing server or package fails here
+    context = ChunkStoreContext(embedding=args.embedding, **context_fields(args))
+    novel = open_novel(Path(context.data_dir), args.book)
+    model, model_name = context.model_for()  # no LLM or a bad spec fails here
+    embedding = context.text_embedding()  # so does a missing server or package
     report = asyncio.run(
         prepare_novel(
             novel,
-            model=models.chat_models["strong"],
-            model_name=models.cache_name("strong"),
-            cache=AnswerStore(models.settings.cache_dir / "arcane"),
+            model=model,
+            model_name=model_name,
+            cache=context.cache(),
             embedding=embedding,
             concurrency=args.concurrency,
-            chroma=settings if settings.chroma_host else None,
+            chroma=context.chroma_settings(),
         )
     )
     sys.stdout.write(
@@ -103,22 +101,31 @@ def run_prepare(args: argparse.Namespace) -> int:
     return 0
 
 
+def roleplay_context(args: argparse.Namespace) -> Any:
+    """The role-play run context of ``arcane act``'s flags; the settings fill the rest.
+
+    The model is asked for here: no LLM or a bad spec fails before any work.
+    """
+    from personae.graphs.arcane.roleplay import RoleplayContext
+
+    context = RoleplayContext(
+        embedding=args.embedding,
+        arc_scope="axis" if args.axis else "character",
+        **context_fields(args),
+    )
+    context.llm("strong")
+    return context
+
+
 def run_act(args: argparse.Namespace) -> int:
     """Role-play one answer at ``--chapter`` and print it."""
     import asyncio
 
-    from personae.commands.models import resolve_models
-    from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, build_graph
+    from personae.graphs.arcane.roleplay import RoleplayInput, build_graph
 
     if args.mode not in MODE_NAMES:
         raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
-    models = resolve_models(args, ("strong",))
-    context = RoleplayContext(
-        data_dir=str(data_dir(args)),
-        embedding=args.embedding,
-        arc_scope="axis" if args.axis else "character",
-        **llm_fields(models),
-    )
+    context = roleplay_context(args)
     payload: RoleplayInput = {
         "novel": args.book,
         "mode": args.mode,
@@ -152,12 +159,9 @@ def run_prompt(args: argparse.Namespace) -> int:
 
     if args.mode not in MODE_NAMES:
         raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
-    fields: Any = {}
+    context = RoleplayContext(embedding=args.embedding, **context_fields(args))
     if args.mode == "timechara":
-        from personae.commands.models import resolve_models
-
-        fields = llm_fields(resolve_models(args, ("strong",)))
-    context = RoleplayContext(data_dir=str(data_dir(args)), embedding=args.embedding, **fields)
+        context.llm("strong")  # no LLM or a bad spec fails here, before any work
     payload: RoleplayInput = {
         "novel": args.book,
         "mode": args.mode,

@@ -15,8 +15,10 @@ already in ``DIR``, ``--model`` re-run with the register paragraph (mode ``pov``
 same judge, and the proposition coder over the three conditions (``DIR/pov.json``, ``pov.md``).
 ``--no-thought`` judges without ref_thought (App. F); its rows are reported apart.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL``, ``PERSONAE_JUDGE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``.
+The flags fill the evaluation's run context, which takes what they leave out from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL``, ``PERSONAE_JUDGE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``,
+``PERSONAE_EMBEDDINGS``, ``CHROMA_HOST``.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.arcane import cache_note
-from personae.commands.arcane.arcane import EMBEDDING_HELP
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
+from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -39,7 +41,7 @@ DEFAULT_OUT = Path("runs/arcane")
 
 def register(protocols: Any) -> None:
     """Add the `arcane` protocol to `personae eval`."""
-    from personae.commands.models import add_model_flags
+    from personae.commands.models import add_embedding_flag, add_model_flags
 
     arcane = protocols.add_parser(
         "arcane", help="ARCANE: phase fidelity over probes (APF/RPF/RAE/PTF)"
@@ -56,7 +58,7 @@ def register(protocols: Any) -> None:
     )
     arcane.add_argument("--concurrency", type=int, default=8, help="(probe, mode) units at once")
     arcane.add_argument("--no-thought", action="store_true", help="judge without ref_thought")
-    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_embedding_flag(arcane, CHUNK_EMBEDDING_HELP)
     arcane.add_argument(
         "--also-model", action="append", default=[], help="another role-play model (repeatable)"
     )
@@ -108,44 +110,56 @@ def check_out(out: Path) -> None:
 
 def run_arcane(args: argparse.Namespace) -> int:
     """Evaluate, then aggregate every result in the folder and write the reports."""
-    from personae.commands.models import resolve_models
-
     modes = parse_modes(args.modes)
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
     if args.ablation is not None:
         return run_ablation(args)
     check_out(args.out)
-    models = resolve_models(args, ("strong", "judge"))
-    fields = llm_fields(models)
-    evaluate(args, models, [fields["model"], *args.also_model], modes)
+    context = eval_context(args)
+    evaluate(args, context, [context.model, *args.also_model], modes)
     write_reports(args.out)
     return 0
 
 
+def eval_context(args: argparse.Namespace) -> Any:
+    """The evaluation's run context of the flags; the settings fill the rest.
+
+    The role-play models and the judge are asked for here: no LLM or a bad spec fails before
+    any work.
+    """
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+
+    context = ArcaneEvalContext(
+        judge_model=args.judge_model or "",
+        judge_include_thought=not args.no_thought,
+        embedding=args.embedding,
+        concurrency=args.concurrency,
+        **context_fields(args),
+    )
+    for spec in (context.model, *args.also_model):
+        context.chat_model(spec, "strong")
+    context.chat_model(context.judge_model, "judge")
+    return context
+
+
 def evaluate(
     args: argparse.Namespace,
-    models: Any,
+    context: Any,
     role_players: list[str],
     modes: list[str],
     probe_ids: list[str] | None = None,
 ) -> None:
-    """Run the arcane_eval graph for each role-play model (results appended to --out)."""
+    """Run the arcane_eval graph for each role-play model (results appended to --out).
+
+    Every model is judged by the context's judge (resolved once, from the first model).
+    """
     import asyncio
 
-    from personae.evals.arcane.eval_graph import ArcaneEvalContext, build_graph
+    from personae.evals.arcane.eval_graph import build_graph
 
     for model in role_players:
-        fields = llm_fields(models)
-        fields["model"] = model
-        context = ArcaneEvalContext(
-            data_dir=str(data_dir(args)),
-            judge_model=models.specs["judge"],
-            judge_include_thought=not args.no_thought,
-            embedding=args.embedding,
-            concurrency=args.concurrency,
-            **fields,
-        )
+        run_context = context.replaced(model=model)
         payload: Any = {
             "novels": args.books,
             "modes": modes,
@@ -153,7 +167,7 @@ def evaluate(
             "out_dir": str(args.out),
             "probe_ids": probe_ids,
         }
-        result = asyncio.run(build_graph().ainvoke(payload, context=context))
+        result = asyncio.run(build_graph().ainvoke(payload, context=run_context))
         calls = sum(u["llm_calls"] for u in result["usage"])
         hits = sum(u.get("cache_hits", 0) for u in result["usage"])
         sys.stderr.write(
@@ -164,8 +178,6 @@ def evaluate(
 
 def run_ablation(args: argparse.Namespace) -> int:
     """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
-    from personae.commands.models import resolve_models
-
     if args.ablation not in ABLATIONS:
         raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
     size = args.sample if args.sample is not None else (150 if args.ablation == "pov" else 120)
@@ -178,9 +190,9 @@ def run_ablation(args: argparse.Namespace) -> int:
     probes = book_probes(args)
     chosen = [p.probe_id for p in category_sample(probes, size)]
     check_out(args.out)
-    models = resolve_models(args, ("strong", "judge"))
-    players = [llm_fields(models)["model"], *args.also_model]
-    evaluate(args, models, players, ["vanilla", "arc", args.ablation], chosen)
+    context = eval_context(args)
+    players = [context.model, *args.also_model]
+    evaluate(args, context, players, ["vanilla", "arc", args.ablation], chosen)
     write_reports(args.out)
     return 0
 
@@ -206,11 +218,9 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     """App. G: sample by (category, sign), re-run --model with the POV paragraph, compare."""
     import asyncio
 
-    from personae.commands.models import resolve_models
     from personae.evals.arcane import ablation as ab
     from personae.evals.arcane.perturb import load_probe_index, read_results
     from personae.files import write_json_atomic, write_text_atomic
-    from personae.graphs.arcane.context import ArcaneContext
     from personae.memory.arcane.novel_store import open_novel
     from personae.memory.arcane.records import load_arcs
 
@@ -219,10 +229,10 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
             "--ablation pov needs --compare-model M",
             "name the model whose Arc results --model is compared with (App. G: ARCANE-32B-DPO)",
         )
-    folder = data_dir(args)
+    context = eval_context(args)
+    folder = Path(context.data_dir)
     slugs = {open_novel(folder, book).slug for book in args.books}
-    models = resolve_models(args, ("strong", "judge"))
-    base = llm_fields(models)["model"]
+    base = context.model
     records = [r for r in read_results(args.out) if r["novel"] in slugs]
     sample = ab.pov_sample(records, base, args.compare_model, per_cell=max(1, size // 6))
     if not sample:
@@ -232,12 +242,11 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
             f"run personae eval arcane BOOK --modes arc --model {base} "
             f"--also-model {args.compare_model} --out {args.out} first",
         )
-    evaluate(args, models, [base], ["pov"], [s["probe_id"] for s in sample])
+    evaluate(args, context, [base], ["pov"], [s["probe_id"] for s in sample])
     records = [r for r in read_results(args.out) if r["novel"] in slugs]
     figures = ab.pov_figures(records, sample, base, args.compare_model)
     table5 = None
     if not args.no_propositions:
-        context = ArcaneContext(data_dir=str(folder), **llm_fields(models))
         probes = load_probe_index(folder, {s["novel"] for s in sample})
         arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
         coded = asyncio.run(
@@ -249,7 +258,7 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
                 base=base,
                 compare=args.compare_model,
                 context=context,
-                coder_model=args.coder_model or models.specs["judge"],
+                coder_model=args.coder_model or context.judge_model,
                 concurrency=args.concurrency,
             )
         )

@@ -8,9 +8,10 @@ answers to ``OUT/perturb.jsonl`` (a rerun skips what is done) and writes ``OUT/p
 and ``OUT/perturb.md``: mean sub-scores per condition and paired deltas vs ``orig``, and App.
 N's Pearson / Spearman of PTF vs the per-phase average per (model, mode) over all results.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``. The judge is each
-trajectory's own judge unless ``--judge-model`` names another.
+The flags fill the ARCANE run context, which takes what they leave out from the settings:
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``,
+``PERSONAE_CACHE_DIR``. The judge is each trajectory's own judge (the one that scored it)
+unless ``--judge-model`` names another; ``PERSONAE_JUDGE_MODEL`` is not consulted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.novel import add_data_flag, context_fields
 from personae.errors import InputError
 
 
@@ -54,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     """Sample, re-judge under each condition, write perturb.json and perturb.md."""
     import asyncio
 
-    from personae.commands.models import resolve_models
     from personae.evals.arcane import perturb as pt
     from personae.files import write_json_atomic, write_text_atomic
     from personae.graphs.arcane.context import ArcaneContext
@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             f"{args.out / 'results.jsonl'}",
             f"run personae eval arcane BOOK --modes {args.mode} --out {args.out} first",
         )
-    folder = data_dir(args)
+    context = ArcaneContext(**context_fields(args))
+    folder = Path(context.data_dir)
     probes = pt.load_probe_index(folder, {r["novel"] for r in chosen})
     lost = sorted({r["probe_id"] for r in chosen} - set(probes))
     if lost:
@@ -80,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
             f"probe {lost[0]} of the results is not in {folder}'s probes",
             "pass the --data folder the evaluation used",
         )
-    models = resolve_models(args, ("strong",))
-    context = ArcaneContext(data_dir=str(folder), **llm_fields(models))
+    context.llm("strong")  # no LLM or a bad spec fails here, before any judge call
     counts = asyncio.run(
         pt.rejudge(
             records=chosen,

@@ -8,8 +8,9 @@ SFT samples each ``--teacher`` (default the strong model) ``--samples`` times at
 each adjacent phase's under the anchor's role-play prompt (no model call). Only probes of arcs
 in ``--split`` (train) are exported. The file is written once everything is built.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR`` (SFT only calls a model).
+The flags fill the ARCANE run context, which takes what they leave out from the settings:
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL``, ``PERSONAE_DATA_DIR``,
+``PERSONAE_CACHE_DIR`` (SFT only calls a model), ``PERSONAE_EMBEDDINGS``, ``CHROMA_HOST``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.arcane import cache_note
-from personae.commands.arcane.arcane import EMBEDDING_HELP
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
+from personae.commands.arcane.novel import add_data_flag, context_fields
 from personae.errors import InputError
 
 FORMATS = ("sft", "dpo")
@@ -31,7 +32,7 @@ PAIRS = ("anchor", "every-phase")
 
 def register(commands: Any) -> None:
     """Add the `export` command with its `arcane` target."""
-    from personae.commands.models import add_model_flags
+    from personae.commands.models import add_embedding_flag, add_model_flags
 
     parser = commands.add_parser("export", help="export training data")
     targets = parser.add_subparsers(dest="export_target", required=True)
@@ -50,7 +51,7 @@ def register(commands: Any) -> None:
     arcane.add_argument(
         "--pairs", default="anchor", help="DPO: anchor (the probe's anchor phase) or every-phase"
     )
-    arcane.add_argument("--embedding", default="", help=EMBEDDING_HELP)
+    add_embedding_flag(arcane, CHUNK_EMBEDDING_HELP)
     arcane.add_argument("--concurrency", type=int, default=8, help="SFT teacher calls at once")
     add_data_flag(arcane)
     add_model_flags(arcane)
@@ -99,23 +100,23 @@ def run(args: argparse.Namespace) -> int:
     if args.samples < 1 or args.concurrency < 1:
         raise InputError("--samples and --concurrency must be at least 1", "pass 1 or more")
     out = _out(args)
-    folder = str(data_dir(args))
-    store = RoleplayContext(data_dir=folder, embedding=args.embedding)  # reads the settings
+    if args.format == "sft" and args.teacher and not args.model:
+        args.model = args.teacher[0]  # the teachers need a server, not a default model
+    context = RoleplayContext(embedding=args.embedding, **context_fields(args))
+    if args.format == "sft":
+        context.llm("strong")  # no LLM or a bad spec fails here, before any work
     books = ex.load_books(
-        folder, args.books, args.split, store.text_embedding(), store.chroma_settings()
+        context.data_dir,
+        args.books,
+        args.split,
+        context.text_embedding(),
+        context.chroma_settings(),
     )
     if args.format == "dpo":
-        context = RoleplayContext(data_dir=folder, embedding=args.embedding)
         export = ex.dpo_rows(
             books, modes=modes, split=args.split, pairs=args.pairs, context=context
         )
     else:
-        from personae.commands.models import resolve_models
-
-        if args.teacher and not args.model:
-            args.model = args.teacher[0]  # the teachers need a server, not a default model
-        models = resolve_models(args, ("strong",))
-        context = RoleplayContext(data_dir=folder, embedding=args.embedding, **llm_fields(models))
         teachers = args.teacher or [context.model]
         export = asyncio.run(
             ex.sft_rows(

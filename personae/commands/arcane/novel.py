@@ -5,35 +5,56 @@ the text (page artifacts, drop caps, a modern edition's front and back matter) a
 ``DATA/novels/<slug>/{chapters.jsonl, meta.json}``; ``personae novel chapters BOOK`` lists
 index, label and size of every chapter so the user can check the cut before paying for arcs.
 
-Environment read here, at the edge: ``PERSONAE_DATA_DIR`` (``--data``; default ``./data``).
+Settings read here, at the edge: ``PERSONAE_DATA_DIR`` (``--data``; default ``./data``).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
+from personae.commands.models import ModelFields, model_fields
 from personae.errors import InputError
 from personae.files import parse_jsonl
+from personae.settings import DEFAULT_DATA_DIR
 
-DEFAULT_DATA = Path("data")
+
+class ArcaneFields(ModelFields):
+    """The ARCANE run-context fields the flags set: the models and ``--data``."""
+
+    data_dir: str
 
 
 def add_data_flag(parser: Any) -> None:
     """``--data DIR``: where novels and ARCANE artefacts live (shared by the ARCANE commands)."""
     parser.add_argument(
-        "--data", type=Path, help=f"data folder (PERSONAE_DATA_DIR; default {DEFAULT_DATA})"
+        "--data", type=Path, help=f"data folder (PERSONAE_DATA_DIR; default ./{DEFAULT_DATA_DIR})"
     )
 
 
 def data_dir(args: argparse.Namespace) -> Path:
-    """The data folder: ``--data``, else ``PERSONAE_DATA_DIR``, else ``./data``."""
+    """The data folder: ``--data``, else ``PERSONAE_DATA_DIR``, else ``./data``.
+
+    Commands that run an ARCANE graph pass ``--data`` to its context instead, which fills it
+    from the same settings.
+    """
     if args.data is not None:
         return Path(args.data)
-    return Path(os.environ.get("PERSONAE_DATA_DIR", "").strip() or DEFAULT_DATA)
+    from personae.settings import load_settings
+
+    return load_settings().data_dir
+
+
+def context_fields(args: argparse.Namespace) -> ArcaneFields:
+    """The run-context fields of ``--data`` and the model flags ("" where absent).
+
+    Only a translation: the context fills what is empty from the settings
+    (``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``, the model rule).
+    """
+    data = getattr(args, "data", None)
+    return ArcaneFields(data_dir=str(data) if data is not None else "", **model_fields(args))
 
 
 def register(commands: Any) -> None:
@@ -127,24 +148,3 @@ def run_chapters(args: argparse.Namespace) -> int:
     for idx, label, chars in novel.labels():
         out.write(f"{idx:>4}  {chars:>8,}  {label}\n")
     return 0
-
-
-class LLMFields(TypedDict):
-    """The run-context fields naming the resolved models and the answer cache."""
-
-    model: str
-    openai_base_url: str
-    temperature: str
-    top_p: str
-    cache_dir: str
-
-
-def llm_fields(models: Any) -> LLMFields:
-    """The run-context fields of a ``CommandModels`` (flags and environment applied)."""
-    return LLMFields(
-        model=models.settings.model,
-        openai_base_url=models.settings.openai_base_url or "",
-        temperature=models.sampling_text("temperature"),
-        top_p=models.sampling_text("top_p"),
-        cache_dir=str(models.settings.cache_dir),
-    )

@@ -4,7 +4,8 @@ For each arc: decision variable, life stages and era-free axis, then 3N cells (o
 phase and probe type), each validated; the result replaces the arc's probes in
 ``DATA/novels/<slug>/probes.jsonl``. Every call is cached, so a rerun costs nothing it paid for.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+The flags fill the ARCANE run context, which takes what they leave out from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_DATA_DIR`` (``--data``), ``PERSONAE_CACHE_DIR``.
 """
 
@@ -15,7 +16,7 @@ import sys
 from typing import Any
 
 from personae.commands.arcane import cache_note
-from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.errors import InputError
 
 TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
@@ -54,7 +55,6 @@ def run_build(args: argparse.Namespace) -> int:
     """Build the probes of every selected arc; print probes kept per arc."""
     import asyncio
 
-    from personae.commands.models import resolve_models
     from personae.graphs.arcane.probe_build import build_graph
     from personae.graphs.arcane.probe_cell import ProbeBuildContext
     from personae.memory.arcane.novel_store import open_novel
@@ -68,12 +68,8 @@ def run_build(args: argparse.Namespace) -> int:
         raise InputError(
             f"no arcs{who} in {novel.slug}", f"run personae arc build {novel.slug} --character NAME"
         )
-    models = resolve_models(args, ("strong",))
-    context = ProbeBuildContext(
-        data_dir=str(data_dir(args)),
-        validator_model=args.validator_model or "",
-        **llm_fields(models),
-    )
+    context = ProbeBuildContext(validator_model=args.validator_model or "", **context_fields(args))
+    context.llm("strong")  # no LLM or a bad spec fails here, before any work
     total = 0
     for arc in arcs:
         payload: Any = {

@@ -1,12 +1,15 @@
 """`personae act`: predict a character's next action with the BOOKMARKS agent, show its grounding.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``; precedence in
-:mod:`personae.commands.models`), ``CHROMA_HOST`` / ``CHROMA_PORT`` (bank on a Chroma server
-instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (the bank's embedding; each has its own bank). With ``--memory DIR`` the bookmark bank persists there, so later calls
-reuse and extend it; without it the bank lives in this process only and starts empty. With
-``--memory`` the step is also checkpointed there (:mod:`personae.graphs.bookmarks.step_checkpoints`): a rerun of
-a killed step resumes it, paying only for the LLM calls that were in flight.
+The flags fill the graph's run context; what they leave out the context takes from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
+``PERSONAE_TEMPERATURE`` (``--temperature``; default 0), ``CHROMA_HOST`` / ``CHROMA_PORT`` (bank
+on a Chroma server instead of ``--memory``), ``PERSONAE_EMBEDDINGS`` (``--embedding``: the
+bank's embedding; each has its own bank). With ``--memory DIR`` the bookmark bank persists
+there, so later calls reuse and extend it; without it the bank lives in this process only and
+starts empty. With ``--memory`` the step is also checkpointed there
+(:mod:`personae.graphs.bookmarks.step_checkpoints`): a rerun of a killed step resumes it,
+paying only for the LLM calls that were in flight.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from personae.commands.models import add_model_flags, resolve_models
+from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.files import check_writable_dir
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints, StepRun
+
+if TYPE_CHECKING:
+    from personae.graphs.bookmarks.graph import BookmarksContext
 
 
 def register(commands: Any) -> None:
@@ -54,6 +60,7 @@ def register(commands: Any) -> None:
         "same step left (by default a rerun resumes it, paying only for calls in flight)",
     )
     add_model_flags(parser)
+    add_embedding_flag(parser)
     parser.set_defaults(handler=run)
 
 
@@ -118,9 +125,30 @@ async def run_step(
         return await checkpoints.invoke(graph, payload, context, fresh=fresh)
 
 
+def act_context(args: argparse.Namespace) -> BookmarksContext:
+    """The BOOKMARKS run context of the flags; the settings fill the rest.
+
+    The models and the embedding are asked for here: no LLM, a bad spec or a missing
+    embedding package fails before any model call.
+    """
+    from personae.graphs.bookmarks.graph import BookmarksContext
+
+    context = BookmarksContext(
+        storyline_path=str(args.storyline),
+        memory_dir=str(args.memory) if args.memory else None,
+        embedding=args.embedding,
+        hide_title=args.hide_title,
+        **model_fields(args),
+    )
+    context.llm("strong")
+    context.llm("fast")
+    context.text_embedding()
+    return context
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
-    from personae.graphs.bookmarks.graph import BookmarksContext, build_graph, step_warnings
+    from personae.graphs.bookmarks.graph import build_graph, step_warnings
     from personae.memory.bookmarks.storyline import open_storyline
 
     storyline = open_storyline(args.storyline)
@@ -128,19 +156,7 @@ def run(args: argparse.Namespace) -> int:
     position = storyline.check_position(args.position)
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
-    models = resolve_models(args, ("strong", "fast"), default_sampling={"temperature": 0.0})
-    context = BookmarksContext(
-        storyline_path=str(args.storyline),
-        memory_dir=str(args.memory) if args.memory else None,
-        model=models.settings.model,
-        fast_model=models.settings.fast_model,
-        openai_base_url=models.settings.openai_base_url or "",
-        temperature=models.sampling_text("temperature"),
-        top_p=models.sampling_text("top_p"),
-        embeddings=models.settings.embeddings,
-        hide_title=args.hide_title,
-    )
-    context.embedding()  # a missing model package or server fails here, before any model call
+    context = act_context(args)
     step = asyncio.run(
         run_step(
             build_graph(),

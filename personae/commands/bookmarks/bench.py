@@ -1,12 +1,13 @@
 """`personae bench bookmarks`: run the BOOKMARKS benchmark for one or more methods.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
-``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default ``openai:gpt-4.1``, the paper's judge;
-precedence in :mod:`personae.commands.models`), ``PERSONAE_TEMPERATURE`` (``--temperature``;
-default 0 for every role here, near-deterministic as the released runner); the method graphs' memory reads ``CHROMA_HOST``/``CHROMA_PORT``
-and ``PERSONAE_EMBEDDINGS`` (BOOKMARKS' and RICL's embedding);
-judge verdicts are cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
+The flags go to the benchmark's models and the method graphs' contexts, which fill what they
+leave out from the settings (precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``,
+``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL``
+(``--fast-model``), ``PERSONAE_JUDGE_MODEL`` (``--judge-model``; default ``openai:gpt-4.1``, the
+paper's judge), ``PERSONAE_TEMPERATURE`` (``--temperature``; default 0 for every role,
+near-deterministic as the released runner), ``CHROMA_HOST``/``CHROMA_PORT`` and
+``PERSONAE_EMBEDDINGS`` (``--embedding``: BOOKMARKS' and RICL's memory); judge verdicts are
+cached in ``PERSONAE_CACHE_DIR/judge``. A rerun of the same command resumes:
 finished instances are skipped, cached verdicts are reused, and the instance that was running
 resumes from its checkpoint in the memory folder (only its in-flight LLM calls are paid again).
 """
@@ -15,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
-from personae.commands.models import add_model_flags, resolve_models
+from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
@@ -71,6 +73,7 @@ def register(commands: Any) -> None:
         help="leave the story title out of every prompt (it invites recall of later plot)",
     )
     add_model_flags(bookmarks, judge=True)
+    add_embedding_flag(bookmarks)
     bookmarks.set_defaults(handler=run_bookmarks)
 
 
@@ -85,41 +88,33 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
     from personae.evals.bookmarks.report import score_tables_markdown
-    from personae.settings import DEFAULT_JUDGE_MODEL
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
     check_writable_dir(args.out, "--out")
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
-    # Near-deterministic by default, as the released runner (temperature 1e-8); flags win.
-    models = resolve_models(
-        args,
-        ("strong", "fast", "judge"),
-        default_sampling={"temperature": 0.0},
-        default_judge=DEFAULT_JUDGE_MODEL,
-    )
-    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
     config = BenchConfig(
         storylines=tuple(args.storylines),
         methods=_methods(args),
         out_dir=args.out,
         memory_dir=args.memory,
-        model=models.specs["strong"],
-        fast_model=models.specs["fast"],
-        judge_model=models.specs["judge"],
-        openai_base_url=models.settings.openai_base_url or "",
-        temperature=models.sampling_text("temperature"),
-        top_p=models.sampling_text("top_p"),
+        judge_model=args.judge_model or "",
         judge=args.judge,
         characters=tuple(args.characters or ()),
         limit=args.limit,
         concurrency=args.concurrency,
         hide_title=args.hide_title,
-        judge_cache_name=models.cache_name("judge"),  # the verdict cache's key
-        judge_cache=models.settings.cache_dir / "judge",
-        embeddings=models.settings.embeddings,
+        embedding=args.embedding,
+        **model_fields(args),
     )
+    models = config.models()  # the models the settings rule chose, asked for before any work
+    models.llm("strong")
+    models.llm("fast")
+    models.chat_model(models.judge_model, "judge")
+    cache = models.settings.cache_dir
+    check_writable_dir(cache, "PERSONAE_CACHE_DIR", CACHE_FIX)
+    config = dataclasses.replace(config, judge_cache=cache / "judge")  # shared across --out
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""

@@ -4,14 +4,13 @@
 lists a character's positions (the paper's history / test split marked) so a user can pick a
 target for ``personae act --at``.
 
-Environment read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), ``HF_TOKEN``
+Settings read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), ``HF_TOKEN``
 (optional bearer token), ``PERSONAE_CONTACT`` (through the User-Agent).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,16 +65,16 @@ def run(args: argparse.Namespace) -> int:
     from personae.settings import load_settings, user_agent
     from personae.tools.bookmarks.hf_datasets import DEFAULT_ENDPOINT, HubClient, fetch_bookmarks
 
-    endpoint = args.endpoint or os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
-    token = os.environ.get("HF_TOKEN", "").strip() or None
+    settings = load_settings()
+    endpoint = args.endpoint or settings.hf_endpoint or DEFAULT_ENDPOINT
     dest: Path = args.dest
     if args.max_mb < 1:
         raise InputError("--max-mb must be at least 1", "pass a size in megabytes")
     check_writable_dir(dest, "--dest")
     with HubClient(
         endpoint,
-        user_agent=user_agent(load_settings()),
-        token=token,
+        user_agent=user_agent(settings),
+        token=settings.hf_token,
         max_bytes=args.max_mb * 1_000_000,
     ) as client:
         report = fetch_bookmarks(client, dest)

@@ -6,8 +6,8 @@ every profile and its DRInfo (Table 10), micro-averages over all characters and 
 Markdown and HTML report (atomically, only once everything succeeded) plus a summary on stdout.
 Without a reference, the character's page is found on Fandom, then by web search.
 
-Environment read here, at the edge (flags win; precedence in :mod:`personae.commands.models`):
-``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: the judge unless
+The flags fill a run context, which takes what they leave out from the settings (precedence in
+:mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``PERSONAE_MODEL`` (``--model``: the judge unless
 ``PERSONAE_JUDGE_MODEL`` / ``--judge-model`` names another; the knowledge extractor is the judge
 unless ``--extractor-model`` names another, as in the paper), ``PERSONAE_TEMPERATURE``,
 ``PERSONAE_TOP_P``, ``PERSONAE_CACHE_DIR`` (judge answers under ``judge/``, fetched pages under
@@ -24,16 +24,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from personae.commands.models import add_model_flags, resolve_models
+from personae.commands.models import add_model_flags, model_fields
 from personae.errors import InputError
 
 if TYPE_CHECKING:
-    from personae.commands.models import CommandModels, Role
     from personae.evals.characterhub.profile_eval import (
         CharacterCase,
         ProfileDocument,
         ProfileEvalContext,
     )
+    from personae.llm import ModelRole
+    from personae.run_context import LLMContext
+    from personae.settings import Settings
 
 REPORT_NAME = "eval-report.json"
 
@@ -86,24 +88,29 @@ def register(protocols: Any) -> None:
     profile.set_defaults(handler=run_profile)
 
 
-def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEvalContext:
+def make_context(args: argparse.Namespace, models: LLMContext) -> ProfileEvalContext:
     """The evaluation context: judge and extractor (the judge by default), their settings."""
     from personae.evals.characterhub.profile_eval import ProfileEvalContext
 
-    extractor_role: Role = "fast" if "fast" in models.chat_models else "judge"
+    judge = models.judge_spec(args.judge_model or "")
+    named = (
+        args.extractor_model or args.fast_model
+    )  # flags only: the paper's extractor is the judge
+    extractor = named or judge
+    role: ModelRole = "fast" if named else "judge"
     return ProfileEvalContext(
-        judge_model=models.chat_models["judge"],
-        judge_model_name=models.cache_name("judge"),
-        extractor_model=models.chat_models[extractor_role],
-        extractor_model_name=models.cache_name(extractor_role),
+        judge_model=models.chat_model(judge, "judge"),
+        judge_model_name=models.cache_name(judge),
+        extractor_model=models.chat_model(extractor, role),
+        extractor_model_name=models.cache_name(extractor),
         concurrency=args.concurrency,
         cache_dir=models.settings.cache_dir / "judge",
         chunk_tokens=args.chunk_tokens,
         judge_batch=args.judge_batch,
         density=not args.no_density,
         settings={
-            "judge": models.describe("judge"),
-            "extractor": models.describe(extractor_role),
+            "judge": models.describe(judge, "judge"),
+            "extractor": models.describe(extractor, role),
         },
     )
 
@@ -166,7 +173,7 @@ def group_documents(
 async def build_cases(
     args: argparse.Namespace,
     groups: dict[str, list[tuple[Path, ProfileDocument]]],
-    models: CommandModels,
+    settings: Settings,
 ) -> list[CharacterCase]:
     """One case per character with its reference: given, from the CSV, or found."""
     from personae.evals.characterhub.profile_eval import CharacterCase
@@ -175,7 +182,6 @@ async def build_cases(
     from personae.tools.http import PoliteHttpClient
     from personae.tools.web_search import TavilySearch
 
-    settings = models.settings
     table = read_references(args.references) if args.references else {}
     if args.reference and len(groups) > 1:
         raise InputError(
@@ -237,15 +243,14 @@ def run_profile(args: argparse.Namespace) -> int:
     documents = [(path, load_profile_document(path)) for path in files]
     out = report_path(args)
     check_writable_file(out, "--out")
-    if args.extractor_model:
-        args.fast_model = args.extractor_model
-    roles: Any = ("fast", "judge") if args.fast_model else ("judge",)
-    models = resolve_models(args, roles)
+    from personae.run_context import LLMContext
+
+    models = LLMContext(**model_fields(args))
+    context = make_context(args, models)  # no LLM or a bad spec fails here, before any fetch
     check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
-    context = make_context(args, models)
 
     async def evaluate() -> dict[str, Any]:
-        cases = await build_cases(args, group_documents(documents), models)
+        cases = await build_cases(args, group_documents(documents), models.settings)
         report: dict[str, Any] = await evaluate_characters(cases, context, progress=_progress)
         return report
 

@@ -1,9 +1,10 @@
 """`personae profile`: deep-search a character's profile into profile.json, profile.md, card.json.
 
-Environment read here, at the edge (flags win): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
-(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``;
-precedence in :mod:`personae.commands.models`), ``TAVILY_API_KEY`` (none: wiki only),
-``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``, ``PERSONAE_CONTACT``. Runs are checkpointed in
+The flags fill the profiler's run context; what they leave out it takes from the settings
+(precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
+(``--base-url``), ``PERSONAE_MODEL`` (``--model``), ``PERSONAE_FAST_MODEL`` (``--fast-model``),
+``TAVILY_API_KEY`` (none: wiki only), ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``,
+``PERSONAE_CACHE_TTL`` (``--cache-ttl``), ``PERSONAE_CONTACT``, ``PERSONAE_FANDOM_TEMPLATE``. Runs are checkpointed in
 ``OUT/.checkpoints.sqlite`` so an interrupted profile resumes where it stopped instead of
 starting over.
 """
@@ -29,14 +30,13 @@ from personae.commands.characterhub.batch import (
     read_batch,
     run_batch,
 )
-from personae.commands.models import add_model_flags, resolve_models
+from personae.commands.models import add_model_flags, model_fields
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    from personae.commands.models import CommandModels
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
 
@@ -158,18 +158,11 @@ def _check_options(args: argparse.Namespace) -> None:
         raise InputError("--raw-content-results must be 0 or more", "pass 0 or more")
 
 
-def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerContext:
-    """The run context from the resolved models, their settings and the flags."""
+def make_context(args: argparse.Namespace) -> ProfilerContext:
+    """The run context of the flags; the settings fill the rest (models, Tavily, cache)."""
     from personae.graphs.characterhub.state import ProfilerContext
 
-    settings = models.settings
     return ProfilerContext(
-        model=models.settings.model,
-        fast_model=models.settings.fast_model,
-        openai_base_url=models.settings.openai_base_url or "",
-        temperature=models.sampling_text("temperature"),
-        top_p=models.sampling_text("top_p"),
-        tavily_base_url=settings.tavily_base_url,
         web_search=not args.no_web,
         method=args.method,
         max_rounds=args.max_rounds,
@@ -180,9 +173,8 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfilerCon
         evidence_chars=args.evidence_chars,
         check_citations=not args.no_check_citations,
         exclude_urls=tuple(args.exclude_url),
-        cache_dir=str(settings.cache_dir),
         cache_ttl=args.cache_ttl or "",
-        fandom_template=settings.fandom_template,
+        **model_fields(args),
     )
 
 
@@ -356,9 +348,11 @@ def run(args: argparse.Namespace) -> int:
     check_writable_dir(args.out, "--out")
     progress = _progress()
     rows = read_batch(args.batch) if args.batch else []
-    resolved = resolve_models(args, ("strong", "fast"), base_url=args.base_url)
-    check_writable_dir(resolved.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
-    context = make_context(args, resolved)
+    context = make_context(args)
+    context.llm("strong")  # no LLM or a bad spec fails here, before any fetch
+    context.llm("fast")
+    if context.cache_dir:
+        check_writable_dir(Path(context.cache_dir), "PERSONAE_CACHE_DIR", CACHE_FIX)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
         paths = asyncio.run(profile_single(row, context, args, progress))
