@@ -64,7 +64,9 @@ class ScriptedChatModel(BaseChatModel):
     responders: dict[str, Responder] = Field(default_factory=dict)
     latency: float = 0.0
     """Seconds each async call sleeps (benchmarks of parallel fan-out)."""
-    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list, repr=False)
+    """Every call's schema name and prompt. Left out of ``repr``: LangChain's callbacks repr
+    the model on every call, which grew with the calls (O(n^2): a third of a bench test)."""
     _schemas: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _classes: dict[str, type[BaseModel]] = PrivateAttr(default_factory=dict)
 
