@@ -143,7 +143,7 @@ async def main(latency: float, limit: int) -> None:
         built = await build_arcs(novel, character, data)
         seconds = time.perf_counter() - started
         usage, c = built["usage"], novel.count
-        estimate = estimate_arc_build(novel, 1)
+        estimate = estimate_arc_build(novel, [character])
         print(
             f"1. Arc build: {novel.title}, {character}, {c} chapters, {len(built['arcs'])} arcs kept "
             f"({seconds:.1f} s with a scripted model)"

@@ -159,6 +159,20 @@ def _progress(line: str) -> None:
     sys.stderr.write(f"• {line}\n")
 
 
+def announce_cost(
+    args: argparse.Namespace, questionnaire: Any, characters: int, method: str, models: Any
+) -> None:
+    """Print the estimated calls and tokens, and the models that will be paid, before a call."""
+    from personae.agents.costs import estimate_line
+    from personae.evals.amadeus.costs import estimate_personality
+
+    estimate = estimate_personality(
+        questionnaire, characters, method=method, assess=args.assess, limit=args.limit, hs=args.hs
+    )
+    named = {"model": models.cache_name("strong"), "rater and judge": models.cache_name("judge")}
+    sys.stderr.write(estimate_line(estimate, named))
+
+
 def run(args: argparse.Namespace) -> int:
     """Resolve questionnaire, characters and models; run; print the report."""
     import asyncio
@@ -176,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
     interviewees = resolve_interviewees(args, questionnaire, options)
     models = resolve_models(args, ("strong", "judge"))
     agent = agent_context(args, options, models)
+    announce_cost(args, questionnaire, len(interviewees), agent.method, models)
     summary = asyncio.run(
         run_personality_eval(
             PersonalityRun(

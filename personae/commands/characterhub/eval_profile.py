@@ -212,6 +212,16 @@ async def build_cases(
     return cases
 
 
+def announce_cost(cases: list[CharacterCase], context: Any, models: CommandModels) -> None:
+    """Print the estimated calls and tokens, and the models that will be paid, before a call."""
+    from personae.agents.costs import estimate_line
+    from personae.evals.characterhub.costs import estimate_profile_eval
+
+    extractor = models.cache_name("fast") if "fast" in models.specs else "the judge"
+    named = {"judge": models.cache_name("judge"), "extractor": extractor}
+    sys.stderr.write(estimate_line(estimate_profile_eval(cases, context), named))
+
+
 def run_profile(args: argparse.Namespace) -> int:
     """Score every profile; write the JSON, Markdown and HTML reports and print the summary."""
     from personae.evals.characterhub.profile_eval import (
@@ -246,6 +256,7 @@ def run_profile(args: argparse.Namespace) -> int:
 
     async def evaluate() -> dict[str, Any]:
         cases = await build_cases(args, group_documents(documents), models)
+        announce_cost(cases, context, models)
         report: dict[str, Any] = await evaluate_characters(cases, context, progress=_progress)
         return report
 
