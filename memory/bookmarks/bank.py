@@ -335,7 +335,7 @@ class BookmarkBank:
             rows = [_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True)]
             records = index.reader() if self._file is not None else None
             places = records.append(str(m["record"]) for m in metadatas) if records else None
-            index.put(rows, places)
+            index.put(rows, places, tidy=log)  # a bulk import sorts once, at its snapshot
             index.stamp = stamp
             kept = zip(bookmarks[-RECORDS_KEPT:], metadatas[-RECORDS_KEPT:], strict=True)
             index.remember((b.id, str(m["record"])) for b, m in kept)  # a bulk import: its last

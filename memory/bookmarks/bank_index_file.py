@@ -168,7 +168,9 @@ class IndexFile:
     def save(self, index: BankIndex, embedding: str, collection_id: str) -> None:
         """Write a snapshot of ``index`` atomically, then drop the log it replaces.
 
-        The records file is rewritten first when old versions fill more than half of it.
+        The records file is rewritten first when old versions fill more than half of it. The
+        vectors are gathered into the file a few thousand rows at a time, in sorted order, so
+        writing adds no copy of a matrix to the process's memory.
         """
         scopes = index.snapshot()
         records = index.reader() or self.new_records()
@@ -189,7 +191,7 @@ class IndexFile:
         }
         id_blob, id_ends = _blob([i for s in scopes for i in s.ids])
         question_blob, question_ends = _blob([q for s in scopes for q in s.questions])
-        arrays: dict[str, np.ndarray] = {
+        small: dict[str, np.ndarray] = {
             "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
             "ids": id_blob,
             "id_ends": id_ends,
@@ -197,18 +199,22 @@ class IndexFile:
             "question_ends": question_ends,
         }
         for number, scope in enumerate(scopes):
-            arrays[f"vectors_{number}"] = np.ascontiguousarray(scope.vectors, dtype=np.float32)
-            arrays[f"positions_{number}"] = scope.positions.astype(np.int64, copy=False)
-            arrays[f"numbers_{number}"] = scope.numbers.astype(np.int64, copy=False)
+            small[f"positions_{number}"] = scope.positions.astype(np.int64, copy=False)
+            small[f"numbers_{number}"] = scope.numbers.astype(np.int64, copy=False)
             offsets, lengths = _places(scope)
-            arrays[f"offsets_{number}"] = offsets
-            arrays[f"lengths_{number}"] = lengths
-        folder = self.snapshot_path.parent
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{self.snapshot_path.name}.{secrets.token_hex(6)}.tmp"
+            small[f"offsets_{number}"] = offsets
+            small[f"lengths_{number}"] = lengths
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = self.folder / f".{self.snapshot_path.name}.{secrets.token_hex(6)}.tmp"
         try:
             with tmp.open("xb") as handle:
-                np.savez(handle, **arrays)  # type: ignore[arg-type]
+                with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+                    for name, array in small.items():
+                        with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                            np.lib.format.write_array(member, np.ascontiguousarray(array))
+                    for number, scope in enumerate(scopes):
+                        with archive.open(f"vectors_{number}.npy", "w", force_zip64=True) as member:
+                            _write_rows(member, scope, dimensions)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self.snapshot_path)
@@ -226,7 +232,7 @@ class IndexFile:
     ) -> tuple[RecordFile, list[ScopeArrays]]:
         """A records file with only the versions the rows point at; the rows moved to it."""
         fresh = self.new_records()
-        places: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        places: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for scope in scopes:
             offsets, lengths = _places(scope)
             kept = [
@@ -236,7 +242,9 @@ class IndexFile:
             moved = fresh.append(kept)
             new_offsets = np.array([o for o, _ in moved], dtype=np.int64)
             new_offsets[offsets < 0] = -1
-            places[scope.name] = (new_offsets, np.array([n for _, n in moved], dtype=np.int64))
+            new_lengths = np.array([n for _, n in moved], dtype=np.int64)
+            order = scope.order if scope.order is not None else np.arange(len(scope.ids))
+            places[scope.name] = (order, new_offsets, new_lengths)
         index.attach(fresh, places)
         return fresh, index.snapshot()
 
@@ -269,6 +277,21 @@ class IndexFile:
         except OSError:
             return True
         return log > max(LOG_MIN_BYTES, snapshot // 8)
+
+
+_GATHER = 4096
+"""Rows gathered per write when a snapshot's vectors are written in sorted order."""
+
+
+def _write_rows(member: Any, scope: ScopeArrays, dimensions: int) -> None:
+    """Write ``scope``'s matrix in sorted order as one ``.npy`` (a few thousand rows at a time)."""
+    rows = len(scope.ids)
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False}
+    np.lib.format.write_array_header_2_0(member, {**header, "shape": (rows, dimensions)})
+    order = scope.order if scope.order is not None else np.arange(rows)
+    for start in range(0, rows, _GATHER):
+        chunk = np.take(scope.vectors, order[start : start + _GATHER], axis=0)
+        member.write(np.ascontiguousarray(chunk, dtype=np.float32).tobytes())
 
 
 def _places(scope: ScopeArrays) -> tuple[np.ndarray, np.ndarray]:
