@@ -13,9 +13,11 @@ to put a model into Personae's graphs, tools and CLI is :func:`override_models`:
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import ipaddress
 import socket
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -43,6 +45,24 @@ __all__ = [
 
 Responder = Callable[[list[BaseMessage]], Any]
 """Given the prompt, returns a dict/BaseModel (the tool-call args) or a str (plain content)."""
+
+
+_TOOL_SPECS: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _openai_tool(tool: Any) -> dict[str, Any]:
+    """``convert_to_openai_tool``, once per schema class.
+
+    Building a pydantic model's JSON schema costs ~5 ms, and a graph binds the same schemas on
+    every call (a sixth of a bench test's CPU). Classes made per call (their own enums) are
+    simply converted each time.
+    """
+    if not isinstance(tool, type):
+        return dict(convert_to_openai_tool(tool))
+    spec = _TOOL_SPECS.get(tool)
+    if spec is None:
+        spec = _TOOL_SPECS[tool] = dict(convert_to_openai_tool(tool))
+    return copy.deepcopy(spec)
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -76,7 +96,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Bind tools in OpenAI format, as real chat models do."""
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        formatted = [_openai_tool(tool) for tool in tools]
         for tool, spec in zip(tools, formatted, strict=True):
             name = spec["function"]["name"]
             self._schemas[name] = spec["function"].get("parameters", {})
