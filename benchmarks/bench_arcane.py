@@ -172,9 +172,11 @@ def rag_recall(novel: Novel, data: Path, size: int, overlap: int) -> None:
         clock = time.perf_counter()
         distances = 1.0 - vectors @ embedding.embed_one(query)
         distances[chapters > chapter] = np.inf
-        exact = {documents[i] for i in np.argsort(distances, kind="stable")[:6]}
+        sixth = np.partition(distances, 5)[5]
         exact_timings.append((time.perf_counter() - clock) * 1000)
-        recalls.append(len({c.text for c in found} & exact) / 6)
+        # A chunk tied with the 6th nearest counts as found (repeated text, identical vectors).
+        by_text = {documents[i]: distances[i] for i in range(len(documents))}
+        recalls.append(sum(by_text[c.text] <= sixth + 1e-6 for c in found) / 6)
     print(
         f"4. RAG retrieval, {len(documents):,} chunks of {size} characters (built in "
         f"{built:.1f} s, hashing): chapter-masked top-6 p50 {statistics.median(timings):.1f} ms "
