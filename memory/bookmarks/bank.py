@@ -4,9 +4,12 @@ Why Chroma and why this layout: candidate search is "same type, already synced, 
 for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
 bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
 The embedded document is the question, because candidates are found by question. Each record
-keeps flat metadata for the filters (type, character, position, parent_id) and the whole
-bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
-memory together: a crash leaves either the old or the new bookmark, never a mix.
+keeps flat metadata for the filters (type, character, position, parent_id), its question's
+vector (see :data:`_VECTORS`) and the whole bookmark as JSON in one metadata string, so a single
+``upsert`` writes answer, position and memory together: a crash leaves either the old or the new
+bookmark, never a mix. Searches run in the in-process index (:mod:`.bank_index`), which a
+process loads from files beside the collection (:mod:`.bank_index_file`), checked against the
+write stamp the bank puts in the collection's metadata before every write.
 
 Ids are ``bm-<n>`` from a counter in the collection's in-process index (shared by every bank
 object on the collection, so threads never collide), started past both the largest stored id
@@ -14,8 +17,9 @@ and the counter older versions kept in the collection's metadata: a stored id is
 id handed out by a step that crashed before writing may be. Two processes writing the same
 storyline's bank at once are not supported.
 
-Writes are one upsert each and read nothing from Chroma: the index keeps the records the bank
-read or wrote recently, which is what ``save`` merges with. Records stay bounded: a bookmark
+Writes are one stamp and one upsert each and read nothing from Chroma: the index holds every
+record it can (recent ones in memory, the rest in its records file when the bank has files;
+otherwise one Chroma read), which is what ``save`` merges with. Records stay bounded: a bookmark
 keeps its latest :data:`HISTORY_KEPT` answer versions inline; older ones move, in chunks, to an
 archive collection beside the bank, and :meth:`BookmarkBank.get` with ``at=`` brings back those
 a reader at an old position needs. Nothing is dropped.

@@ -457,6 +457,13 @@ class BankIndex:
         if old is not None and old is not reader:
             old.close()
 
+    def close(self) -> None:
+        """Close the records file (the index is being dropped)."""
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
     def reader(self) -> RecordFile | None:
         """The records file the rows point into (None: the index has no files)."""
         with self._lock:
@@ -771,6 +778,8 @@ def mark_stale(collection_id: str) -> None:
 def forget_bank_indexes() -> None:
     """Drop every index (benchmarks measuring a fresh process; tests simulating a restart)."""
     with _REGISTRY_LOCK:
+        for index in _INDEXES.values():
+            index.close()
         _INDEXES.clear()
 
 
