@@ -2,7 +2,8 @@
 
 Run: uv run python benchmarks/bench_bank.py [--bookmarks 100000] [--actions 100000] [--queries 100]
 
-Prints (not asserts) figures: bulk insert rate of N generated bookmarks into an on-disk Chroma
+Prints (not asserts) figures (the bank's issue-19 figures, each in a fresh process, are
+``bench_bank_scale.py``'s): bulk insert rate of N generated bookmarks into an on-disk Chroma
 bank, ``candidates()`` latency p50/p95 at that size, the storyline index build time over a
 synthetic storyline of M actions (real action texts from ../shared when present), keyword scan
 + context-window time against a naive linear scan, and peak memory.
@@ -161,12 +162,12 @@ def bench_matching(count: int, queries: int, path: Path | None) -> None:
     insert = time.perf_counter() - start
     print(f"bank: inserted {len(bank):,} bookmarks in {insert:.1f} s ({len(bank) / insert:,.0f}/s)")
     del bank
-    forget_bank_indexes()  # measure the first query of a fresh process: the index is filled
+    forget_bank_indexes()  # the first query of a fresh process: the index files are loaded
     reopened = BookmarkBank.open("bench-bank", path)
     start = time.perf_counter()
     reopened.candidates("warm up the index", type=BookmarkType.STATE, character="Kyon", synced_by=1)
     print(
-        f"bank: reopened, in-process index filled from Chroma in {time.perf_counter() - start:.1f} s"
+        f"bank: reopened, in-process index loaded from its files in {time.perf_counter() - start:.1f} s"
     )
     bank = reopened
     floor = InMemoryLowerBound(records)

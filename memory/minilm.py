@@ -39,8 +39,7 @@ INSTALL_HINT = (
 MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for this model: longer texts are truncated."""
 _BATCH = 32
-_SMALL_BATCH = 4
-"""Batches of at most this many texts (queries) run on one BLAS thread (:mod:`personae.memory.blas`)."""
+_QKV = ("query", "key", "value")
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
@@ -68,28 +67,58 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis, in place in ``x`` (returned)."""
     mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    result: np.ndarray = (x - mean) / np.sqrt(var + eps) * weight + bias
-    return result
+    x -= mean
+    variance = (x * x).mean(axis=-1, keepdims=True)
+    variance += eps
+    np.sqrt(variance, out=variance)
+    x /= variance
+    x *= weight
+    x += bias
+    return x
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    """Error function, |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26); numpy has none."""
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    result: np.ndarray = sign * (1.0 - poly * np.exp(-a * a))
-    return result
+_BLOCK = 1 << 14
+"""Elements per block of the in-place GELU: its five scratch rows stay in the CPU cache."""
+_ROOT2 = math.sqrt(2.0)
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact GELU, ``x * Φ(x)``."""
-    result: np.ndarray = 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
-    return result
+def _gelu(x: np.ndarray) -> None:
+    """BERT's exact GELU, ``x * Φ(x)`` = ``0.5 * x * (1 + erf(x / √2))``, in place.
+
+    erf is Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7; numpy has none), with ``|z|`` capped
+    at 5 (erf(5) = 1 - 1.5e-12 is already 1.0 in float32; past 9.4, ``exp(-z*z)`` would be a
+    slow subnormal). Computed block by block into cache-sized scratch arrays instead of a dozen
+    full-size temporaries: the same operations in the same order (same float32 results), a
+    third of the time.
+    """
+    flat = x.reshape(-1)
+    z, a, t, p, e = (np.empty(min(_BLOCK, flat.size), dtype=np.float32) for _ in range(5))
+    for start in range(0, flat.size, _BLOCK):
+        block = flat[start : start + _BLOCK]
+        n = len(block)
+        zz, aa, tt, pp, ee = z[:n], a[:n], t[:n], p[:n], e[:n]
+        np.divide(block, _ROOT2, out=zz)
+        np.abs(zz, out=aa)
+        np.minimum(aa, 5.0, out=aa)
+        np.multiply(aa, 0.3275911, out=tt)
+        tt += 1.0
+        np.divide(1.0, tt, out=tt)
+        np.multiply(tt, 1.061405429, out=pp)
+        for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+            pp += coefficient
+            pp *= tt
+        np.multiply(aa, aa, out=ee)
+        np.negative(ee, out=ee)
+        np.exp(ee, out=ee)
+        pp *= ee
+        np.subtract(1.0, pp, out=pp)
+        np.sign(zz, out=ee)
+        ee *= pp  # erf(z)
+        ee += 1.0
+        np.multiply(block, 0.5, out=pp)
+        np.multiply(pp, ee, out=block)
 
 
 @dataclass(frozen=True)
@@ -110,6 +139,19 @@ class MiniLMEmbedding:
             if name.startswith("encoder.") and name.endswith(".weight") and w.ndim == 2
         }
         """Linear layers' weights transposed once, as ``(in, out)`` contiguous matrices."""
+        self._qkv = {
+            layer: (
+                np.concatenate(
+                    [self._t[f"encoder.layer.{layer}.attention.self.{part}"] for part in _QKV],
+                    axis=1,
+                ),
+                np.concatenate(
+                    [self._w[f"encoder.layer.{layer}.attention.self.{part}.bias"] for part in _QKV]
+                ),
+            )
+            for layer in range(config.layers)
+        }
+        """Query, key and value weights side by side: one product per layer instead of three."""
         self._tokenizer = tokenizer
         self._config = config
 
@@ -147,78 +189,82 @@ class MiniLMEmbedding:
         vectors = np.zeros(
             (len(texts), self._w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32
         )
-        # Similar lengths together: padding costs matrix rows.
+        # Similar lengths together (attention runs text by text: fewer distinct shapes).
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        if len(texts) <= _SMALL_BATCH:
-            with one_blas_thread():
-                vectors[order] = self._forward([encodings[i] for i in order])
-            return vectors
-        for start in range(0, len(order), _BATCH):
-            chosen = order[start : start + _BATCH]
-            vectors[chosen] = self._forward([encodings[i] for i in chosen])
+        # One BLAS thread for queries and batches alike: OpenBLAS's second thread spins while it
+        # waits, so it cost up to 3x the CPU time for no gain in wall time on a busy 2-core
+        # machine (benchmarks/bench_minilm.py: 23 s CPU / 33 s wall with two threads for 64
+        # passages, 7.9 s / 16 s with one).
+        with one_blas_thread():
+            for start in range(0, len(order), _BATCH):
+                chosen = order[start : start + _BATCH]
+                vectors[chosen] = self._forward([encodings[i] for i in chosen])
         return vectors
 
     def _forward(self, encodings: Sequence[Any]) -> np.ndarray:
-        """Mean-pooled last hidden states of one padded batch."""
-        w = self._w
-        length = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), length), dtype=np.int64)
-        types = np.zeros_like(ids)
-        mask = np.zeros((len(encodings), length), dtype=np.float32)
-        for row, encoding in enumerate(encodings):
-            n = len(encoding.ids)
-            ids[row, :n], types[row, :n], mask[row, :n] = encoding.ids, encoding.type_ids, 1.0
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][np.arange(length)][None, :, :]
-            + w["embeddings.token_type_embeddings.weight"][types]
-        )
-        x = _layer_norm(
-            x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self._config.eps
-        )
-        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        """Mean-pooled last hidden states of one batch, its tokens packed without padding.
+
+        Every step but attention works token by token, so the batch's tokens are laid end to
+        end (no padding rows: nothing is computed for tokens that are not there) and attention
+        runs text by text over its own tokens. This is what a padded batch with an attention
+        mask computes for the real tokens (a masked key gets weight exactly 0), at the cost of
+        the real tokens alone.
+        """
+        w, eps = self._w, self._config.eps
+        lengths = [len(e.ids) for e in encodings]
+        ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encodings])
+        types = np.concatenate([np.asarray(e.type_ids, dtype=np.int64) for e in encodings])
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        x = w["embeddings.word_embeddings.weight"][ids]
+        x += w["embeddings.position_embeddings.weight"][positions]
+        x += w["embeddings.token_type_embeddings.weight"][types]
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
         for layer in range(self._config.layers):
-            x = self._layer(x, bias, f"encoder.layer.{layer}.")
-        summed = (x * mask[:, :, None]).sum(axis=1)
-        pooled: np.ndarray = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
+            x = self._layer(x, lengths, layer)
+        starts = np.cumsum([0, *lengths[:-1]])
+        pooled: np.ndarray = np.add.reduceat(x, starts, axis=0)
+        pooled /= np.asarray(lengths, dtype=np.float32)[:, None]
         return pooled
 
-    def _layer(self, x: np.ndarray, bias: np.ndarray, prefix: str) -> np.ndarray:
+    def _layer(self, x: np.ndarray, lengths: Sequence[int], layer: int) -> np.ndarray:
         """One BERT encoder layer: self-attention and feed-forward, each with residual + norm."""
-        w, eps = self._w, self._config.eps
-        batch, length, hidden = x.shape
-        heads = self._config.heads
+        w, eps, heads = self._w, self._config.eps, self._config.heads
+        prefix = f"encoder.layer.{layer}."
+        hidden = x.shape[1]
         size = hidden // heads
-
-        def linear(inputs: np.ndarray, name: str) -> np.ndarray:
-            # 2-D and a contiguous transposed weight: numpy's stacked matmul on a ``.T`` view
-            # skips BLAS and is ~100x slower.
-            flat = inputs.reshape(-1, inputs.shape[-1]) @ self._t[prefix + name]
-            out: np.ndarray = (flat + w[prefix + name + ".bias"]).reshape(*inputs.shape[:-1], -1)
-            return out
-
-        def split(t: np.ndarray) -> np.ndarray:
-            return t.reshape(batch, length, heads, size).transpose(0, 2, 1, 3)
-
-        q = split(linear(x, "attention.self.query"))
-        k = split(linear(x, "attention.self.key"))
-        v = split(linear(x, "attention.self.value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + bias
-        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
-        attended = _layer_norm(
-            linear(context, "attention.output.dense") + x,
+        weight, bias = self._qkv[layer]
+        qkv = x @ weight  # query, key and value in one product
+        qkv += bias
+        context = np.empty_like(x)
+        scale = math.sqrt(size)
+        start = 0
+        for n in lengths:
+            parts = qkv[start : start + n].reshape(n, 3, heads, size)
+            scores = parts[:, 0].transpose(1, 0, 2) @ parts[:, 1].transpose(1, 2, 0)
+            scores /= scale
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            attended = scores @ parts[:, 2].transpose(1, 0, 2)
+            context[start : start + n] = attended.transpose(1, 0, 2).reshape(n, hidden)
+            start += n
+        out = context @ self._t[prefix + "attention.output.dense"]
+        out += w[prefix + "attention.output.dense.bias"]
+        out += x
+        attended_states = _layer_norm(
+            out,
             w[prefix + "attention.output.LayerNorm.weight"],
             w[prefix + "attention.output.LayerNorm.bias"],
             eps,
         )
-        hidden_states = _gelu(linear(attended, "intermediate.dense"))
+        states = attended_states @ self._t[prefix + "intermediate.dense"]
+        states += w[prefix + "intermediate.dense.bias"]
+        _gelu(states)
+        out = states @ self._t[prefix + "output.dense"]
+        out += w[prefix + "output.dense.bias"]
+        out += attended_states
         return _layer_norm(
-            linear(hidden_states, "output.dense") + attended,
-            w[prefix + "output.LayerNorm.weight"],
-            w[prefix + "output.LayerNorm.bias"],
-            eps,
+            out, w[prefix + "output.LayerNorm.weight"], w[prefix + "output.LayerNorm.bias"], eps
         )
 
 

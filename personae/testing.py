@@ -17,9 +17,11 @@ suite calls it around every test; a fixture of yours can too).
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import ipaddress
 import socket
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -51,6 +53,24 @@ Responder = Callable[[list[BaseMessage]], Any]
 """Given the prompt, returns a dict/BaseModel (the tool-call args) or a str (plain content)."""
 
 
+_TOOL_SPECS: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _openai_tool(tool: Any) -> dict[str, Any]:
+    """``convert_to_openai_tool``, once per schema class.
+
+    Building a pydantic model's JSON schema costs ~5 ms, and a graph binds the same schemas on
+    every call (a sixth of a bench test's CPU). Classes made per call (their own enums) are
+    simply converted each time.
+    """
+    if not isinstance(tool, type):
+        return dict(convert_to_openai_tool(tool))
+    spec = _TOOL_SPECS.get(tool)
+    if spec is None:
+        spec = _TOOL_SPECS[tool] = dict(convert_to_openai_tool(tool))
+    return copy.deepcopy(spec)
+
+
 class ScriptedChatModel(BaseChatModel):
     """A chat model whose answers come from per-schema responder functions.
 
@@ -70,7 +90,9 @@ class ScriptedChatModel(BaseChatModel):
     responders: dict[str, Responder] = Field(default_factory=dict)
     latency: float = 0.0
     """Seconds each async call sleeps (benchmarks of parallel fan-out)."""
-    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
+    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list, repr=False)
+    """Every call's schema name and prompt. Left out of ``repr``: LangChain's callbacks repr
+    the model on every call, which grew with the calls (O(n^2): a third of a bench test)."""
     _schemas: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _classes: dict[str, type[BaseModel]] = PrivateAttr(default_factory=dict)
 
@@ -80,7 +102,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
         """Bind tools in OpenAI format, as real chat models do."""
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        formatted = [_openai_tool(tool) for tool in tools]
         for tool, spec in zip(tools, formatted, strict=True):
             name = spec["function"]["name"]
             self._schemas[name] = spec["function"].get("parameters", {})

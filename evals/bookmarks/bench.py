@@ -605,6 +605,29 @@ def _prior_predictions(
     return prior
 
 
+def announce_cost(
+    config: BenchConfig, work: Sequence[tuple[str, Any, Any, Any]], done: set[Any], sink: Any
+) -> None:
+    """Tell the estimated calls and tokens of what is left to run, and who will be paid."""
+    from personae.agents.costs import estimate_line
+    from personae.evals.bookmarks.costs import estimate_bench
+
+    pending = [
+        (label, [i for i in found if (*_key(i, label), config.judge) not in done])
+        for label, _, _, found in work
+    ]
+    models = {
+        "model": config.name_of("model"),
+        "fast model": config.name_of("fast_model"),
+        "judge": config.name_of("judge_model"),
+    }
+    sink.note(estimate_line(estimate_bench(pending), models).rstrip("\n"))
+
+
+def _key(instance: BenchInstance, label: str) -> tuple[str, str, str, int]:
+    return instance.artifact, label, instance.character, instance.position
+
+
 async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -> BenchOutcome:
     """Run (or resume) the benchmark; write results.jsonl, summary.json and the reports.
 
@@ -647,6 +670,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         progress=sink,
         steps=steps,
     )
+    announce_cost(config, work, done, sink)
     total = sum(len(p) for *_, p in work)
     remaining = sum(
         1

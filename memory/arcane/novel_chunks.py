@@ -4,6 +4,8 @@ Chunks are 1,500-character windows with 300 characters of overlap, cut **within*
 boundaries so every chunk belongs to exactly one chapter; each carries ``{chapter, idx,
 start}`` metadata and every query filters ``chapter <= query_chapter``, so the RAG and
 LifeChoice modes cannot retrieve text from after the point in the story being played.
+Searched with HNSW at :data:`~personae.memory.chroma.SEARCH_EF` (exact below 2,000 chunks: a
+whole novel is usually fewer), so the masked top-k is the exact one.
 The store follows the project's settings like every other Chroma store: embedded on disk in
 the novel's folder, or on the server of ``CHROMA_HOST``; vectors of the ``PERSONAE_EMBEDDINGS``
 embedding (both read at the edge and passed in).
@@ -16,7 +18,13 @@ from dataclasses import dataclass
 from chromadb.api.models.Collection import Collection
 
 from personae.memory.arcane.novel_store import Novel
-from personae.memory.chroma import open_chroma, open_collection, safe_collection_name
+from personae.memory.chroma import (
+    ensure_search_ef,
+    open_chroma,
+    open_collection,
+    safe_collection_name,
+    search_configuration,
+)
 from personae.memory.embeddings import DEFAULT_EMBEDDINGS, TextEmbedding, open_embedding
 from personae.settings import Settings
 
@@ -86,8 +94,9 @@ class ChunkIndex:
         chosen = embedding or open_embedding(DEFAULT_EMBEDDINGS)
         client = open_chroma(novel.folder / "chroma", settings)
         collection = open_collection(
-            client, collection_name(novel, chosen), chosen, {"hnsw:space": "cosine"}
+            client, collection_name(novel, chosen), chosen, {}, search_configuration()
         )
+        ensure_search_ef(collection)  # an index made before SEARCH_EF existed
         return cls(collection, chosen)
 
     @classmethod

@@ -4,9 +4,12 @@ Why Chroma and why this layout: candidate search is "same type, already synced, 
 for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
 bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
 The embedded document is the question, because candidates are found by question. Each record
-keeps flat metadata for the filters (type, character, position, parent_id) and the whole
-bookmark as JSON in one metadata string, so a single ``upsert`` writes answer, position and
-memory together: a crash leaves either the old or the new bookmark, never a mix.
+keeps flat metadata for the filters (type, character, position, parent_id), its question's
+vector (see :data:`_VECTORS`) and the whole bookmark as JSON in one metadata string, so a single
+``upsert`` writes answer, position and memory together: a crash leaves either the old or the new
+bookmark, never a mix. Searches run in the in-process index (:mod:`.bank_index`), which a
+process loads from files beside the collection (:mod:`.bank_index_file`), checked against the
+write stamp the bank puts in the collection's metadata before every write.
 
 Ids are ``bm-<n>`` from a counter in the collection's in-process index (shared by every bank
 object on the collection, so threads never collide), started past both the largest stored id
@@ -14,8 +17,9 @@ and the counter older versions kept in the collection's metadata: a stored id is
 id handed out by a step that crashed before writing may be. Two processes writing the same
 storyline's bank at once are not supported.
 
-Writes are one upsert each and read nothing from Chroma: the index keeps the records the bank
-read or wrote recently, which is what ``save`` merges with. Records stay bounded: a bookmark
+Writes are one stamp and one upsert each and read nothing from Chroma: the index holds every
+record it can (recent ones in memory, the rest in its records file when the bank has files;
+otherwise one Chroma read), which is what ``save`` merges with. Records stay bounded: a bookmark
 keeps its latest :data:`HISTORY_KEPT` answer versions inline; older ones move, in chunks, to an
 archive collection beside the bank, and :meth:`BookmarkBank.get` with ``at=`` brings back those
 a reader at an old position needs. Nothing is dropped.
@@ -23,9 +27,14 @@ a reader at an old position needs. Nothing is dropped.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
 import json
 import re
+import secrets
 import threading
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,9 +51,14 @@ from personae.memory.bookmarks.bank_index import (
     RECORDS_KEPT,
     BankIndex,
     IndexedBookmark,
+    RecordFile,
+    ScopeArrays,
+    id_number,
     index_for,
     mark_stale,
+    sorted_arrays,
 )
+from personae.memory.bookmarks.bank_index_file import Expected, IndexFile
 from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmarks.lexical import lexical_filter
 from personae.memory.chroma import embedded_name, open_chroma, open_collection, safe_collection_name
@@ -58,8 +72,23 @@ CANDIDATE_POOL = 50
 HISTORY_KEPT = 32
 """Answer versions kept in a bookmark's record; older ones go to the archive in chunks."""
 _COUNTER = "personae_next_id"
+_VECTORS = "personae_vectors"
+_IN_METADATA = "metadata"
+"""Collections made since issue 19 keep each question's vector in the record's metadata
+(``vector``, base64 float32) and give Chroma a 2-number placeholder as the embedding: the bank
+never asks Chroma for a vector search (see :mod:`.bank_index`), and a real HNSW index of 384
+dimensions cost 220 MB of memory at 100,000 bookmarks as soon as a process read or wrote one
+record, slowed every write and made reading the vectors back (a rebuild) 40 s. Older
+collections keep their real embeddings and are read and written as before."""
+_STAMP = "personae_write_stamp"
+"""Collection metadata changed before every write: the index files name the one they hold."""
+INDEX_FOLDER = "bank-index"
+"""Where, in the bank's memory folder, the index files live (:mod:`.bank_index_file`)."""
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
+_IMPORT_BATCH = 1000
+"""Records per Chroma write in a bulk import: Chroma's memory while it stores a batch grows
+with the batch (a 100,000-bookmark import peaked 145 MB higher with batches of 5,000)."""
 _SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bank-search")
 """Searches a step's questions side by side (the matrix products release the GIL)."""
 _WRITE_LOCK = threading.RLock()
@@ -76,6 +105,7 @@ class BookmarkBank:
         scope: str | None = None,
         *,
         embedding: TextEmbedding | None = None,
+        index_dir: Path | None = None,
     ) -> None:
         """Open (or create) the collection of ``scope`` (default: the storyline's name).
 
@@ -84,6 +114,8 @@ class BookmarkBank:
         by the storyline alone) is simply not found: a new, empty one is created beside it.
         ``embedding`` (default ``hashing``) embeds the questions; each embedding has its own
         collection, and one holding another embedding's vectors is refused.
+        ``index_dir`` keeps the in-process index on disk (:mod:`.bank_index_file`), so a new
+        process loads it instead of reading every vector back from Chroma.
         """
         self.storyline = storyline
         self.client = client
@@ -93,9 +125,15 @@ class BookmarkBank:
             client,
             safe_collection_name(name, prefix=COLLECTION_PREFIX),
             self.embedding,
-            {"storyline": storyline, _COUNTER: 0},
+            {"storyline": storyline, _COUNTER: 0, _VECTORS: _IN_METADATA},
         )
+        self._vectors_in_metadata = _holds_vectors_in_metadata(self.collection)
         self._bank_index: BankIndex | None = None
+        self._file = (
+            IndexFile(index_dir, self.collection.name, str(self.collection.id))
+            if index_dir is not None
+            else None
+        )
         mark_stale(str(self.collection.id))
 
     @classmethod
@@ -111,11 +149,16 @@ class BookmarkBank:
         """Open the bank under ``path`` (embedded), on ``CHROMA_HOST``, or in memory (None).
 
         With ``settings.chroma_host`` set the bank lives on that Chroma server and ``path`` is
-        ignored; otherwise it is an embedded Chroma database in ``path``. ``path=None`` is
-        Chroma's in-memory client, which is one per process: every ``open(name, None)`` in the
-        process sees the same bank, so tests wanting isolation pass a temporary directory.
+        ignored (the in-process index is then filled from the server once per process);
+        otherwise it is an embedded Chroma database in ``path``, its index files beside it in
+        ``path/bank-index``. ``path=None`` is Chroma's in-memory client, which is one per
+        process: every ``open(name, None)`` in the process sees the same bank, so tests wanting
+        isolation pass a temporary directory.
         """
-        return cls(open_chroma(path, settings), storyline, scope, embedding=embedding)
+        on_server = settings is not None and bool(settings.chroma_host)
+        index_dir = path / INDEX_FOLDER if path is not None and not on_server else None
+        client = open_chroma(path, settings)
+        return cls(client, storyline, scope, embedding=embedding, index_dir=index_dir)
 
     def create(
         self,
@@ -191,14 +234,14 @@ class BookmarkBank:
         With ``at``, archived answer versions a reader at position ``at`` needs are brought back
         into ``history``, so ``answer_at(at)`` is exact however far the bookmark has synced.
         """
-        cached = self._index().record(bookmark_id)
-        if cached is None:
+        bookmark = self._index().record(bookmark_id)
+        if bookmark is None:
             found = self.collection.get(ids=[bookmark_id], include=["metadatas"])
             if not found["ids"]:
                 raise KeyError(bookmark_id)
-            cached = _from_metadata(found["metadatas"][0] if found["metadatas"] else {})
-            self._index().remember([cached])
-        bookmark = cached.model_copy(deep=True)
+            metadata = found["metadatas"][0] if found["metadatas"] else {}
+            bookmark = _from_metadata(metadata)
+            self._index().remember([(bookmark_id, str(metadata["record"]))])
         if (
             at is not None
             and bookmark.archived
@@ -271,19 +314,50 @@ class BookmarkBank:
             for r in results
         ]
 
-    def _write(self, bookmarks: list[Bookmark]) -> None:
+    def _write(self, bookmarks: list[Bookmark], *, log: bool = True) -> None:
+        """Store ``bookmarks``: a new write stamp, then Chroma, then the index and its log.
+
+        The stamp changes first, so a crash anywhere after it leaves the index files behind
+        the collection's stamp: the next process rebuilds them instead of trusting them.
+        """
         vectors = self.embedding.embed([b.question for b in bookmarks])
         with _WRITE_LOCK:  # the index and Chroma change together
             index = self._index()
+            before, stamp = index.stamp, self._new_stamp()
             self._archive_old_versions(bookmarks, vectors)
+            in_metadata = self._vectors_in_metadata
+            metadatas = [
+                _metadata(b, v if in_metadata else None)
+                for b, v in zip(bookmarks, vectors, strict=True)
+            ]
             self.collection.upsert(
                 ids=[b.id for b in bookmarks],
                 documents=[b.question for b in bookmarks],
-                embeddings=vectors,
-                metadatas=[_metadata(b) for b in bookmarks],
+                embeddings=_placeholders([b.id for b in bookmarks]) if in_metadata else vectors,
+                metadatas=cast(Any, metadatas),
             )
-            index.put(_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True))
-            index.remember(bookmarks[-RECORDS_KEPT:])  # a bulk import keeps only its last ones
+            rows = [_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True)]
+            records = index.reader() if self._file is not None else None
+            places = records.append(str(m["record"]) for m in metadatas) if records else None
+            index.put(rows, places, tidy=log)  # a bulk import sorts once, at its snapshot
+            index.stamp = stamp
+            kept = zip(bookmarks[-RECORDS_KEPT:], metadatas[-RECORDS_KEPT:], strict=True)
+            index.remember((b.id, str(m["record"])) for b, m in kept)  # a bulk import: its last
+            if self._file is not None and places is not None and log:
+                if self._file.append(before, stamp, rows, places):
+                    self._save_index(index)
+
+    def _new_stamp(self) -> str:
+        """Give the collection a new write stamp (its metadata, read back by every opener)."""
+        stamp = secrets.token_hex(8)
+        metadata = dict(self.collection.metadata or {})
+        metadata[_STAMP] = stamp
+        self.collection.modify(metadata=metadata)
+        return stamp
+
+    def _save_index(self, index: BankIndex) -> None:
+        if self._file is not None:
+            self._file.save(index, self.embedding.spec, str(self.collection.id))
 
     def _archive_old_versions(self, bookmarks: list[Bookmark], vectors: Any) -> None:
         """Move all but the latest :data:`HISTORY_KEPT` versions of long histories to the archive.
@@ -303,9 +377,15 @@ class BookmarkBank:
                 bookmark.archived = True
         if not rows:
             return
-        self._archive().upsert(
-            ids=[row_id for row_id, _, _ in rows],
-            embeddings=[vector for _, _, vector in rows],
+        archive = self._archive()
+        ids = [row_id for row_id, _, _ in rows]
+        archive.upsert(
+            ids=ids,
+            embeddings=(
+                _placeholders(ids)
+                if _holds_vectors_in_metadata(archive)
+                else np.stack([vector for _, _, vector in rows])
+            ),
             metadatas=[
                 {
                     "bookmark": chunk.id,
@@ -320,7 +400,7 @@ class BookmarkBank:
             self.client,
             safe_collection_name(self.collection.name, prefix=ARCHIVE_PREFIX),
             self.embedding,
-            {"storyline": self.storyline, "bank": self.collection.name},
+            {"storyline": self.storyline, "bank": self.collection.name, _VECTORS: _IN_METADATA},
         )
 
     def _archived(self, bookmark_id: str) -> list[AnswerVersion]:
@@ -334,33 +414,108 @@ class BookmarkBank:
         return sorted(versions, key=lambda v: v.position)
 
     def _index(self) -> BankIndex:
-        """This collection's in-process index (filled from Chroma on first use).
+        """This collection's in-process index (loaded or rebuilt on first use).
 
         Kept on the bank object once found, so searches never wait for a write's lock.
         """
         if self._bank_index is None or self._bank_index.stale:
             with _WRITE_LOCK:
-                self._bank_index = index_for(
-                    str(self.collection.id), self._scan_index, self._stored_counter
-                )
+                self._bank_index = index_for(str(self.collection.id), self._bring_up_to_date)
         return self._bank_index
 
-    def _scan_index(self) -> Iterator[IndexedBookmark]:
+    def _bring_up_to_date(self, index: BankIndex) -> None:
+        """Make ``index`` hold what the collection holds now, the cheapest way that is exact.
+
+        Unchanged since this process read it (same write stamp): nothing to do. Index files
+        matching the collection: load them (seconds at 100,000 bookmarks). Otherwise rebuild
+        from Chroma (every vector read back: a minute at 100,000) and write the files again.
+        """
+        fresh = self.client.get_collection(
+            self.collection.name, embedding_function=self.embedding.chroma_function()
+        )
+        stored = (fresh.metadata or {}).get(_STAMP)
+        stamp = str(stored) if stored is not None else None
+        if stamp is not None and index.stamp == stamp:
+            return
+        if stamp is not None and self._file is not None:
+            expected = Expected(str(self.collection.id), self.embedding.spec, stamp)
+            if self._file.load(index, expected):
+                index.next_number = max(index.next_number, self._stored_counter())
+                return
+        records = self._file.new_records() if self._file is not None else None
+        index.refill(self._scan_scopes(records), self._stored_counter(), stamp, records)
+        if stamp is None:  # a bank written before stamps, or a new one: give it one
+            index.stamp = self._new_stamp()
+        self._save_index(index)
+
+    def _scan_scopes(self, records: RecordFile | None) -> list[ScopeArrays]:
+        """Every stored row, read page by page from Chroma, as sorted arrays per scope.
+
+        Rows are gathered per scope as small page slices and copied once into each scope's
+        final matrix, so the peak is about the vectors' size, not twice it. Their whole
+        records go to ``records`` as they are read (when the index has files).
+        """
+        pieces: dict[str, _Pieces] = {}
         offset = 0
         while True:
-            page = self._index_page(offset)
-            yield from page
-            if len(page) < _PAGE:
-                return
+            ids, metadatas, vectors = self._index_page(offset)
+            by_scope: dict[str, list[int]] = {}
+            for row, metadata in enumerate(metadatas):
+                by_scope.setdefault(str(metadata["scope"]), []).append(row)
+            places = (
+                records.append(str(m["record"]) for m in metadatas)
+                if records is not None
+                else [(-1, 0)] * len(ids)
+            )
+            for scope, rows in by_scope.items():
+                piece = pieces.setdefault(scope, _Pieces())
+                piece.places += [places[r] for r in rows]
+                piece.ids += [ids[r] for r in rows]
+                piece.questions += [_question_of(metadatas[r]) for r in rows]
+                piece.positions += [int(cast(int, metadatas[r]["position"])) for r in rows]
+                piece.vectors.append(np.asarray(vectors, dtype=np.float32)[rows])
+            if len(ids) < _PAGE:
+                break
             offset += _PAGE
+        scopes = []
+        for scope in list(pieces):
+            piece = pieces.pop(scope)
+            positions = np.array(piece.positions, dtype=np.int64)
+            numbers = np.array([id_number(i) for i in piece.ids], dtype=np.int64)
+            order = np.lexsort((numbers, positions))
+            matrix = np.concatenate(piece.vectors)
+            piece.vectors.clear()
+            arrays = sorted_arrays(
+                scope,
+                [piece.ids[i] for i in order],
+                [piece.questions[i] for i in order],
+                positions[order],
+                numbers[order],
+                matrix,
+                order,
+            )
+            located = np.array(piece.places, dtype=np.int64).reshape(-1, 2)[order]
+            scopes.append(
+                dataclasses.replace(
+                    arrays, offsets=located[:, 0].copy(), lengths=located[:, 1].copy()
+                )
+            )
+            del matrix
+        return scopes
 
-    def _index_page(self, offset: int) -> list[IndexedBookmark]:
-        """One page of index rows with the stored vectors.
+    def _index_page(self, offset: int) -> tuple[list[str], list[Mapping[str, Any]], Any]:
+        """One page of ids, metadata and stored vectors.
 
-        A client that has been open while another process wrote the collection cannot read
-        the vectors it does not know ("Error finding id"): that page's questions are then
-        embedded again (exactly the stored vectors: the embedding is the collection's).
+        A collection that keeps its vectors in the records' metadata is read in one call. One
+        with real Chroma embeddings (made before) reads them too; a client that has been open
+        while another process wrote the collection cannot read the embeddings it does not know
+        ("Error finding id"): that page's questions are then embedded again (exactly the stored
+        vectors: the embedding is the collection's).
         """
+        if self._vectors_in_metadata:
+            page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            metadatas = list(page["metadatas"] or [])
+            return list(page["ids"]), metadatas, self._vectors_of(metadatas)
         try:
             page = self.collection.get(
                 include=["metadatas", "embeddings"], limit=_PAGE, offset=offset
@@ -369,12 +524,33 @@ class BookmarkBank:
         except ChromaError:
             page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
             vectors = None
-        metadatas = page["metadatas"] or []
+        metadatas = list(page["metadatas"] or [])
         if vectors is None:
             questions = [_question_of(m) for m in metadatas]
             vectors = self.embedding.embed(questions) if questions else []
-        rows = zip(page["ids"], metadatas, vectors, strict=True)
-        return [_indexed_row(i, m, v) for i, m, v in rows]
+        return list(page["ids"]), metadatas, vectors
+
+    def _vectors_of(self, metadatas: list[Mapping[str, Any]]) -> np.ndarray:
+        """The vectors kept in these records' metadata (a record without one: embedded again)."""
+        decoded = [_decoded(m.get("vector")) for m in metadatas]
+        missing = [i for i, vector in enumerate(decoded) if vector is None]
+        if missing:
+            again = self.embedding.embed([_question_of(metadatas[i]) for i in missing])
+            for i, vector in zip(missing, again, strict=True):
+                decoded[i] = vector
+        return np.stack(cast(list[np.ndarray], decoded)) if decoded else np.zeros((0, 0))
+
+    def stored_vectors(self, ids: Sequence[str]) -> np.ndarray:
+        """The vectors Chroma holds for ``ids`` (in order), however this collection keeps them."""
+        if self._vectors_in_metadata:
+            found = self.collection.get(ids=list(ids), include=["metadatas"])
+            by_id = dict(
+                zip(found["ids"], self._vectors_of(list(found["metadatas"] or [])), strict=True)
+            )
+        else:
+            found = self.collection.get(ids=list(ids), include=["embeddings"])
+            by_id = dict(zip(found["ids"], np.asarray(found["embeddings"]), strict=True))
+        return np.stack([by_id[i] for i in ids])
 
     def candidates(
         self, question: str, *, type: BookmarkType, character: str, synced_by: int, k: int = 5
@@ -402,10 +578,10 @@ class BookmarkBank:
         vectors = self.embedding.embed([question for question, _, _ in questions])
         index = self._index()
 
-        def search(number: int) -> list[tuple[IndexedBookmark, float]]:
+        def search(number: int) -> list[tuple[str, str, float]]:
             _, kind, character = questions[number]
             scope = _scope(BookmarkType(kind), character)
-            return index.nearest_many([vectors[number]], scope, synced_by, size)[0]
+            return index.nearest_questions([vectors[number]], scope, synced_by, size)[0]
 
         # Questions side by side (each product on one BLAS thread, see bank_index): the two
         # cores each read a scope's matrix at once.
@@ -413,13 +589,9 @@ class BookmarkBank:
         pools = [search(0), *(future.result() for future in rest)]
         kept = [
             [
-                row.id
-                for row, _ in lexical_filter(
-                    question,
-                    pools[number],
-                    lambda row: row[0].question,
-                    k=k,
-                    distance_of=lambda row: row[1],
+                row[0]
+                for row in lexical_filter(
+                    question, pools[number], lambda row: row[1], k=k, distance_of=lambda row: row[2]
                 )
             ]
             for number, (question, _, _) in enumerate(questions)
@@ -437,10 +609,10 @@ class BookmarkBank:
         missing = [i for i in ids if i not in by_id]
         if missing:
             found = self.collection.get(ids=missing, include=["metadatas"])
-            read = [_from_metadata(m) for m in found["metadatas"] or []]
-            index.remember(read)
-            by_id.update((b.id, b) for b in read)
-        return [by_id[i].model_copy(deep=True) for i in ids if i in by_id]
+            read = list(zip(found["ids"], found["metadatas"] or [], strict=True))
+            index.remember((i, str(m["record"])) for i, m in read)
+            by_id.update((i, _from_metadata(m)) for i, m in read)
+        return [by_id[i] for i in ids if i in by_id]  # each parsed afresh: the caller's own
 
     def _nearest_passing(
         self, vector: Any, scope: str, synced_by: int, size: int
@@ -492,22 +664,27 @@ class BookmarkBank:
 
         Ids must look like ``bm-<n>``; the id counter moves past the largest one.
         """
-        size = batch_size or max(1, min(5000, self.client.get_max_batch_size()))
+        size = batch_size or max(1, min(_IMPORT_BATCH, self.client.get_max_batch_size()))
         batch: list[Bookmark] = []
         count = 0
-        for bookmark in bookmarks:
-            if not _ID.match(bookmark.id):
-                raise InputError(f"bookmark id {bookmark.id!r} is not bm-<n>", "keep bank ids")
-            batch.append(bookmark)
-            if len(batch) >= size:
-                count += self._flush(batch)
-        count += self._flush(batch)
+        try:
+            for bookmark in bookmarks:
+                if not _ID.match(bookmark.id):
+                    raise InputError(f"bookmark id {bookmark.id!r} is not bm-<n>", "keep bank ids")
+                batch.append(bookmark)
+                if len(batch) >= size:
+                    count += self._flush(batch)
+            count += self._flush(batch)
+        finally:
+            if count:  # one snapshot for the whole import, not a log line per batch
+                with _WRITE_LOCK:
+                    self._save_index(self._index())
         return count
 
     def _flush(self, batch: list[Bookmark]) -> int:
         if not batch:
             return 0
-        self._write(batch)
+        self._write(batch, log=False)
         written = len(batch)
         batch.clear()
         return written
@@ -580,8 +757,10 @@ def _with_versions(
     return versions
 
 
-def _metadata(bookmark: Bookmark) -> dict[str, str | int]:
-    return {
+def _metadata(bookmark: Bookmark, vector: np.ndarray | None = None) -> dict[str, str | int]:
+    """The record's flat metadata; its vector too when the collection keeps it there."""
+    extra: dict[str, str | int] = {"vector": _encoded(vector)} if vector is not None else {}
+    return extra | {
         "type": str(bookmark.type),
         "character": bookmark.character,
         "position": bookmark.position,
@@ -602,15 +781,31 @@ def _indexed(bookmark: Bookmark, vector: np.ndarray) -> IndexedBookmark:
     return IndexedBookmark(bookmark.id, scope, bookmark.position, bookmark.question, vector)
 
 
-def _indexed_row(bookmark_id: str, metadata: Mapping[str, Any], vector: Any) -> IndexedBookmark:
-    """The index row from a record's flat metadata and stored vector.
+def _holds_vectors_in_metadata(collection: Collection) -> bool:
+    return (collection.metadata or {}).get(_VECTORS) == _IN_METADATA
 
-    The record JSON is parsed only for records written before the question had its own field.
+
+def _placeholders(ids: Sequence[str]) -> np.ndarray:
+    """Chroma's embedding of records whose vector is in their metadata: a point on a circle.
+
+    Distinct per id (a cloud of identical points is the worst case for an HNSW graph) and two
+    numbers wide, so Chroma's own index of them is tiny.
     """
-    question = _question_of(metadata)
-    position = int(cast(int, metadata["position"]))
-    array = np.asarray(vector, dtype=np.float32)
-    return IndexedBookmark(bookmark_id, str(metadata["scope"]), position, question, array)
+    angles = np.array([zlib.crc32(i.encode("utf-8")) for i in ids], dtype=np.float64)
+    return np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+
+
+def _encoded(vector: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decoded(text: Any) -> np.ndarray | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return np.frombuffer(base64.b64decode(text, validate=True), dtype="<f4").astype(np.float32)
+    except (ValueError, binascii.Error):
+        return None
 
 
 def _question_of(metadata: Mapping[str, Any]) -> str:
@@ -618,9 +813,19 @@ def _question_of(metadata: Mapping[str, Any]) -> str:
 
 
 def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:
-    return Bookmark.model_validate(json.loads(str(metadata["record"])))
+    return Bookmark.model_validate_json(str(metadata["record"]))
 
 
 def _number(bookmark_id: str) -> int:
-    match = _ID.match(bookmark_id)
-    return int(match.group(1)) if match else -1
+    return id_number(bookmark_id)
+
+
+class _Pieces:
+    """One scope's rows as a rebuild reads them, page by page."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.questions: list[str] = []
+        self.positions: list[int] = []
+        self.vectors: list[np.ndarray] = []
+        self.places: list[tuple[int, int]] = []

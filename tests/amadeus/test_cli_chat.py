@@ -166,6 +166,7 @@ def test_terminal_chat_resumes_after_a_restart(
     assert "My name is Roderigo." in prompt_text(last[1:-1])
 
 
+@pytest.mark.slow  # a second CLI process
 def test_terminal_chat_resumes_in_a_new_process(persona: Path, tmp_path: Path) -> None:
     """Two real `personae chat` processes on one memory folder, the LLM on a loopback server."""
     assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0

@@ -11,7 +11,13 @@ import pytest
 from personae.errors import InputError
 from personae.memory.amadeus.persona_chunks import split_persona
 from personae.memory.amadeus.persona_doc import PersonaDoc, parse_markdown
-from personae.memory.amadeus.persona_store import PersonaIndex, open_client, open_persona_index
+from personae.memory.amadeus.persona_store import (
+    PersonaIndex,
+    collection_name,
+    open_client,
+    open_persona_index,
+)
+from personae.memory.chroma import SEARCH_EF
 from personae.memory.embeddings import HashingTextEmbedding
 
 PERSONA = """# Iago
@@ -138,3 +144,20 @@ def test_an_index_from_before_the_setting_names_its_embedding_as_a_setting(tmp_p
             embedding=HashingTextEmbedding(16),
             memory_dir=str(tmp_path / "mem"),
         )
+
+
+def test_the_index_searches_with_a_wide_beam_and_raises_an_old_one(tmp_path: Path) -> None:
+    """ef_search SEARCH_EF (recall 0.99 against exact search; benchmarks/bench_amadeus.py)."""
+    index = _index(tmp_path, HashingTextEmbedding())
+    assert index.collection.configuration_json["hnsw"]["ef_search"] == SEARCH_EF
+    client = open_client(str(tmp_path / "old"))
+    old = client.get_or_create_collection(
+        collection_name("Iago", "acts", "hashing-384"),
+        embedding_function=None,
+        configuration={"hnsw": {"space": "cosine"}},  # as indexes were made before
+    )
+    assert old.configuration_json["hnsw"]["ef_search"] == 100
+    PersonaIndex(client, "Iago", "acts", HashingTextEmbedding())
+    again = PersonaIndex(client, "Iago", "acts", HashingTextEmbedding()).collection
+    assert again.configuration_json["hnsw"]["ef_search"] == SEARCH_EF
+    assert again.configuration_json["hnsw"]["space"] == "cosine"

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from arcane_world import future_marks, prepared_novel
+from arcane_world import future_marks, imported_novel, prepared_novel
 from store_world import CHROMA, EmbeddingsServer, running_chroma
 
 from personae.answer_store import AnswerStore
@@ -21,6 +22,7 @@ from personae.graphs.arcane.prepare import prepare_novel
 from personae.graphs.arcane.roleplay import RoleplayContext, graph
 from personae.loopback import LoopbackWebServer
 from personae.memory.arcane.novel_chunks import ChunkIndex, collection_name
+from personae.memory.chroma import SEARCH_EF
 from personae.memory.embeddings import open_embedding
 from personae.settings import Settings
 from personae.testing import ScriptedChatModel, override_models
@@ -127,3 +129,20 @@ async def test_index_on_a_chroma_server_serves_rag_and_lifechoice(
         system = await _system(context, mode)
         assert "MARK" in system.split("<context>")[1]
     assert not (novel.folder / "chroma").exists()
+
+
+def test_the_chunk_index_searches_with_a_wide_beam_and_stays_exact(tmp_path: Path) -> None:
+    """ef_search SEARCH_EF: the chapter-masked top-k is the exact one (brute force here)."""
+    novel = imported_novel(tmp_path)
+    index = ChunkIndex.open(novel)
+    index.build(novel, size=300, overlap=60)
+    assert index.collection.configuration_json["hnsw"]["ef_search"] == SEARCH_EF
+    stored = index.collection.get(include=["embeddings", "metadatas", "documents"])
+    vectors = np.asarray(stored["embeddings"])
+    chapters = [int(str(m["chapter"])) for m in stored["metadatas"] or []]
+    embedding = open_embedding("hashing")
+    for query, max_chapter in [("Ada and Bram at the river", 3), ("the flood", 6)]:
+        distances = 1.0 - vectors @ embedding.embed_one(query)
+        allowed = [i for i in np.argsort(distances, kind="stable") if chapters[i] <= max_chapter]
+        exact = [(stored["documents"] or [])[i] for i in allowed[:6]]
+        assert [c.text for c in index.search(query, max_chapter=max_chapter)] == exact

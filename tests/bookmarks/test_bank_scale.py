@@ -12,11 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from personae.memory.bookmarks.bank import HISTORY_KEPT, BookmarkBank
+from personae.memory.bookmarks import bank as bank_module
+from personae.memory.bookmarks import bank_index_file
+from personae.memory.bookmarks.bank import COLLECTION_PREFIX, HISTORY_KEPT, BookmarkBank
 from personae.memory.bookmarks.bank_index import BankIndex, IndexedBookmark, forget_bank_indexes
+from personae.memory.bookmarks.bank_index_file import IndexFile
 from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.memory.bookmarks.lexical import content_tokens, lexical_filter
-from personae.memory.embeddings import embed_text
+from personae.memory.chroma import open_chroma, open_collection, safe_collection_name
+from personae.memory.embeddings import embed_text, open_embedding
 
 S, B = BookmarkType.STATE, BookmarkType.BEHAVIORAL
 
@@ -110,6 +114,19 @@ def test_long_histories_stay_bounded_and_lose_nothing(tmp_path: Path) -> None:
     latest = bank.get(bookmark.id)
     assert latest.answer_at(10 * (3 * HISTORY_KEPT + 4)) == f"answer {3 * HISTORY_KEPT + 4}"
     assert latest.answer_at(15) == ""  # not held inline: unknown, never a later answer
+    forget_bank_indexes()  # a restart in this process: the archive is read from Chroma again
+    again = BookmarkBank.open("club", tmp_path / "m")
+    assert again.get("bm-0", at=15).answer_at(15) == "answer 1"
+    assert again.get("bm-0", at=0).answer_at(0) == ""
+
+
+@pytest.mark.slow  # a second Python process
+def test_archived_versions_come_back_in_a_new_process(tmp_path: Path) -> None:
+    bank = BookmarkBank.open("club", tmp_path / "m")
+    bookmark = bank.create(question="What is Kasumi doing?", type=S, character="Kasumi")
+    for step in range(1, 3 * HISTORY_KEPT + 5):
+        bookmark.answer, bookmark.position = f"answer {step}", 10 * step
+        bank.save(bookmark)
     script = (
         "import sys\nfrom pathlib import Path\n"
         "from personae.memory.bookmarks.bank import BookmarkBank\n"
@@ -167,3 +184,168 @@ def test_a_repeated_query_reuses_its_products_and_sees_every_change() -> None:
                 rows, query, by
             )
     assert index.nearest(query, "state", 49, 10)[0][0].id == "bm-7"
+
+
+def _club_records(count: int, seed: int = 5) -> list[Bookmark]:
+    rng = random.Random(seed)
+    words = ["tea", "song", "club", "stage", "guitar", "rain", "school", "star", "cake", "drum"]
+    return [
+        Bookmark(
+            id=f"bm-{n}", question=f"What about {' and '.join(rng.sample(words, 3))} {n % 7}?",
+            type=[S, B][n % 2], character=rng.choice(["Kasumi", "Arisa"]),
+            position=rng.randrange(500), answer=f"a{n}",
+            history=[AnswerVersion(position=0, answer=f"a{n}")],
+        )
+        for n in range(count)
+    ]  # fmt: skip
+
+
+QUERIES = [
+    ("What about tea and song?", S, "Kasumi", 499),
+    ("What about the guitar on stage?", B, "Arisa", 250),
+    ("What about rain at school?", B, "Kasumi", 120),
+    ("Drum and cake?", S, "Arisa", 60),
+]
+
+
+def _found(bank: BookmarkBank) -> list[list[str]]:
+    return [
+        [b.id for b in bank.candidates(q, type=k, character=c, synced_by=by)]
+        for q, k, c, by in QUERIES
+    ]
+
+
+def _reopened(path: Path) -> tuple[BookmarkBank, list[Any]]:
+    """The bank as a new process opens it, and every read it makes of Chroma."""
+    forget_bank_indexes()
+    bank = BookmarkBank.open("club", path)
+    scans: list[Any] = []
+    real_get = bank.collection.get
+
+    def counting_get(*args: Any, **kwargs: Any) -> Any:
+        scans.append(kwargs.get("offset", "by id"))
+        return real_get(*args, **kwargs)
+
+    object.__setattr__(bank.collection, "get", counting_get)
+    return bank, scans
+
+
+def test_the_index_file_is_loaded_and_a_stale_or_missing_one_rebuilt_from_chroma(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bank = BookmarkBank.open("club", tmp_path / "m")
+    bank.import_bookmarks(_club_records(300))
+    moved = bank.get("bm-3")
+    moved.answer, moved.position = "moved on", 480  # a logged write after the snapshot
+    bank.save(moved)
+    expected = _found(bank)
+    assert sum(map(len, expected)) >= 10
+    files = sorted(p.name for p in (tmp_path / "m/bank-index").iterdir())
+    assert sorted(f.rsplit(".", 1)[-1] for f in files) == ["jsonl", "npz", "records"]
+
+    # A new process loads the files: nothing, not even the winners, is read from Chroma.
+    loaded, reads = _reopened(tmp_path / "m")
+    assert _found(loaded) == expected and reads == []
+    assert len(loaded._index()) == 300 and loaded.get("bm-3").position == 480
+
+    # Missing files: rebuilt from Chroma, same candidates, written again.
+    for file in (tmp_path / "m/bank-index").iterdir():
+        file.unlink()
+    rebuilt, reads = _reopened(tmp_path / "m")
+    assert _found(rebuilt) == expected and reads
+    assert {p.suffix for p in (tmp_path / "m/bank-index").iterdir()} == {".npz", ".records"}
+    assert [r.id for r in rebuilt._index().rows()] == [r.id for r in loaded._index().rows()]
+
+    # A write the log missed (a crash between Chroma and the log): the files are stale.
+    monkeypatch.setattr(IndexFile, "append", lambda *args, **kwargs: False)
+    late = rebuilt.create(question="What about tea and song now?", type=S, character="Kasumi")
+    monkeypatch.undo()
+    stale, reads = _reopened(tmp_path / "m")
+    again = _found(stale)
+    assert reads and late.id in again[0]
+    assert again[1:] == expected[1:]
+
+    # A damaged snapshot is rebuilt too, never trusted or fatal.
+    snapshot = next((tmp_path / "m/bank-index").glob("*.npz"))
+    snapshot.write_bytes(snapshot.read_bytes()[:200])
+    damaged, reads = _reopened(tmp_path / "m")
+    assert _found(damaged) == again and reads
+
+
+def test_the_sorted_index_stays_exact_under_any_sequence_of_writes() -> None:
+    """Positions moving on and back, scope changes, replaced vectors, exact ties, re-sorts."""
+    rng = np.random.default_rng(8)
+    pool = rng.standard_normal((6, 16)).astype(np.float32)  # few vectors: many exact ties
+    pool /= np.linalg.norm(pool, axis=1, keepdims=True)
+    rows: dict[str, IndexedBookmark] = {}
+    index = BankIndex()
+    for round_ in range(40):
+        batch = []
+        for _ in range(int(rng.integers(1, 120))):
+            number = int(rng.integers(0, 400))
+            old = rows.get(f"bm-{number}")
+            position = (
+                int(rng.integers(0, 300))
+                if old is None or rng.random() < 0.2
+                else (old.position + int(rng.integers(0, 40)))
+            )
+            scope = "state" if rng.random() < 0.9 else "concept"
+            vector = pool[int(rng.integers(0, len(pool)))]
+            row = IndexedBookmark(f"bm-{number}", scope, position, f"q{number}", vector)
+            rows[row.id] = row
+            batch.append(row)
+        index.put(batch)
+        query = pool[round_ % len(pool)]
+        for synced_by in (0, 50, 150, 299, 400):
+            passing = [r for r in rows.values() if r.scope == "state" and r.position <= synced_by]
+            exact = sorted(
+                passing,
+                key=lambda r: (round(1.0 - float(r.vector @ query), 5), int(r.id[3:])),
+            )[:10]
+            found = index.nearest(query, "state", synced_by, 10)
+            assert [r.id for r, _ in found] == [r.id for r in exact], (round_, synced_by)
+            assert all(r.position == rows[r.id].position for r, _ in found)
+    assert len(index) == len(rows)
+
+
+def test_a_bank_made_before_vectors_moved_to_the_metadata_keeps_its_embeddings(
+    tmp_path: Path,
+) -> None:
+    """Older collections hold real Chroma embeddings: they are read and written that way."""
+    client = open_chroma(tmp_path / "m")
+    name = safe_collection_name("club", prefix=COLLECTION_PREFIX)
+    open_collection(client, name, open_embedding("hashing"), {"storyline": "club"})
+    old = BookmarkBank(client, "club", index_dir=tmp_path / "m/bank-index")
+    old.import_bookmarks(_club_records(60))
+    stored = old.collection.get(ids=["bm-5"], include=["embeddings", "metadatas"])
+    assert stored["embeddings"] is not None and len(stored["embeddings"][0]) == 384
+    assert stored["metadatas"] and "vector" not in stored["metadatas"][0]
+    expected = _found(old)
+    for file in (tmp_path / "m/bank-index").iterdir():
+        file.unlink()
+    forget_bank_indexes()
+    again = BookmarkBank(client, "club", index_dir=tmp_path / "m/bank-index")
+    assert _found(again) == expected  # rebuilt from the embeddings Chroma holds
+    assert np.allclose(again.stored_vectors(["bm-5"])[0], embed_text(again.get("bm-5").question))
+
+
+def test_old_record_versions_are_dropped_from_the_records_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bank_index_file, "REWRITE_SLACK", 0)
+    bank = BookmarkBank.open("club", tmp_path / "m")
+    bank.import_bookmarks(_club_records(40))
+    for step in range(1, 4):
+        synced = [bank.get(f"bm-{n}") for n in range(40)]
+        for bookmark in synced:
+            bookmark.answer, bookmark.position = f"step {step}", 500 + step
+        bank.save_step(synced)
+    records = next((tmp_path / "m/bank-index").glob("*.records"))
+    grown = records.stat().st_size
+    with bank_module._WRITE_LOCK:
+        bank._save_index(bank._index())
+    (rewritten,) = (tmp_path / "m/bank-index").glob("*.records")
+    assert rewritten != records and rewritten.stat().st_size < grown / 3
+    again, reads = _reopened(tmp_path / "m")
+    assert [again.get(f"bm-{n}").answer for n in (0, 39)] == ["step 3", "step 3"]
+    assert again.get("bm-7").answer_at(501) == "step 1" and reads == []

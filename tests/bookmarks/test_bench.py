@@ -260,8 +260,11 @@ class _Notes:
 async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> None:
     first = _Notes()
     await run_bench(_config(tmp_path, scripted_model(), limit=1), first)
-    assert first.lines[0] == "start 2 0" and first.lines[-1] == "close"
-    assert sorted(first.lines[1:3]) == ["done Alice 21", "done Bob 19"]
+    estimate, *events = first.lines
+    assert estimate.startswith("estimated: 4 LLM calls, ~")  # 2 instances and their judge calls
+    assert "model openai:bench-test" in estimate and estimate.endswith("judge judge-v1")
+    assert events[0] == "start 2 0" and events[-1] == "close"
+    assert sorted(events[1:3]) == ["done Alice 21", "done Bob 19"]
     second = _Notes()
     override_models(specs={"openai:other": scripted_model()})
     other = _config(tmp_path, scripted_model(), limit=1, model="openai:other")

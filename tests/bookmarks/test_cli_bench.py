@@ -37,6 +37,9 @@ def _bench(story: Path, out: Path, *extra: str) -> int:
 
 
 def _one_line_error(err: str) -> str:
+    """The error line, alone on stderr but for the cost estimate printed before any call."""
+    if err.startswith("personae: estimated: "):
+        err = err.split("\n", 1)[1]
     assert err.startswith("personae: error: ") and err.count("\n") == 1, err
     assert "Traceback" not in err
     return err

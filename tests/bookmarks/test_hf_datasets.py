@@ -18,6 +18,7 @@ from personae.tools.bookmarks.hf_datasets import (
     fetch_bookmarks,
     inside,
 )
+from personae.tools.http import shared_ssl_context
 
 FANDOM = "KomeijiForce/Fine_Grained_Fandom_Benchmark_Action_Sequences"
 BANDORI = "KomeijiForce/Bandori_Conversational_Benchmark_Action_Sequences"
@@ -254,3 +255,9 @@ def test_downloads_are_capped_in_size(tmp_path: Path) -> None:
         with pytest.raises(RemoteError, match="sent more than the"):
             client.download(FANDOM, short, tmp_path / "g.json")
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_the_hub_client_uses_the_process_tls_context() -> None:
+    with HubClient("https://huggingface.co", user_agent=UA) as client:
+        pool = client._http._transport._pool  # type: ignore[attr-defined]
+        assert pool._ssl_context is shared_ssl_context()

@@ -91,7 +91,10 @@ def test_rerun_is_served_from_the_judge_cache(
 
 
 def test_judge_model_comes_from_its_own_setting(
-    model: ScriptedChatModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     judge, flagged = scripted_model(), scripted_model()
     override_models(specs={"openai:eval-judge": judge})
@@ -101,6 +104,9 @@ def test_judge_model_comes_from_its_own_setting(
     assert evaluate(str(allowed), "--reference", str(FIXTURE)) == 0
     # The judge of PERSONAE_JUDGE_MODEL also extracts, unless --extractor-model says.
     assert (len(model.calls), len(judge.calls)) == (0, 5)
+    estimate = capsys.readouterr().err.splitlines()[0]  # before any call: who will be paid
+    assert estimate.startswith("estimated: ") and "LLM calls" in estimate
+    assert estimate.endswith("judge openai:eval-judge, extractor the judge")
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
     assert report["settings"]["extractor"] == {"model": "openai:eval-judge"}
     out = tmp_path / "flag.json"

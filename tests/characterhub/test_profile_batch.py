@@ -117,6 +117,7 @@ def test_batch_rule_and_aliases_are_chosen_by_the_caller(tmp_path: Path) -> None
         read_aliases(csv_file)
 
 
+@pytest.mark.slow  # runs the benchmark script in a second Python process
 def test_benchmark_prints_precision_and_recall_of_both_rules() -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_dedup.py")],

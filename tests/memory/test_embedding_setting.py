@@ -140,7 +140,8 @@ def test_local_kind_reproduces_sentence_transformers() -> None:
 
 
 def test_a_query_alone_embeds_as_it_does_inside_a_large_batch() -> None:
-    """Small batches run on one BLAS thread (personae.memory.blas): same vectors, only faster."""
+    """A batch packs its texts end to end (attention text by text): each one's vector is the
+    vector it has alone."""
     model = MiniLMEmbedding.load()
     texts = [question for question, _ in QUESTIONS] * 2
     assert len(texts) > 4  # the batched path, with the process's default BLAS threads
@@ -177,11 +178,11 @@ def test_each_kind_persists_and_reopens_its_own_bank(
         "Where does the club meet?", type=BookmarkType.STATE, character="Kyon", synced_by=0, k=1
     )
     assert [b.id for b in found] == ["bm-1"]
-    stored = reopened.collection.get(ids=["bm-1"], include=["embeddings"])["embeddings"]
-    assert stored is not None
+    stored = reopened.stored_vectors(["bm-1"])  # what Chroma keeps: the question's vector
     assert np.allclose(stored[0], embedding.embed_one(QUESTIONS[1][0]), atol=1e-5)
 
 
+@pytest.mark.slow  # a second Python process
 def test_a_bank_reopens_in_a_new_process_with_the_local_embedding(tmp_path: Path) -> None:
     fill(BookmarkBank.open("haruhi", tmp_path / "m", embedding=open_embedding("local")))
     script = (

@@ -29,6 +29,7 @@ import httpx
 
 from personae.errors import InputError, RemoteError
 from personae.files import parse_json, parse_jsonl, read_text, write_json_atomic
+from personae.tools.http import shared_ssl_context
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,11 @@ class HubClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self._http = httpx.Client(
-            headers=headers, timeout=timeout, follow_redirects=True, transport=transport
+            headers=headers,
+            timeout=timeout,
+            follow_redirects=True,
+            transport=transport,
+            verify=shared_ssl_context(),
         )
 
     def __enter__(self) -> HubClient:

@@ -160,6 +160,25 @@ def _progress(line: str) -> None:
     sys.stderr.write(f"• {line}\n")
 
 
+def announce_cost(
+    args: argparse.Namespace,
+    questionnaire: Any,
+    characters: int,
+    method: str,
+    models: Any,
+    judge: str,
+) -> None:
+    """Print the estimated calls and tokens, and the models that will be paid, before a call."""
+    from personae.agents.costs import estimate_line
+    from personae.evals.amadeus.costs import estimate_personality
+
+    estimate = estimate_personality(
+        questionnaire, characters, method=method, assess=args.assess, limit=args.limit, hs=args.hs
+    )
+    named = {"model": models.cache_name(models.model), "rater and judge": models.cache_name(judge)}
+    sys.stderr.write(estimate_line(estimate, named))
+
+
 def run(args: argparse.Namespace) -> int:
     """Resolve questionnaire, characters and models; run; print the report."""
     import asyncio
@@ -177,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
     rater = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
     options = index_options(args, agent)
     interviewees = resolve_interviewees(args, questionnaire, options, agent.settings)
+    announce_cost(args, questionnaire, len(interviewees), agent.method, agent, judge)
     summary = asyncio.run(
         run_personality_eval(
             PersonalityRun(

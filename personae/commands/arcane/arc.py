@@ -101,7 +101,7 @@ def run_build(args: argparse.Namespace) -> int:
             "lists candidates",
         )
     characters = [novel.check_character(name) for name in dict.fromkeys(args.character)]
-    estimate = estimate_arc_build(novel, len(characters))
+    estimate = estimate_arc_build(novel, characters)
     calls, tokens = estimate.per_chapter_and_character
     sys.stdout.write(
         f"estimated: {estimate.calls:,} LLM calls, ~{estimate.tokens:,} tokens for "

@@ -218,6 +218,18 @@ async def build_cases(
     return cases
 
 
+def announce_cost(cases: list[CharacterCase], context: ProfileEvalContext) -> None:
+    """Print the estimated calls and tokens, and the models that will be paid, before a call."""
+    from personae.agents.costs import estimate_line
+    from personae.evals.characterhub.costs import estimate_profile_eval
+
+    extractor = context.extractor_model_name
+    if extractor == context.judge_model_name:
+        extractor = "the judge"
+    named = {"judge": context.judge_model_name, "extractor": extractor}
+    sys.stderr.write(estimate_line(estimate_profile_eval(cases, context), named))
+
+
 def run_profile(args: argparse.Namespace) -> int:
     """Score every profile; write the JSON, Markdown and HTML reports and print the summary."""
     from personae.evals.characterhub.profile_eval import (
@@ -251,6 +263,7 @@ def run_profile(args: argparse.Namespace) -> int:
 
     async def evaluate() -> dict[str, Any]:
         cases = await build_cases(args, group_documents(documents), models.settings)
+        announce_cost(cases, context)
         report: dict[str, Any] = await evaluate_characters(cases, context, progress=_progress)
         return report
 

@@ -1,0 +1,263 @@
+"""The cost estimates printed before long runs, beside the usage of the same run.
+
+Run: uv run python benchmarks/bench_estimates.py [--only profile arc bench personality]
+
+Each command prints an estimate of its LLM calls and tokens before its first call (goal: within
+15 % of what the run then uses). Here each one runs with a scripted model, and the usage it
+reports (tokens counted approximately, as everything offline) is printed beside the estimate:
+
+- ``eval profile``: the Toki page (../shared, else the test fixture) cut into 700-token chunks,
+  two profiles with their DRInfo, judge batches of 10 (the scripted world of
+  ``bench_profile_eval.py``);
+- ``arc build``: Pride and Prejudice, Elizabeth Bennet (``bench_arcane.py``'s scripted world);
+- ``bench bookmarks``: each method on two artifacts of ../shared (the test suite's bench world),
+  3 instances per character (the runs the estimate's per-instance figures come from), then
+  BOOKMARKS with 8 per character (held out);
+- ``eval personality``: the BFI questionnaire for the test characters (the scripted world of
+  the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from measure import load  # noqa: E402
+
+
+def line(name: str, estimated: tuple[int, int], used: tuple[int, int], detail: str) -> None:
+    calls, tokens = estimated
+    real_calls, real_tokens = used
+    print(
+        f"{name}: estimated {calls:,} calls, ~{tokens:,} tokens; the scripted run used "
+        f"{real_calls:,} calls, {real_tokens:,} tokens: {tokens / max(1, real_tokens):.2f}x "
+        f"tokens, {calls / max(1, real_calls):.2f}x calls (goal 0.85-1.15x); {detail}; {load()}"
+    )
+
+
+def profile() -> None:
+    from bench_profile_eval import OWN_PAGE, SHARED_PAGE, extract, judge
+
+    from personae.evals.characterhub.costs import estimate_profile_eval
+    from personae.evals.characterhub.profile_eval import (
+        CharacterCase,
+        ProfileDocument,
+        ProfileEvalContext,
+        evaluate_characters,
+    )
+    from personae.evals.characterhub.profile_reference import read_reference_file
+    from personae.testing import ScriptedChatModel
+
+    page = SHARED_PAGE if SHARED_PAGE.is_file() else OWN_PAGE
+    reference = read_reference_file(page)
+
+    def sparse(messages: list[BaseMessage]) -> dict[str, Any]:
+        """bench_profile_eval's extractor keeps every sentence (34 points per 1k tokens); a
+        model keeps the facts (the paper's Fandom pages: about half DRInfo's 11.68 per 1k,
+        Figure 3): every fourth sentence here, about 8.5 per 1k."""
+        answer = extract(messages)
+        answer["knowledge_points"] = answer["knowledge_points"][::4]
+        return answer
+
+    model = ScriptedChatModel(responders={"ExtractedKnowledge": sparse, "AlignmentList": judge})
+    context = ProfileEvalContext(
+        judge_model=model,
+        judge_model_name="scripted",
+        extractor_model=model,
+        extractor_model_name="scripted",
+        chunk_tokens=700,
+        judge_batch=10,
+    )
+    documents = [
+        (
+            Path(f"profile{i}.json"),
+            ProfileDocument(
+                character="Toki",
+                profile=f"I am Toki (version {i}). I heal the sick of the wasteland. " * 20,
+                drinfo=f"# Toki\nToki (version {i}) is the second of the four Hokuto brothers. "
+                * 30,
+            ),
+        )
+        for i in range(2)
+    ]
+    cases = [CharacterCase("Toki", reference, str(page), "given", documents)]
+    estimate = estimate_profile_eval(cases, context)
+    report = asyncio.run(evaluate_characters(cases, context))
+    usage = report["usage"]
+    used = (usage["llm_calls"], usage["input_tokens"] + usage["output_tokens"])
+    line("eval profile", (estimate.calls, estimate.tokens), used, f"{page.name}, {estimate.detail}")
+
+
+def arc() -> None:
+    import tempfile
+
+    from bench_arcane import build_arcs, load_book
+
+    from personae.agents.arcane.costs import estimate_arc_build
+
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder)
+        novel, character = load_book(data)
+        estimate = estimate_arc_build(novel, [character])
+        usage = asyncio.run(build_arcs(novel, character, data))["usage"]
+    used = (usage["llm_calls"], usage["input_tokens"] + usage["output_tokens"])
+    detail = f"{novel.title}, {character}, {novel.count} chapters"
+    line("arc build", (estimate.calls, estimate.tokens), used, detail)
+
+
+class _Notes:
+    """A bench progress sink that keeps its notices (the estimate is one)."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def start(self, total: int, skipped: int) -> None:
+        """Ignore."""
+
+    def advance(self, record: Any) -> None:
+        """Ignore."""
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+    def close(self) -> None:
+        """Ignore."""
+
+
+def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "bookmarks")) -> None:
+    import json
+    import re
+    import tempfile
+
+    import bookmarks_world as world
+    from bench_bookmarks_sync import SHARED
+
+    from personae.evals.bookmarks.bench import BenchConfig, run_bench
+    from personae.graphs.bookmarks.resources import forget_resources
+    from personae.testing import override_models
+
+    if not SHARED.is_dir():
+        print(f"bench bookmarks: {SHARED} is absent; skipped")
+        return
+    paths = [SHARED / f"title2action_series.{name}.json" for name in ("haruhi", "Poppin'Party")]
+    for method in methods:
+        model = world.scripted_model(KeyMoveVerdict=lambda m: {"reasoning": "k", "score": "C"})
+        forget_resources()
+        sink = _Notes()
+        with override_models(model), tempfile.TemporaryDirectory() as out:
+            config = BenchConfig(
+                storylines=tuple(str(p) for p in paths),
+                methods=(method,),
+                out_dir=Path(out),
+                model="openai:scripted",
+                fast_model="openai:scripted",
+                judge_model="openai:scripted",
+                limit=limit,
+            )
+            asyncio.run(run_bench(config, sink))
+            rows = [json.loads(x) for x in (Path(out) / "results.jsonl").read_text().splitlines()]
+        calls = sum(r["stats"].get("llm_calls", 0) + r["judge_usage"]["llm_calls"] for r in rows)
+        tokens = sum(
+            r["stats"].get("input_tokens", 0)
+            + r["stats"].get("output_tokens", 0)
+            + r["judge_usage"]["input_tokens"]
+            + r["judge_usage"]["output_tokens"]
+            for r in rows
+        )
+        found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", sink.notes[0])
+        assert found, sink.notes
+        estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
+        detail = f"{method}, haruhi + Poppin'Party, {limit} instances per character"
+        line("bench bookmarks", estimated, (calls, tokens), detail)
+
+
+def personality(questionnaire: str, limit: int) -> None:
+    import contextlib
+    import io
+    import json
+    import random
+    import re
+    import tempfile
+
+    from bench_amadeus import synthetic_persona
+
+    from personae.cli import main as cli
+    from personae.testing import ScriptedChatModel, override_models
+
+    rng = random.Random(3)
+
+    def pole(messages: list[BaseMessage]) -> dict[str, Any]:
+        return {"analysis": "ok", "first_percent": 60.0, "second_percent": 40.0}
+
+    model = ScriptedChatModel(
+        responders={
+            "RelevanceVerdict": lambda m: {"reason": "r", "relevant": rng.random() < 0.25},
+            "CharacterAttributes": lambda m: {"belief_and_value": "b", "psychological_traits": "p"},
+            "text": lambda m: "As Big, I would say that depends on the day, but mostly yes.",
+            "PoleRating": pole,
+            "ScaleRating": lambda m: {"analysis": "ok", "score": 4.0},
+        }
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        persona = Path(folder) / "big.md"
+        persona.write_text(synthetic_persona("Big", 65_000), encoding="utf-8")
+        argv = [
+            "eval", "personality", "--questionnaire", questionnaire, "--limit", str(limit),
+            "--memory", f"{folder}/mem", "--out", f"{folder}/out", "--model", "openai:scripted",
+            "--persona", f"Big={persona}", "--character", "Big",
+        ]  # fmt: skip
+        errors = io.StringIO()
+        with override_models(model), contextlib.redirect_stderr(errors):
+            code = cli(argv)
+        assert code == 0, errors.getvalue()
+        rows = [
+            json.loads(x)
+            for x in (Path(folder) / "out/results.jsonl").read_text().splitlines()
+            if x.strip()
+        ]
+    kinds = ("llm_calls", "gs_calls", "ae_calls", "rp_calls")  # ratings, then interviews' roles
+    calls = sum(int(r.get("usage", {}).get(k, 0)) for r in rows for k in kinds)
+    interviews = [r for r in rows if r["kind"] == "interview"]
+    per = {k: sum(r["usage"][k] for r in interviews) / len(interviews) for k in kinds[1:]}
+    per["tokens"] = sum(
+        r["usage"]["input_tokens"] + r["usage"]["output_tokens"] for r in interviews
+    ) / len(interviews)
+    print(f"  per interview: {per}")
+    tokens = sum(
+        int(r.get("usage", {}).get("input_tokens", 0))
+        + int(r.get("usage", {}).get("output_tokens", 0))
+        for r in rows
+    )
+    found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", errors.getvalue())
+    assert found, errors.getvalue()
+    estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
+    detail = f"{questionnaire}, --limit {limit}, one 65,000-character persona, ER rating"
+    line("eval personality", estimated, (calls, tokens), detail)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", default=["profile", "arc", "bench", "personality"])
+    args = parser.parse_args()
+    print("$ " + " ".join(["python", *sys.argv]))
+    if "profile" in args.only:
+        profile()
+    if "arc" in args.only:
+        arc()
+    if "bench" in args.only:
+        bench(3)  # the per-instance figures of evals/bookmarks/costs.py come from runs like it
+        bench(8, ("bookmarks",))  # held out: more steps after each character's catch-up
+    if "personality" in args.only:
+        personality("mbti", 3)
+        personality("bfi", 2)
+
+
+if __name__ == "__main__":
+    main()
