@@ -107,6 +107,8 @@ class LLMUsage:
     output_tokens: int = 0
     dropped_ids: int = 0
     """Ids the model cited that the code never gave it, dropped from the answer."""
+    degraded: int = 0
+    """Items whose answer was still invalid after retries: kept unchecked, dropped or failed."""
 
     @property
     def tokens(self) -> int:
@@ -119,10 +121,11 @@ class LLMUsage:
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.dropped_ids + other.dropped_ids,
+            self.degraded + other.degraded,
         )
 
     def as_dict(self) -> dict[str, int]:
-        """JSON-friendly form used in state and reports (``dropped_ids`` only when some were)."""
+        """JSON-friendly form for state and reports (``dropped_ids``, ``degraded``: when any)."""
         counts = {
             "llm_calls": self.calls,
             "input_tokens": self.input_tokens,
@@ -130,7 +133,29 @@ class LLMUsage:
         }
         if self.dropped_ids:
             counts["dropped_ids"] = self.dropped_ids
+        if self.degraded:
+            counts["degraded"] = self.degraded
         return counts
+
+
+class InvalidAnswerError(RemoteError):
+    """The model's answer was still invalid after the retries: this item degrades, not the run.
+
+    A :class:`RemoteError` (library callers that caught those still do); the graphs catch this
+    one around each item (a claim batch, a chapter, a bench instance) and keep the item
+    unchecked, drop it or record it as failed, counted in ``LLMUsage.degraded``.
+    """
+
+    def __init__(self, schema: str, attempts: int, problem: str, usage: LLMUsage) -> None:
+        self.schema = schema
+        self.attempts = attempts
+        self.reason = problem
+        self.usage = usage
+        """What the failed attempts cost, so the caller still counts it."""
+        super().__init__(
+            f"the model gave malformed {schema} output {attempts} times ({problem[:160]})",
+            "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
+        )
 
 
 def override_models(
@@ -484,10 +509,7 @@ async def _call_structured(
                 f"Answer again with a valid {schema.__name__}."
             )
         )
-    raise RemoteError(
-        f"the model gave malformed {schema.__name__} output {retries + 1} times ({problem[:160]})",
-        "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
-    )
+    raise InvalidAnswerError(schema.__name__, retries + 1, problem, usage)
 
 
 def _salvage(

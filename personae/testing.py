@@ -139,7 +139,8 @@ class ScriptedChatModel(BaseChatModel):
             rng = random.Random(hashlib.blake2b(seed.encode(), digest_size=8).hexdigest())
             if not tools:
                 return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8)))
-            return random_of(schema, schema.get("$defs", {}), rng)
+            words = prompt_text(messages).split()
+            return random_of(schema, schema.get("$defs", {}), rng, words)
         if not tools:
             return "(scripted answer)"
         value = example_of(schema, schema.get("$defs", {}))
@@ -218,41 +219,51 @@ _WORDS = (
 """What random strings and plain answers are made of: words, and ids a prompt may not show."""
 
 
-def random_of(schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random) -> Any:
+def random_of(
+    schema: Mapping[str, Any],
+    defs: Mapping[str, Any],
+    rng: random.Random,
+    prompt: Sequence[str] = (),
+) -> Any:
     """A random value ``schema`` (JSON schema) accepts: what an imperfect but obedient model gives.
 
     Every constraint the schema states is kept (enums, ``const``, required keys, item counts,
     string lengths, number bounds); everything the schema leaves open is random: optional keys
     present or not, list lengths from the minimum up, strings from the minimum length (often
-    empty) to a few words or an id the prompt never showed, integers such as 138.
+    empty) to a few words, an id the prompt never showed or a run of the ``prompt``'s words
+    (a quote that may well occur), integers such as 138.
     """
     if "$ref" in schema:
-        return random_of(defs[str(schema["$ref"]).rsplit("/", 1)[-1]], defs, rng)
+        return random_of(defs[str(schema["$ref"]).rsplit("/", 1)[-1]], defs, rng, prompt)
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
         return rng.choice(list(schema["enum"]))
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
-            return random_of(rng.choice(list(schema[key])), defs, rng)
+            return random_of(rng.choice(list(schema[key])), defs, rng, prompt)
     if schema.get("allOf"):
-        return random_of(schema["allOf"][0], defs, rng)
+        return random_of(schema["allOf"][0], defs, rng, prompt)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = rng.choice(kind)
-    return _random_of_type(kind, schema, defs, rng)
+    return _random_of_type(kind, schema, defs, rng, prompt)
 
 
 def _random_of_type(
-    kind: Any, schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random
+    kind: Any,
+    schema: Mapping[str, Any],
+    defs: Mapping[str, Any],
+    rng: random.Random,
+    prompt: Sequence[str],
 ) -> Any:
     """:func:`random_of` for a schema of one ``type``."""
     if kind == "object" or "properties" in schema:
-        return _random_object(schema, defs, rng)
+        return _random_object(schema, defs, rng, prompt)
     if kind == "array":
-        return _random_array(schema, defs, rng)
+        return _random_array(schema, defs, rng, prompt)
     if kind == "string":
-        return _random_string(schema, rng)
+        return _random_string(schema, rng, prompt)
     if kind in ("integer", "number"):
         return _random_number(kind, schema, rng)
     if kind == "boolean":
@@ -261,29 +272,31 @@ def _random_of_type(
 
 
 def _random_object(
-    schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random
+    schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random, prompt: Sequence[str]
 ) -> dict[str, Any]:
     required = set(schema.get("required", []))
     return {
-        key: random_of(value, defs, rng)
+        key: random_of(value, defs, rng, prompt)
         for key, value in schema.get("properties", {}).items()
         if key in required or rng.random() < 0.5
     }
 
 
-def _random_array(schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random) -> Any:
-    fixed = [random_of(item, defs, rng) for item in schema.get("prefixItems", [])]
+def _random_array(
+    schema: Mapping[str, Any], defs: Mapping[str, Any], rng: random.Random, prompt: Sequence[str]
+) -> Any:
+    fixed = [random_of(item, defs, rng, prompt) for item in schema.get("prefixItems", [])]
     low = max(int(schema.get("minItems", 0)) - len(fixed), 0)
     high = max(int(schema.get("maxItems", low + len(fixed) + 3)) - len(fixed), low)
     count = rng.choice([low, low, rng.randint(low, min(high, low + 3))])
-    items = [random_of(schema.get("items", {}), defs, rng) for _ in range(count)]
+    items = [random_of(schema.get("items", {}), defs, rng, prompt) for _ in range(count)]
     if schema.get("uniqueItems"):
         unique = list({repr(i): i for i in items}.values())
         items = unique if len(unique) >= low else items
     return fixed + items
 
 
-def _random_string(schema: Mapping[str, Any], rng: random.Random) -> str:
+def _random_string(schema: Mapping[str, Any], rng: random.Random, prompt: Sequence[str]) -> str:
     low = int(schema.get("minLength", 0))
     high = int(schema.get("maxLength", 10_000))
     if schema.get("pattern") and not re.search(str(schema["pattern"]), "x" * max(low, 1)):
@@ -291,8 +304,11 @@ def _random_string(schema: Mapping[str, Any], rng: random.Random) -> str:
     choice = rng.random()
     if choice < 0.4 and not schema.get("pattern"):
         text = " " * low if rng.random() < 0.5 else "x" * low
-    elif choice < 0.6:
+    elif choice < 0.55:
         text = rng.choice(_WORDS)
+    elif choice < 0.8 and prompt:
+        start = rng.randrange(len(prompt))
+        text = " ".join(prompt[start : start + rng.randint(1, 12)])
     else:
         text = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 12)))
     if schema.get("pattern") and not re.search(str(schema["pattern"]), text):

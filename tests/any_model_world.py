@@ -31,7 +31,7 @@ from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel, override_models
 
 MODEL = ["--model", "openai:random"]
-DEGRADED_LINE = re.compile(r"^degraded: (\d+)", re.MULTILINE)
+DEGRADED_LINE = re.compile(r"\bdegraded: (\d+)")
 """The one terminal line every command prints when items degraded (their count first)."""
 
 Prepare = Callable[[Path, ExitStack], list[str]]

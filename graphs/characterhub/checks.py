@@ -4,7 +4,9 @@ Both methods end here. A fact the passages it cites do not state is dropped (and
 ``usage.facts_unsupported``, listed in ``unsupported_facts``); a prose sentence no kept fact
 supports is dropped from the profile (counted in ``usage.sentences_unsupported``, listed in
 ``prose_check``, ``None`` when ``check_citations`` is off). So a false fact with a real id
-reaches neither ``profile.json`` nor the card.
+reaches neither ``profile.json`` nor the card. A fact or sentence no valid verdict came for
+(still invalid after retries, even checked alone) is kept, listed as unchecked and counted
+(``usage.facts_unchecked``, ``usage.sentences_unchecked``, both in ``usage.degraded``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from langgraph.runtime import Runtime
 from personae.agents.characterhub.citation_checker import check_citations
 from personae.agents.characterhub.evidence_summarizer import CitedFact
 from personae.agents.characterhub.prose_checker import ProseCheckRecord, check_prose
-from personae.errors import RemoteError
+from personae.errors import NothingUsableError
 from personae.graphs.characterhub.state import ProfilerContext, ProfilerState
 from personae.llm import LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
@@ -31,13 +33,14 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
     dropped: list[CitedFact] = []
     profile: str = state["profile"]
     prose: ProseCheckRecord | None = None
+    unchecked: list[CitedFact] = []
     if context.check_citations:
         model = context.llm("fast")
-        kept, dropped, usage = await check_citations(model, facts, passages)
+        kept, dropped, unchecked, usage = await check_citations(model, facts, passages)
         profile, prose, used = await check_prose(model, profile, [f.text for f in kept])
         usage = usage + used
         if not profile.strip():
-            raise RemoteError(
+            raise NothingUsableError(
                 f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
                 "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
             )
@@ -52,12 +55,15 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
         "facts_checked": len(facts) if context.check_citations else 0,
         "facts_unsupported": len(dropped),
         "sentences_unsupported": len(prose["dropped"]) if prose else 0,
+        "facts_unchecked": len(unchecked),
+        "sentences_unchecked": len(prose["unchecked"]) if prose else 0,
     }
     return {
         "profile": profile,
         "dimensions": dimensions,
         "prose_check": prose,
         "unsupported_facts": [f.model_dump() for f in dropped],
+        "unchecked_facts": [f.model_dump() for f in unchecked],
         "notices": notices,
         "usage": counts,
     }

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from personae.commands.models import add_model_flags, resolve_models
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ def register(protocols: Any) -> None:
         help="skip extracting points from each profile and DRInfo (their knowledge density)",
     )
     profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
+    add_max_failures_flag(profile, "judgments")
     profile.set_defaults(handler=run_profile)
 
 
@@ -101,6 +103,7 @@ def make_context(args: argparse.Namespace, models: CommandModels) -> ProfileEval
         chunk_tokens=args.chunk_tokens,
         judge_batch=args.judge_batch,
         density=not args.no_density,
+        max_failures=args.max_failures,
         settings={
             "judge": models.describe("judge"),
             "extractor": models.describe(extractor_role),
@@ -256,4 +259,5 @@ def run_profile(args: argparse.Namespace) -> int:
     write_json_atomic(out, report)
     sys.stdout.write(format_report(report) + "\n")
     sys.stdout.write(f"report: {out} (+ .md, .html)\n")
+    print_degraded(report["degraded"]["total"], {"judgments": report["degraded"]["judgments"]})
     return 0

@@ -239,9 +239,14 @@ async def profile_one(
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
     """
+    from personae.degraded import degraded_line
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
-    from personae.memory.characterhub.profile_store import dropped_output, write_profile
+    from personae.memory.characterhub.profile_store import (
+        DEGRADED_KINDS,
+        dropped_output,
+        write_profile,
+    )
 
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -268,6 +273,10 @@ async def profile_one(
     dropped = dropped_output(values.get("usage", {}))
     if dropped:
         progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
+    usage = values.get("usage", {})
+    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
+    if degraded:
+        progress(f"{row.name}: {degraded}")
     return write_profile(
         out_dir,
         values,
