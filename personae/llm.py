@@ -149,11 +149,11 @@ class InvalidAnswerError(RemoteError):
     def __init__(self, schema: str, attempts: int, problem: str, usage: LLMUsage) -> None:
         self.schema = schema
         self.attempts = attempts
-        self.reason = problem
+        self.reason = " ".join(problem.split())  # pydantic's errors span lines: one line here
         self.usage = usage
         """What the failed attempts cost, so the caller still counts it."""
         super().__init__(
-            f"the model gave malformed {schema} output {attempts} times ({problem[:160]})",
+            f"the model gave malformed {schema} output {attempts} times ({self.reason[:160]})",
             "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
         )
 

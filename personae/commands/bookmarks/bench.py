@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_model_flags, resolve_models
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
@@ -70,6 +71,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="leave the story title out of every prompt (it invites recall of later plot)",
     )
+    add_max_failures_flag(bookmarks, "bench instances")
     add_model_flags(bookmarks, judge=True)
     bookmarks.set_defaults(handler=run_bookmarks)
 
@@ -119,6 +121,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         judge_cache_name=models.cache_name("judge"),  # the verdict cache's key
         judge_cache=models.settings.cache_dir / "judge",
         embeddings=models.settings.embeddings,
+        max_failures=args.max_failures,
     )
     outcome = asyncio.run(run_bench(config, default_progress()))
     rejudged = (
@@ -128,6 +131,11 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
     plural = "s" if outcome.resumed > 1 else ""
     resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
+    failed = outcome.summary.get("failed", {}).get("instances", 0)
+    print_degraded(
+        failed + outcome.summary.get("degraded_answers", 0),
+        {"failed_instances": failed, "answers": outcome.summary.get("degraded_answers", 0)},
+    )
     sys.stdout.write(
         f"{outcome.ran} instances run{rejudged}{resumed}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
