@@ -548,9 +548,7 @@ async def _run_artifact(
             run.progress.advance(record)
 
 
-def _record_failure(
-    run: _Run, method: str, instance: BenchInstance, error: PersonaeError
-) -> None:
+def _record_failure(run: _Run, method: str, instance: BenchInstance, error: PersonaeError) -> None:
     """Append the failed instance to ``failures.jsonl``; stop when too many failed."""
     failure = {
         "artifact": instance.artifact,

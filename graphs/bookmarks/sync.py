@@ -173,7 +173,9 @@ async def sync_state(
             break
         answer, usage = step.answer, usage + cost
         transitions.append(StateTransition(position=high, operation=step.operation, answer=answer))
-    updated = _synced(bookmark, synced_to, answer=answer, transitions=transitions[-MAX_TRANSITIONS:])
+    updated = _synced(
+        bookmark, synced_to, answer=answer, transitions=transitions[-MAX_TRANSITIONS:]
+    )
     return SyncResult(updated, synced_to - start, usage)
 
 
