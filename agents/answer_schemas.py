@@ -24,6 +24,7 @@ from personae.llm import InvalidAnswerError, LLMUsage
 logger = logging.getLogger(__name__)
 KeyT = TypeVar("KeyT")
 ValueT = TypeVar("ValueT")
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 NON_BLANK = r"\S"
 """The pattern of text that must say something (search semantics, as JSON schema's)."""
@@ -103,3 +104,13 @@ async def ask_in_batch_or_alone(
         found.update(one)
         usage = usage + used
     return found, usage
+
+
+def exactly(count: int, description: str = "") -> Any:
+    """A list field of exactly ``count`` items (``minItems`` = ``maxItems``)."""
+    return Field(min_length=count, max_length=count, description=description or None)
+
+
+def numbered(items: Sequence[ModelT], field: str, start: int = 0) -> list[ModelT]:
+    """``items`` with ``field`` set to their position (from ``start``): what the code knows."""
+    return [item.model_copy(update={field: n}) for n, item in enumerate(items, start=start)]

@@ -36,10 +36,12 @@ from statistics import correlation, fmean
 from typing import Any, Literal
 
 from personae.agents.arcane import judges
-from personae.errors import InputError, RemoteError
+from personae.errors import InputError
 from personae.evals.arcane.metrics import mode_label, probe_scores
+from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
+from personae.llm import InvalidAnswerError
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import ProbeRecord, load_probes
 
@@ -245,12 +247,9 @@ async def rejudge(
         async with gate:
             try:
                 answer, usage = await context.cache().structured(
-                    model, name, judges.TrajectoryJudgement, messages,
-                    check=judges.check_scale(scale),
-                )  # fmt: skip
-            except RemoteError as error:
-                if "malformed" not in str(error):
-                    raise
+                    model, name, judges.trajectory_judgement_schema(scale), messages
+                )
+            except InvalidAnswerError:  # still invalid after retries: missing, counted
                 counts["missing"] += 1
                 return
         counts["judged"] += 1
@@ -264,7 +263,7 @@ async def rejudge(
         }
         await asyncio.to_thread(append_jsonl, out / PERTURB, row)
 
-    await asyncio.gather(*(one(r, c) for r in records for c in conditions))
+    await gather_all(one(r, c) for r in records for c in conditions)
     return counts
 
 

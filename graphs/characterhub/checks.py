@@ -11,6 +11,7 @@ reaches neither ``profile.json`` nor the card. A fact or sentence no valid verdi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,26 +25,46 @@ from personae.llm import LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 
 
+@dataclass
+class _Checked:
+    """What the checks kept, dropped and could not check, and what they cost."""
+
+    kept: list[CitedFact]
+    profile: str
+    usage: LLMUsage = field(default_factory=LLMUsage)
+    dropped: list[CitedFact] = field(default_factory=list)
+    unchecked: list[CitedFact] = field(default_factory=list)
+    prose: ProseCheckRecord | None = None
+
+
+async def _check(state: ProfilerState, context: ProfilerContext) -> _Checked:
+    """Both checks (fast model); a profile left without a sentence leaves nothing usable."""
+    passages = {s["id"]: str(s["content"]) for s in state.get("sources", [])}
+    facts = [CitedFact.model_validate(f) for f in state.get("draft_facts", [])]
+    if not context.check_citations:
+        return _Checked(facts, state["profile"])
+    model = context.llm("fast")
+    kept, dropped, unchecked, usage = await check_citations(model, facts, passages)
+    profile, prose, used = await check_prose(model, state["profile"], [f.text for f in kept])
+    if not profile.strip():
+        raise NothingUsableError(
+            f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
+            "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
+        )
+    return _Checked(kept, profile, usage + used, dropped, unchecked, prose)
+
+
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Keep the facts their passages state and the sentences the kept facts support."""
     context = runtime.context
-    passages = {s["id"]: str(s["content"]) for s in state.get("sources", [])}
-    facts = [CitedFact.model_validate(f) for f in state.get("draft_facts", [])]
-    kept, usage = facts, LLMUsage()
-    dropped: list[CitedFact] = []
-    profile: str = state["profile"]
-    prose: ProseCheckRecord | None = None
-    unchecked: list[CitedFact] = []
-    if context.check_citations:
-        model = context.llm("fast")
-        kept, dropped, unchecked, usage = await check_citations(model, facts, passages)
-        profile, prose, used = await check_prose(model, profile, [f.text for f in kept])
-        usage = usage + used
-        if not profile.strip():
-            raise NothingUsableError(
-                f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
-                "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
-            )
+    facts = state.get("draft_facts", [])
+    checked = await _check(state, context)
+    kept, dropped, unchecked, prose = (
+        checked.kept,
+        checked.dropped,
+        checked.unchecked,
+        checked.prose,
+    )
     dimensions: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
     for fact in kept:
         dimensions[fact.dimension].append({"text": fact.text, "source_ids": fact.source_ids})
@@ -51,7 +72,7 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
     lost = facts and not kept
     notices = [f"no fact about {state['name']!r} survived the citation check"] if lost else []
     counts = {
-        **usage.as_dict(),
+        **checked.usage.as_dict(),
         "facts_checked": len(facts) if context.check_citations else 0,
         "facts_unsupported": len(dropped),
         "sentences_unsupported": len(prose["dropped"]) if prose else 0,
@@ -59,7 +80,7 @@ async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]
         "sentences_unchecked": len(prose["unchecked"]) if prose else 0,
     }
     return {
-        "profile": profile,
+        "profile": checked.profile,
         "dimensions": dimensions,
         "prose_check": prose,
         "unsupported_facts": [f.model_dump() for f in dropped],

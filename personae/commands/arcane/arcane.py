@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 EMBEDDING_HELP = (
@@ -99,6 +100,11 @@ def run_prepare(args: argparse.Namespace) -> int:
         f"({report.chunks_total} in all); {report.usage.calls} LLM calls, "
         f"{report.usage.tokens:,} tokens\n"
     )
+    if report.unsummarized:
+        chapters = ", ".join(map(str, report.unsummarized))
+        sys.stdout.write(f"  no summary for chapter(s) {chapters}: rerun to ask again\n")
+        sys.stdout.flush()
+        print_degraded(len(report.unsummarized), {"chapters": len(report.unsummarized)})
     return 0
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from personae.commands.arcane.arcane import EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -75,6 +76,7 @@ def register(protocols: Any) -> None:
     arcane.add_argument(
         "--no-propositions", action="store_true", help="pov: skip the proposition coder"
     )
+    add_max_failures_flag(arcane, "judgments")
     add_data_flag(arcane)
     add_model_flags(arcane, judge=True)
     arcane.set_defaults(handler=run_arcane)
@@ -143,6 +145,7 @@ def evaluate(
             judge_include_thought=not args.no_thought,
             embedding=args.embedding,
             concurrency=args.concurrency,
+            max_failures=args.max_failures.text,
             **fields,
         )
         payload: Any = {
@@ -158,6 +161,8 @@ def evaluate(
             f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
             f"{calls} LLM calls\n"
         )
+        missing = sum(u.get("degraded", 0) for u in result["usage"])
+        print_degraded(missing, {"judgments_missing": missing})
 
 
 def run_ablation(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from personae.commands.arcane.novel import add_data_flag, data_dir, llm_fields
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
@@ -73,7 +74,7 @@ def run_build(args: argparse.Namespace) -> int:
         validator_model=args.validator_model or "",
         **llm_fields(models),
     )
-    total = 0
+    total = degraded = 0
     for arc in arcs:
         payload: Any = {
             "novel": novel.slug,
@@ -90,7 +91,10 @@ def run_build(args: argparse.Namespace) -> int:
         )
         for line in result["dropped"]:
             sys.stdout.write(f"  {line}\n")
+        degraded += int(usage.get("degraded", 0))
     sys.stdout.write(
         f"{total} probes over {len(arcs)} arcs written to {novel.folder / 'probes.jsonl'}\n"
     )
+    sys.stdout.flush()
+    print_degraded(degraded)
     return 0
