@@ -44,6 +44,8 @@ class Job:
 
     name: str
     prepare: Prepare
+    output: str = ""
+    """The file a finished run writes (a glob under the folder); empty: what it prints."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,15 @@ def _profile(*extra: str) -> Prepare:
         return ["profile", *name, "--wiki", server.url, "--out", str(folder), *extra, *MODEL]
 
     return prepare
+
+
+def _profile_batch(folder: Path, stack: ExitStack) -> list[str]:
+    argv = _profile()(folder, stack)
+    wiki = argv[argv.index("--wiki") + 1]
+    batch = folder / "characters.csv"
+    rows = [f"{name},Fist of the North Star,{wiki}" for name in ("Kenshiro", "Raoh")]
+    batch.write_text("name,franchise,wiki\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return ["profile", "--batch", str(batch), "--out", str(folder), *MODEL]
 
 
 def _eval_profile(folder: Path, stack: ExitStack) -> list[str]:
@@ -203,22 +214,41 @@ def _eval_arcane(folder: Path, stack: ExitStack) -> list[str]:
     return ["eval", "arcane", "the_river", "--modes", "vanilla,arc", *paths, *MODEL]
 
 
+def _eval_perturb(folder: Path, stack: ExitStack) -> list[str]:
+    """Re-judging needs a finished evaluation: one is run first, on the same random model."""
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        if main(_eval_arcane(folder, stack)) != 0:
+            raise RuntimeError("eval arcane failed while preparing arcane-perturb")
+    return ["eval", "arcane-perturb", str(folder / "eval"), "--data", str(folder), *MODEL]
+
+
+def _export_sft(folder: Path, stack: ExitStack) -> list[str]:
+    prepared_novel(folder)
+    out = ["--data", str(folder), "--out", str(folder / "sft.jsonl")]
+    return ["export", "arcane", "the_river", "--format", "sft", "--teacher", "openai:random", *out]
+
+
+PROFILE = "kenshiro--fist-of-the-north-star/profile.json"
+NOVEL = "novels/the_river"
 JOBS = (
-    Job("profile", _profile()),
-    Job("profile --method paper", _profile("--method", "paper")),
-    Job("eval profile", _eval_profile),
+    Job("profile", _profile(), PROFILE),
+    Job("profile --method paper", _profile("--method", "paper"), PROFILE),
+    Job("profile --batch", _profile_batch, "*/profile.json"),
+    Job("eval profile", _eval_profile, "report.json"),
     Job("act", _act),
-    Job("bench bookmarks (bookmarks)", _bench("bookmarks")),
-    Job("bench bookmarks (vanilla,ricl,eta)", _bench("vanilla,ricl,eta")),
-    Job("persona index", _persona_index),
+    Job("bench bookmarks (bookmarks)", _bench("bookmarks"), "b/summary.json"),
+    Job("bench bookmarks (vanilla,ricl,eta)", _bench("vanilla,ricl,eta"), "b/summary.json"),
+    Job("persona index", _persona_index, "mem/*"),
     Job("chat --ask", _chat),
-    Job("eval personality", _personality),
-    Job("eval persona-qa", _persona_qa),
-    Job("arc build", _arc_build),
-    Job("arcane prepare", _arcane_prepare),
+    Job("eval personality", _personality, "out/summary.json"),
+    Job("eval persona-qa", _persona_qa, "out/summary.json"),
+    Job("arc build", _arc_build, f"{NOVEL}/arcs/ada.json"),
+    Job("arcane prepare", _arcane_prepare, f"{NOVEL}/summaries.jsonl"),
     Job("arcane act", _arcane_act),
-    Job("probes build", _probes_build),
-    Job("eval arcane", _eval_arcane),
+    Job("probes build", _probes_build, f"{NOVEL}/probes.jsonl"),
+    Job("eval arcane", _eval_arcane, "eval/summary.json"),
+    Job("eval arcane-perturb", _eval_perturb, "eval/perturb.json"),
+    Job("export arcane (sft)", _export_sft, "sft.jsonl"),
 )
 """Every CLI command that calls a model, on tiny inputs."""
 

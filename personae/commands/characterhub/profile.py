@@ -30,7 +30,8 @@ from personae.commands.characterhub.batch import (
     run_batch,
 )
 from personae.commands.models import add_model_flags, resolve_models
-from personae.errors import InputError
+from personae.degraded import print_degraded
+from personae.errors import InputError, NothingUsableError
 from personae.files import CACHE_FIX, check_writable_dir
 
 if TYPE_CHECKING:
@@ -385,8 +386,15 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(profile_rows(kept, context, args, progress))
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
+    if report.failed and not (report.written or report.skipped):
+        raise NothingUsableError(
+            f"every one of the {len(report.failed)} characters failed "
+            f"(first: {report.failed[0][0].name}: {report.failed[0][1]})"
+        )
     sys.stdout.write(
         f"{len(report.written)} profiled, {len(report.skipped)} already done, "
         f"{len(dropped)} duplicates, {len(report.failed)} failed\n"
     )
-    return 0 if not report.failed else 3
+    # A failed character degrades the batch, not the run; rerunning retries it.
+    print_degraded(len(report.failed), {"characters_failed": len(report.failed)})
+    return 0
