@@ -1,4 +1,5 @@
-"""The public test kit: a scripted model that answers any bound schema validly by default."""
+"""The public test kit: a scripted model that answers any bound schema validly by default,
+and in a "valid but random" mode that follows the schema and nothing else."""
 
 from __future__ import annotations
 
@@ -29,12 +30,13 @@ class Verdict(BaseModel):
 def agent_schemas() -> list[type[BaseModel]]:
     """Every pydantic schema the LLM roles in agents/ define (their structured outputs)."""
     found: dict[str, type[BaseModel]] = {}
-    for info in pkgutil.iter_modules(personae.agents.__path__):
-        module = importlib.import_module(f"personae.agents.{info.name}")
+    for info in pkgutil.walk_packages(personae.agents.__path__, "personae.agents."):
+        module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if inspect.isclass(value) and issubclass(value, BaseModel) and value is not BaseModel:
                 if value.__module__ == module.__name__:
                     found[f"{info.name}.{name}"] = value
+    assert len(found) > 40  # every paper's roles (a flat walk finds only the subpackages)
     return [found[key] for key in sorted(found)]
 
 
@@ -49,6 +51,35 @@ async def test_an_unscripted_schema_gets_a_valid_answer() -> None:
 async def test_every_agent_schema_has_a_default_answer(schema: type[BaseModel]) -> None:
     parsed, _ = await call_structured(ScriptedChatModel(), schema, [HumanMessage("go")], retries=0)
     assert isinstance(parsed, schema)
+
+
+@pytest.mark.parametrize("schema", agent_schemas(), ids=lambda s: s.__name__)
+async def test_every_agent_schema_has_random_answers_it_accepts(schema: type[BaseModel]) -> None:
+    for seed in range(5):
+        model = ScriptedChatModel(random_seed=seed)
+        parsed, _ = await call_structured(model, schema, [HumanMessage(f"go {seed}")], retries=0)
+        assert isinstance(parsed, schema)
+
+
+async def test_random_answers_are_seeded_per_prompt_and_vary_within_the_schema() -> None:
+    prompt = [HumanMessage("judge S1 and S2")]
+    first = [(await call_structured(ScriptedChatModel(random_seed=7), Verdict, prompt))[0]]
+    again = (await call_structured(ScriptedChatModel(random_seed=7), Verdict, prompt))[0]
+    assert again == first[0]  # the same seed and prompt: the same answer, whatever the order
+    answers = [
+        (await call_structured(ScriptedChatModel(random_seed=s), Verdict, prompt))[0]
+        for s in range(40)
+    ]
+    assert {a.label for a in answers} == {"supported", "contradicted"}  # random enum members
+    assert {len(a.ids) for a in answers} >= {2, 3}  # the minimum, and more
+    assert all(0.5 <= a.score <= 1.0 for a in answers) and len({a.score for a in answers}) > 3
+    assert any(a.kept == [] for a in answers) and any(a.kept for a in answers)
+    assert any(a.note is None for a in answers) and any(a.note is not None for a in answers)
+    ids = {i for a in answers for i in a.ids}
+    assert "" in ids or any(not i.strip() for i in ids)  # minimum-length strings
+    assert ids & {"S1", "S99", "A138", "B7"}  # ids the schema allows, shown or not
+    text = await ScriptedChatModel(random_seed=3).ainvoke("hello")
+    assert isinstance(text.content, str) and text.content.strip()
 
 
 async def test_plain_text_without_a_responder_is_a_fixed_answer() -> None:
