@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
+import json
 import random
 import re
 import socket
@@ -77,8 +78,9 @@ class ScriptedChatModel(BaseChatModel):
     random_seed: int | None = None
     """Set: unscripted answers are schema-valid with random content (see the class doc)."""
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
-    _schemas: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
     _classes: dict[str, type[BaseModel]] = PrivateAttr(default_factory=dict)
+    """Bound schema classes, by tool name and JSON schema: concurrent calls may bind
+    different schemas of one name (answer schemas built per call, with this call's ids)."""
 
     @property
     def _llm_type(self) -> str:
@@ -88,10 +90,8 @@ class ScriptedChatModel(BaseChatModel):
         """Bind tools in OpenAI format, as real chat models do."""
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         for tool, spec in zip(tools, formatted, strict=True):
-            name = spec["function"]["name"]
-            self._schemas[name] = spec["function"].get("parameters", {})
             if isinstance(tool, type) and issubclass(tool, BaseModel):
-                self._classes[name] = tool
+                self._classes[_tool_key(spec)] = tool
         return self.bind(tools=formatted, **kwargs)
 
     def calls_for(self, name: str) -> list[list[BaseMessage]]:
@@ -130,10 +130,12 @@ class ScriptedChatModel(BaseChatModel):
     def _default_answer(
         self, name: str, tools: list[dict[str, Any]], messages: Sequence[BaseMessage] = ()
     ) -> Any:
-        """A schema-valid answer for a bound schema nobody scripted; fixed text otherwise."""
-        schema = self._schemas.get(name) or (
-            tools[0]["function"].get("parameters", {}) if tools else {}
-        )
+        """A schema-valid answer for a bound schema nobody scripted; fixed text otherwise.
+
+        The schema is the one this call was given (its ``tools``), never another call's of the
+        same name.
+        """
+        schema = tools[0]["function"].get("parameters", {}) if tools else {}
         if self.random_seed is not None:
             seed = repr((self.random_seed, name, [(m.type, m.content) for m in messages]))
             rng = random.Random(hashlib.blake2b(seed.encode(), digest_size=8).hexdigest())
@@ -144,7 +146,7 @@ class ScriptedChatModel(BaseChatModel):
         if not tools:
             return "(scripted answer)"
         value = example_of(schema, schema.get("$defs", {}))
-        model = self._classes.get(name)
+        model = self._classes.get(_tool_key(tools[0]))
         if model is not None:
             model.model_validate(value)  # fails loudly if the example missed a constraint
         return value
@@ -168,6 +170,12 @@ class ScriptedChatModel(BaseChatModel):
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._answer(messages, **kwargs)
+
+
+def _tool_key(spec: Mapping[str, Any]) -> str:
+    """A bound tool's name and JSON schema: which class a call's schema came from."""
+    function = spec["function"] if "function" in spec else spec
+    return json.dumps([function["name"], function.get("parameters", {})], sort_keys=True)
 
 
 def example_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Any:

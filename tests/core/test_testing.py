@@ -85,3 +85,18 @@ async def test_random_answers_are_seeded_per_prompt_and_vary_within_the_schema()
 async def test_plain_text_without_a_responder_is_a_fixed_answer() -> None:
     answer = await ScriptedChatModel().ainvoke("hello")
     assert answer.content == "(scripted answer)"
+
+
+async def test_concurrent_calls_binding_schemas_of_one_name_each_get_their_own() -> None:
+    import asyncio
+
+    from personae.agents.arcane.designers import location_schema
+
+    model = ScriptedChatModel(random_seed=2, latency=0.01)  # every call binds, then answers
+    offered = [(f"ch{n}_evt01",) for n in range(1, 25)]
+    calls = [
+        call_structured(model, location_schema(ids), [HumanMessage(f"locate {ids}")], retries=0)
+        for ids in offered
+    ]
+    answers = await asyncio.gather(*calls)  # all bound before any answers
+    assert all(a.event_id in (None, ids[0]) for (a, _), ids in zip(answers, offered, strict=True))
