@@ -1,6 +1,6 @@
 """The main jobs under a model that follows the schema but is otherwise random.
 
-Run: uv run python benchmarks/bench_any_model.py [--seeds 3] [--job NAME ...]
+Run: uv run python benchmarks/bench_any_model.py [--seeds 3] [--malformed 0.2] [--job NAME ...]
 
 Prints, per command, how many runs completed (exit 0), the items they degraded (their
 ``degraded:`` line: a claim kept unchecked, a verdict batch split, a bench instance recorded as
@@ -9,7 +9,9 @@ failed...) and how many runs failed, with the first failure's message. The model
 content (random enum members, ids the schema allows but the prompt never showed, empty lists
 where allowed, minimum-length strings), one seed per run. The inputs are the test fixtures
 (``tests/any_model_world.py``): a loopback wiki and Tavily, a small storyline, a persona, the
-synthetic six-chapter novel with a fixture arc and probe.
+synthetic six-chapter novel with a fixture arc and probe. ``--malformed 0.2`` makes a fifth of
+the structured answers ignore the schema (plain text), as a model without constrained decoding
+sometimes does: then items degrade instead of runs failing.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="runs per job (seeds 0..N-1)")
     parser.add_argument("--job", action="append", help="only this job (repeatable)")
+    parser.add_argument(
+        "--malformed", type=float, default=0.0, help="share of answers ignoring the schema"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     jobs = [j for j in JOBS if not args.job or j.name in args.job]
@@ -65,7 +70,7 @@ def main() -> None:
                 folder = Path(root) / f"{job.name.replace(' ', '_')}-{seed}"
                 folder.mkdir()
                 os.environ["PERSONAE_CACHE_DIR"] = str(folder / "cache")
-                outcomes.append(run_job(job, folder, seed))
+                outcomes.append(run_job(job, folder, seed, args.malformed))
             print(_row(job.name, outcomes, time.perf_counter() - started), flush=True)
 
 

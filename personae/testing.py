@@ -77,6 +77,9 @@ class ScriptedChatModel(BaseChatModel):
     """Seconds each async call sleeps (benchmarks of parallel fan-out)."""
     random_seed: int | None = None
     """Set: unscripted answers are schema-valid with random content (see the class doc)."""
+    random_malformed: float = 0.0
+    """With ``random_seed``: the share of structured answers that ignore the schema (plain
+    text, no tool call), as a model without constrained decoding sometimes answers."""
     calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
     _classes: dict[str, type[BaseModel]] = PrivateAttr(default_factory=dict)
     """Bound schema classes, by tool name and JSON schema: concurrent calls may bind
@@ -141,6 +144,8 @@ class ScriptedChatModel(BaseChatModel):
             rng = random.Random(hashlib.blake2b(seed.encode(), digest_size=8).hexdigest())
             if not tools:
                 return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8)))
+            if rng.random() < self.random_malformed:
+                return "I think the answer is " + " ".join(rng.sample(_WORDS, 3))
             words = prompt_text(messages).split()
             return random_of(schema, schema.get("$defs", {}), rng, words)
         if not tools:

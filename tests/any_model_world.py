@@ -253,10 +253,13 @@ JOBS = (
 """Every CLI command that calls a model, on tiny inputs."""
 
 
-def run_job(job: Job, folder: Path, seed: int) -> Outcome:
-    """Run ``job`` in ``folder`` with the random model of ``seed`` answering every spec."""
+def run_job(job: Job, folder: Path, seed: int, malformed: float = 0.0) -> Outcome:
+    """Run ``job`` in ``folder`` with the random model of ``seed`` answering every spec.
+
+    ``malformed``: the share of structured answers that ignore the schema (plain text).
+    """
     out, err = io.StringIO(), io.StringIO()
-    model = ScriptedChatModel(random_seed=seed)
+    model = ScriptedChatModel(random_seed=seed, random_malformed=malformed)
     code = 2  # argparse exits 2 on a bad flag
     with ExitStack() as stack, override_models(model):
         argv = job.prepare(folder, stack)
