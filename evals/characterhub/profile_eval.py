@@ -50,6 +50,7 @@ from personae.evals.characterhub.profile_reference import (
     reference_content,
     reference_text,
 )
+from personae.fanout import gather_all
 from personae.files import parse_json, read_text
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.llm_cache import LLMCallCache
@@ -245,14 +246,7 @@ async def all_or_nothing(works: Iterable[Awaitable[T]]) -> list[T]:
 
     Finished answers are already in the judge cache, so a rerun resumes where this stopped.
     """
-    tasks = [asyncio.ensure_future(work) for work in works]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    return await gather_all(works)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
 import personae.agents
-from personae.llm import call_structured
+from personae.llm import InvalidAnswerError, call_structured
 from personae.testing import ScriptedChatModel
 
 
@@ -100,3 +100,15 @@ async def test_concurrent_calls_binding_schemas_of_one_name_each_get_their_own()
     ]
     answers = await asyncio.gather(*calls)  # all bound before any answers
     assert all(a.event_id in (None, ids[0]) for (a, _), ids in zip(answers, offered, strict=True))
+
+
+async def test_a_share_of_random_answers_can_ignore_the_schema() -> None:
+    prompts = [[HumanMessage(f"judge {n}")] for n in range(60)]
+    malformed = 0
+    for prompt in prompts:
+        model = ScriptedChatModel(random_seed=5, random_malformed=0.3)
+        try:
+            await call_structured(model, Verdict, prompt, retries=0)
+        except InvalidAnswerError:
+            malformed += 1
+    assert 8 <= malformed <= 30  # about 30 %, seeded
