@@ -30,3 +30,20 @@ class RemoteError(PersonaeError):
     """A remote service (LLM, search, wiki) failed after retries."""
 
     exit_code = 3
+
+
+class NothingUsableError(RemoteError):
+    """Every item of a run degraded (or the one it cannot do without did): nothing to write.
+
+    Raised instead of writing an empty output; the message names what failed.
+    """
+
+    def __init__(self, problem: str, fix: str | None = None) -> None:
+        super().__init__(
+            f"nothing usable left: {problem}",
+            fix or "use a stronger model (PERSONAE_MODEL), or one that follows the JSON schema",
+        )
+
+
+class TooManyFailuresError(RemoteError):
+    """More items degraded than ``--max-failures`` allows: the run stops early, resumable."""

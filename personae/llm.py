@@ -111,6 +111,8 @@ class LLMUsage:
     """Ids the model cited that the code never gave it, dropped from the answer."""
     cache_hits: int = 0
     """Answers an answer cache gave instead of the model (:mod:`personae.answer_store`)."""
+    degraded: int = 0
+    """Items whose answer was still invalid after retries: kept unchecked, dropped or failed."""
 
     @classmethod
     def from_dict(cls, counts: Mapping[str, int]) -> LLMUsage:
@@ -121,6 +123,7 @@ class LLMUsage:
             int(counts.get("output_tokens", 0)),
             int(counts.get("dropped_ids", 0)),
             int(counts.get("cache_hits", 0)),
+            int(counts.get("degraded", 0)),
         )
 
     @property
@@ -135,10 +138,11 @@ class LLMUsage:
             self.output_tokens + other.output_tokens,
             self.dropped_ids + other.dropped_ids,
             self.cache_hits + other.cache_hits,
+            self.degraded + other.degraded,
         )
 
     def as_dict(self) -> dict[str, int]:
-        """JSON-friendly form used in state and reports (``dropped_ids``, ``cache_hits``: when some)."""
+        """JSON-friendly form for state and reports (the last three counters: when any)."""
         counts = {
             "llm_calls": self.calls,
             "input_tokens": self.input_tokens,
@@ -148,7 +152,29 @@ class LLMUsage:
             counts["dropped_ids"] = self.dropped_ids
         if self.cache_hits:
             counts["cache_hits"] = self.cache_hits
+        if self.degraded:
+            counts["degraded"] = self.degraded
         return counts
+
+
+class InvalidAnswerError(RemoteError):
+    """The model's answer was still invalid after the retries: this item degrades, not the run.
+
+    A :class:`RemoteError` (library callers that caught those still do); the graphs catch this
+    one around each item (a claim batch, a chapter, a bench instance) and keep the item
+    unchecked, drop it or record it as failed, counted in ``LLMUsage.degraded``.
+    """
+
+    def __init__(self, schema: str, attempts: int, problem: str, usage: LLMUsage) -> None:
+        self.schema = schema
+        self.attempts = attempts
+        self.reason = " ".join(problem.split())  # pydantic's errors span lines: one line here
+        self.usage = usage
+        """What the failed attempts cost, so the caller still counts it."""
+        super().__init__(
+            f"the model gave malformed {schema} output {attempts} times ({self.reason[:160]})",
+            "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
+        )
 
 
 def override_models(
@@ -533,10 +559,7 @@ async def _call_structured(
                 f"Answer again with a valid {schema.__name__}."
             )
         )
-    raise RemoteError(
-        f"the model gave malformed {schema.__name__} output {retries + 1} times ({problem[:160]})",
-        "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
-    )
+    raise InvalidAnswerError(schema.__name__, retries + 1, problem, usage)
 
 
 def _salvage(

@@ -94,14 +94,14 @@ def _match(messages: list[BaseMessage]) -> dict[str, Any]:
     question = text.split("\n")[1].strip()
     for short_id, candidate in re.findall(r"^(B\d+): Q: (.*?) \| A:", text, re.M):
         if candidate == question:
-            return {"decision": "reuse", "candidate": short_id}
-    return {"decision": "derive", "candidate": "B1"}
+            return {"choice": f"reuse {short_id}"}
+    return {"choice": "derive B1"}
 
 
 def _verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
     ids = re.search(r"Give a verdict for each id: (.*)\.", last_user_text(messages))
     wanted = ids.group(1).split(", ") if ids else []
-    return {"verdicts": [{"id": i, "supports": True} for i in wanted]}
+    return dict.fromkeys(wanted, True)
 
 
 def _answer(kind: str) -> Any:

@@ -141,15 +141,11 @@ def judge(tables: Mapping[str, Mapping[str, str]]) -> Any:
         items, text = judge_input(messages)
         verdicts = tables[text]
         return {
-            "evaluations": [
-                {
-                    "id": item["id"],
-                    "knowledge": item["knowledge"],
-                    "evaluation": verdicts[dimension_of(item["knowledge"])],
-                    "evidence": f"the text says: {text[:30]}",
-                }
-                for item in items
-            ]
+            str(item["id"]): {
+                "evaluation": verdicts[dimension_of(item["knowledge"])],
+                "evidence": f"the text says: {text[:30]}",
+            }
+            for item in items
         }
 
     return answer
@@ -253,15 +249,12 @@ def keyword_judge(keyword: str) -> Any:
     def answer(messages: list[BaseMessage]) -> dict[str, Any]:
         items, text = judge_input(messages)
         return {
-            "evaluations": [
-                {
-                    "id": item["id"],
-                    "evaluation": "supported"
-                    if keyword in text and keyword in item["knowledge"]
-                    else "irrelevant",
-                }
-                for item in items
-            ]
+            str(item["id"]): {
+                "evaluation": "supported"
+                if keyword in text and keyword in item["knowledge"]
+                else "irrelevant"
+            }
+            for item in items
         }
 
     return answer

@@ -138,12 +138,8 @@ def coverage(score: float, follow_up: bool = True) -> Callable[[list[BaseMessage
     return respond
 
 
-UNSOURCED_FACT = "I never lose."
-"""A fact the draft gives without a source id: the profiler must drop it."""
-
-
 def draft(messages: list[BaseMessage]) -> dict[str, Any]:
-    """A first-person draft citing real ids, plus one unsourced fact."""
+    """A first-person draft citing real ids."""
     ids = shown_ids(messages)
     return {
         "profile": "I am Kenshiro, successor of Hokuto Shinken.",
@@ -151,7 +147,6 @@ def draft(messages: list[BaseMessage]) -> dict[str, Any]:
         "facts": [
             {"dimension": "identity", "text": "I am the 64th successor.", "source_ids": ids[:1]},
             {"dimension": "ability", "text": "I strike pressure points.", "source_ids": ids[:2]},
-            {"dimension": "ability", "text": UNSOURCED_FACT, "source_ids": []},
         ],
         "conflicts": ["The anime changes Shin's motive; kept the manga."],
     }
@@ -164,25 +159,24 @@ _SENTENCE_LINE = re.compile(r"^(\d+)\. ", re.MULTILINE)
 def claim_checks(messages: list[BaseMessage]) -> dict[str, Any]:
     """Citation checker: every claim supported unless it says it is false."""
     prompt = prompt_text(messages)
-    checks = []
+    checks = {}
     for match in _CLAIM.finditer(prompt):
         claim = prompt[match.end() :].split("\n", 1)[0]
-        verdict = "unsupported" if FALSE_MARK in claim else "supported"
-        checks.append({"id": int(match.group(1)), "verdict": verdict})
-    return {"checks": checks}
+        checks[match.group(1)] = "unsupported" if FALSE_MARK in claim else "supported"
+    return checks
 
 
 def prose_checks(messages: list[BaseMessage]) -> dict[str, Any]:
     """Prose checker: every sentence supported unless it says it is false."""
     prompt = prompt_text(messages)
     sentences = prompt.split("## Sentences of the profile\n", 1)[1]
-    answer = []
+    answer = {}
     for line in sentences.splitlines():
         match = _SENTENCE_LINE.match(line)
         if match:
             verdict = "unsupported" if FALSE_MARK in line else "supported"
-            answer.append({"id": int(match.group(1)), "verdict": verdict})
-    return {"sentences": answer}
+            answer[match.group(1)] = {"verdict": verdict}
+    return answer
 
 
 FALSE_MARK = "King of Mars"

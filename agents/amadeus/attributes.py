@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 
 PROMPT_VERSION = "amadeus-ae-1"
 
@@ -65,7 +65,15 @@ def extractor_messages(character: str, question: str, chunks: Sequence[str]) -> 
 async def extract_attributes(
     model: BaseChatModel, character: str, question: str, chunks: Sequence[str]
 ) -> tuple[CharacterAttributes, LLMUsage]:
-    """Belief and value, psychological traits, and what the call cost."""
-    return await call_structured(
-        model, CharacterAttributes, extractor_messages(character, question, chunks)
-    )
+    """Belief and value, psychological traits, and what the call cost.
+
+    An answer still invalid after retries degrades to no attribute (the role-play answers
+    from the knowledge and the selected chunks alone), counted in ``usage.degraded``.
+    """
+    try:
+        return await call_structured(
+            model, CharacterAttributes, extractor_messages(character, question, chunks)
+        )
+    except InvalidAnswerError as failed:
+        empty = CharacterAttributes(belief_and_value="", psychological_traits="")
+        return empty, failed.usage + LLMUsage(degraded=1)

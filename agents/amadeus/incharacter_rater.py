@@ -6,10 +6,15 @@ rating on anonymised batches (``interview_assess_batch_anonymous``). The prompts
 ours, written from that protocol's intent (we do not copy InCharacter's prompt text):
 
 - ER: a psychometrics expert reads 3-4 anonymised (question, answer) pairs of one dimension and
-  rates the participant on it: for 16Personalities the percentage of each of the two poles
-  (summing to 100), for BFI a score from 1 (not at all) to 5 (strongly).
+  rates the participant on it: for 16Personalities the percentage of the first pole (0-100; the
+  second pole is the rest, so the two always sum to 100), for BFI a score from 1 (not at all)
+  to 5 (strongly).
 - OC: each answer is converted to a choice on the item's scale (1-7 or 1-5, ``x`` when the
-  participant gives no usable answer); the code then applies reverse keying by category.
+  participant gives no usable answer); the code then applies reverse keying by category. The
+  item numbers are the answer schema's required keys and the choices an enum of the scale's
+  points, so a schema-following model cannot skip, invent or overshoot one; a batch still
+  invalid after retries is converted item by item, and an item still invalid alone is left
+  out (counted in ``usage.degraded``).
 
 Names are anonymised first: the character's aliases become ``<the participant>`` and the
 interviewer ``<the experimenter>``, so the rater judges the answers, not a famous name.
@@ -25,6 +30,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.answer_schemas import (
+    answers_by_key,
+    ask_in_batch_or_alone,
+    keyed_answers,
+    one_of,
+)
 from personae.llm import LLMUsage, call_structured
 
 PROMPT_VERSION = "incharacter-ours-1"
@@ -41,8 +52,7 @@ Base the assessment only on what the answers show about the participant's though
 and behaviour. Start with a short analysis of the evidence, then give the rating."""
 
 MBTI_TASK = """Rate the participant on the {dimension} dimension: give the percentage of
-{first} and of {second}, as two numbers that sum to 100 (50/50 when the answers show no
-preference)."""
+{first}, from 0 to 100 (the rest is {second}; 50 when the answers show no preference)."""
 
 BFI_TASK = """Rate the participant's {dimension} on a scale from 1 to 5: 1 = not {dimension} at
 all, 3 = neutral, 5 = strongly {dimension}. Decimals are allowed."""
@@ -65,11 +75,12 @@ BFI_SCALE = (
 
 
 class PoleRating(BaseModel):
-    """An expert's rating of one 16Personalities dimension as two percentages."""
+    """An expert's rating of one 16Personalities dimension: the first pole's percentage."""
 
     analysis: str = Field(description="Short analysis of what the answers show.")
-    first_percent: float = Field(ge=0, le=100, description="Percentage of the first pole.")
-    second_percent: float = Field(ge=0, le=100, description="Percentage of the second pole.")
+    first_percent: float = Field(
+        ge=0, le=100, description="Percentage of the first pole (the second pole is the rest)."
+    )
 
 
 class ScaleRating(BaseModel):
@@ -79,19 +90,19 @@ class ScaleRating(BaseModel):
     score: float = Field(ge=1, le=5, description="1 = not at all, 3 = neutral, 5 = strongly.")
 
 
-class ItemChoice(BaseModel):
-    """The choice for one numbered statement."""
+Choice = Literal["1", "2", "3", "4", "5", "6", "7", "x"]
+"""Every scale point a questionnaire may have, and ``x``: no usable answer."""
 
-    item: str = Field(description="The statement's number, as given.")
-    choice: Literal["1", "2", "3", "4", "5", "6", "7", "x"] = Field(
-        description="The scale point, or x when there is no usable answer."
+
+def choice_conversion_schema(items: Sequence[str], top: int) -> type[BaseModel]:
+    """``ChoiceConversion`` for these statement numbers: one choice on 1..``top`` or x each."""
+    return keyed_answers(
+        "ChoiceConversion",
+        "Choices for every numbered statement.",
+        tuple(items),
+        one_of([*(str(n) for n in range(1, top + 1)), "x"]),
+        "The choice for statement [{key}]: a scale point, or x when there is no usable answer.",
     )
-
-
-class ChoiceConversion(BaseModel):
-    """Choices for every numbered statement."""
-
-    choices: list[ItemChoice] = Field(description="One entry per statement, same numbers.")
 
 
 def anonymise(text: str, aliases: Sequence[str], experimenter: str | None) -> str:
@@ -129,11 +140,6 @@ def rater_messages(
     ]
 
 
-def _sums_to_100(rating: PoleRating) -> None:
-    if abs(rating.first_percent + rating.second_percent - 100) > 1:
-        raise ValueError("the two percentages must sum to 100")
-
-
 async def rate_batch(
     model: BaseChatModel,
     *,
@@ -142,10 +148,14 @@ async def rate_batch(
     description: str,
     pairs: Sequence[tuple[str, str]],
 ) -> tuple[float, str, LLMUsage]:
-    """One batch's dimension score (16P: percentage of the first pole; BFI: 1-5) and analysis."""
+    """One batch's dimension score (16P: percentage of the first pole; BFI: 1-5) and analysis.
+
+    An answer still invalid after retries raises :class:`~personae.llm.InvalidAnswerError`:
+    the evaluation scores the dimension from its other batches.
+    """
     messages = rater_messages(kind=kind, dimension=dimension, description=description, pairs=pairs)
     if kind == "16Personalities":
-        rating, used = await call_structured(model, PoleRating, messages, check=_sums_to_100)
+        rating, used = await call_structured(model, PoleRating, messages)
         return rating.first_percent, rating.analysis, used
     scale, used = await call_structured(model, ScaleRating, messages)
     return scale.score, scale.analysis, used
@@ -157,25 +167,26 @@ async def convert_choices(
     kind: Literal["16Personalities", "BFI"],
     statements: Sequence[tuple[str, str, str, str]],
 ) -> tuple[dict[str, float | None], LLMUsage]:
-    """OC: ``{item id: choice or None for x}`` for ``(id, statement, question, answer)``."""
+    """OC: ``{item id: choice or None for x}`` for ``(id, statement, question, answer)``.
+
+    Items no valid choice came for, even converted alone, are left out (``usage.degraded``).
+    """
     scale = MBTI_SCALE if kind == "16Personalities" else BFI_SCALE
     top = 7 if kind == "16Personalities" else 5
-    body = "\n\n".join(
-        f"[{item_id}] Statement: {statement}\n{EXPERIMENTER}: {question}\n{PARTICIPANT}: {answer}"
+    by_id = {
+        item_id: (statement, question, answer)
         for item_id, statement, question, answer in statements
-    )
-    wanted = {item_id for item_id, *_ in statements}
+    }
 
-    def check(result: ChoiceConversion) -> None:
-        given = [c.item.strip().strip("[]") for c in result.choices]
-        if set(given) != wanted or len(given) != len(wanted):
-            raise ValueError(f"give exactly one choice for each of items {sorted(wanted)}")
-        if any(c.choice != "x" and int(c.choice) > top for c in result.choices):
-            raise ValueError(f"choices go from 1 to {top} (or x)")
+    async def ask(ids: Sequence[str]) -> tuple[dict[str, float | None], LLMUsage]:
+        body = "\n\n".join(
+            f"[{i}] Statement: {by_id[i][0]}\n{EXPERIMENTER}: {by_id[i][1]}\n"
+            f"{PARTICIPANT}: {by_id[i][2]}"
+            for i in ids
+        )
+        messages = [SystemMessage(CONVERT_SYSTEM.format(scale=scale)), HumanMessage(body)]
+        result, used = await call_structured(model, choice_conversion_schema(ids, top), messages)
+        choices = answers_by_key(result)
+        return {i: None if c == "x" else float(c) for i, c in choices.items()}, used
 
-    messages = [SystemMessage(CONVERT_SYSTEM.format(scale=scale)), HumanMessage(body)]
-    result, used = await call_structured(model, ChoiceConversion, messages, check=check)
-    return {
-        c.item.strip().strip("[]"): None if c.choice == "x" else float(c.choice)
-        for c in result.choices
-    }, used
+    return await ask_in_batch_or_alone(list(by_id), ask)

@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 
 PROMPT_VERSION = "amadeus-gs-1"
 """Changes whenever the prompt below changes (recorded in eval results)."""
@@ -64,7 +64,15 @@ def selector_messages(character: str, question: str, chunk: str) -> list[BaseMes
 async def judge_chunk_relevance(
     model: BaseChatModel, character: str, question: str, chunk: str
 ) -> tuple[RelevanceVerdict, LLMUsage]:
-    """One Guided Selection check: the verdict and what the call cost."""
-    return await call_structured(
-        model, RelevanceVerdict, selector_messages(character, question, chunk)
-    )
+    """One Guided Selection check: the verdict and what the call cost.
+
+    A verdict still invalid after retries degrades to "not relevant" (the check moves on to
+    the next chunk, as for a no), counted in ``usage.degraded``.
+    """
+    try:
+        return await call_structured(
+            model, RelevanceVerdict, selector_messages(character, question, chunk)
+        )
+    except InvalidAnswerError as failed:
+        verdict = RelevanceVerdict(reason=f"degraded: {failed.reason[:200]}", relevant=False)
+        return verdict, failed.usage + LLMUsage(degraded=1)

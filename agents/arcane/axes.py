@@ -1,19 +1,24 @@
 """ARCANE arc construction: axis induction (Table 14), reconciliation (Table 15), critics (Table 16).
 
 Axis induction runs once per stream; reconciliation compares the two sets and merges them;
-three critics with different perspectives rate every merged axis. Chapter ranges are checked
-in code (ordered, within 1..C), because every later stage trusts them as story positions.
+three critics with different perspectives rate every merged axis. Every later stage trusts the
+chapter ranges as story positions: the answer schemas are built for the novel, so each range's
+chapters are within 1..C (:func:`induction_schema`, :func:`reconciliation_schema`), and the
+code puts each range's ends and the phases in chronological order (:func:`in_order`). The
+final axis ids are the code's too (``final_intra_01``..., ``final_rel_01``..., by position:
+:func:`number_final_axes`), so none is malformed or repeated.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
 
+from personae.agents.answer_schemas import list_of, per_call_schema
 from personae.memory.arcane.records import (
     ArcDirection,
     AxisBase,
@@ -309,6 +314,8 @@ class MergedPhase(TrajectoryPhase):
 class MergedAxis(AxisBase):
     """One axis of the merged final set (T15)."""
 
+    axis_id: SkipJsonSchema[str] = ""
+    """``final_intra_NN`` / ``final_rel_NN``, numbered by the code (:func:`number_final_axes`)."""
     source: AxisSource
     arc_direction: ArcDirection
     trajectory: list[MergedPhase]
@@ -339,50 +346,85 @@ class CriticAnswer(BaseModel):
         return CriticVerdict(verdict=self.verdict, reasoning=self.reasoning, citations=cites)
 
 
-def check_ranges(
-    trajectory: list[InducedPhase] | list[MergedPhase], chapters: int, where: str
-) -> None:
-    """Phases ordered, each range [a, b] with 1 <= a <= b <= C, starts non-decreasing."""
-    previous = 0
-    for phase in trajectory:
-        start, end = phase.chapter_range
-        if not 1 <= start <= end <= chapters:
-            raise ValueError(
-                f"{where}: chapter_range {[start, end]} must satisfy 1 <= start <= end <= {chapters}"
-            )
-        if start < previous:
-            raise ValueError(f"{where}: phases must be in chronological order")
-        previous = start
+PhaseT = TypeVar("PhaseT", InducedPhase, MergedPhase)
 
 
-def check_induction(chapters: int) -> Callable[[AxisInduction], None]:
-    """Reject T14 answers with malformed chapter ranges."""
+def _bounded_phase(base: type[PhaseT], chapters: int) -> type[PhaseT]:
+    """``base`` whose ``chapter_range`` holds two chapters of 1..``chapters``."""
+    chapter = Annotated[int, Field(ge=1, le=chapters)]
+    return create_model(
+        base.__name__,
+        __base__=base,
+        chapter_range=(
+            tuple[chapter, chapter],
+            Field(description=f"[start, end] in 1..{chapters}"),
+        ),
+    )
 
-    def check(answer: AxisInduction) -> None:
-        for axis in [*answer.intrapersonal_axes, *answer.relational_axes]:
-            check_ranges(axis.trajectory, chapters, axis.axis_id)
 
-    return check
+def _with_axes(base: type[Any], axis: type[BaseModel]) -> Any:
+    """``base`` whose two axis lists hold ``axis``."""
+    return create_model(
+        base.__name__,
+        __base__=base,
+        intrapersonal_axes=(list_of(axis), Field(default_factory=list)),
+        relational_axes=(list_of(axis), Field(default_factory=list)),
+    )
 
 
-def check_reconciliation(chapters: int) -> Callable[[Reconciliation], None]:
-    """Reject T15 answers with malformed ranges or duplicate / malformed final ids."""
+@per_call_schema(maxsize=16)
+def induction_schema(chapters: int) -> type[AxisInduction]:
+    """T14's answer for a novel of ``chapters`` chapters (ranges within 1..C)."""
+    phase = _bounded_phase(InducedPhase, chapters)
+    axis = create_model("InducedAxis", __base__=InducedAxis, trajectory=(list_of(phase), ...))
+    found: type[AxisInduction] = _with_axes(AxisInduction, axis)
+    return found
 
-    def check(answer: Reconciliation) -> None:
-        ids = []
-        for prefix, axes in (
-            ("final_intra_", answer.intrapersonal_axes),
-            ("final_rel_", answer.relational_axes),
-        ):
-            for axis in axes:
-                if not axis.axis_id.startswith(prefix):
-                    raise ValueError(f"axis id {axis.axis_id!r} must start with {prefix}")
-                check_ranges(axis.trajectory, chapters, axis.axis_id)
-                ids.append(axis.axis_id)
-        if len(set(ids)) != len(ids):
-            raise ValueError("final axis ids must be unique")
 
-    return check
+@per_call_schema(maxsize=16)
+def reconciliation_schema(chapters: int) -> type[Reconciliation]:
+    """T15's answer for a novel of ``chapters`` chapters (ranges within 1..C)."""
+    phase = _bounded_phase(MergedPhase, chapters)
+    axis = create_model("MergedAxis", __base__=MergedAxis, trajectory=(list_of(phase), ...))
+    merged: type[Reconciliation] = _with_axes(Reconciliation, axis)
+    return merged
+
+
+def _ordered(trajectory: list[PhaseT]) -> list[PhaseT]:
+    """Each range's ends in order, the phases by start (stable: ties keep the model's order)."""
+    fixed = [
+        p.model_copy(update={"chapter_range": (min(p.chapter_range), max(p.chapter_range))})
+        for p in trajectory
+    ]
+    return sorted(fixed, key=lambda p: p.chapter_range[0])
+
+
+AnswerT = TypeVar("AnswerT", AxisInduction, Reconciliation)
+
+
+def in_order(answer: AnswerT) -> AnswerT:
+    """``answer`` with every axis's phases in chronological order (what the stages assume)."""
+    update = {
+        key: [a.model_copy(update={"trajectory": _ordered(a.trajectory)}) for a in axes]
+        for key, axes in (
+            ("intrapersonal_axes", answer.intrapersonal_axes),
+            ("relational_axes", answer.relational_axes),
+        )
+    }
+    return answer.model_copy(update=update)
+
+
+def number_final_axes(answer: Reconciliation) -> Reconciliation:
+    """The merged axes numbered ``final_intra_01``.. and ``final_rel_01``.. in their order."""
+    intra = [
+        a.model_copy(update={"axis_id": f"final_intra_{n:02d}"})
+        for n, a in enumerate(answer.intrapersonal_axes, start=1)
+    ]
+    relational = [
+        a.model_copy(update={"axis_id": f"final_rel_{n:02d}"})
+        for n, a in enumerate(answer.relational_axes, start=1)
+    ]
+    return answer.model_copy(update={"intrapersonal_axes": intra, "relational_axes": relational})
 
 
 def induction_messages(

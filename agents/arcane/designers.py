@@ -1,19 +1,22 @@
 """ARCANE probe generation, Stage ii: scene grounding (T25) and the three designers (T22-T24).
 
 The designers inline the shared style guideline (T17) and phase-response instructions (T18)
-verbatim. The code enforces what the prompts demand: exactly N phase responses with indices
-0..N-1; locator answers restricted to the events it offered; a passage that is not a verbatim
+verbatim. The answer schemas are built per call and state what the prompts demand: exactly N
+phase responses (the i-th is phase i: the code fills the index), a locator event that is one of
+those offered, or null (the code knows its chapter); a passage that is not a verbatim
 substring of the chapter is rejected by the caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
 
+from personae.agents.answer_schemas import exactly, list_of, numbered, one_of, per_call_schema
 from personae.agents.arcane.probe_prep import LifeStageTag, arc_context_block
 from personae.memory.arcane.records import ArcRecord, ProbeType, phase_query_chapter
 
@@ -247,7 +250,8 @@ Return JSON: {{verbatim_passage, first_words, last_words, note}}."""
 class DraftResponse(BaseModel):
     """One phase's reference response as the designer writes it."""
 
-    phase_idx: int
+    phase_idx: SkipJsonSchema[int] = 0
+    """The phase, by position in the draft (filled by the code)."""
     gt_action: str
     gt_speech: str | None = None
     gt_thought: str
@@ -265,7 +269,8 @@ class ProbeDraft(BaseModel):
 class SceneLocation(BaseModel):
     """The locator's answer (T25)."""
 
-    chapter: int | None = None
+    chapter: SkipJsonSchema[int | None] = None
+    """The chosen event's chapter (filled by the code from the candidates)."""
     event_id: str | None = None
     reasoning: str = ""
 
@@ -279,40 +284,38 @@ class ExtractedPassage(BaseModel):
     note: str = ""
 
 
-def check_draft(n: int) -> Callable[[ProbeDraft], None]:
-    """Exactly N responses, phase_idx 0..N-1 in order."""
-
-    def check(answer: ProbeDraft) -> None:
-        if [r.phase_idx for r in answer.phase_responses] != list(range(n)):
-            raise ValueError(f"give exactly {n} phase_responses with phase_idx 0..{n - 1}")
-
-    return check
-
-
-def check_single(k: int) -> Callable[[DraftResponse], None]:
-    """A regenerated response must be for phase k."""
-
-    def check(answer: DraftResponse) -> None:
-        if answer.phase_idx != k:
-            raise ValueError(f"phase_idx must be {k}")
-
-    return check
+@per_call_schema(maxsize=16)
+def draft_schema(n: int) -> type[ProbeDraft]:
+    """A designer's answer for N phases: exactly N responses, the i-th for phase i."""
+    return create_model(
+        "ProbeDraft",
+        __base__=ProbeDraft,
+        phase_responses=(list_of(DraftResponse), exactly(n, "one per phase, in phase order")),
+    )
 
 
-def check_location(offered: dict[str, int]) -> Callable[[SceneLocation], None]:
-    """Only an offered event id (or null), with its own chapter."""
+def numbered_draft(draft: ProbeDraft) -> ProbeDraft:
+    """``draft`` with each response's phase index, its position."""
+    return draft.model_copy(
+        update={"phase_responses": numbered(draft.phase_responses, "phase_idx")}
+    )
 
-    def check(answer: SceneLocation) -> None:
-        if answer.event_id is None:
-            return
-        if answer.event_id not in offered:
-            raise ValueError(
-                f"event_id must be one of the candidates or null, not {answer.event_id!r}"
-            )
-        if answer.chapter != offered[answer.event_id]:
-            raise ValueError(f"{answer.event_id} is in chapter {offered[answer.event_id]}")
 
-    return check
+@per_call_schema(maxsize=64)
+def location_schema(offered: tuple[str, ...]) -> type[SceneLocation]:
+    """The locator's answer: one of the ``offered`` event ids, or null."""
+    event: Any = one_of(offered) | None
+    return create_model(
+        "SceneLocation",
+        __base__=SceneLocation,
+        event_id=(event, Field(default=None, description="An offered event id, or null.")),
+    )
+
+
+def located(answer: SceneLocation, offered: dict[str, int]) -> SceneLocation:
+    """``answer`` with its event's chapter, as the candidates list it."""
+    chapter = offered.get(answer.event_id) if answer.event_id is not None else None
+    return answer.model_copy(update={"chapter": chapter})
 
 
 def phase_lines(arc: ArcRecord, life_stages: Sequence[LifeStageTag] | None) -> str:

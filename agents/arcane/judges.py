@@ -1,17 +1,21 @@
 """ARCANE's judge (App. F): per-response APF / RPF / RAE (Table 35) and trajectory PTF (Table 36).
 
 The rubrics decide comparability with the paper, so they are carried verbatim with the scale
-placeholder ``__SCALE__`` filled at run time (100 by default). Scores are validated in code
-(integers 1..scale; an out-of-range answer is re-asked, never clamped), and PTF is the mean of
+placeholder ``__SCALE__`` filled at run time (100 by default). The answer schemas are built
+for the scale (integers 1..scale: :func:`phase_judgement_schema`; an out-of-range answer is
+re-asked, never clamped), and PTF is the mean of
 the three sub-scores recomputed here: the judge's own ``average`` is untrusted (spec default 41).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Annotated
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
+
+from personae.agents.answer_schemas import per_call_schema
 
 # Table 35 (ARCANE App. P.4): per-response evaluator (APF / RPF / RAE), verbatim.
 PHASE_JUDGE_SYSTEM = """You are an evaluator of character-grounded narrative responses. Compare a model's response to the Reference and score it on three dimensions, each from 1 to __SCALE__, using a phase-fidelity / mechanism framework.
@@ -145,16 +149,28 @@ class TrajectoryJudgement(BaseModel):
         return round((s.ptf_alignment + s.ptf_direction + s.ptf_shape) / 3, 2)
 
 
-def check_scale(scale: int) -> Callable[[BaseModel], None]:
-    """Every score an integer in 1..scale (re-asked otherwise)."""
+@per_call_schema(maxsize=8)
+def phase_judgement_schema(scale: int) -> type[PhaseJudgement]:
+    """T35's answer on a 1..``scale`` rubric: every score an integer within it."""
+    score = Annotated[int, Field(ge=1, le=scale)]
+    scores = create_model(
+        "PhaseScores", __base__=PhaseScores, apf=(score, ...), rpf=(score, ...), rae=(score, ...)
+    )
+    return create_model("PhaseJudgement", __base__=PhaseJudgement, scores=(scores, ...))
 
-    def check(answer: BaseModel) -> None:
-        values = answer.model_dump()["scores"]
-        bad = {k: v for k, v in values.items() if not 1 <= int(v) <= scale}
-        if bad:
-            raise ValueError(f"scores must be integers from 1 to {scale}: {bad}")
 
-    return check
+@per_call_schema(maxsize=8)
+def trajectory_judgement_schema(scale: int) -> type[TrajectoryJudgement]:
+    """T36's answer on a 1..``scale`` rubric: every score an integer within it."""
+    score = Annotated[int, Field(ge=1, le=scale)]
+    scores = create_model(
+        "TrajectoryScores",
+        __base__=TrajectoryScores,
+        ptf_alignment=(score, ...),
+        ptf_direction=(score, ...),
+        ptf_shape=(score, ...),
+    )
+    return create_model("TrajectoryJudgement", __base__=TrajectoryJudgement, scores=(scores, ...))
 
 
 def _system(text: str, scale: int, include_thought: bool) -> str:

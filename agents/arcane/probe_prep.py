@@ -1,19 +1,23 @@
 """ARCANE probe generation, Stage i: decision variable (T19), life stages (T20), era-free axis (T21).
 
-Each is one call per arc; the code checks the counts the prompts demand (exactly N-1 adjacent
-contrasts, exactly N life stages and abstract phases, in phase order). Also here: the shared
-CHARACTER ARC CONTEXT block and the era menu with its SHA-1 walk (App. B), pure code.
+Each is one call per arc; the answer schemas are built for the arc's N phases and state the
+counts the prompts demand (exactly N-1 adjacent contrasts, exactly N life stages and abstract
+phases), and the phase indices are the code's (the i-th contrast is (i, i+1), the i-th stage
+is phase i), so the model is not asked for them. Also here: the shared CHARACTER ARC CONTEXT
+block and the era menu with its SHA-1 walk (App. B), pure code.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, TypeVar, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
+from pydantic.json_schema import SkipJsonSchema
 
+from personae.agents.answer_schemas import exactly, list_of, numbered, per_call_schema
 from personae.memory.arcane.records import ArcRecord
 
 LifeStage = Literal["child", "adolescent", "young_adult", "adult", "older_adult"]
@@ -166,8 +170,10 @@ Return JSON: {{abstract_axis, abstract_phases: ["...", "..."]}}."""
 class PhaseContrast(BaseModel):
     """How the decision variable shifts between two adjacent phases."""
 
-    from_phase_idx: int
-    to_phase_idx: int
+    from_phase_idx: SkipJsonSchema[int] = 0
+    """Phase k of the k-th contrast (filled by the code)."""
+    to_phase_idx: SkipJsonSchema[int] = 0
+    """Phase k + 1 (filled by the code)."""
     contrast: str
 
 
@@ -181,7 +187,8 @@ class DecisionVariable(BaseModel):
 class LifeStageTag(BaseModel):
     """One phase's life stage (T20)."""
 
-    phase_idx: int
+    phase_idx: SkipJsonSchema[int] = 0
+    """The phase, by position (filled by the code)."""
     life_stage: LifeStage
     approx_age: str
     rationale: str = ""
@@ -200,35 +207,52 @@ class Abstraction(BaseModel):
     abstract_phases: list[str]
 
 
-def check_decision(n: int) -> Callable[[DecisionVariable], None]:
-    """Exactly N-1 contrasts, (0,1), (1,2), ... in order."""
-
-    def check(answer: DecisionVariable) -> None:
-        pairs = [(c.from_phase_idx, c.to_phase_idx) for c in answer.phase_contrasts]
-        if pairs != [(k, k + 1) for k in range(n - 1)]:
-            raise ValueError(f"give exactly {n - 1} phase_contrasts: (0,1), (1,2), ... in order")
-
-    return check
-
-
-def check_life_stages(n: int) -> Callable[[LifeStages], None]:
-    """Exactly N tags with phase_idx 0..N-1 in order."""
-
-    def check(answer: LifeStages) -> None:
-        if [p.phase_idx for p in answer.phases] != list(range(n)):
-            raise ValueError(f"give exactly {n} phases with phase_idx 0..{n - 1} in order")
-
-    return check
+@per_call_schema(maxsize=16)
+def decision_schema(n: int) -> type[DecisionVariable]:
+    """T19's answer for N phases: exactly N-1 contrasts, (0,1), (1,2), ... by position."""
+    return create_model(
+        "DecisionVariable",
+        __base__=DecisionVariable,
+        phase_contrasts=(list_of(PhaseContrast), exactly(n - 1, "(0,1), (1,2), ... in order")),
+    )
 
 
-def check_abstraction(n: int) -> Callable[[Abstraction], None]:
-    """Exactly N abstract phases."""
+@per_call_schema(maxsize=16)
+def life_stages_schema(n: int) -> type[LifeStages]:
+    """T20's answer for N phases: exactly N tags, phase 0..N-1 by position."""
+    return create_model(
+        "LifeStages",
+        __base__=LifeStages,
+        phases=(list_of(LifeStageTag), exactly(n, "one per phase, in phase order")),
+    )
 
-    def check(answer: Abstraction) -> None:
-        if len(answer.abstract_phases) != n:
-            raise ValueError(f"give exactly {n} abstract_phases")
 
-    return check
+@per_call_schema(maxsize=16)
+def abstraction_schema(n: int) -> type[Abstraction]:
+    """T21's answer for N phases: exactly N abstract phases."""
+    return create_model(
+        "Abstraction",
+        __base__=Abstraction,
+        abstract_phases=(list[str], exactly(n, "one per phase, in phase order")),
+    )
+
+
+ElementT = TypeVar("ElementT", bound=BaseModel)
+
+
+def with_phase_indices(answer: ElementT) -> ElementT:
+    """T19 / T20 answers with the phase indices the code knows filled in (others unchanged)."""
+    if isinstance(answer, DecisionVariable):
+        contrasts = [
+            c.model_copy(update={"from_phase_idx": k, "to_phase_idx": k + 1})
+            for k, c in enumerate(answer.phase_contrasts)
+        ]
+        return cast(ElementT, answer.model_copy(update={"phase_contrasts": contrasts}))
+    if isinstance(answer, LifeStages):
+        return cast(
+            ElementT, answer.model_copy(update={"phases": numbered(answer.phases, "phase_idx")})
+        )
+    return answer
 
 
 def decision_messages(arc: ArcRecord, novel_title: str) -> list[BaseMessage]:

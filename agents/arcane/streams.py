@@ -3,18 +3,19 @@
 Both read one chapter per call with a running context carried from the previous chapter (the
 event stream's ``updated_running_summary``, the state stream's ``updated_running_profile``);
 the two never see each other's output, so event omission stays separable from state misreading.
-The code checks that the answer is about the chapter and character it asked for and that event
-ids are the ``ch<n>_evtNN`` ids of that chapter.
+The prompts are the paper's, verbatim, JSON templates included; but the chapter, the character
+and the event ids are what the code asked for, so the answer schemas do not ask for them (they
+are left out of the JSON schema the model is given, and ignored if it sends them): the code
+stamps them on the answer (:func:`stamp_events`, :func:`stamp_state`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from typing import Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 # Table 12 (ARCANE App. P.1): Stage i event-stream prompt, verbatim.
 EVENT_SYSTEM = (
@@ -148,7 +149,8 @@ class RelationshipChange(BaseModel):
 class StreamEvent(BaseModel):
     """One psychologically impactful event (T12)."""
 
-    event_id: str
+    event_id: SkipJsonSchema[str] = ""
+    """``ch<n>_evtNN``, numbered by the code in the order the events come."""
     description: str
     characters_involved: list[str] = Field(default_factory=list)
     psychological_impact: PsychologicalImpact
@@ -159,8 +161,10 @@ class StreamEvent(BaseModel):
 class ChapterEvents(BaseModel):
     """The event stream's answer for one chapter (T12)."""
 
-    chapter: int
-    character: str
+    chapter: SkipJsonSchema[int] = 0
+    """The chapter asked (stamped by the code)."""
+    character: SkipJsonSchema[str] = ""
+    """The character asked (stamped by the code)."""
     events: list[StreamEvent] = Field(default_factory=list)
     updated_running_summary: str
 
@@ -188,8 +192,10 @@ class RelationshipState(BaseModel):
 class ChapterState(BaseModel):
     """The state stream's answer for one chapter (T13)."""
 
-    chapter: int
-    character: str
+    chapter: SkipJsonSchema[int] = 0
+    """The chapter asked (stamped by the code)."""
+    character: SkipJsonSchema[str] = ""
+    """The character asked (stamped by the code)."""
     present_in_chapter: bool
     emotional_state: str = ""
     belief_shifts: str = "none"
@@ -228,25 +234,15 @@ def state_messages(
     return [SystemMessage(content=STATE_SYSTEM.format(novel=novel)), HumanMessage(content=user)]
 
 
-def check_events(chapter: int) -> Callable[[ChapterEvents], None]:
-    """A ``call_structured`` check: right chapter, event ids ``ch<chapter>_evtNN``, unique."""
-
-    def check(answer: ChapterEvents) -> None:
-        if answer.chapter != chapter:
-            raise ValueError(f"chapter must be {chapter}, not {answer.chapter}")
-        ids = [e.event_id for e in answer.events]
-        bad = [i for i in ids if not re.fullmatch(rf"ch{chapter}_evt\d{{2,}}", i)]
-        if bad or len(set(ids)) != len(ids):
-            raise ValueError(f"event ids must be unique ch{chapter}_evt01, ch{chapter}_evt02, ...")
-
-    return check
+def stamp_events(answer: ChapterEvents, chapter: int, character: str) -> ChapterEvents:
+    """``answer`` about ``chapter`` and ``character``, its events numbered ``ch<n>_evtNN``."""
+    events = [
+        e.model_copy(update={"event_id": f"ch{chapter}_evt{n:02d}"})
+        for n, e in enumerate(answer.events, start=1)
+    ]
+    return answer.model_copy(update={"chapter": chapter, "character": character, "events": events})
 
 
-def check_state(chapter: int) -> Callable[[ChapterState], None]:
-    """A ``call_structured`` check: the answer is about the chapter asked."""
-
-    def check(answer: ChapterState) -> None:
-        if answer.chapter != chapter:
-            raise ValueError(f"chapter must be {chapter}, not {answer.chapter}")
-
-    return check
+def stamp_state(answer: ChapterState, chapter: int, character: str) -> ChapterState:
+    """``answer`` about ``chapter`` and ``character``."""
+    return answer.model_copy(update={"chapter": chapter, "character": character})

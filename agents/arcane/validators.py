@@ -3,17 +3,21 @@
 Q-Voice (T26) and Q-PhaseFit (T27, blind to the target phase) judge every phase response;
 Q-Anchor (T28, In-Scenario) or Q-World (T29, In-World / Out-of-World) judge the whole probe;
 Q-Discrim (T30) annotates weak adjacent pairs and never drops. The PhaseFit wrapper (App. B)
-turns the predicted phase into pass / adjacent / off_phase in code.
+turns the predicted phase into pass / adjacent / off_phase in code. The answer schemas are
+built for the arc's N phases: a predicted phase is one of 0..N-1, a weak pair is named by its
+first phase (0..N-2) and the code adds the next one, so a pair is always adjacent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
 
+from personae.agents.answer_schemas import list_of, per_call_schema
 from personae.agents.arcane.designers import DraftResponse
 
 # Table 26 (ARCANE App. P.2): Q-Voice validator, verbatim.
@@ -216,7 +220,8 @@ class WeakPair(BaseModel):
     """An adjacent pair Q-Discrim found weakly separated."""
 
     from_phase_idx: int
-    to_phase_idx: int
+    to_phase_idx: SkipJsonSchema[int] = 0
+    """``from_phase_idx + 1``: adjacent pairs only (filled by the code)."""
     separation: Literal["separated", "similar", "ambiguous"]
     note: str = ""
 
@@ -234,25 +239,35 @@ def phasefit_verdict(predicted: int, target: int) -> Literal["pass", "adjacent",
     return "pass" if gap == 0 else ("adjacent" if gap == 1 else "off_phase")
 
 
-def check_phasefit(n: int) -> Callable[[PhaseFit], None]:
-    """The predicted phase must be one of 0..N-1."""
+@per_call_schema(maxsize=16)
+def phasefit_schema(n: int) -> type[PhaseFit]:
+    """Q-PhaseFit's answer for N phases: the predicted phase is one of 0..N-1."""
+    return create_model(
+        "PhaseFit",
+        __base__=PhaseFit,
+        most_likely_phase_idx=(int, Field(ge=0, le=n - 1, description=f"a phase idx, 0..{n - 1}")),
+    )
 
-    def check(answer: PhaseFit) -> None:
-        if not 0 <= answer.most_likely_phase_idx < n:
-            raise ValueError(f"most_likely_phase_idx must be in 0..{n - 1}")
 
-    return check
+@per_call_schema(maxsize=16)
+def discrimination_schema(n: int) -> type[Discrimination]:
+    """Q-Discrim's answer for N phases: weak pairs (k, k+1) named by k in 0..N-2."""
+    pair = create_model(
+        "WeakPair",
+        __base__=WeakPair,
+        from_phase_idx=(int, Field(ge=0, le=max(n - 2, 0), description="k of the pair (k, k+1)")),
+    )
+    return create_model(
+        "Discrimination",
+        __base__=Discrimination,
+        weak_pairs=(list_of(pair), Field(default_factory=list)),
+    )
 
 
-def check_discrimination(n: int) -> Callable[[Discrimination], None]:
-    """Weak pairs must be adjacent pairs of this trajectory."""
-
-    def check(answer: Discrimination) -> None:
-        for pair in answer.weak_pairs:
-            if pair.to_phase_idx != pair.from_phase_idx + 1 or not 0 <= pair.from_phase_idx < n - 1:
-                raise ValueError("weak_pairs must name adjacent pairs (k, k+1) of the trajectory")
-
-    return check
+def adjacent_pairs(answer: Discrimination) -> Discrimination:
+    """``answer`` with each weak pair's second phase, the one after its first."""
+    pairs = [p.model_copy(update={"to_phase_idx": p.from_phase_idx + 1}) for p in answer.weak_pairs]
+    return answer.model_copy(update={"weak_pairs": pairs})
 
 
 def _speech(value: str | None, empty: str) -> str:

@@ -16,7 +16,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.llm import LLMUsage, call_structured
+from personae.agents.answer_schemas import non_blank
+from personae.errors import NothingUsableError
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
 
 ACTOR_SYSTEM = """You are {character}, a character in {story}. Stay in character."""
@@ -47,8 +49,8 @@ class NextAction(BaseModel):
     """The character's next action."""
 
     reasoning: str = Field(default="", description="Brief reasoning before acting.")
-    action: str = Field(
-        description="One concise sentence in the requested format (third-person action, or "
+    action: str = non_blank(
+        "One concise sentence in the requested format (third-person action, or "
         "'Name: line' for an utterance)."
     )
 
@@ -67,16 +69,13 @@ async def act(
     grounding: Sequence[str],
     acting_format: ActingFormat = "action",
 ) -> tuple[str, LLMUsage]:
-    """Ask the model for ``character``'s next action in ``acting_format``; rejects empty ones.
+    """Ask the model for ``character``'s next action in ``acting_format`` (never blank).
 
     ``story`` is the title shown, or ``None`` to hide it. An utterance that does not start with
-    ``Name:`` gets the prefix added, so it reads like the references it is judged against.
+    ``Name:`` gets the prefix added, so it reads like the references it is judged against. The
+    action is the step's output: with no valid one after retries nothing usable is left
+    (:class:`~personae.errors.NothingUsableError`; a bench records the instance as failed).
     """
-
-    def non_empty(answer: NextAction) -> None:
-        if not answer.action.strip():
-            raise ValueError("the action is empty")
-
     messages = [
         SystemMessage(ACTOR_SYSTEM.format(character=character, story=story_label(story))),
         HumanMessage(
@@ -88,7 +87,10 @@ async def act(
             )
         ),
     ]
-    answer, usage = await call_structured(model, NextAction, messages, check=non_empty)
+    try:
+        answer, usage = await call_structured(model, NextAction, messages)
+    except InvalidAnswerError as failed:
+        raise NothingUsableError(f"no valid action for {character}: {failed.problem}") from failed
     action = answer.action.strip()
     if acting_format == "utterance" and not action.startswith(f"{character}:"):
         action = f"{character}: {action}"

@@ -14,21 +14,31 @@ with a distilled DeBERTa-v3 NLI classifier; to do the same, implement ``classify
 classifier (one verdict per item, from :func:`render_item`'s text or the item's actions) and
 pass it as ``classifier=`` to :func:`personae.graphs.bookmarks.sync.sync_bookmark`.
 :class:`LLMBehaviorClassifier` is the LLM implementation: it shows the model items under short
-ids the code assigned (``A1``..``An``, one per call by default) and requires a verdict for each
-of them, no others.
+ids the code assigned (``A1``..``An``, one per call by default); those ids are the answer
+schema's required keys, so a verdict for each of them, and no other, is what the schema allows.
+A batch still invalid after retries is asked again one item per call; an item with no valid
+verdict even alone counts as no evidence, and is counted (``usage.degraded``). A batch that
+fails for another reason (the server is down) cancels the batches not started yet.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from personae.agents.answer_schemas import (
+    answers_by_key,
+    ask_in_batch_or_alone,
+    keyed_answers,
+    non_blank,
+)
+from personae.fanout import gather_all
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -100,23 +110,21 @@ class BehaviorEvidenceClassifier(Protocol):
         ...
 
 
-class EvidenceVerdict(BaseModel):
-    """The verdict for one item."""
-
-    id: str = Field(description="The item id as shown, like A3.")
-    supports: bool = Field(description="True if the marked action is evidence for the pattern.")
-
-
-class EvidenceVerdicts(BaseModel):
-    """One verdict for every item shown."""
-
-    verdicts: list[EvidenceVerdict] = Field(description="Exactly one verdict per item id.")
+def evidence_verdicts_schema(ids: Sequence[str]) -> type[BaseModel]:
+    """``EvidenceVerdicts`` for these item ids: one required true/false per id, no other."""
+    return keyed_answers(
+        "EvidenceVerdicts",
+        "One verdict for every item shown.",
+        tuple(ids),
+        bool,
+        "Item {key}: true if its marked action is evidence for the pattern.",
+    )
 
 
 class BehaviorSummary(BaseModel):
     """The behavior pattern described from the evidence."""
 
-    answer: str = Field(description="A concise, general sentence or two.")
+    answer: str = non_blank("A concise, general sentence or two.")
 
 
 def render_item(item_id: str, item: BehaviorItem) -> str:
@@ -125,28 +133,6 @@ def render_item(item_id: str, item: BehaviorItem) -> str:
     lines += [f"    {a.render()}" for a in item.scene]
     lines.append(f">>> {item.action.render()}")
     return "\n".join(lines)
-
-
-def verdicts_checker(ids: Sequence[str]) -> Callable[[EvidenceVerdicts], None]:
-    """A ``check=`` function requiring exactly one verdict for each of ``ids``."""
-    expected = set(ids)
-
-    def check(answer: EvidenceVerdicts) -> None:
-        given = [v.id.strip() for v in answer.verdicts]
-        unknown = sorted(set(given) - expected)
-        missing = [i for i in ids if i not in given]
-        repeated = sorted({i for i in given if given.count(i) > 1})
-        problems = []
-        if unknown:
-            problems.append(f"unknown ids: {', '.join(unknown)}")
-        if missing:
-            problems.append(f"missing ids: {', '.join(missing)}")
-        if repeated:
-            problems.append(f"repeated ids: {', '.join(repeated)}")
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    return check
 
 
 class LLMBehaviorClassifier:
@@ -162,21 +148,29 @@ class LLMBehaviorClassifier:
     async def classify(
         self, pattern: str, items: Sequence[BehaviorItem]
     ) -> tuple[list[bool], LLMUsage]:
-        """Verdicts for ``items`` in order: ``ceil(len(items) / batch_size)`` model calls."""
+        """Verdicts for ``items`` in order: ``ceil(len(items) / batch_size)`` model calls.
+
+        An item no valid verdict came for, even alone, is ``False`` (counted in
+        ``usage.degraded``). The first batch failing otherwise cancels the others.
+        """
         batches = [
-            items[start : start + self.batch_size]
+            list(range(start, min(start + self.batch_size, len(items))))
             for start in range(0, len(items), self.batch_size)
         ]
         limit = asyncio.Semaphore(MAX_PARALLEL_BATCHES)
 
-        async def run(batch: Sequence[BehaviorItem]) -> tuple[list[bool], LLMUsage]:
-            async with limit:
-                return await self._classify_batch(pattern, batch)
+        async def ask(indices: Sequence[int]) -> tuple[dict[int, bool], LLMUsage]:
+            verdicts, used = await self._classify_batch(pattern, [items[i] for i in indices])
+            return dict(zip(indices, verdicts, strict=True)), used
 
-        results = await asyncio.gather(*(run(batch) for batch in batches))
-        verdicts = [v for batch_verdicts, _ in results for v in batch_verdicts]
+        async def run(batch: Sequence[int]) -> tuple[dict[int, bool], LLMUsage]:
+            async with limit:
+                return await ask_in_batch_or_alone(batch, ask)
+
+        results = await gather_all(run(batch) for batch in batches)
+        found = {i: v for batch_verdicts, _ in results for i, v in batch_verdicts.items()}
         usage = sum((u for _, u in results), LLMUsage())
-        return verdicts, usage
+        return [found.get(i, False) for i in range(len(items))], usage
 
     async def _classify_batch(
         self, pattern: str, batch: Sequence[BehaviorItem]
@@ -194,19 +188,9 @@ class LLMBehaviorClassifier:
                 )
             ),
         ]
-        answer, usage = await call_structured(
-            self.model,
-            EvidenceVerdicts,
-            messages,
-            check=verdicts_checker(ids),
-        )
-        by_id = {v.id.strip(): v.supports for v in answer.verdicts}
-        return [by_id[i] for i in ids], usage
-
-
-def _non_empty(summary: BehaviorSummary) -> None:
-    if not summary.answer.strip():
-        raise ValueError("the answer is empty")
+        answer, usage = await call_structured(self.model, evidence_verdicts_schema(ids), messages)
+        by_id = answers_by_key(answer)
+        return [bool(by_id[i]) for i in ids], usage
 
 
 async def summarize_behavior(
@@ -217,7 +201,9 @@ async def summarize_behavior(
 ) -> tuple[str, LLMUsage]:
     """Describe the pattern from every evidence action, oldest -> newest; later ones favoured.
 
-    The caller passes no evidence -> no call: the answer stays unknown (``""``).
+    The caller passes no evidence -> no call: the answer stays unknown (``""``). A summary
+    still invalid after retries raises :class:`~personae.llm.InvalidAnswerError` (the sync
+    keeps the previous answer).
     """
     ordered = sorted(evidence_actions, key=lambda a: a.position)
     if not ordered:
@@ -232,5 +218,5 @@ async def summarize_behavior(
             )
         ),
     ]
-    summary, usage = await call_structured(model, BehaviorSummary, messages, check=_non_empty)
+    summary, usage = await call_structured(model, BehaviorSummary, messages)
     return summary.answer.strip(), usage

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -37,7 +38,7 @@ Write the updated note."""
 class ConceptAnswer(BaseModel):
     """The updated note about the entity."""
 
-    answer: str = Field(description="Two to five sentences answering the question.")
+    answer: str = non_blank("Two to five sentences answering the question.")
 
 
 def render_windows(windows: Sequence[Sequence[StoryAction]]) -> str:
@@ -46,11 +47,6 @@ def render_windows(windows: Sequence[Sequence[StoryAction]]) -> str:
         f"Passage {n}:\n" + "\n".join(a.render() for a in window)
         for n, window in enumerate(windows, start=1)
     )
-
-
-def _non_empty(answer: ConceptAnswer) -> None:
-    if not answer.answer.strip():
-        raise ValueError("the answer is empty")
 
 
 async def summarize_concept(
@@ -75,5 +71,5 @@ async def summarize_concept(
             )
         ),
     ]
-    answer, usage = await call_structured(model, ConceptAnswer, messages, check=_non_empty)
+    answer, usage = await call_structured(model, ConceptAnswer, messages)
     return answer.answer.strip(), usage

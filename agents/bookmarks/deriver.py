@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from personae.llm import LLMUsage, call_structured
+from personae.agents.answer_schemas import non_blank
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
 DERIVE_PROMPT = """# Current Scene
@@ -48,12 +49,7 @@ UNKNOWN = "unknown"
 class DerivedAnswer(BaseModel):
     """The new bookmark's initial answer."""
 
-    answer: str = Field(description='The concise initial answer, or exactly "unknown".')
-
-
-def _non_empty(answer: DerivedAnswer) -> None:
-    if not answer.answer.strip():
-        raise ValueError('the answer is empty; write it, or "unknown"')
+    answer: str = non_blank('The concise initial answer, or exactly "unknown".')
 
 
 async def derive_answer(
@@ -67,7 +63,9 @@ async def derive_answer(
     """The child's answer from the parent's (``""`` when the model says unknown).
 
     ``parent_answer`` must be the parent's answer valid at its own position (at most the
-    target), and ``scene`` the actions before the target: that is all the model sees.
+    target), and ``scene`` the actions before the target: that is all the model sees. An
+    answer still invalid after retries degrades to unknown (``""``), counted in
+    ``usage.degraded``: the child starts empty at the parent's position.
     """
     prompt = DERIVE_PROMPT.format(
         scene="\n".join(a.text for a in scene) or "(the story has just begun)",
@@ -75,8 +73,9 @@ async def derive_answer(
         parent_answer=parent_answer or UNKNOWN,
         question=question,
     )
-    derived, usage = await call_structured(
-        model, DerivedAnswer, [HumanMessage(prompt)], check=_non_empty
-    )
+    try:
+        derived, usage = await call_structured(model, DerivedAnswer, [HumanMessage(prompt)])
+    except InvalidAnswerError as failed:
+        return "", failed.usage + LLMUsage(degraded=1)
     answer = derived.answer.strip()
     return ("" if answer.strip(" .\"'").casefold() == UNKNOWN else answer), usage

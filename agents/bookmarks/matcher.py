@@ -1,9 +1,11 @@
 """The bookmark matcher: reuse an existing bookmark, derive from one, or start a new one.
 
 The paper's "match" step for one proposed question. The candidates (already filtered by the
-bank: same type, synced by the target, sharing a content word) are shown as ``B1..Bn``; the code
-maps the chosen id back and rejects ids it did not give, so the model can never point at a
-bookmark that is not a candidate. Two shortcuts skip the model: no candidates means "none", and a
+bank: same type, synced by the target, sharing a content word) are shown as ``B1..Bn``. The
+answer is one choice from an enum built for the call (``none``, ``reuse B1``, ``derive B1``,
+...), so the model can never point at a bookmark that is not a candidate, nor reuse one without
+naming it; the code maps the id back. A choice still invalid after retries degrades to "none"
+(a new bookmark), counted. Two shortcuts skip the model: no candidates means "none", and a
 candidate asking the very same question (same content words) is reused.
 """
 
@@ -15,20 +17,21 @@ from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
+from personae.agents.answer_schemas import one_of, per_call_schema
 from personae.agents.bookmarks.question_proposer import question_key
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.bookmark import Bookmark
 
 Decision = Literal["reuse", "derive", "none"]
 
 MATCHER_SYSTEM = """You manage a bank of bookmarks: questions about a story, each with its answer
 so far. Given a new question and candidate bookmarks, decide:
-- "reuse": a candidate asks the SAME thing (its answer, brought up to date, answers the new
-  question). Give its id.
-- "derive": a candidate is closely related and its answer is a useful starting point, but the
-  new question asks something different. Give its id.
+- "reuse <id>": a candidate asks the SAME thing (its answer, brought up to date, answers the
+  new question), e.g. "reuse B2".
+- "derive <id>": a candidate is closely related and its answer is a useful starting point,
+  but the new question asks something different, e.g. "derive B1".
 - "none": no candidate helps; a new bookmark will be started from scratch.
 Only use the ids listed."""
 
@@ -42,9 +45,21 @@ MATCHER_USER = """## New {type} question
 class MatchChoice(BaseModel):
     """How the new question relates to the candidates."""
 
-    decision: Decision = Field(description='"reuse", "derive" or "none".')
-    candidate: str | None = Field(
-        default=None, description='The chosen candidate id (e.g. "B2"); empty for "none".'
+    choice: str = Field(description='"none", or "reuse" / "derive" and a candidate id.')
+
+
+@per_call_schema(maxsize=32)
+def match_choice_schema(count: int) -> type[MatchChoice]:
+    """``MatchChoice`` over candidates ``B1..B<count>``: an enum of every allowed choice."""
+    ids = [f"B{i}" for i in range(1, count + 1)]
+    choices = ["none", *(f"{d} {i}" for i in ids for d in ("reuse", "derive"))]
+    return create_model(
+        "MatchChoice",
+        __base__=MatchChoice,
+        choice=(
+            one_of(choices),
+            Field(description='"none", or "reuse <id>" / "derive <id>" for a candidate listed.'),
+        ),
     )
 
 
@@ -82,13 +97,6 @@ async def match_question(
         return Match("reuse", same[0]), LLMUsage()
     by_id = {f"B{i}": bookmark for i, bookmark in enumerate(candidates, start=1)}
 
-    def known_id(choice: MatchChoice) -> None:
-        if choice.decision != "none" and (choice.candidate or "").strip() not in by_id:
-            raise ValueError(
-                f"{choice.decision!r} needs one of the ids {', '.join(by_id)}; "
-                f"got {choice.candidate!r}"
-            )
-
     messages = [
         SystemMessage(MATCHER_SYSTEM),
         HumanMessage(
@@ -99,7 +107,13 @@ async def match_question(
             )
         ),
     ]
-    choice, usage = await call_structured(model, MatchChoice, messages, check=known_id)
-    if choice.decision == "none":
-        return Match("none", None), usage
-    return Match(choice.decision, by_id[(choice.candidate or "").strip()]), usage
+    try:
+        answer, usage = await call_structured(model, match_choice_schema(len(by_id)), messages)
+    except InvalidAnswerError as failed:  # degrade: a new bookmark, as for "none"
+        return Match("none", None), failed.usage + LLMUsage(degraded=1)
+    decision, _, short_id = answer.choice.partition(" ")
+    if decision == "reuse":
+        return Match("reuse", by_id[short_id]), usage
+    if decision == "derive":
+        return Match("derive", by_id[short_id]), usage
+    return Match("none", None), usage

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -59,18 +60,13 @@ Directly update the main profile based on the new summarized profile, keep its l
 class ChunkProfile(BaseModel):
     """The character's profile written from one chunk of the story."""
 
-    profile: str = Field(description="About 200 words, narrative style.")
+    profile: str = non_blank("About 200 words, narrative style.")
 
 
 class UpdatedProfile(BaseModel):
     """The main profile updated with the new chunk's profile."""
 
-    profile: str = Field(description="The updated main profile, about 200 words.")
-
-
-def _non_empty(answer: ChunkProfile | UpdatedProfile) -> None:
-    if not answer.profile.strip():
-        raise ValueError("the profile is empty")
+    profile: str = non_blank("The updated main profile, about 200 words.")
 
 
 async def extract_profile(
@@ -86,9 +82,7 @@ async def extract_profile(
         story=f' in "{story}"' if story else "",
         block="\n---\n".join(action.text for action in chunk),
     )
-    answer, usage = await call_structured(
-        model, ChunkProfile, [HumanMessage(prompt)], check=_non_empty
-    )
+    answer, usage = await call_structured(model, ChunkProfile, [HumanMessage(prompt)])
     return answer.profile.strip(), usage
 
 
@@ -97,7 +91,5 @@ async def update_profile(
 ) -> tuple[str, LLMUsage]:
     """The running ``profile`` updated with ``new_profile`` (the recurrent step)."""
     prompt = UPDATE_PROMPT.format(profile=profile or EMPTY_PROFILE, new_profile=new_profile)
-    answer, usage = await call_structured(
-        model, UpdatedProfile, [HumanMessage(prompt)], check=_non_empty
-    )
+    answer, usage = await call_structured(model, UpdatedProfile, [HumanMessage(prompt)])
     return answer.profile.strip(), usage

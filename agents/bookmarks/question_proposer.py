@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.bookmarks.actor import render_scene, story_label
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.lexical import tokens
 from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
 
@@ -157,7 +157,8 @@ async def propose_questions(
     ``scene`` and ``characters`` must come from before the target position only: they are all
     the model sees. Returns the kept questions, the call's usage and how many proposed
     questions the code dropped (a concept keyword not in the scene, a re-ask, more than ``k``),
-    so callers can report dropped model output instead of hiding it.
+    so callers can report dropped model output instead of hiding it. An answer still invalid
+    after retries degrades to no question (counted in ``usage.degraded``).
     """
     if k <= 0:
         return [], LLMUsage(), 0
@@ -180,7 +181,10 @@ async def propose_questions(
             )
         ),
     ]
-    proposed, usage = await call_structured(model, ProposedQuestions, messages)
+    try:
+        proposed, usage = await call_structured(model, ProposedQuestions, messages)
+    except InvalidAnswerError as failed:
+        return [], failed.usage + LLMUsage(degraded=1), 0
     kept = keep_valid_questions(
         proposed, k=k, scene=scene, characters=characters, do_not_ask=do_not_ask
     )

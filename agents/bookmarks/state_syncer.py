@@ -3,7 +3,10 @@
 State bookmarks ask about the current situation ("Where is Kyon right now?"), so the answer is
 carried forward chunk by chunk. The model decides how the chunk changes it; the code enforces
 the decision: ``no_change`` keeps the old answer verbatim (whatever the model wrote), ``reset``
-replaces it with an answer built from this chunk alone, ``update`` revises it.
+replaces it with an answer built from this chunk alone, ``update`` revises it. The schema asks
+for a non-blank answer whatever the operation (for ``no_change`` the model repeats the answer
+or says "unchanged", and the code ignores it): "reset and update need an answer" is then
+something a schema can state, with no condition on the operation.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -48,8 +52,8 @@ class StateUpdate(BaseModel):
     operation: StateOperation = Field(
         description="no_change, update (revise the answer) or reset (old answer no longer holds)."
     )
-    answer: str = Field(
-        description="The full answer after this chunk; ignored for no_change (may be empty)."
+    answer: str = non_blank(
+        'The full answer after this chunk (for no_change: the current answer, or "unchanged").'
     )
 
 
@@ -62,11 +66,6 @@ class StateStep:
     """The answer after the chunk (the old one verbatim for ``no_change``)."""
 
 
-def _require_answer(update: StateUpdate) -> None:
-    if update.operation != "no_change" and not update.answer.strip():
-        raise ValueError(f"operation {update.operation} needs a non-empty answer")
-
-
 async def update_state_answer(
     model: BaseChatModel,
     *,
@@ -77,8 +76,9 @@ async def update_state_answer(
 ) -> tuple[StateStep, LLMUsage]:
     """Apply one chunk of actions to a state answer (one fast-model call).
 
-    ``answer`` is the current answer (``""`` = unknown). ``reset`` and ``update`` must come with
-    a non-empty answer (checked, retried); ``no_change`` returns ``answer`` unchanged.
+    ``answer`` is the current answer (``""`` = unknown). ``no_change`` returns ``answer``
+    unchanged. An answer still invalid after retries raises
+    :class:`~personae.llm.InvalidAnswerError` (the sync stops before this chunk).
     """
     messages = [
         SystemMessage(STATE_SYNC_SYSTEM),
@@ -91,7 +91,7 @@ async def update_state_answer(
             )
         ),
     ]
-    update, usage = await call_structured(model, StateUpdate, messages, check=_require_answer)
+    update, usage = await call_structured(model, StateUpdate, messages)
     if update.operation == "no_change":
         return StateStep("no_change", answer), usage
     return StateStep(update.operation, update.answer.strip()), usage

@@ -11,13 +11,14 @@ is rejected and retried.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from personae.agents.answer_schemas import answers_by_key, ask_in_batch_or_alone, keyed_answers
 from personae.agents.characterhub.evidence_summarizer import CitedFact
 from personae.agents.characterhub.knowledge_extractor import normalize_quote, quote_occurs
 from personae.llm import LLMUsage, call_structured
@@ -29,7 +30,7 @@ mentions the same names. Judge from the cited text alone, never from what you kn
 
 ENTAILMENT_USER = """{claims}
 
-Answer for every claim id."""
+Answer for every claim number."""
 
 WINDOW = 600
 """Characters kept on each side of a quote found in a passage."""
@@ -39,19 +40,18 @@ BATCH = 20
 """Claims per entailment call."""
 
 
-class ClaimCheck(BaseModel):
-    """The verdict on one claim."""
+Verdict = Literal["supported", "unsupported"]
 
-    id: int = Field(description="The claim id, as given.")
-    verdict: Literal["supported", "unsupported"] = Field(
-        description="supported only if the cited text states or clearly implies the claim."
+
+def claim_checks_schema(numbers: Sequence[int]) -> type[BaseModel]:
+    """``ClaimChecks`` for these claim numbers: one required verdict per number, no other."""
+    return keyed_answers(
+        "ClaimChecks",
+        "One verdict per claim number.",
+        tuple(str(n) for n in numbers),
+        Verdict,
+        "Claim {key}: supported only if its cited text states or clearly implies it.",
     )
-
-
-class ClaimChecks(BaseModel):
-    """One verdict per claim."""
-
-    checks: list[ClaimCheck] = Field(description="One verdict per claim id.")
 
 
 def quote_window(passage: str, quote: str) -> str | None:
@@ -90,23 +90,28 @@ def render_claims(facts: Sequence[CitedFact], passages: Mapping[str, str]) -> st
     )
 
 
-def _require_ids(answer: ClaimChecks, count: int) -> None:
-    given = sorted(c.id for c in answer.checks)
-    if given != list(range(1, count + 1)):
-        raise ValueError(f"answer exactly once for each claim id 1..{count}; you gave {given}")
-
-
-def _ids_check(count: int) -> Callable[[ClaimChecks], None]:
-    def check(answer: ClaimChecks) -> None:
-        _require_ids(answer, count)
-
-    return check
+async def _entailment(
+    model: BaseChatModel, claims: Sequence[CitedFact], passages: Mapping[str, str]
+) -> tuple[dict[int, bool], LLMUsage]:
+    """One entailment call: ``{position in claims: supported}``."""
+    messages = [
+        SystemMessage(ENTAILMENT_SYSTEM),
+        HumanMessage(ENTAILMENT_USER.format(claims=render_claims(claims, passages))),
+    ]
+    schema = claim_checks_schema(range(1, len(claims) + 1))
+    answer, usage = await call_structured(model, schema, messages)
+    verdicts = answers_by_key(answer)
+    return {int(n) - 1: verdict == "supported" for n, verdict in verdicts.items()}, usage
 
 
 async def check_citations(
     model: BaseChatModel, facts: Sequence[CitedFact], passages: Mapping[str, str]
-) -> tuple[list[CitedFact], list[CitedFact], LLMUsage]:
-    """``(kept, dropped, usage)``: facts their cited passages state, and those they do not."""
+) -> tuple[list[CitedFact], list[CitedFact], list[CitedFact], LLMUsage]:
+    """``(kept, dropped, unchecked, usage)``: what the cited passages state, and what not.
+
+    ``unchecked`` are the facts no valid verdict came for even alone: they stay in ``kept``
+    (the method keeps an unchecked claim) and are counted in ``usage.degraded``.
+    """
     supported: dict[int, bool] = {}
     pending: list[int] = []
     for index, fact in enumerate(facts):
@@ -117,17 +122,15 @@ async def check_citations(
     usage = LLMUsage()
     for start in range(0, len(pending), BATCH):
         batch = pending[start : start + BATCH]
-        claims = [facts[i] for i in batch]
-        messages = [
-            SystemMessage(ENTAILMENT_SYSTEM),
-            HumanMessage(ENTAILMENT_USER.format(claims=render_claims(claims, passages))),
-        ]
-        answer, used = await call_structured(
-            model, ClaimChecks, messages, check=_ids_check(len(batch))
-        )
+
+        async def ask(indices: Sequence[int]) -> tuple[dict[int, bool], LLMUsage]:
+            verdicts, used = await _entailment(model, [facts[i] for i in indices], passages)
+            return {indices[n]: ok for n, ok in verdicts.items()}, used
+
+        verdicts, used = await ask_in_batch_or_alone(batch, ask)
+        supported.update(verdicts)
         usage = usage + used
-        for check in answer.checks:
-            supported[batch[check.id - 1]] = check.verdict == "supported"
-    kept = [f for i, f in enumerate(facts) if supported[i]]
-    dropped = [f for i, f in enumerate(facts) if not supported[i]]
-    return kept, dropped, usage
+    unchecked = [f for i, f in enumerate(facts) if i not in supported]
+    kept = [f for i, f in enumerate(facts) if supported.get(i, True)]
+    dropped = [f for i, f in enumerate(facts) if not supported.get(i, True)]
+    return kept, dropped, unchecked, usage

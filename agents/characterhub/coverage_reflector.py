@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from personae.agents.characterhub.evidence_summarizer import CitedFact
 from personae.agents.characterhub.query_planner import anchor_query
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.characterhub.dimensions import DIMENSIONS, Dimension
 
 REFLECTOR_SYSTEM = """You review notes gathered to profile the fictional character {name}
@@ -34,7 +34,7 @@ class DimensionCoverage(BaseModel):
     """Coverage of one dimension and follow-up queries when thin."""
 
     dimension: Dimension = Field(description="One of the profiling dimensions.")
-    score: float = Field(description="0 = nothing known, 1 = fully covered.")
+    score: float = Field(ge=0, le=1, description="0 = nothing known, 1 = fully covered.")
     follow_up_queries: list[str] = Field(
         default_factory=list, description="New search queries for a thin dimension."
     )
@@ -101,7 +101,11 @@ async def review_coverage(
     target: float,
     per_dimension: int = 1,
 ) -> tuple[CoverageReview, LLMUsage]:
-    """Ask the model to score coverage per dimension and propose follow-up queries."""
+    """Ask the model to score coverage per dimension and propose follow-up queries.
+
+    An answer still invalid after retries degrades to an empty review (every dimension scored
+    0, no follow-up), counted in ``usage.degraded``.
+    """
     messages = [
         SystemMessage(
             REFLECTOR_SYSTEM.format(
@@ -118,4 +122,7 @@ async def review_coverage(
             )
         ),
     ]
-    return await call_structured(model, CoverageReview, messages)
+    try:
+        return await call_structured(model, CoverageReview, messages)
+    except InvalidAnswerError as failed:
+        return CoverageReview(dimensions=[]), failed.usage + LLMUsage(degraded=1)

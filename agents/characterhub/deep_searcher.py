@@ -7,7 +7,9 @@ expand"), the agent searches again (closely related people, events, objects) and
 document (R²), re-checking every R¹ claim against all the evidence instead of appending to it.
 R² is the "DRInfo" the paper scores. The search tool is ours (web + wiki), so the agent's tool
 use is two structured calls per round: the queries it wants, then the document citing the
-source ids the code assigned (an unknown id is rejected and retried).
+source ids the code assigned. The document is free Markdown, so its ``[S#]`` citations cannot
+be an enum: an id the code never assigned is dropped from the text and counted
+(``usage.dropped_ids``) rather than failing the round.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.llm import LLMUsage, call_structured
+from personae.agents.answer_schemas import non_blank
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 
 # CharacterHub, Appendix F, Table 7: first-round search prompt, verbatim.
 FIRST_SEARCH_PROMPT = """Please help me collect all relevant knowledge about {entity} and integrate it into a detailed encyclopedic document. Use markdown format. Be truthful, comprehensive, and thorough, without omitting important information. You must verify the authenticity of information and the credibility of sources. Do not include or fabricate false information.
@@ -48,6 +51,7 @@ above: keep it only if they support it, correct it if they contradict it, and ad
 results reveal. Output the whole revised document, not only the additions."""
 
 _CITED = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
+_CITATION = re.compile(r"\s?\[(S\d+(?:\s*,\s*S\d+)*)\]")
 
 
 class SearchQueries(BaseModel):
@@ -59,8 +63,8 @@ class SearchQueries(BaseModel):
 class ResearchDocument(BaseModel):
     """The agent's encyclopedic document for this round."""
 
-    document: str = Field(
-        description="The encyclopedic Markdown document, every statement citing [S#] ids."
+    document: str = non_blank(
+        "The encyclopedic Markdown document, every statement citing [S#] ids."
     )
 
 
@@ -68,6 +72,27 @@ def cited_ids(text: str) -> list[str]:
     """Every source id cited as ``[S3]`` or ``[S2, S5]`` in ``text``, in order of first use."""
     found = [i.strip() for group in _CITED.findall(text) for i in group.split(",")]
     return list(dict.fromkeys(found))
+
+
+def unknown_citations(document: str, known_ids: Collection[str]) -> list[str]:
+    """Cited ids of ``document`` the code never assigned, sorted."""
+    return sorted(set(cited_ids(document)) - set(known_ids))
+
+
+def drop_unknown_citations(document: str, known_ids: Collection[str]) -> tuple[str, int]:
+    """``document`` citing only ``known_ids`` (empty citations removed); how many ids dropped."""
+    dropped = 0
+
+    def keep_known(match: re.Match[str]) -> str:
+        nonlocal dropped
+        ids = [i.strip() for i in match.group(1).split(",")]
+        kept = [i for i in ids if i in known_ids]
+        dropped += len(ids) - len(kept)
+        if not kept:
+            return ""
+        return f"{match.group(0)[0] if match.group(0)[0].isspace() else ''}[{', '.join(kept)}]"
+
+    return _CITATION.sub(keep_known, document), dropped
 
 
 def agent_messages(
@@ -99,13 +124,17 @@ async def propose_searches(
     """The round's queries (R¹ when ``first_document`` is ``None``, else R²), deduplicated.
 
     Returns the queries, the usage, and how many proposed queries were dropped (empty,
-    repeated, or beyond ``count``).
+    repeated, or beyond ``count``). An answer still invalid after retries degrades to no
+    query (the caller searches for the name), counted in ``usage.degraded``.
     """
     messages = agent_messages(
         entity=entity, franchise=franchise, canon=canon, first_document=first_document
     )
     messages.append(HumanMessage(QUERIES_REQUEST.format(count=count)))
-    answer, usage = await call_structured(model, SearchQueries, messages)
+    try:
+        answer, usage = await call_structured(model, SearchQueries, messages)
+    except InvalidAnswerError as failed:
+        return [], failed.usage + LLMUsage(degraded=1), 0
     unique: dict[str, str] = {}
     for query in answer.queries:
         text = " ".join(query.split())
@@ -125,21 +154,32 @@ async def write_document(
     passages: str,
     known_ids: Collection[str],
 ) -> tuple[str, LLMUsage]:
-    """The round's document from the rendered ``passages``; unknown ids are retried."""
+    """The round's document from the rendered ``passages``; unknown ids are dropped, counted.
+
+    An answer still invalid after retries degrades to the previous round's document (R² keeps
+    R¹; R¹ is then empty), counted in ``usage.degraded``.
+    """
 
     def valid(answer: ResearchDocument) -> None:
-        if not answer.document.strip():
-            raise ValueError("the document is empty")
-        invented = sorted(set(cited_ids(answer.document)) - set(known_ids))
+        invented = unknown_citations(answer.document, known_ids)
         if invented:
             raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
+
+    def repair(answer: ResearchDocument) -> tuple[ResearchDocument, int]:
+        document, dropped = drop_unknown_citations(answer.document, known_ids)
+        return ResearchDocument.model_construct(document=document), dropped
 
     messages = agent_messages(
         entity=entity, franchise=franchise, canon=canon, first_document=first_document
     )
     rule = ROUND_ONE_RULE if first_document is None else ROUND_TWO_RULE
     messages.append(HumanMessage(DOCUMENT_REQUEST.format(passages=passages, round_rule=rule)))
-    answer, usage = await call_structured(model, ResearchDocument, messages, check=valid)
+    try:
+        answer, usage = await call_structured(
+            model, ResearchDocument, messages, check=valid, repair=repair
+        )
+    except InvalidAnswerError as failed:
+        return first_document or "", failed.usage + LLMUsage(degraded=1)
     return answer.document.strip(), usage
 
 

@@ -1,9 +1,10 @@
 """The evidence summarizer: one round's passages into per-dimension notes citing source ids.
 
-The model only sees the short ids the code assigned (``S3``); ids it cites that the code never
-gave it (copied from a passage's text, say) are dropped and counted, never retried into a
-failed run, and the code keeps only facts that still cite a known source (the others are
-counted too: the profile reports them as dropped notes).
+The model only sees the short ids the code assigned (``S3``), and the answer's schema is built
+for the round: ``source_ids`` is an enum of exactly those ids (at least one per fact), so a
+model following the schema cannot cite an id it was never shown (copied from a passage's
+text, say). The code still keeps only facts that cite a known source and say something (the
+others are counted: the profile reports them as dropped notes).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Collection, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
+from personae.agents.answer_schemas import list_of, non_blank, one_of, per_call_schema
 from personae.llm import LLMUsage, call_structured
 from personae.memory.characterhub.dimensions import DIMENSIONS, Dimension
 
@@ -46,6 +48,33 @@ class EvidenceNotes(BaseModel):
     facts: list[CitedFact] = Field(description="Facts, each citing the passages it comes from.")
 
 
+@per_call_schema(maxsize=64)
+def cited_fact_schema(known_ids: tuple[str, ...]) -> type[CitedFact]:
+    """``CitedFact`` citing only ``known_ids`` (at least one), with non-blank text."""
+    return create_model(
+        "CitedFact",
+        __base__=CitedFact,
+        text=(str, non_blank("The fact, one short sentence in the third person.")),
+        source_ids=(
+            list_of(one_of(known_ids)),
+            Field(min_length=1, description="Ids of the passages stating it, like S1."),
+        ),
+    )
+
+
+@per_call_schema(maxsize=64)
+def evidence_notes_schema(known_ids: tuple[str, ...]) -> type[EvidenceNotes]:
+    """``EvidenceNotes`` whose facts cite only ``known_ids``."""
+    return create_model(
+        "EvidenceNotes",
+        __base__=EvidenceNotes,
+        facts=(
+            list_of(cited_fact_schema(known_ids)),
+            Field(description="Facts, each citing the passages it comes from."),
+        ),
+    )
+
+
 def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> list[CitedFact]:
     """Drop invented ids and facts left without a source or text (the schema fixes dimensions)."""
     kept: list[CitedFact] = []
@@ -63,33 +92,6 @@ def keep_cited_facts(facts: Sequence[CitedFact], known_ids: Collection[str]) -> 
     return kept
 
 
-def reject_unknown_ids(facts: Sequence[CitedFact], known_ids: Collection[str]) -> None:
-    """Raise ``ValueError`` naming cited ids the code never assigned (the model invented them).
-
-    Used as a ``call_structured`` check, so the message is what the model reads on retry.
-    """
-    invented = sorted({i for f in facts for i in f.source_ids if i.strip() not in known_ids})
-    if invented:
-        raise ValueError(f"cite only the ids shown; unknown ids: {', '.join(invented)}")
-
-
-def drop_unknown_ids(
-    facts: Sequence[CitedFact], known_ids: Collection[str]
-) -> tuple[list[CitedFact], int]:
-    """``facts`` citing only ``known_ids``, and how many cited ids were dropped.
-
-    A fact left without a source stays (with no ids), so :func:`keep_cited_facts` drops it
-    where its caller can count it as a dropped fact.
-    """
-    repaired: list[CitedFact] = []
-    dropped = 0
-    for fact in facts:
-        ids = [i for i in fact.source_ids if i.strip() in known_ids]
-        dropped += len(fact.source_ids) - len(ids)
-        repaired.append(fact.model_copy(update={"source_ids": ids}))
-    return repaired, dropped
-
-
 def render_sources(sources: Sequence[tuple[str, str, str]], chars: int = 4000) -> str:
     """``(id, title, content)`` triples as the numbered passage list the model reads."""
     return "\n\n".join(f"[{sid}] {title}\n{content[:chars]}" for sid, title, content in sources)
@@ -104,12 +106,13 @@ async def summarize_round(
     canon: str = "",
     chars: int = 4000,
 ) -> tuple[list[CitedFact], LLMUsage, int]:
-    """Per-dimension facts from ``sources``; invented ids are rejected, then filtered out.
+    """Per-dimension facts from ``sources``, each citing ids of ``sources`` only.
 
     Returns the kept facts, the usage, and how many facts were dropped (no known source id
-    left, or no text).
+    left, or no text). Raises :class:`~personae.llm.InvalidAnswerError` when the answer is
+    still invalid after retries (the caller degrades the round).
     """
-    known = {sid for sid, _, _ in sources}
+    known = tuple(dict.fromkeys(sid for sid, _, _ in sources))
     messages = [
         SystemMessage(
             SUMMARIZER_SYSTEM.format(
@@ -121,17 +124,6 @@ async def summarize_round(
         ),
         HumanMessage(SUMMARIZER_USER.format(sources=render_sources(sources, chars), name=name)),
     ]
-
-    def repair(notes: EvidenceNotes) -> tuple[EvidenceNotes, int]:
-        facts, dropped = drop_unknown_ids(notes.facts, known)
-        return EvidenceNotes(facts=facts), dropped
-
-    notes, usage = await call_structured(
-        model,
-        EvidenceNotes,
-        messages,
-        check=lambda notes: reject_unknown_ids(notes.facts, known),
-        repair=repair,
-    )
+    notes, usage = await call_structured(model, evidence_notes_schema(known), messages)
     kept = keep_cited_facts(notes.facts, known)
     return kept, usage, len(notes.facts) - len(kept)

@@ -4,23 +4,22 @@ Two roles on the strong model. ``rewrite_first_person`` is ours (the ``planned``
 reads the cited notes per dimension and the passages they cite. ``rewrite_paper_profile`` is the
 paper's Table 8 prompt over the R² document (the ``paper`` method). Both follow the canon rule
 the code decided once for the run (cross-version mix-ups are the main error the paper reports),
-and both list the facts the profile states, each citing source ids: the code rejects invented
-ids, drops facts left with none, and then checks each fact against the passages it cites.
+and both list the facts the profile states, each citing source ids: the answer's schema is
+built per call (the known ids as an enum, a non-blank profile), the code drops facts left with
+no id, and then checks each fact against the passages it cites.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
-from personae.agents.characterhub.evidence_summarizer import (
-    CitedFact,
-    drop_unknown_ids,
-    reject_unknown_ids,
-)
+from personae.agents.answer_schemas import list_of, non_blank, per_call_schema
+from personae.agents.characterhub.evidence_summarizer import CitedFact, cited_fact_schema
 from personae.llm import LLMUsage, call_structured
 from personae.memory.characterhub.dimensions import DIMENSIONS
 
@@ -63,6 +62,24 @@ class ProfileDraft(BaseModel):
     )
 
 
+@per_call_schema(maxsize=32)
+def profile_draft_schema(known_ids: tuple[str, ...]) -> type[ProfileDraft]:
+    """``ProfileDraft`` with a non-blank profile and facts citing only ``known_ids``."""
+    facts: Any = list_of(cited_fact_schema(known_ids)) if known_ids else list[CitedFact]
+    return create_model(
+        "ProfileDraft",
+        __base__=ProfileDraft,
+        profile=(str, non_blank("The profile in the first person ('I am ...').")),
+        facts=(
+            facts,
+            Field(
+                max_length=None if known_ids else 0,
+                description="The facts kept, per dimension, each with its source ids.",
+            ),
+        ),
+    )
+
+
 def render_facts(facts_by_dimension: Mapping[str, Sequence[CitedFact]]) -> str:
     """Facts grouped by dimension, each with its ids, as the model reads them."""
     lines: list[str] = []
@@ -85,8 +102,8 @@ async def rewrite_first_person(
 ) -> tuple[ProfileDraft, LLMUsage]:
     """The first-person profile from notes and ``passages`` (rendered ``[S#] title`` blocks).
 
-    Ids the model invented are dropped and counted; an empty profile is retried. ``reminder``
-    is appended to the request when the caller asks again (a draft whose facts all lost their
+    The schema lets the model cite only ``known_ids`` and rejects a blank profile (retried;
+    still invalid: :class:`~personae.llm.InvalidAnswerError`). ``reminder`` is appended to the request when the caller asks again (a draft whose facts all lost their
     sources).
     """
     messages = [
@@ -100,28 +117,17 @@ async def rewrite_first_person(
             + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
-    return await call_structured(
-        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
-    )
+    return await call_structured(model, _draft_schema(known_ids), messages)
 
 
-def _drop_ids(known_ids: Collection[str]) -> Callable[[ProfileDraft], tuple[ProfileDraft, int]]:
-    """Repair of a draft citing invented ids: drop them (counted), keep the rest."""
-
-    def repair(draft: ProfileDraft) -> tuple[ProfileDraft, int]:
-        facts, dropped = drop_unknown_ids(draft.facts, known_ids)
-        return draft.model_copy(update={"facts": facts}), dropped
-
-    return repair
+def _draft_schema(known_ids: Collection[str]) -> type[ProfileDraft]:
+    return profile_draft_schema(tuple(sorted(known_ids, key=_id_order)))
 
 
-def _valid_draft(known_ids: Collection[str]) -> Callable[[ProfileDraft], None]:
-    def valid(draft: ProfileDraft) -> None:
-        reject_unknown_ids(draft.facts, known_ids)
-        if not draft.profile.strip():
-            raise ValueError("the profile is empty")
-
-    return valid
+def _id_order(source_id: str) -> tuple[int, str]:
+    """``S2`` before ``S10``: the enum lists ids as the prompt numbers them."""
+    digits = source_id.lstrip("S")
+    return (int(digits), source_id) if digits.isdigit() else (1 << 30, source_id)
 
 
 async def rewrite_paper_profile(
@@ -146,6 +152,4 @@ async def rewrite_paper_profile(
             + (f"\n\n{reminder}" if reminder else "")
         ),
     ]
-    return await call_structured(
-        model, ProfileDraft, messages, check=_valid_draft(known_ids), repair=_drop_ids(known_ids)
-    )
+    return await call_structured(model, _draft_schema(known_ids), messages)

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.characterhub.dimensions import DIMENSIONS, Dimension
 
 DIMENSION_KEYWORDS: dict[str, str] = {
@@ -96,7 +96,9 @@ async def plan_search_queries(
 ) -> tuple[list[PlannedQuery], LLMUsage, int]:
     """Ask the model for a query plan; the code guarantees every dimension is covered.
 
-    Returns the queries, the usage, and how many of the model's queries were dropped.
+    Returns the queries, the usage, and how many of the model's queries were dropped. An
+    answer still invalid after retries degrades to the code's own plan (the name with each
+    dimension's keywords), counted in ``usage.degraded``.
     """
     messages = [
         SystemMessage(
@@ -104,7 +106,10 @@ async def plan_search_queries(
         ),
         HumanMessage(PLANNER_USER.format(name=name, franchise=franchise or "(unknown)")),
     ]
-    plan, usage = await call_structured(model, QueryPlan, messages)
+    try:
+        plan, usage = await call_structured(model, QueryPlan, messages)
+    except InvalidAnswerError as failed:  # degrade: the code's own plan covers every dimension
+        plan, usage = QueryPlan(queries=[]), failed.usage + LLMUsage(degraded=1)
     queries, dropped = complete_plan(
         plan, name=name, franchise=franchise, per_dimension=per_dimension
     )

@@ -3,8 +3,9 @@
 The judge sees the knowledge list (ids the code assigned, statements) and the text under test,
 nothing else: not the reference evidence, not the reference page. It labels every point
 supported, partially supported, irrelevant or contradicted with a brief justification. The
-answer must carry exactly the ids it was given (a missing, repeated or invented id is rejected
-and retried), and the label set is closed, so the metrics never see a label they cannot count.
+answer's schema is built per call: the ids it was given are its required keys (none missing,
+repeated or invented; the code knows each id's statement, so the model does not repeat it),
+and the label set is closed, so the metrics never see a label they cannot count.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, field_validator
 
+from personae.agents.answer_schemas import answers_by_key, keyed_answers
 from personae.answer_store import AnswerStore
 from personae.llm import LLMUsage, call_structured
 
@@ -136,10 +138,31 @@ class Alignment(BaseModel):
         )
 
 
-class AlignmentList(BaseModel):
-    """Table 10's expected output: one evaluation per knowledge item."""
+class Judgement(BaseModel):
+    """The judge's label for one knowledge item (its id is the key, its statement known)."""
 
-    evaluations: list[Alignment] = Field(description="One evaluation per knowledge item, by id.")
+    evaluation: Label = Field(
+        description="supported, partially supported, irrelevant or contradicted."
+    )
+    evidence: str = Field(
+        default="", description="A brief quote or reasoning from the text justifying the label."
+    )
+
+    @field_validator("evaluation", mode="before")
+    @classmethod
+    def _plain_label(cls, value: Any) -> Any:
+        return Alignment._plain_label(value)
+
+
+def alignment_list_schema(ids: Sequence[int]) -> type[BaseModel]:
+    """Table 10's output for these knowledge ids: one evaluation per id (required keys)."""
+    return keyed_answers(
+        "AlignmentList",
+        "Table 10's expected output: one evaluation per knowledge item id.",
+        tuple(str(i) for i in ids),
+        Judgement,
+        "The evaluation of knowledge item {key}.",
+    )
 
 
 def knowledge_list(statements: Sequence[str], first_id: int = 1) -> str:
@@ -160,23 +183,6 @@ def judge_messages(statements: Sequence[str], text: str, first_id: int = 1) -> l
     ]
 
 
-def require_ids(answer: AlignmentList, wanted: Sequence[int]) -> None:
-    """Raise ``ValueError`` unless ``answer`` labels each id of ``wanted`` exactly once."""
-    given = [a.id for a in answer.evaluations]
-    missing = sorted(set(wanted) - set(given))
-    invented = sorted(set(given) - set(wanted))
-    repeated = sorted({i for i in given if given.count(i) > 1})
-    problems = []
-    if missing:
-        problems.append(f"missing ids {missing}")
-    if invented:
-        problems.append(f"unknown ids {invented}")
-    if repeated:
-        problems.append(f"ids labelled twice {repeated}")
-    if problems:
-        raise ValueError("evaluate every knowledge item exactly once: " + "; ".join(problems))
-
-
 async def judge_alignment(
     model: BaseChatModel,
     *,
@@ -189,16 +195,16 @@ async def judge_alignment(
     """One evaluation per statement against ``text``, in statement order.
 
     With ``cache``, an answer ``model_name`` already gave for this exact prompt costs no call.
+    Raises :class:`~personae.llm.InvalidAnswerError` when the answer is still invalid after
+    retries (the caller judges the items one by one, then degrades the ones that still fail).
     """
     wanted = [first_id + i for i in range(len(statements))]
     messages = judge_messages(statements, text, first_id)
     answer, usage = await call_structured(
-        model,
-        AlignmentList,
-        messages,
-        check=lambda a: require_ids(a, wanted),
-        store=cache,
-        model_name=model_name,
+        model, alignment_list_schema(wanted), messages, store=cache, model_name=model_name
     )
-    by_id = {a.id: a for a in answer.evaluations}
-    return [by_id[i] for i in wanted], usage
+    by_id = answers_by_key(answer)
+    return [
+        Alignment(id=i, knowledge=s, **by_id[str(i)].model_dump())
+        for i, s in zip(wanted, statements, strict=True)
+    ], usage

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,9 @@ from personae.agents.amadeus.qa_judge import (
     hs_messages,
 )
 from personae.answer_store import AnswerStore
-from personae.errors import InputError
+from personae.degraded import FailureBudget
+from personae.errors import InputError, NothingUsableError
+from personae.fanout import gather_all
 from personae.files import (
     append_jsonl,
     parse_jsonl,
@@ -39,7 +42,9 @@ from personae.files import (
     write_text_atomic,
 )
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
-from personae.llm import call_structured
+from personae.llm import InvalidAnswerError, call_structured
+
+logger = logging.getLogger(__name__)
 
 RESULTS = "results.jsonl"
 SHIPPED_SETS = {"iago-othello": "iago_othello.jsonl"}
@@ -115,6 +120,22 @@ class QARun:
     out_dir: Path
     concurrency: int = 4
     progress: Callable[[str], None] = field(default=lambda line: None)
+    max_failures: FailureBudget = field(default_factory=FailureBudget)
+    """Items whose judgment is still invalid after retries tolerated before the run stops."""
+
+
+@dataclass
+class _Failures:
+    """Items this run could not judge (left out, asked again by the next run)."""
+
+    budget: FailureBudget
+    items: int
+    failed: int = 0
+
+    def add(self, error: InvalidAnswerError, item: QAItem) -> None:
+        logger.warning("persona QA item %s degraded: %s", item.id, error)
+        self.failed += 1
+        self.budget.check(self.failed, self.items, "QA items")
 
 
 def _done(path: Path) -> dict[str, dict[str, Any]]:
@@ -170,15 +191,20 @@ async def _answer(
     gate: asyncio.Semaphore,
     lock: asyncio.Lock,
     path: Path,
-) -> dict[str, Any]:
+    failures: _Failures,
+) -> dict[str, Any] | None:
     async with gate:
         result = await graph.ainvoke(
             {"character": item.character, "query": item.question}, context=run.agent
         )
         chunks = final_context(result)
-        scores = await _judge(
-            run, cache, item, str(result["response"]), [c["text"] for c in chunks]
-        )
+        try:
+            scores = await _judge(
+                run, cache, item, str(result["response"]), [c["text"] for c in chunks]
+            )
+        except InvalidAnswerError as failed:  # not recorded: the next run asks it again
+            failures.add(failed, item)
+            return None
     record = {
         "id": item.id,
         "character": item.character,
@@ -198,7 +224,12 @@ async def _answer(
 
 
 async def run_persona_qa(run: QARun) -> dict[str, Any]:
-    """Answer and judge every item not yet in ``results.jsonl``; summarise all of them."""
+    """Answer and judge every item not yet in ``results.jsonl``; summarise all of them.
+
+    An item whose judgment is still invalid after retries is left out of the summary
+    (``degraded.items``) and judged again by the next run; with none judged at all, nothing
+    usable is left (:class:`~personae.errors.NothingUsableError`).
+    """
     await asyncio.to_thread(run.out_dir.mkdir, parents=True, exist_ok=True)
     path = run.out_dir / RESULTS
     done = await asyncio.to_thread(_done, path)
@@ -206,12 +237,17 @@ async def run_persona_qa(run: QARun) -> dict[str, Any]:
     run.progress(f"{len(run.items) - len(todo)}/{len(run.items)} items done, answering {len(todo)}")
     cache = AnswerStore(run.cache_dir)
     gate, lock, graph = asyncio.Semaphore(run.concurrency), asyncio.Lock(), build_graph()
-    for record in await asyncio.gather(
-        *(_answer(run, item, graph, cache, gate, lock, path) for item in todo)
+    failures = _Failures(run.max_failures, len(todo))
+    for record in await gather_all(
+        _answer(run, item, graph, cache, gate, lock, path, failures) for item in todo
     ):
-        done[str(record["id"])] = record
-    records = [done[item.id] for item in run.items]
+        if record is not None:
+            done[str(record["id"])] = record
+    records = [done[item.id] for item in run.items if item.id in done]
+    if not records:
+        raise NothingUsableError(f"no QA item could be judged ({failures.failed} failed)")
     summary = summarise(records, run.agent.method)
+    summary["degraded"] = {"items": len(run.items) - len(records)}
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
     return summary
@@ -263,4 +299,7 @@ def render_report(summary: Mapping[str, Any]) -> str:
     for title, key in (("Character", "per_character"), ("Attribute", "per_attribute")):
         lines += ["", header[0].format(title), header[1]]
         lines += [_row(name, scores) for name, scores in summary[key].items()]
+    degraded = (summary.get("degraded") or {}).get("items", 0)
+    if degraded:
+        lines += ["", f"Degraded: {degraded} item(s) not judged (a rerun judges them again)."]
     return "\n".join(lines) + "\n"

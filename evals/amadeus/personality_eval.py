@@ -9,12 +9,16 @@ F1-Score, with InCharacter's full-type accuracy as an extra.
 
 Every interview answer and every rating is appended to ``results.jsonl`` as soon as it exists,
 so an interrupted run resumes where it stopped; ``summary.json`` and ``report.md`` are written
-atomically at the end.
+atomically at the end. An assessment whose answer is still invalid after retries degrades: a
+rating batch is left out (the dimension is scored from its other batches, and a rerun asks it
+again), an OC item is left out of its batch's choices, an HS judgment is left empty; each is
+counted (``summary.degraded``) and ``max_failures`` stops a run that degrades too much.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +29,7 @@ from langchain_core.language_models import BaseChatModel
 from personae.agents.amadeus.incharacter_rater import anonymise, convert_choices, rate_batch
 from personae.agents.amadeus.qa_judge import HallucinationScore, hs_messages
 from personae.answer_store import AnswerStore
+from personae.degraded import FailureBudget
 from personae.evals.amadeus.persona_qa import final_context
 from personae.evals.amadeus.personality_data import Item, Questionnaire, code_of
 from personae.evals.amadeus.personality_scoring import (
@@ -34,9 +39,12 @@ from personae.evals.amadeus.personality_scoring import (
     split_batches,
     type_metrics,
 )
+from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
-from personae.llm import call_structured
+from personae.llm import InvalidAnswerError, call_structured
+
+logger = logging.getLogger(__name__)
 
 Assess = Literal["er", "oc"]
 RESULTS = "results.jsonl"
@@ -85,6 +93,8 @@ class PersonalityRun:
     """Name the HS judge's answers are cached under."""
     cache_dir: Path | None = None
     """Judge cache folder."""
+    max_failures: FailureBudget = field(default_factory=FailureBudget)
+    """Degraded assessments (rating batches, OC items, HS judgments) tolerated."""
 
 
 def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -103,6 +113,15 @@ class _Recorder:
         self.path = path
         self.done = done
         self.lock = asyncio.Lock()
+        self.units = 0
+        """Assessments (rating batches or OC items) and HS judgments this run asks."""
+        self.degraded = 0
+        """Of ``units``, those still invalid after retries."""
+
+    def count_degraded(self, count: int, budget: FailureBudget) -> None:
+        """Add degraded assessments; stop the run when there are too many."""
+        self.degraded += count
+        budget.check(self.degraded, self.units, "assessments")
 
     async def add(self, record: dict[str, Any]) -> None:
         async with self.lock:
@@ -130,7 +149,8 @@ async def _interview(
         result = await graph.ainvoke(
             {"character": who.indexed_as, "query": item.question}, context=run.agent
         )
-        hs = await _hallucination(run, item.question, result)
+        hs, degraded = await _hallucination(run, item.question, result)
+    recorder.count_degraded(degraded, run.max_failures)
     await recorder.add(
         {
             "hs": hs,
@@ -153,20 +173,26 @@ async def _interview(
 
 async def _hallucination(
     run: PersonalityRun, question: str, result: Mapping[str, Any]
-) -> int | None:
-    """HS of one interview answer against the chunks in its final context (no ground truth)."""
+) -> tuple[int | None, int]:
+    """HS of one answer against the chunks in its final context, and how many degraded.
+
+    No ground truth; a judge's answer still invalid after retries leaves the HS empty (1).
+    """
     if run.hs_judge is None or run.agent.method == "none":
-        return None
+        return None, 0
     chunks = [chunk["text"] for chunk in final_context(result)]
     messages = hs_messages(question, chunks, None, str(result["response"]))
-    verdict, _ = await call_structured(
-        run.hs_judge,
-        HallucinationScore,
-        messages,
-        store=AnswerStore(run.cache_dir),
-        model_name=run.judge_name,
-    )
-    return verdict.score
+    try:
+        verdict, _ = await call_structured(
+            run.hs_judge,
+            HallucinationScore,
+            messages,
+            store=AnswerStore(run.cache_dir),
+            model_name=run.judge_name,
+        )
+    except InvalidAnswerError:
+        return None, 1
+    return verdict.score, 0
 
 
 def _pairs(
@@ -197,13 +223,18 @@ async def _rate(
     gate: asyncio.Semaphore,
 ) -> None:
     async with gate:
-        score, analysis, used = await rate_batch(
-            run.rater,
-            kind=run.questionnaire.kind,
-            dimension=dimension,
-            description=run.questionnaire.descriptions[dimension],
-            pairs=_pairs(run, who, items, recorder.done),
-        )
+        try:
+            score, analysis, used = await rate_batch(
+                run.rater,
+                kind=run.questionnaire.kind,
+                dimension=dimension,
+                description=run.questionnaire.descriptions[dimension],
+                pairs=_pairs(run, who, items, recorder.done),
+            )
+        except InvalidAnswerError as failed:  # not recorded: the next run asks it again
+            logger.warning("%s %s batch %d degraded: %s", who.name, dimension, index, failed)
+            recorder.count_degraded(1, run.max_failures)
+            return
     await recorder.add(
         {
             "kind": "rating",
@@ -234,6 +265,7 @@ async def _convert(
         choices, used = await convert_choices(
             run.rater, kind=run.questionnaire.kind, statements=statements
         )
+    recorder.count_degraded(used.degraded, run.max_failures)
     await recorder.add(
         {
             "kind": "choices",
@@ -299,7 +331,8 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
         run.progress(
             f"{who.name}: {len(items) - len(todo)}/{len(items)} interviews done, asking {len(todo)}"
         )
-        await asyncio.gather(*(_interview(run, who, item, graph, recorder, gate) for item in todo))
+        recorder.units += len(todo) if run.hs_judge is not None else 0
+        await gather_all(_interview(run, who, item, graph, recorder, gate) for item in todo)
         tasks = [
             t
             for t in _assessment_tasks(run, who, items)
@@ -307,15 +340,15 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
             not in recorder.done
         ]
         run.progress(f"{who.name}: {len(tasks)} assessment calls")
-        await asyncio.gather(
-            *(
-                _convert(run, who, index, batch, recorder, gate)
-                if run.assess == "oc"
-                else _rate(run, who, dimension, index, batch, recorder, gate)
-                for dimension, index, batch in tasks
-            )
+        recorder.units += sum(len(t[2]) for t in tasks) if run.assess == "oc" else len(tasks)
+        await gather_all(
+            _convert(run, who, index, batch, recorder, gate)
+            if run.assess == "oc"
+            else _rate(run, who, dimension, index, batch, recorder, gate)
+            for dimension, index, batch in tasks
         )
     summary = summarise(run, recorder.done)
+    summary["degraded"] = {"assessments": recorder.degraded}
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
     return summary
@@ -419,6 +452,12 @@ def render_report(summary: Mapping[str, Any]) -> str:
             f"| Full-type accuracy (InCharacter) | {metrics['full_type_accuracy'] * 100:.2f}% | - |"
         )
     lines += ["", f"Guided Selection failure rate: {summary['gs_failure_rate'] * 100:.2f}%."]
+    degraded = (summary.get("degraded") or {}).get("assessments", 0)
+    if degraded:
+        lines.append(
+            f"Degraded: {degraded} assessment(s) still invalid after retries, left out "
+            "(a rerun asks the rating batches again)."
+        )
     if summary.get("hs") is not None:
         lines.append(
             f"Hallucination Score (HS, 1-10, lower is better; Table 6): {summary['hs']:.2f}."

@@ -26,10 +26,10 @@ from statistics import fmean
 from typing import Any
 
 from personae.agents.arcane import propositions as coder
-from personae.errors import RemoteError
 from personae.evals.arcane.metrics import CATEGORIES, CATEGORY_LABELS, PHASE_METRICS, probe_scores
+from personae.fanout import gather_all
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import call_structured
+from personae.llm import InvalidAnswerError, call_structured
 from personae.memory.arcane.records import ArcRecord, ProbeRecord
 
 SIGNS = ("positive", "negative")
@@ -187,9 +187,7 @@ async def code_propositions(
                 answer, _ = await call_structured(
                     model, coder.PropositionCoding, messages, store=context.cache(), model_name=name
                 )
-            except RemoteError as error:
-                if "malformed" not in str(error):
-                    raise
+            except InvalidAnswerError:  # still invalid after retries: left uncoded, counted
                 return {**base_row, "coding": None}
         return {**base_row, "coding": answer.model_dump()}
 
@@ -201,7 +199,7 @@ async def code_propositions(
             for row in sample
             if row["probe_id"] in by_probe
         ]
-    return list(await asyncio.gather(*jobs))
+    return await gather_all(jobs)
 
 
 def table_5(coded: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

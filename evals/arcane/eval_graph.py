@@ -6,7 +6,9 @@ Why this shape: the unit of work is (probe, mode, model). ``plan_units`` skips u
 ``arcane_roleplay`` graph (so the no-future audit runs on every prompt), judges each answer
 with T35 and the trajectory with T36, and appends one line to ``results.jsonl``. The context's
 ``concurrency`` bounds how many units run at once (a semaphore per event loop). A judge
-that fails three times is recorded as missing and counted, never invented (spec default 31).
+that fails three times is recorded as missing and counted, never invented (spec default 31);
+the judge's schema is built for the scale (integers 1..scale), and ``max_failures`` stops a
+run whose missing judgments pass the limit (the finished units stay in ``results.jsonl``).
 Aggregation and reports (``evals/arcane/metrics.py``, ``evals/arcane/report.py``) read the file.
 """
 
@@ -28,12 +30,14 @@ from typing_extensions import TypedDict
 
 from personae.agents.arcane import judges
 from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
-from personae.errors import InputError, RemoteError
+from personae.degraded import DEFAULT_MAX_FAILURES, FailureBudget
+from personae.errors import InputError
+from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ChunkStoreContext
 from personae.graphs.arcane.roleplay import RoleplayContext
 from personae.graphs.arcane.roleplay import graph as roleplay_graph
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
 from personae.memory.arcane.records_json import ProbeRecordJSON, dump
@@ -63,11 +67,15 @@ class ArcaneEvalContext(ChunkStoreContext):
     """Summaries shown: chapters qc-4..qc."""
     concurrency: int = 8
     """(probe, mode) units evaluated at once (the paper's judge pool: 200 threads)."""
+    max_failures: str = DEFAULT_MAX_FAILURES
+    """Judgments recorded missing (still invalid after retries) tolerated before the run stops:
+    a count (``5``) or a share of the run's judgments (``10%``)."""
 
     def __post_init__(self) -> None:
         """Fill the judge by the settings rule (this is the edge)."""
         super().__post_init__()
         object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
+        FailureBudget(self.max_failures)  # a malformed limit fails here, not mid-run
 
     def roleplay_context(self) -> RoleplayContext:
         """The role-play graph's context for this evaluation."""
@@ -192,9 +200,41 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
 
 
 async def plan_units(state: EvalState, runtime: Runtime[ArcaneEvalContext]) -> dict[str, Any]:
-    """Read what is done; list the units left."""
+    """Read what is done; list the units left (and count their judgments for the budget)."""
     units, skipped = await asyncio.to_thread(plan, state, runtime.context)
+    _TALLIES.setdefault(asyncio.get_running_loop(), {})[state["out_dir"]] = _Tally(
+        sum(judgments_of(probe_of(u)) for u in units)
+    )
     return {"units": units, "skipped": skipped}
+
+
+@dataclass
+class _Tally:
+    """Judgments this run plans, and those recorded missing so far."""
+
+    judgments: int
+    missing: int = 0
+
+
+_TALLIES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Tally]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The tally of each running evaluation, by event loop and output folder."""
+clears_on_reset("evals.arcane.eval_graph.tallies", _TALLIES.clear)
+
+
+def judgments_of(probe: ProbeRecord) -> int:
+    """T35 calls (one per available phase) and the T36 call (with two phases or more)."""
+    available = sum(not p.unavailable for p in probe.phase_responses)
+    return available + (available >= 2)
+
+
+def count_missing(out_dir: str, missing: int, budget: str) -> None:
+    """Add a unit's missing judgments; stop the run when there are too many."""
+    tally = _TALLIES.get(asyncio.get_running_loop(), {}).get(out_dir)
+    if tally is not None and missing:
+        tally.missing += missing
+        FailureBudget(budget).check(tally.missing, tally.judgments, "judgments")
 
 
 def route_units(state: EvalState) -> list[Send] | Literal["__end__"]:
@@ -232,19 +272,13 @@ async def _judge_phase(
         include_thought=context.judge_include_thought,
     )
     model, name = context.model_for(context.judge_model)
+    schema = judges.phase_judgement_schema(context.judge_scale)
     try:
         answer, usage = await call_structured(
-            model,
-            judges.PhaseJudgement,
-            messages,
-            check=judges.check_scale(context.judge_scale),
-            store=context.cache(),
-            model_name=name,
+            model, schema, messages, store=context.cache(), model_name=name
         )
-    except RemoteError as error:
-        if "malformed" not in str(error):
-            raise
-        return None, LLMUsage()  # 3 invalid answers: recorded missing (spec default 31)
+    except InvalidAnswerError as failed:  # 3 invalid answers: recorded missing (spec default 31)
+        return None, failed.usage + LLMUsage(degraded=1)
     return answer.scores.model_dump(), usage
 
 
@@ -262,19 +296,13 @@ async def _judge_trajectory(
         include_thought=context.judge_include_thought,
     )
     model, name = context.model_for(context.judge_model)
+    schema = judges.trajectory_judgement_schema(context.judge_scale)
     try:
         answer, usage = await call_structured(
-            model,
-            judges.TrajectoryJudgement,
-            messages,
-            check=judges.check_scale(context.judge_scale),
-            store=context.cache(),
-            model_name=name,
+            model, schema, messages, store=context.cache(), model_name=name
         )
-    except RemoteError as error:
-        if "malformed" not in str(error):
-            raise
-        return None, LLMUsage()
+    except InvalidAnswerError as failed:
+        return None, failed.usage + LLMUsage(degraded=1)
     ptf = answer.ptf()
     return {
         **answer.scores.model_dump(),
@@ -305,12 +333,10 @@ async def evaluate_unit(state: Unit, runtime: Runtime[ArcaneEvalContext]) -> dic
 async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
     probe = probe_of(state)
     available = [p for p in probe.phase_responses if not p.unavailable]
-    played = await asyncio.gather(*(_roleplay(state, p, context) for p in available))
-    judged = await asyncio.gather(
-        *(
-            _judge_phase(state, p, r["response"], context)
-            for p, r in zip(available, played, strict=True)
-        )
+    played = await gather_all(_roleplay(state, p, context) for p in available)
+    judged = await gather_all(
+        _judge_phase(state, p, r["response"], context)
+        for p, r in zip(available, played, strict=True)
     )
     ptf, ptf_usage = await _judge_trajectory(
         state, [(p, r["response"]) for p, r in zip(available, played, strict=True)], context
@@ -343,6 +369,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "usage": usage.as_dict(),
     }
     await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
+    count_missing(state["out_dir"], usage.degraded, context.max_failures)
     key = unit_key(
         probe.probe_id,
         state["mode"],

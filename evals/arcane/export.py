@@ -35,6 +35,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from personae.agents.arcane.roleplayer import render_system, render_user
 from personae.errors import InputError
+from personae.fanout import gather_all
 from personae.graphs.arcane.roleplay import (
     FutureLeakError,
     NovelResources,
@@ -273,7 +274,7 @@ async def sft_rows(
                             sample_one(probe, phase, mode, prompt, teacher, i)
                             for i in range(samples)
                         ]
-    for row in await asyncio.gather(*jobs):
+    for row in await gather_all(jobs):
         if row is None:
             export.skip("empty teacher answer")
         else:

@@ -36,11 +36,12 @@ from statistics import correlation, fmean
 from typing import Any, Literal
 
 from personae.agents.arcane import judges
-from personae.errors import InputError, RemoteError
+from personae.errors import InputError
 from personae.evals.arcane.metrics import mode_label, probe_scores
+from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import call_structured
+from personae.llm import InvalidAnswerError, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import ProbeRecord, load_probes
 
@@ -247,15 +248,12 @@ async def rejudge(
             try:
                 answer, usage = await call_structured(
                     model,
-                    judges.TrajectoryJudgement,
+                    judges.trajectory_judgement_schema(scale),
                     messages,
-                    check=judges.check_scale(scale),
                     store=context.cache(),
                     model_name=name,
                 )
-            except RemoteError as error:
-                if "malformed" not in str(error):
-                    raise
+            except InvalidAnswerError:  # still invalid after retries: missing, counted
                 counts["missing"] += 1
                 return
         counts["judged"] += 1
@@ -269,7 +267,7 @@ async def rejudge(
         }
         await asyncio.to_thread(append_jsonl, out / PERTURB, row)
 
-    await asyncio.gather(*(one(r, c) for r in records for c in conditions))
+    await gather_all(one(r, c) for r in records for c in conditions)
     return counts
 
 

@@ -10,6 +10,10 @@ for the same reason. The instance that was running resumes too: every method ste
 SQLite checkpoint and an answer journal in the memory folder (:mod:`personae.graphs.bookmarks.step_checkpoints`),
 so its rerun pays only for the LLM calls that were in flight. Methods are resolved lazily by name, so the harness works with whichever
 method graphs are installed; a method name may carry ablations (``bookmarks+no-derive``).
+An instance whose model answer is still invalid after retries (no valid action, no valid
+verdict) is recorded as failed in ``failures.jsonl``, with the reason, and the bench goes on:
+failed instances are left out of the scores, counted in the summary and the report, and run
+again by the next invocation; ``max_failures`` stops a run that fails too many.
 """
 
 from __future__ import annotations
@@ -31,13 +35,15 @@ from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.action_judge import check_judge, judge_action
 from personae.answer_store import AnswerStore
-from personae.errors import ConfigurationError, InputError, PersonaeError
+from personae.degraded import FailureBudget
+from personae.errors import ConfigurationError, InputError, NothingUsableError, PersonaeError
 from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
 from personae.evals.bookmarks.report import write_report
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
+from personae.llm import InvalidAnswerError
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_JUDGE_MODEL
@@ -45,6 +51,8 @@ from personae.settings import DEFAULT_JUDGE_MODEL
 logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.jsonl"
+FAILURES_FILE = "failures.jsonl"
+"""One line per instance that failed (model answer still invalid after retries), with why."""
 SUMMARY_FILE = "summary.json"
 JUDGE_CACHE_DIR = "judge_cache"
 CURRENT_INSTANCE: contextvars.ContextVar[BenchInstance | None] = contextvars.ContextVar(
@@ -224,6 +232,8 @@ class BenchConfig:
     judge_cache_name: str = ""
     """The judge's name in the verdict cache and records; default the judge's spec plus its
     server (the same model name on another server is another judge)."""
+    max_failures: FailureBudget = field(default_factory=FailureBudget)
+    """Failed instances tolerated (of those this invocation runs) before the run stops."""
 
     def __post_init__(self) -> None:
         """Resolve the models once, by the settings rule (:class:`BenchModels`)."""
@@ -406,6 +416,8 @@ class BenchOutcome:
     """Of ``ran``: earlier predictions (another judge's run) judged again, method not rerun."""
     resumed: int = 0
     """Of ``ran``: interrupted method steps resumed from their checkpoints."""
+    failed: int = 0
+    """Instances this invocation recorded as failed (not in ``ran``)."""
 
 
 @dataclass
@@ -425,6 +437,10 @@ class _Run:
     rejudged: int = 0
     resumed: int = 0
     """Interrupted method steps resumed from their checkpoints."""
+    pending: int = 0
+    """Instances this invocation has to run (what ``max_failures`` is a share of)."""
+    failed: int = 0
+    """Instances this invocation recorded as failed."""
 
 
 def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
@@ -551,12 +567,35 @@ async def _run_artifact(
             key = (instance.artifact, method, instance.character, instance.position)
             if (*key, run.config.judge) in run.done:
                 continue
-            record = await _run_instance(run, method, graph, context, instance)
+            try:
+                record = await _run_instance(run, method, graph, context, instance)
+            except (InvalidAnswerError, NothingUsableError) as failed:
+                _record_failure(run, method, instance, failed)
+                continue
             append_jsonl(run.results_path, record)
             run.done.add(result_key(record))
             run.ran += 1
             run.rejudged += int(record["reused_prediction"])
             run.progress.advance(record)
+
+
+def _record_failure(run: _Run, method: str, instance: BenchInstance, error: PersonaeError) -> None:
+    """Append the failed instance to ``failures.jsonl``; stop when too many failed."""
+    failure = {
+        "artifact": instance.artifact,
+        "method": method,
+        "character": instance.character,
+        "position": instance.position,
+        "judge": run.config.judge,
+        "reason": error.problem,
+    }
+    append_jsonl(run.results_path.with_name(FAILURES_FILE), failure)
+    run.failed += 1
+    run.progress.note(
+        f"{method} {instance.artifact} {instance.character} at {instance.position} failed "
+        f"(recorded, the bench goes on): {error.problem[:200]}"
+    )
+    run.config.max_failures.check(run.failed, run.pending, "bench instances")
 
 
 def _first_error(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -678,6 +717,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         for i in pending
         if (i.artifact, label, i.character, i.position, config.judge) not in done
     )
+    run.pending = remaining
     sink.start(remaining, total - remaining)
     complete = False
     try:
@@ -691,6 +731,11 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     finally:
         sink.close()
         summary, summary_path, report_paths = _write_outputs(config, complete, runs)
+    if run.failed and not summary["instances"]:
+        first = summary["failed"]["failures"][0]
+        raise NothingUsableError(
+            f"every one of the {run.failed} bench instances failed (first: {first['reason']})"
+        )
     return BenchOutcome(
         run.ran,
         total - remaining,
@@ -700,6 +745,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         notes,
         run.rejudged,
         run.resumed,
+        run.failed,
     )
 
 
@@ -740,6 +786,7 @@ def _write_outputs(
     """summary.json and the reports from every result of this judge (atomic writes)."""
     records, _ = read_results(config.out_dir / RESULTS_FILE)
     mine = [r for r in records if r["judge"] == config.judge]
+    failures = open_failures(config.out_dir / FAILURES_FILE, {result_key(r) for r in mine})
     summary: dict[str, Any] = {
         "judge": config.judge,
         "judge_model": config.name_of("judge_model"),
@@ -751,6 +798,8 @@ def _write_outputs(
         "temperature": config.temperature,
         "top_p": config.top_p,
         "ablations": _ablations_of(mine, runs),
+        "failed": {"instances": len(failures), "failures": failures},
+        "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
         **summarize(mine),
     }
     summary_path = config.out_dir / SUMMARY_FILE
@@ -758,6 +807,12 @@ def _write_outputs(
         return summary, summary_path, (Path(), Path())
     write_json_atomic(summary_path, summary)
     return summary, summary_path, write_report(config.out_dir, summary, mine)
+
+
+def open_failures(path: Path, done: set[ResultKey]) -> list[dict[str, Any]]:
+    """Failed instances not run successfully since (the first failure of each), in order."""
+    records, _ = read_results(path)
+    return [r for r in records if result_key(r) not in done]
 
 
 def _ablations_of(

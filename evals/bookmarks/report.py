@@ -286,11 +286,30 @@ def questionless_steps(runs: Sequence[Record]) -> int:
     )
 
 
+def degraded_lines(summary: Mapping[str, Any]) -> list[str]:
+    """What degraded: failed instances (with why) and answers the methods kept as they were."""
+    failed = (summary.get("failed") or {}).get("failures", [])
+    lines = [
+        f"{len(failed)} instance(s) failed and are left out of the scores (rerun to retry):",
+        *(
+            f"  {f['method']} {f['artifact']} {f['character']} at {f['position']}: {f['reason']}"
+            for f in failed
+        ),
+    ]
+    answers = int(summary.get("degraded_answers", 0))
+    kept = [f"{answers} model answer(s) inside the methods were still invalid after retries "]
+    kept[0] += "and degraded (kept as they were, unknown or not evidence)."
+    return (lines if failed else []) + (kept if answers else [])
+
+
 def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> str:
     """The Markdown report."""
     svg, note = hit_rate_section(records)
     judge = JUDGE_TITLES.get(str(summary["judge"]), str(summary["judge"]))
     status = "" if summary.get("complete", True) else "\n\n**Partial run**: rerun to finish."
+    degraded = degraded_lines(summary)
+    if degraded:
+        status += "\n\n**Degraded:** " + "\n".join(degraded)
     return (
         "\n\n".join(
             [
@@ -319,6 +338,9 @@ def render_html(summary: Mapping[str, Any], records: Sequence[Record]) -> str:
     svg, note = hit_rate_section(records)
     judge = JUDGE_TITLES.get(str(summary["judge"]), str(summary["judge"]))
     partial = "" if summary.get("complete", True) else "<p><b>Partial run</b>: rerun to finish.</p>"
+    degraded = degraded_lines(summary)
+    if degraded:
+        partial += "<p><b>Degraded:</b> " + "<br>".join(html.escape(d) for d in degraded) + "</p>"
     style = (
         "body{font-family:sans-serif;max-width:60em;margin:2em auto}"
         "table{border-collapse:collapse;margin:1em 0}"

@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from personae.agents.answer_schemas import ask_in_batch_or_alone
 from personae.agents.characterhub.knowledge_extractor import (
     KnowledgePoint,
     character_data,
@@ -36,7 +37,8 @@ from personae.agents.characterhub.knowledge_extractor import (
 )
 from personae.agents.characterhub.support_judge import Alignment, judge_alignment
 from personae.answer_store import AnswerStore
-from personae.errors import InputError, RemoteError
+from personae.degraded import FailureBudget
+from personae.errors import InputError, NothingUsableError
 from personae.evals.characterhub.profile_metrics import (
     SupportScores,
     count_tokens,
@@ -49,8 +51,9 @@ from personae.evals.characterhub.profile_reference import (
     reference_content,
     reference_text,
 )
+from personae.fanout import gather_all
 from personae.files import parse_json, read_text
-from personae.llm import LLMUsage
+from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
@@ -121,6 +124,8 @@ class ProfileEvalContext:
     """Extract points from the profile and DRInfo too, for their knowledge density."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """Models and sampling settings, recorded verbatim in the report."""
+    max_failures: FailureBudget = field(default_factory=FailureBudget)
+    """Degraded judgments (no valid label even alone) tolerated before the run stops."""
 
 
 @dataclass(frozen=True)
@@ -241,14 +246,7 @@ async def all_or_nothing(works: Iterable[Awaitable[T]]) -> list[T]:
 
     Finished answers are already in the judge cache, so a rerun resumes where this stopped.
     """
-    tasks = [asyncio.ensure_future(work) for work in works]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    return await gather_all(works)
 
 
 @dataclass
@@ -258,6 +256,15 @@ class _Run:
     context: ProfileEvalContext
     cache: AnswerStore
     slots: asyncio.Semaphore
+    judgments: int = 0
+    """Judgments planned so far (points x texts of the characters extracted)."""
+    degraded: int = 0
+    """Judgments no valid label came for; checked against ``context.max_failures``."""
+
+    def count_degraded(self, degraded: int) -> None:
+        """Add degraded judgments; stop the run when there are too many."""
+        self.degraded += degraded
+        self.context.max_failures.check(self.degraded, self.judgments, "judgments")
 
 
 async def _extract(
@@ -268,14 +275,17 @@ async def _extract(
     async def one(piece: tuple[str, str, str]) -> tuple[list[KnowledgePoint], int, LLMUsage]:
         chunk_id, input_text, plain = piece
         async with run.slots:
-            answer: tuple[list[KnowledgePoint], int, LLMUsage] = await extract_knowledge(
-                run.context.extractor_model,
-                input_text=input_text,
-                plain_text=plain,
-                chunk_id=chunk_id,
-                cache=run.cache,
-                model_name=run.context.extractor_model_name,
-            )
+            try:
+                answer: tuple[list[KnowledgePoint], int, LLMUsage] = await extract_knowledge(
+                    run.context.extractor_model,
+                    input_text=input_text,
+                    plain_text=plain,
+                    chunk_id=chunk_id,
+                    cache=run.cache,
+                    model_name=run.context.extractor_model_name,
+                )
+            except InvalidAnswerError as failed:  # degrade: this piece gives no point
+                return [], 0, failed.usage + LLMUsage(degraded=1)
         return answer
 
     answers = await all_or_nothing(one(p) for p in pieces)
@@ -311,26 +321,35 @@ def text_piece(name: str, kind: TextKind, text: str) -> tuple[str, str, str]:
 
 async def _judge(
     run: _Run, points: Sequence[KnowledgePoint], text: str
-) -> tuple[list[Alignment], LLMUsage]:
-    """One Table 10 label per point against ``text``, in point order (batched if asked)."""
-    size = run.context.judge_batch or max(1, len(points))
-    batches = [points[i : i + size] for i in range(0, len(points), size)]
+) -> tuple[list[Alignment | None], LLMUsage]:
+    """One Table 10 label per point against ``text``, in point order (batched if asked).
 
-    async def one(start: int, batch: Sequence[KnowledgePoint]) -> tuple[list[Alignment], LLMUsage]:
+    A batch still invalid after retries is judged one point per call; a point with no valid
+    label even alone is ``None`` (left out of the scores, counted in ``usage.degraded``).
+    """
+    size = run.context.judge_batch or max(1, len(points))
+    batches = [list(range(i, min(i + size, len(points)))) for i in range(0, len(points), size)]
+
+    async def ask(indices: Sequence[int]) -> tuple[dict[int, Alignment], LLMUsage]:
         async with run.slots:
-            answer: tuple[list[Alignment], LLMUsage] = await judge_alignment(
+            labels, used = await judge_alignment(
                 run.context.judge_model,
-                statements=[p.statement for p in batch],
+                statements=[points[i].statement for i in indices],
                 text=text,
-                first_id=start + 1,
+                first_id=indices[0] + 1,
                 cache=run.cache,
                 model_name=run.context.judge_model_name,
             )
-        return answer
+        return dict(zip(indices, labels, strict=True)), used
 
-    answers = await all_or_nothing(one(i * size, b) for i, b in enumerate(batches))
-    labels = [label for batch, _ in answers for label in batch]
-    return labels, sum((used for _, used in answers), LLMUsage())
+    async def one(batch: Sequence[int]) -> tuple[dict[int, Alignment], LLMUsage]:
+        found, used = await ask_in_batch_or_alone(batch, ask)
+        run.count_degraded(used.degraded)
+        return found, used
+
+    answers = await all_or_nothing(one(b) for b in batches)
+    found = {i: label for batch, _ in answers for i, label in batch.items()}
+    return [found.get(i) for i in range(len(points))], sum((u for _, u in answers), LLMUsage())
 
 
 def density_entry(points: int | None, text: str) -> dict[str, Any]:
@@ -357,9 +376,10 @@ async def _score_text(
     measured: int | None = None
     if run.context.density:
         own, _, extraction = await _extract(run, [text_piece(case.character, kind, text)])
-        measured, used = len(own), used + extraction
+        measured = None if extraction.degraded else len(own)
+        used = used + extraction
     overall, per_dimension = score_by_dimension(
-        (p.type, a.verdict) for p, a in zip(points, judged, strict=True)
+        (p.type, a.verdict) for p, a in zip(points, judged, strict=True) if a is not None
     )
     return {
         "overall": overall.as_dict(),
@@ -367,8 +387,11 @@ async def _score_text(
         "density": density_entry(measured, text),
         "judgments": [
             {"point": f"K{n}", "verdict": a.verdict, "evidence": a.evidence}
+            if a is not None
+            else {"point": f"K{n}", "verdict": None, "evidence": "degraded: no valid label"}
             for n, a in enumerate(judged, start=1)
         ],
+        "unjudged_points": sum(a is None for a in judged),
     }, used
 
 
@@ -380,9 +403,10 @@ async def evaluate_character(
     progress(f"{case.character}: extracting knowledge points ({len(pieces)} call(s))")
     points, dropped, usage = await _extract(run, pieces)
     if not points:
-        raise RemoteError(
+        failed = f", {usage.degraded} extraction(s) failed" if usage.degraded else ""
+        raise NothingUsableError(
             f"no knowledge point of {case.reference.title!r} survived verification "
-            f"({dropped} dropped: evidence not found in the reference)",
+            f"({dropped} dropped: evidence not found in the reference{failed})",
             "use a stronger --extractor-model that quotes the reference exactly",
         )
     urls = reference_urls(case.reference, case.reference_source)
@@ -393,6 +417,7 @@ async def evaluate_character(
         if doc.text(kind).strip()
     ]
     progress(f"{case.character}: judging {len(points)} points against {len(jobs)} text(s)")
+    run.judgments += len(points) * len(jobs)
     scored = await all_or_nothing(_score_text(run, case, points, d, k) for _, d, _, k in jobs)
     texts = []
     for (path, doc, label, kind), (result, used) in zip(jobs, scored, strict=True):
@@ -472,7 +497,9 @@ async def evaluate_characters(
     """The full report for ``cases`` (nothing is written here).
 
     Raises:
-        RemoteError: A model failed, or no knowledge point of a reference survived.
+        RemoteError: A model failed, more judgments degraded than ``max_failures`` allows
+            (:class:`~personae.errors.TooManyFailuresError`), or no knowledge point of a
+            reference survived (:class:`~personae.errors.NothingUsableError`).
     """
     say = progress or (lambda _line: None)
     warnings = [w for w in (character_mismatch(case) for case in cases) if w]
@@ -501,6 +528,7 @@ async def evaluate_characters(
         "summary": micro_average(characters),
         "reference_mean_density": sum(measured) / len(measured) if measured else None,
         "characters": characters,
+        "degraded": {"total": total.degraded, "judgments": run.degraded},
         "usage": {
             **total.as_dict(),
             "cache_hits": run.cache.hits,

@@ -176,6 +176,14 @@ def markdown_report(report: Mapping[str, Any]) -> str:
     warnings = leakage_warnings(report)
     if warnings:
         lines += ["**Leakage:**", "", *(f"- {w}" for w in warnings), ""]
+    degraded = report.get("degraded") or {}
+    if degraded.get("total"):
+        lines += [
+            f"**Degraded:** {degraded['total']} model answer(s) still invalid after retries; "
+            f"{degraded.get('judgments', 0)} judgment(s) left out of the scores "
+            "(`verdict: null` in the JSON report).",
+            "",
+        ]
     lines += ["## Models and settings", "", *_settings_lines(report), ""]
     return "\n".join(lines)
 

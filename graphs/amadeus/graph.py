@@ -161,6 +161,8 @@ class TurnUsage(TypedDict):
     """Prompt tokens of every call."""
     output_tokens: int
     """Answer tokens of every call."""
+    degraded: int
+    """Checks or extractions whose answer was still invalid after retries (no, or empty)."""
 
 
 def add_usage(left: TurnUsage, right: TurnUsage) -> TurnUsage:
@@ -171,18 +173,22 @@ def add_usage(left: TurnUsage, right: TurnUsage) -> TurnUsage:
         rp_calls=left.get("rp_calls", 0) + right.get("rp_calls", 0),
         input_tokens=left.get("input_tokens", 0) + right.get("input_tokens", 0),
         output_tokens=left.get("output_tokens", 0) + right.get("output_tokens", 0),
+        degraded=left.get("degraded", 0) + right.get("degraded", 0),
     )
 
 
 def _usage(role: Literal["gs_calls", "ae_calls", "rp_calls"], used: LLMUsage) -> TurnUsage:
-    record = TurnUsage(gs_calls=0, ae_calls=0, rp_calls=0, input_tokens=0, output_tokens=0)
+    record = TurnUsage(**NO_USAGE)
     record[role] = used.calls
     record["input_tokens"] = used.input_tokens
     record["output_tokens"] = used.output_tokens
+    record["degraded"] = used.degraded
     return record
 
 
-NO_USAGE = TurnUsage(gs_calls=0, ae_calls=0, rp_calls=0, input_tokens=0, output_tokens=0)
+NO_USAGE = TurnUsage(
+    gs_calls=0, ae_calls=0, rp_calls=0, input_tokens=0, output_tokens=0, degraded=0
+)
 
 
 class AmadeusInput(TypedDict):

@@ -9,6 +9,12 @@ after every chapter, so a build killed at chapter j resumes at j+1 and pays for 
 ``Send`` per axis and critic) and gated: train/unvalidated novels by a 2-of-3 critic majority,
 eval novels by human votes collected through ``interrupt()`` (``personae arc annotate``).
 
+A model answer still invalid after retries degrades its item, listed in ``degraded``: a
+chapter's stream keeps its running context and records nothing for the chapter (rerun the build
+to ask it again: every other call is cached), a stream's axes are then induced from the
+chapters read, a critic's verdict counts as "not valid"; only a failed reconciliation (T15)
+leaves nothing usable.
+
 Nodes: ``start_build`` -> ``process_chapter`` (loop) -> ``induce_axes`` -> ``reconcile_axes``
 -> ``tag_axes`` -> ``critique_axis`` (Send) -> ``gate_axes`` -> ``await_annotation`` (eval)
 -> ``save_arcs``.
@@ -19,11 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -32,10 +39,11 @@ from langgraph.types import Overwrite, Send, interrupt
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import arc_rules, axes, streams
-from personae.errors import InputError
+from personae.errors import InputError, NothingUsableError
+from personae.fanout import gather_all, gather_two
 from personae.files import write_json_atomic
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
 from personae.memory.arcane.records import (
     AnnotatorVote,
@@ -92,6 +100,8 @@ class ArcBuildOutput(TypedDict):
     """Axes the code dropped, with the reason (artifacts, failed gate)."""
     flags: list[str]
     """Drift and borderline flags."""
+    degraded: Annotated[list[str], operator.add]
+    """Items whose model answer was still invalid after retries, and what was done instead."""
     usage: dict[str, int]
     """LLM calls and tokens of the whole build (cache hits cost 0)."""
 
@@ -211,6 +221,7 @@ async def start_build(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
         "events": Overwrite([]),
         "states": Overwrite([]),
         "critiques": Overwrite([]),
+        "degraded": Overwrite([]),
         "calls": Overwrite([]),
     }
 
@@ -227,7 +238,7 @@ async def process_chapter(
     idx = state["cursor"]
     text = await asyncio.to_thread(lambda: novel.chapter(idx).text)
     windows = _windows(text, runtime.context.max_chapter_chars)
-    (events, used_a), (chapter_state, used_b) = await asyncio.gather(
+    (events, used_a, lost_a), (chapter_state, used_b, lost_b) = await gather_two(
         _event_stream(state, runtime, idx, windows), _state_stream(state, runtime, idx, windows)
     )
     running = events.updated_running_summary
@@ -240,16 +251,26 @@ async def process_chapter(
         "running_context": running,
         "running_profile": chapter_state.updated_running_profile,
         "cursor": idx + 1,
+        "degraded": lost_a + lost_b,
         "calls": [(used_a + used_b).as_dict()],
     }
 
 
+def _chapter_lost(
+    usage: LLMUsage, failed: InvalidAnswerError, idx: int, stream: str
+) -> tuple[LLMUsage, list[str]]:
+    """The usage with the failed call counted as degraded, and the line saying so."""
+    line = f"chapter {idx}: {stream} degraded (rerun to ask again): {failed.reason[:160]}"
+    return usage + failed.usage + LLMUsage(degraded=1), [line]
+
+
 async def _event_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
-) -> tuple[streams.ChapterEvents, LLMUsage]:
+) -> tuple[streams.ChapterEvents, LLMUsage, list[str]]:
+    """T12 over the chapter's windows; a window still invalid ends the chapter's events there."""
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    running, usage, found = state["running_context"], LLMUsage(), []
-    answer: streams.ChapterEvents | None = None
+    running, usage = state["running_context"], LLMUsage()
+    found: list[streams.StreamEvent] = []
     for window in windows:  # long chapters: windows read in order with the running context
         messages = streams.event_messages(
             novel=state["title"],
@@ -258,26 +279,24 @@ async def _event_stream(
             text=window,
             running_context=running,
         )
-        answer, used = await call_structured(
-            model,
-            streams.ChapterEvents,
-            messages,
-            check=streams.check_events(idx),
-            store=cache,
-            model_name=spec,
-        )
+        try:
+            answer, used = await call_structured(
+                model, streams.ChapterEvents, messages, store=cache, model_name=spec
+            )
+        except InvalidAnswerError as failed:
+            kept = streams.ChapterEvents(events=found, updated_running_summary=running)
+            usage, lost = _chapter_lost(usage, failed, idx, "event stream (T12)")
+            return streams.stamp_events(kept, idx, state["character"]), usage, lost
         usage, running = usage + used, answer.updated_running_summary
         found.extend(answer.events)
-    assert answer is not None
-    renumbered = [
-        e.model_copy(update={"event_id": f"ch{idx}_evt{n:02d}"}) for n, e in enumerate(found, 1)
-    ]
-    return answer.model_copy(update={"events": renumbered}), usage
+    done = streams.ChapterEvents(events=found, updated_running_summary=running)
+    return streams.stamp_events(done, idx, state["character"]), usage, []
 
 
 async def _state_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
-) -> tuple[streams.ChapterState, LLMUsage]:
+) -> tuple[streams.ChapterState, LLMUsage, list[str]]:
+    """T13 over the chapter's windows; a window still invalid keeps the running profile."""
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     profile, usage = state["running_profile"], LLMUsage()
     answer: streams.ChapterState | None = None
@@ -289,17 +308,19 @@ async def _state_stream(
             text=window,
             running_profile=profile,
         )
-        answer, used = await call_structured(
-            model,
-            streams.ChapterState,
-            messages,
-            check=streams.check_state(idx),
-            store=cache,
-            model_name=spec,
-        )
+        try:
+            answer, used = await call_structured(
+                model, streams.ChapterState, messages, store=cache, model_name=spec
+            )
+        except InvalidAnswerError as failed:
+            unread = streams.ChapterState(
+                present_in_chapter=False, change_magnitude="none", updated_running_profile=profile
+            )
+            usage, lost = _chapter_lost(usage, failed, idx, "state stream (T13)")
+            return streams.stamp_state(answer or unread, idx, state["character"]), usage, lost
         usage, profile = usage + used, answer.updated_running_profile
     assert answer is not None
-    return answer, usage
+    return streams.stamp_state(answer, idx, state["character"]), usage, []
 
 
 def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_axes"]:
@@ -320,35 +341,53 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
         }
         for s in states_of(state)
     ]
-    check = axes.check_induction(state["chapters"])
-    calls = [
-        call_structured(
-            model,
-            axes.AxisInduction,
-            axes.induction_messages(
-                novel=state["title"],
-                character=state["character"],
-                stream_json=data,
-                state_stream=is_state,
-            ),
-            check=check,
-            store=cache,
-            model_name=spec,
+    schema = axes.induction_schema(state["chapters"])
+
+    def messages(data: list[object], is_state: bool) -> list[BaseMessage]:
+        return axes.induction_messages(
+            novel=state["title"],
+            character=state["character"],
+            stream_json=data,
+            state_stream=is_state,
         )
-        for data, is_state in ((events, False), (summaries, True))
+
+    calls = [
+        _induce(
+            call_structured(model, schema, messages(data, is_state), store=cache, model_name=spec),
+            state,
+            name,
+        )
+        for data, is_state, name in ((events, False, "event"), (summaries, True, "state"))
     ]
-    (a, used_a), (b, used_b) = await asyncio.gather(*calls)
+    (a, used_a, lost_a), (b, used_b, lost_b) = await gather_all(calls)
     flags = arc_rules.drift_flags("event", a) + arc_rules.drift_flags("state", b)
     return {
         "axes_a": dump(a),
         "axes_b": dump(b),
         "flags": flags,
+        "degraded": lost_a + lost_b,
         "calls": [(used_a + used_b).as_dict()],
     }
 
 
+async def _induce(
+    call: Awaitable[tuple[axes.AxisInduction, LLMUsage]], state: ArcBuildState, stream: str
+) -> tuple[axes.AxisInduction, LLMUsage, list[str]]:
+    """One stream's T14 answer in order; still invalid after retries: no axis from it."""
+    try:
+        answer, used = await call
+    except InvalidAnswerError as failed:
+        empty = axes.AxisInduction(character=state["character"], arc_richness="flat")
+        line = f"{stream} stream axes (T14) degraded, none induced: {failed.reason[:160]}"
+        return empty, failed.usage + LLMUsage(degraded=1), [line]
+    return axes.in_order(answer), used, []
+
+
 async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
-    """T15: compare the two sets and merge them."""
+    """T15: compare the two sets and merge them (the final ids and the order are the code's).
+
+    Without a valid merge there is no axis to build on: nothing usable is left.
+    """
     model, spec = runtime.context.model_for()
     messages = axes.reconcile_messages(
         novel=state["title"],
@@ -356,14 +395,16 @@ async def reconcile_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]
         axes_events=induction_of(state, "axes_a"),
         axes_psych=induction_of(state, "axes_b"),
     )
-    merged, used = await call_structured(
-        model,
-        axes.Reconciliation,
-        messages,
-        check=axes.check_reconciliation(state["chapters"]),
-        store=runtime.context.cache(),
-        model_name=spec,
-    )
+    schema = axes.reconciliation_schema(state["chapters"])
+    try:
+        merged, used = await call_structured(
+            model, schema, messages, store=runtime.context.cache(), model_name=spec
+        )
+    except InvalidAnswerError as failed:
+        raise NothingUsableError(
+            f"the reconciliation (T15) of {state['character']}'s axes failed: {failed.reason}"
+        ) from failed
+    merged = axes.number_final_axes(axes.in_order(merged))
     return {"reconciled": dump(merged), "calls": [used.as_dict()]}
 
 
@@ -399,19 +440,25 @@ def route_critiques(state: ArcBuildState) -> list[Send] | Literal["gate_axes"]:
 
 
 async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
-    """T16 from one critic's perspective."""
+    """T16 from one critic's perspective (still invalid after retries: "not valid", counted)."""
     task, axis = state, axes.MergedAxis.model_validate(state["axis"])
     model, spec = runtime.context.model_for(runtime.context.critic_model)
     messages = axes.critic_messages(
         task["critic"], novel=task["title"], character=task["character"], axis=axis
     )
-    answer, used = await call_structured(
-        model, axes.CriticAnswer, messages, store=runtime.context.cache(), model_name=spec
-    )
+    lost: list[str] = []
+    try:
+        answer, used = await call_structured(
+            model, axes.CriticAnswer, messages, store=runtime.context.cache(), model_name=spec
+        )
+    except InvalidAnswerError as failed:
+        answer = axes.CriticAnswer(verdict=False, reasoning=f"degraded: {failed.reason[:200]}")
+        used = failed.usage + LLMUsage(degraded=1)
+        lost = [f"{axis.axis_id}: {task['critic']} critic (T16) degraded, counted as not valid"]
     critique = Critique(
         axis_id=axis.axis_id, critic=task["critic"], verdict=dump(answer.as_verdict())
     )
-    return {"critiques": [critique], "calls": [used.as_dict()]}
+    return {"critiques": [critique], "degraded": lost, "calls": [used.as_dict()]}
 
 
 def verdicts_of(state: ArcBuildState, axis_id: str) -> dict[str, CriticVerdict]:
@@ -517,6 +564,7 @@ def write_outputs(folder: Path, state: ArcBuildState, usage: dict[str, int]) -> 
         "arcs": [a["axis_id"] for a in state["arcs"]],
         "dropped": state["dropped"],
         "flags": state["flags"],
+        "degraded": state["degraded"],
         "usage": usage,
     }
     write_json_atomic(folder / "arcs" / f"{slug}.json", detail)

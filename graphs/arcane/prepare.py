@@ -34,6 +34,8 @@ class PrepareReport:
     chunks_added: int
     chunks_total: int
     usage: LLMUsage
+    unsummarized: list[int]
+    """Chapters whose summary came back empty: not written, asked again by the next run."""
 
 
 async def prepare_novel(
@@ -52,7 +54,9 @@ async def prepare_novel(
     """Summarize every chapter without a summary, then index the chunks.
 
     ``embedding`` (None: hashing) and ``chroma`` (None: embedded Chroma in the novel's folder)
-    are the store settings the caller read at its edge.
+    are the store settings the caller read at its edge. A chapter whose summary comes back
+    empty twice degrades: nothing is written for it (``unsummarized``), the next run asks again.
+    A failing call cancels the summaries not started yet.
     """
     folder: Path = novel.folder
     done = await asyncio.to_thread(load_summaries, folder)
@@ -65,15 +69,30 @@ async def prepare_novel(
             text = await asyncio.to_thread(lambda: novel.chapter(idx).text)
             messages = summary_messages(novel=novel.title, chapter_idx=idx, chapter_text=text)
             summary, used = await call_text(model, messages, store=cache, model_name=model_name)
+            if not summary.strip():  # an empty answer, cached: ask once more past the cache
+                summary, again = await call_text(model, messages)
+                used = used + again
             return idx, summary.strip(), used
 
-    for finished in asyncio.as_completed([one(i) for i in todo]):
-        idx, summary, used = await finished
-        usage = usage + used
-        row = {"chapter": idx, "summary": summary, "model": model_name}
-        await asyncio.to_thread(append_jsonl, folder / "summaries.jsonl", row)
-        if progress:
-            progress(f"summary of chapter {idx}")
+    tasks = [asyncio.ensure_future(one(i)) for i in todo]
+    unsummarized: list[int] = []
+    try:
+        for finished in asyncio.as_completed(tasks):
+            idx, summary, used = await finished
+            usage = usage + used
+            if not summary:
+                unsummarized.append(idx)
+                usage = usage + LLMUsage(degraded=1)
+                continue
+            row = {"chapter": idx, "summary": summary, "model": model_name}
+            await asyncio.to_thread(append_jsonl, folder / "summaries.jsonl", row)
+            if progress:
+                progress(f"summary of chapter {idx}")
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     index = await asyncio.to_thread(ChunkIndex.open, novel, embedding, chroma)
     added = await asyncio.to_thread(index.build, novel, chunk_chars, chunk_overlap)
-    return PrepareReport(len(todo), len(done), added, len(index), usage)
+    summarized = len(todo) - len(unsummarized)
+    return PrepareReport(summarized, len(done), added, len(index), usage, sorted(unsummarized))

@@ -4,7 +4,9 @@ Why this shape: the three per-arc elements (decision variable T19, life stages T
 axis T21) are made once and shared; the era of each anchor phase is a SHA-1 walk through the
 seven-era menu (code, App. B); then one ``Send`` per (anchor phase, probe type) cell runs the
 ``probe_cell`` subgraph. Arcs with fewer than two phases have no trajectory to probe (spec
-default 22) and are skipped with a note.
+default 22) and are skipped with a note. A per-arc element still invalid after retries degrades
+what needs it (no T19: the arc is skipped; no T20 or T21: its Out-of-World cells are), noted in
+``dropped`` and counted in ``usage.degraded`` with the cells' own degraded answers.
 
 Nodes: ``prepare_arc`` -> ``build_cell`` (Send, subgraph) -> ``save_probes``.
 """
@@ -28,8 +30,9 @@ from typing_extensions import TypedDict
 
 from personae.agents.arcane import probe_prep as prep
 from personae.errors import InputError
+from personae.fanout import gather_all
 from personae.graphs.arcane.probe_cell import CellTask, ProbeBuildContext, cell_graph
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import (
     PROBE_TYPES,
@@ -115,35 +118,42 @@ def find_arc(data_dir: str, novel: str, character: str, axis_id: str) -> tuple[A
 
 
 ArcElement = tuple[
-    type[BaseModel],
+    str,
+    Callable[[int], type[BaseModel]],
     Callable[[ArcRecord, str], list[BaseMessage]],
-    Callable[[int], Callable[[Any], None]],
 ]
-"""One per-arc element: its answer schema, its prompt and its code-side check (given N)."""
+"""One per-arc element: its table, its answer schema for N phases, and its prompt."""
 
 ARC_ELEMENTS: tuple[ArcElement, ...] = (
-    (prep.DecisionVariable, prep.decision_messages, prep.check_decision),  # T19
-    (prep.LifeStages, prep.life_stage_messages, prep.check_life_stages),  # T20
-    (prep.Abstraction, prep.abstract_messages, prep.check_abstraction),  # T21
+    ("T19", prep.decision_schema, prep.decision_messages),
+    ("T20", prep.life_stages_schema, prep.life_stage_messages),
+    ("T21", prep.abstraction_schema, prep.abstract_messages),
 )
 """T19 for every probe type; T20 and T21 only for Out-of-World probes."""
 
 
 async def ask_arc_elements(
     context: ProbeBuildContext, arc: ArcRecord, title: str, elements: Sequence[ArcElement]
-) -> tuple[list[Any], LLMUsage]:
-    """Each element's checked answer, asked concurrently behind the run's answer cache."""
+) -> tuple[list[Any], LLMUsage, list[str]]:
+    """Each element's answer (``None``: still invalid after retries), concurrently, cached."""
     (model, spec), cache = context.model_for(), context.cache()
     n = len(arc.trajectory)
-    answers = await asyncio.gather(
-        *(
-            call_structured(
-                model, schema, messages(arc, title), check=check(n), store=cache, model_name=spec
+
+    async def ask(table: str, schema: type[BaseModel], messages: list[BaseMessage]) -> Any:
+        try:
+            answer, used = await call_structured(
+                model, schema, messages, store=cache, model_name=spec
             )
-            for schema, messages, check in elements
-        )
+        except InvalidAnswerError as failed:
+            line = f"{arc.axis_id}: {table} still invalid after retries: {failed.reason[:160]}"
+            return None, failed.usage + LLMUsage(degraded=1), [line]
+        return prep.with_phase_indices(answer), used, []
+
+    answers = await gather_all(
+        ask(table, schema(n), messages(arc, title)) for table, schema, messages in elements
     )
-    return [answer for answer, _ in answers], sum((u for _, u in answers), LLMUsage())
+    usage = sum((u for _, u, _ in answers), LLMUsage())
+    return [a for a, _, _ in answers], usage, [line for *_, lost in answers for line in lost]
 
 
 async def prepare_arc(
@@ -167,15 +177,17 @@ async def prepare_arc(
     if n < 2:
         return {**base, "eras": [], "dropped": [f"{arc.axis_id}: fewer than 2 phases, no probes"]}
     oow = "out_of_world" in state["types"]
-    answers, usage = await ask_arc_elements(
+    answers, usage, lost = await ask_arc_elements(
         runtime.context, arc, title, ARC_ELEMENTS if oow else ARC_ELEMENTS[:1]
     )
+    oow = oow and answers[1] is not None and answers[2] is not None
     return {
         **base,
-        "decision": dump(answers[0]),
+        "decision": None if answers[0] is None else dump(answers[0]),
         "life_stages": [dump(t) for t in answers[1].phases] if oow else None,
         "abstraction": dump(answers[2]) if oow else None,
         "eras": prep.era_walk(arc.novel, arc.character, arc.axis_id, n),
+        "dropped": lost,
         "calls": [usage.as_dict()],
     }
 
@@ -185,6 +197,7 @@ def route_cells(state: ProbeBuildState) -> list[Send] | Literal["save_probes"]:
     decision = state["decision"]
     if decision is None:
         return "save_probes"
+    types = [t for t in state["types"] if t != "out_of_world" or state["abstraction"] is not None]
     return [
         Send(
             "build_cell",
@@ -200,7 +213,7 @@ def route_cells(state: ProbeBuildState) -> list[Send] | Literal["save_probes"]:
             ),
         )
         for kind in PROBE_TYPES
-        if kind in state["types"]
+        if kind in types
         for k in range(len(state["arc"]["trajectory"]))
     ]
 

@@ -7,6 +7,10 @@ the chapter (whitespace-normalised), else the extractor is asked once more, then
 moment is tried; an ungrounded cell yields no probe. Every response is validated (Q-Voice T26,
 Q-PhaseFit T27); a fail or ``off_phase`` earns exactly one regeneration, then ``unavailable``.
 Q-Anchor (T28) or Q-World (T29) failing drops the probe; Q-Discrim (T30) only annotates.
+A model answer still invalid after retries degrades its step (counted in ``usage.degraded``):
+an unlocated or unextracted key moment is not grounded, a cell without a draft yields no
+probe, a validator without a verdict counts as a fail (the probe keeps only what passed),
+and Q-Discrim without one annotates nothing.
 
 Nodes: ``ground_scene`` -> ``draft_probe`` -> ``validate_responses`` -> ``check_probe`` ->
 ``discriminate_phases``.
@@ -24,14 +28,16 @@ from typing import Annotated, Any, Literal
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import designers as design
 from personae.agents.arcane import validators as qa
 from personae.agents.arcane.probe_prep import Abstraction, DecisionVariable, LifeStageTag
+from personae.fanout import gather_all, gather_two
 from personae.files import read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel, slugify
 from personae.memory.arcane.records import (
     ArcRecord,
@@ -136,8 +142,8 @@ class CellState(CellTask, CellOutput):
 
     anchor: Anchor | None
     """In-Scenario grounding (None: none found, or not In-Scenario)."""
-    draft: ProbeDraftJSON
-    """The designer's draft."""
+    draft: ProbeDraftJSON | None
+    """The designer's draft (None: still invalid after retries, no probe)."""
     style_lint: list[str]
     """T17 style problems found in code (annotation only)."""
     responses: list[PhaseResponseJSON]
@@ -166,6 +172,15 @@ def _abstraction(state: CellTask) -> Abstraction | None:
 
 def _draft(state: CellState) -> design.ProbeDraft:
     return design.ProbeDraft.model_validate(state["draft"])
+
+
+async def _or_degraded(call: Any, instead: BaseModel) -> tuple[Any, LLMUsage]:
+    """``call``'s answer; when still invalid after retries, ``instead``, counted degraded."""
+    try:
+        answer: tuple[Any, LLMUsage] = await call
+    except InvalidAnswerError as failed:
+        return instead, failed.usage + LLMUsage(degraded=1)
+    return answer
 
 
 def _responses(state: CellState) -> list[PhaseResponse]:
@@ -233,14 +248,13 @@ async def _ground_moment(
         chapter_range=_arc(state).trajectory[state["k"]].chapter_range,
         candidates=candidates,
     )
-    where, usage = await call_structured(
-        model,
-        design.SceneLocation,
-        messages,
-        check=design.check_location(offered),
-        store=cache,
-        model_name=spec,
-    )
+    try:
+        where, usage = await call_structured(
+            model, design.location_schema(tuple(offered)), messages, store=cache, model_name=spec
+        )
+    except InvalidAnswerError as failed:  # degraded: this key moment is not grounded
+        return None, failed.usage + LLMUsage(degraded=1)
+    where = design.located(where, offered)
     if where.event_id is None or where.chapter is None:
         return None, usage
     text = await asyncio.to_thread(lambda: novel.chapter(where.chapter).text)
@@ -249,9 +263,12 @@ async def _ground_moment(
         novel=novel.title, chapter=where.chapter, key_moment=moment, event=event, chapter_text=text
     )
     for _ in range(2):  # one retry when the passage is not verbatim (spec default 15)
-        got, used = await call_structured(
-            model, design.ExtractedPassage, ask, store=cache, model_name=spec
-        )
+        try:
+            got, used = await call_structured(
+                model, design.ExtractedPassage, ask, store=cache, model_name=spec
+            )
+        except InvalidAnswerError as failed:
+            return None, usage + failed.usage + LLMUsage(degraded=1)
         usage = usage + used
         found = verbatim_span(got.verbatim_passage or "", text)
         if found:
@@ -324,19 +341,26 @@ def lint_style(draft: design.ProbeDraft, probe_type: ProbeType) -> list[str]:
 async def draft_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> dict[str, Any]:
     """The designer (T22 / T23 / T24): exactly N phase responses; style linted in code."""
     model, spec = runtime.context.model_for()
-    draft, used = await call_structured(
-        model,
-        design.ProbeDraft,
-        _designer(state),
-        check=design.check_draft(len(_arc(state).trajectory)),
-        store=runtime.context.cache(),
-        model_name=spec,
-    )
+    schema = design.draft_schema(len(_arc(state).trajectory))
+    try:
+        draft, used = await call_structured(
+            model, schema, _designer(state), store=runtime.context.cache(), model_name=spec
+        )
+    except InvalidAnswerError as failed:
+        note = f"{_probe_id(state)}: no valid draft after retries (cell skipped)"
+        usage = failed.usage + LLMUsage(degraded=1)
+        return {"draft": None, "dropped": [note], "calls": [usage.as_dict()]}
+    draft = design.numbered_draft(draft)
     return {
         "draft": dump(draft),
         "style_lint": lint_style(draft, state["probe_type"]),
         "calls": [used.as_dict()],
     }
+
+
+def route_drafted(state: CellState) -> Literal["validate_responses", "__end__"]:
+    """A cell whose designer gave no valid draft yields no probe."""
+    return "validate_responses" if state["draft"] is not None else "__end__"
 
 
 def _setting(state: CellState) -> str:
@@ -382,7 +406,7 @@ async def _judge(
     )
     fit_call = call_structured(
         model,
-        qa.PhaseFit,
+        qa.phasefit_schema(len(arc.trajectory)),
         qa.phasefit_messages(
             decision_variable=_decision(state).decision_variable,
             pole_start=arc.pole_start,
@@ -392,11 +416,17 @@ async def _judge(
             question=draft.question,
             response=r,
         ),
-        check=qa.check_phasefit(len(arc.trajectory)),
         store=cache,
         model_name=spec,
     )
-    (voice, used_a), (fit, used_b) = await asyncio.gather(voice_call, fit_call)
+    no_verdict = qa.Verdict(verdict="fail", note="degraded: no valid verdict after retries")
+    off_phase = -2  # far from every phase: a validator with no valid answer fails the response
+    no_fit = qa.PhaseFit.model_construct(
+        most_likely_phase_idx=off_phase, confidence="low", note="degraded"
+    )
+    (voice, used_a), (fit, used_b) = await gather_two(
+        _or_degraded(voice_call, no_verdict), _or_degraded(fit_call, no_fit)
+    )
     quality = PhaseQuality(
         q_voice=voice.verdict,
         q_phasefit=qa.phasefit_verdict(fit.most_likely_phase_idx, r.phase_idx),
@@ -420,16 +450,15 @@ async def _validated(
         messages = design.regenerate_messages(
             _designer(state), _draft(state), r.phase_idx, " ".join(quality.notes)
         )
-        r, used = await call_structured(
-            model,
-            design.DraftResponse,
-            messages,
-            check=design.check_single(r.phase_idx),
-            store=runtime.context.cache(),
-            model_name=spec,
+        call = call_structured(
+            model, design.DraftResponse, messages, store=runtime.context.cache(), model_name=spec
         )
-        quality, judged = await _judge(state, runtime, r)
-        usage = usage + used + judged
+        again, used = await _or_degraded(call, r)  # no valid regeneration: r stays, failed
+        if again is not r:
+            r = again.model_copy(update={"phase_idx": r.phase_idx})
+            quality, judged = await _judge(state, runtime, r)
+            used = used + judged
+        usage = usage + used
     phase = _arc(state).trajectory[r.phase_idx]
     record = PhaseResponse(
         phase_idx=r.phase_idx,
@@ -450,9 +479,7 @@ async def validate_responses(
     state: CellState, runtime: Runtime[ProbeBuildContext]
 ) -> dict[str, Any]:
     """Q-Voice + Q-PhaseFit per response; one regeneration; then ``unavailable``."""
-    results = await asyncio.gather(
-        *(_validated(state, runtime, r) for r in _draft(state).phase_responses)
-    )
+    results = await gather_all(_validated(state, runtime, r) for r in _draft(state).phase_responses)
     responses = [r for r, _ in results]
     lost = [
         f"{_probe_id(state)}: phase {r.phase_idx} unavailable after one regeneration"
@@ -501,8 +528,12 @@ async def check_probe(state: CellState, runtime: Runtime[ProbeBuildContext]) -> 
             type_context=_world_context(state),
         )
         name = "q_world"
-    verdict, used = await call_structured(
-        model, qa.Verdict, messages, store=runtime.context.cache(), model_name=spec
+    no_verdict = qa.Verdict(verdict="fail", note="degraded: no valid verdict after retries")
+    verdict, used = await _or_degraded(
+        call_structured(
+            model, qa.Verdict, messages, store=runtime.context.cache(), model_name=spec
+        ),
+        no_verdict,
     )
     check = {name: verdict.verdict, f"{name}_note": verdict.note}
     dropped = (
@@ -543,14 +574,12 @@ async def discriminate_phases(
         phases=[(p.phase, p.position_description) for p in arc.trajectory],
         responses=available,
     )
-    found, used = await call_structured(
-        model,
-        qa.Discrimination,
-        messages,
-        check=qa.check_discrimination(len(arc.trajectory)),
-        store=runtime.context.cache(),
-        model_name=spec,
+    schema = qa.discrimination_schema(len(arc.trajectory))
+    found, used = await _or_degraded(
+        call_structured(model, schema, messages, store=runtime.context.cache(), model_name=spec),
+        qa.Discrimination(note="degraded: no valid answer after retries"),
     )
+    found = qa.adjacent_pairs(found)
     weak = [p.model_dump() for p in found.weak_pairs if p.separation != "separated"]
     return {"probes": [dump(_record(state, weak))], "calls": [used.as_dict()]}
 
@@ -593,7 +622,7 @@ cell_builder.add_node(check_probe)
 cell_builder.add_node(discriminate_phases)
 cell_builder.add_edge(START, "ground_scene")
 cell_builder.add_conditional_edges("ground_scene", route_grounded, ["draft_probe", END])
-cell_builder.add_edge("draft_probe", "validate_responses")
+cell_builder.add_conditional_edges("draft_probe", route_drafted, ["validate_responses", END])
 cell_builder.add_edge("validate_responses", "check_probe")
 cell_builder.add_conditional_edges("check_probe", route_probe, ["discriminate_phases", END])
 cell_builder.add_edge("discriminate_phases", END)

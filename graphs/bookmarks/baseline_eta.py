@@ -41,8 +41,8 @@ from personae.graphs.bookmarks.baseline_vanilla import (
     check_positive,
     check_target,
 )
-from personae.llm import LLMUsage
-from personae.memory.bookmarks.eta_profile_store import ChunkFacts, ETAProfile
+from personae.llm import InvalidAnswerError, LLMUsage
+from personae.memory.bookmarks.eta_profile_store import ChunkFacts, ETAProfile, ETAProfileStore
 from personae.memory.bookmarks.storyline import StoryAction, open_storyline
 from personae.run_context import described
 
@@ -119,7 +119,9 @@ async def profile_at(
     """``character``'s running profile at ``rebuild_point(target, every)``, updated if needed.
 
     Continues recurrently from the latest stored profile at or before that point (the empty
-    profile at 0), one extract + aggregate per chunk that observes the character.
+    profile at 0), one extract + aggregate per chunk that observes the character. A chunk
+    whose extract or update is still invalid after retries degrades the update: the profile
+    as of the chunk before grounds this step, nothing is stored, and the next step retries.
     """
     store = await asyncio.to_thread(eta_profiles_for, storyline_path, memory_dir)
     storyline = await asyncio.to_thread(open_storyline, storyline_path)
@@ -136,28 +138,46 @@ async def profile_at(
         if not mentions(actions, character):
             result.stats["chunks_skipped"] += 1
             continue
-        cached = await asyncio.to_thread(store.chunk_facts, character, low, high)
-        if cached is not None and cached.facts:
-            new_profile = cached.facts[0]
-            result.stats["chunks_reused"] += 1
-        else:
-            new_profile, cost = await extract_profile(
-                model, character=character, story=story, chunk=actions
-            )
-            result.usage = result.usage + cost
-            extracted = ChunkFacts(low, high, (new_profile,))
-            await asyncio.to_thread(store.save_chunk_facts, character, extracted)
-            result.stats["chunks_extracted"] += 1
-            result.stats["actions_read"] += high - low
-        result.profile, cost = await update_profile(
-            model, profile=result.profile, new_profile=new_profile
-        )
-        result.usage = result.usage + cost
+        try:
+            await _update_with_chunk(result, store, model, character, story, (low, high), actions)
+        except InvalidAnswerError as failed:
+            result.usage = result.usage + failed.usage + LLMUsage(degraded=1)
+            return result
     chunks = tuple(update_chunks(start, point, chunk))
     saved = ETAProfile(character, point, (result.profile,) if result.profile else (), chunks, start)
     await asyncio.to_thread(store.save_profile, saved)
     result.stats["profile_updated"] = 1
     return result
+
+
+async def _update_with_chunk(
+    result: ProfileResult,
+    store: ETAProfileStore,
+    model: BaseChatModel,
+    character: str,
+    story: str | None,
+    span: tuple[int, int],
+    actions: Sequence[StoryAction],
+) -> None:
+    """Extract the chunk's profile (or reuse the stored one) and aggregate it into ``result``."""
+    low, high = span
+    cached = await asyncio.to_thread(store.chunk_facts, character, low, high)
+    if cached is not None and cached.facts:
+        new_profile = cached.facts[0]
+        result.stats["chunks_reused"] += 1
+    else:
+        new_profile, cost = await extract_profile(
+            model, character=character, story=story, chunk=actions
+        )
+        result.usage = result.usage + cost
+        extracted = ChunkFacts(low, high, (new_profile,))
+        await asyncio.to_thread(store.save_chunk_facts, character, extracted)
+        result.stats["chunks_extracted"] += 1
+        result.stats["actions_read"] += high - low
+    result.profile, cost = await update_profile(
+        model, profile=result.profile, new_profile=new_profile
+    )
+    result.usage = result.usage + cost
 
 
 async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from typing_extensions import TypedDict
 from personae.agents.bookmarks.actor import act
 from personae.agents.bookmarks.question_proposer import propose_questions as ask_proposer
 from personae.errors import ConfigurationError
+from personae.fanout import gather_all
 from personae.graphs.bookmarks import sync as bookmark_sync
 from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
 from personae.graphs.bookmarks.baseline_eta import profile_at
@@ -69,8 +70,10 @@ STAT_KEYS = (
     "llm_calls",
     "input_tokens",
     "output_tokens",
+    "degraded",
 )
-"""Every counter in a step's ``stats``."""
+"""Every counter in a step's ``stats`` (``degraded``: model answers still invalid after
+retries, each kept as it was, unknown or not evidence, per role)."""
 
 
 _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
@@ -247,20 +250,18 @@ async def match_bookmarks(
     found = await asyncio.to_thread(
         find_candidates, resources, questions, character=character, target=target, settings=settings
     )
-    resolved = await asyncio.gather(
-        *(
-            resolve_question(
-                resources,
-                question,
-                character=character,
-                target=target,
-                fast_model=fast_model,
-                settings=settings,
-                scene=scene,
-                candidates=candidates,
-            )
-            for question, candidates in zip(questions, found, strict=True)
+    resolved = await gather_all(
+        resolve_question(
+            resources,
+            question,
+            character=character,
+            target=target,
+            fast_model=fast_model,
+            settings=settings,
+            scene=scene,
+            candidates=candidates,
         )
+        for question, candidates in zip(questions, found, strict=True)
     )
     active = await asyncio.to_thread(_activate_all, resources, questions, resolved, character)
     usage = sum((r.usage for r in resolved), LLMUsage())

@@ -326,6 +326,8 @@ class SyncRecord(TypedDict):
     llm_calls: int
     input_tokens: int
     output_tokens: int
+    degraded: int
+    """Model answers of this sync still invalid after retries (kept unchanged, counted)."""
 
 
 def active_bookmark(question: Question, bookmark: Bookmark, decision: Decision) -> ActiveBookmark:
@@ -345,6 +347,7 @@ def outcome_record(outcome: SyncOutcome, *, created: bool) -> SyncRecord:
         llm_calls=outcome.usage.calls,
         input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens,
+        degraded=outcome.usage.degraded,
     )
 
 

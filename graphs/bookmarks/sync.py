@@ -40,7 +40,7 @@ from personae.agents.bookmarks.behavior_checker import (
 from personae.agents.bookmarks.concept_summarizer import summarize_concept
 from personae.agents.bookmarks.state_syncer import update_state_answer
 from personae.errors import ConfigurationError, InputError
-from personae.llm import LLMUsage
+from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType, StateTransition
 from personae.memory.bookmarks.storyline import StoryAction, Storyline
 from personae.tools.bookmarks.storyline_index import StorylineIndex
@@ -148,25 +148,35 @@ async def sync_state(
     fast_model: BaseChatModel,
     settings: SyncSettings = SyncSettings(),
 ) -> SyncResult:
-    """State operator: chunks of ``state_chunk`` actions over [p, target), one call each."""
+    """State operator: chunks of ``state_chunk`` actions over [p, target), one call each.
+
+    A chunk whose answer is still invalid after retries degrades the sync: the bookmark stays
+    synced up to that chunk (its answer as it was there), so the next step reads it again.
+    """
     start = bookmark.position
     if start >= target:
         return _unchanged(bookmark)
-    answer, usage = bookmark.answer, LLMUsage()
+    answer, usage, synced_to = bookmark.answer, LLMUsage(), target
     transitions = list(bookmark.transitions)
     for low in range(start, target, settings.state_chunk):
         high = min(low + settings.state_chunk, target)
-        step, cost = await update_state_answer(
-            fast_model,
-            question=bookmark.question,
-            character=bookmark.character,
-            answer=answer,
-            chunk=_read(storyline, low, high, target=target),
-        )
+        try:
+            step, cost = await update_state_answer(
+                fast_model,
+                question=bookmark.question,
+                character=bookmark.character,
+                answer=answer,
+                chunk=_read(storyline, low, high, target=target),
+            )
+        except InvalidAnswerError as failed:
+            usage, synced_to = usage + failed.usage + LLMUsage(degraded=1), low
+            break
         answer, usage = step.answer, usage + cost
         transitions.append(StateTransition(position=high, operation=step.operation, answer=answer))
-    updated = _synced(bookmark, target, answer=answer, transitions=transitions[-MAX_TRANSITIONS:])
-    return SyncResult(updated, target - start, usage)
+    updated = _synced(
+        bookmark, synced_to, answer=answer, transitions=transitions[-MAX_TRANSITIONS:]
+    )
+    return SyncResult(updated, synced_to - start, usage)
 
 
 def _character_positions(storyline: Storyline, character: str, start: int, stop: int) -> list[int]:
@@ -196,7 +206,8 @@ async def sync_behavior(
     """Behavioral operator: check the character's unseen actions, summarise new evidence.
 
     No action of the character in [p, target) -> no call at all; no new evidence -> the answer
-    stays as it was and no summary is written.
+    stays as it was and no summary is written. A summary still invalid after retries keeps the
+    previous answer (the new evidence is kept: the next summary weighs it), counted.
     """
     if bookmark.position >= target:
         return _unchanged(bookmark)
@@ -214,7 +225,12 @@ async def sync_behavior(
     evidence = sorted(set(bookmark.evidence).union(found))
     shown = [q for q in evidence if q < target]  # all of it: the summary weighs every piece
     actions = [_read(storyline, q, q + 1, target=target)[0] for q in shown]
-    answer, cost = await summarize_behavior(model, bookmark.question, bookmark.character, actions)
+    try:
+        answer, cost = await summarize_behavior(
+            model, bookmark.question, bookmark.character, actions
+        )
+    except InvalidAnswerError as failed:
+        answer, cost = bookmark.answer, failed.usage + LLMUsage(degraded=1)
     read += [(q, q + 1) for q in shown]
     updated = _synced(bookmark, target, answer=answer, evidence=evidence)
     return SyncResult(updated, _covered(read), usage + cost)
@@ -290,7 +306,8 @@ async def sync_concept(
     The keyword is ``bookmark.keyword``, else :func:`question_entity` of the question (then kept
     on the copy). Windows may reach back before p for context, never to target or beyond;
     merged runs longer than two window spans are cut into pieces so prompts stay bounded. No
-    hits -> no call, answer unchanged.
+    hits -> no call, answer unchanged. A summary still invalid after retries leaves the bookmark
+    as it was (not advanced: the next step reads the windows again), counted.
     """
     if bookmark.position >= target:
         return _unchanged(bookmark)
@@ -298,13 +315,17 @@ async def sync_concept(
     if keyword is None or not windows:
         return SyncResult(_synced(bookmark, target, keyword=keyword), 0, LLMUsage())
     passages = [_read(storyline, low, high, target=target) for low, high in windows]
-    answer, usage = await summarize_concept(
-        model,
-        question=bookmark.question,
-        keyword=keyword,
-        windows=passages,
-        previous_answer=bookmark.answer,
-    )
+    try:
+        answer, usage = await summarize_concept(
+            model,
+            question=bookmark.question,
+            keyword=keyword,
+            windows=passages,
+            previous_answer=bookmark.answer,
+        )
+    except InvalidAnswerError as failed:
+        unchanged = bookmark.model_copy(deep=True)
+        return SyncResult(unchanged, 0, failed.usage + LLMUsage(degraded=1))
     updated = _synced(bookmark, target, answer=answer, keyword=keyword)
     return SyncResult(updated, _covered(windows), usage)
 

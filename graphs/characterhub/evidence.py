@@ -16,6 +16,7 @@ from typing import Any
 from personae.agents.characterhub.deep_searcher import render_passages
 from personae.agents.characterhub.evidence_summarizer import CitedFact, keep_cited_facts
 from personae.agents.characterhub.profile_rewriter import ProfileDraft
+from personae.errors import NothingUsableError
 from personae.graphs.characterhub.state import (
     Passage,
     ProfilerState,
@@ -23,7 +24,7 @@ from personae.graphs.characterhub.state import (
     Source,
     merge_sources,
 )
-from personae.llm import LLMUsage
+from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
@@ -138,17 +139,25 @@ async def draft_with_citations(
     Both methods' rewrites go through here: a draft whose every fact lost its source would
     give a profile with nothing traced to a source, so the model is reminded once; the caller
     reports what is still dropped (:func:`zero_facts_notices`, ``usage.dropped_facts``).
-    Returns the draft, its facts with known ids and the usage of every call.
+    Returns the draft, its facts with known ids and the usage of every call. A rewrite still
+    invalid after retries leaves nothing to write: :class:`NothingUsableError`.
     """
     usage = LLMUsage()
-    reminder = None
+    reminder, draft = None, None
+    kept: list[CitedFact] = []
     for _ in range(2):
-        draft, used = await ask(reminder)
+        try:
+            draft, used = await ask(reminder)
+        except InvalidAnswerError as failed:
+            if draft is not None:  # the reminder's answer failed: the first draft stands
+                return draft, kept, usage + failed.usage + LLMUsage(degraded=1)
+            raise NothingUsableError(f"the profile rewrite failed: {failed.problem}") from failed
         usage = usage + used
         kept = keep_cited_facts(draft.facts, known)
         if kept:
             break
         reminder = CITE_REMINDER
+    assert draft is not None
     return draft, kept, usage
 
 

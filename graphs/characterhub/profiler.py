@@ -65,6 +65,7 @@ from personae.graphs.characterhub.state import (
     SearchTask,
     SearchTool,
 )
+from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 
 STOP_RULES = (
@@ -223,28 +224,35 @@ async def summarize_evidence(
 async def _cited_notes(
     state: ProfilerState, context: ProfilerContext, sources: RoundSources
 ) -> tuple[list[CitedFact], dict[str, int]]:
-    """The round's cited notes (citations checked when asked) and what they cost."""
+    """The round's cited notes (citations checked when asked) and what they cost.
+
+    A summary still invalid after retries degrades the round: no notes from it (counted).
+    """
     if not sources.ids:
         return [], {}
     everything = {s["id"]: s for s in sources.everything}
     shown = [(i, everything[i]["title"], "\n\n".join(sources.texts[i])) for i in sources.ids]
-    facts, used, dropped_notes = await summarize_round(
-        context.llm("fast"),
-        name=state["name"],
-        franchise=state.get("franchise"),
-        sources=shown,
-        canon=state["canon"],
-        chars=max(1000, context.evidence_chars // len(sources.ids)),
-    )
+    try:
+        facts, used, dropped_notes = await summarize_round(
+            context.llm("fast"),
+            name=state["name"],
+            franchise=state.get("franchise"),
+            sources=shown,
+            canon=state["canon"],
+            chars=max(1000, context.evidence_chars // len(sources.ids)),
+        )
+    except InvalidAnswerError as failed:
+        return [], {**(failed.usage + LLMUsage(degraded=1)).as_dict(), "rounds_degraded": 1}
     if not (context.check_citations and facts):
         return facts, {**used.as_dict(), "dropped_notes": dropped_notes}
     texts = {i: str(s["content"]) for i, s in everything.items()}
-    facts, dropped, checked = await check_citations(context.llm("fast"), facts, texts)
+    facts, dropped, unchecked, checked = await check_citations(context.llm("fast"), facts, texts)
     return facts, {
         **(used + checked).as_dict(),
         "dropped_notes": dropped_notes,
         "facts_checked": len(facts) + len(dropped),
         "facts_unsupported": len(dropped),
+        "facts_unchecked": len(unchecked),
     }
 
 

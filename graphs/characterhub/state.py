@@ -190,9 +190,13 @@ class ProfileOutput(TypedDict):
     (the reflector's, beyond the cap, empty or already run), ``dropped_ids`` (invented source
     ids), ``dropped_notes`` (summary facts without a known source id), ``dropped_facts`` (the
     rewrite's, likewise), ``facts_unsupported`` (their cited passage does not state them),
-    ``sentences_unsupported`` (dropped from the prose)."""
+    ``sentences_unsupported`` (dropped from the prose); and ``degraded``, the items whose answer
+    was still invalid after retries, of which ``facts_unchecked`` and ``sentences_unchecked``
+    (kept without a verdict) and ``rounds_degraded`` (a round whose summary failed)."""
     unsupported_facts: list[FactNote]
     """Facts dropped because the passages they cite do not state them."""
+    unchecked_facts: list[FactNote]
+    """Facts no valid verdict came for (degraded): kept, unchecked."""
     prose_check: ProseCheckRecord | None
     """Sentences of the prose: total, supported, without claim, and the ones dropped
     (``None``: the check was off)."""
@@ -213,6 +217,7 @@ class ProfilerState(ProfileInput):
     canon: str
     prose_check: ProseCheckRecord | None
     unsupported_facts: Annotated[list[FactNote], operator.add]
+    unchecked_facts: Annotated[list[FactNote], operator.add]
     documents: Annotated[list[RoundDocument], operator.add]
     """The paper method's documents per round (R¹, then R²)."""
     draft_facts: list[FactNote]

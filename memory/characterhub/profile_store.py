@@ -32,6 +32,8 @@ DROPPED_OUTPUT: dict[str, str] = {
     "sentences_unsupported": "profile sentences no kept fact supports",
 }
 """The ``usage`` counters of model output the code dropped, and what each counts."""
+DEGRADED_KINDS = ("facts_unchecked", "sentences_unchecked", "rounds_degraded")
+"""The ``usage`` counters that detail ``usage.degraded`` (items still invalid after retries)."""
 
 
 def dropped_output(usage: Mapping[str, int]) -> list[str]:
@@ -116,6 +118,8 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         # What the citation check dropped: facts their passages do not state, prose sentences
         # no kept fact supports.
         "unsupported_facts": list(result.get("unsupported_facts", [])),
+        # Degraded: facts no valid verdict came for, kept unchecked (usage.facts_unchecked).
+        "unchecked_facts": list(result.get("unchecked_facts", [])),
         "prose_check": result.get("prose_check"),
         "stop_reason": result.get("stop_reason", ""),
         "notices": list(result.get("notices", [])),

@@ -95,3 +95,39 @@ def test_shipped_set_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "bad.jsonl").write_text('{"character": "Iago", "question": "Q"}\n')
     assert main(["eval", "persona-qa", str(tmp_path / "bad.jsonl"), "--model", "openai:x"]) == 2
     assert "line 1 lacks character, question or answer" in capsys.readouterr().err
+
+
+def test_an_item_whose_judgment_stays_invalid_is_left_out_and_judged_by_the_rerun(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = _setup(tmp_path)
+    good = model.responders["AnswerContained"]
+    model.responders["AnswerContained"] = lambda m: (
+        "no idea" if "Who got your promotion?" in prompt_text(m) else good(m)
+    )
+    argv = ["eval", "persona-qa", str(tmp_path / "qa.jsonl"), "--model", "openai:scripted"]
+    argv += [*memory, "--out", str(tmp_path / "a"), "--max-failures", "1"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    summary = json.loads((tmp_path / "a/summary.json").read_text())
+    assert summary["overall"]["items"] == 1 and summary["degraded"] == {"items": 1}
+    assert "degraded: 1 (items 1)\n" in captured.err and "Degraded: 1 item(s)" in captured.out
+    model.responders["AnswerContained"] = good
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "a/summary.json").read_text())
+    assert summary["overall"]["items"] == 2 and summary["degraded"] == {"items": 0}
+
+
+async def test_a_guided_selection_or_attribute_answer_still_invalid_degrades() -> None:
+    from personae.agents.amadeus.attributes import extract_attributes
+    from personae.agents.amadeus.selector import judge_chunk_relevance
+
+    broken = ScriptedChatModel(
+        responders={"RelevanceVerdict": lambda m: "?", "CharacterAttributes": lambda m: "?"}
+    )
+    verdict, usage = await judge_chunk_relevance(broken, "Iago", "Rank?", "I am an ensign.")
+    assert not verdict.relevant and verdict.reason.startswith("degraded: ")
+    assert usage.degraded == 1 and usage.calls == 3
+    found, usage = await extract_attributes(broken, "Iago", "Rank?", ["I am an ensign."])
+    assert (found.belief_and_value, found.psychological_traits) == ("", "")
+    assert usage.degraded == 1

@@ -22,11 +22,7 @@ HERMIONE = (
 def _pole(messages: list[BaseMessage]) -> dict[str, Any]:
     system = str(messages[0].content)
     dimension = next(d for d in POLES if f"on the {d} dimension" in system)
-    return {
-        "analysis": "ok",
-        "first_percent": POLES[dimension],
-        "second_percent": 100 - POLES[dimension],
-    }
+    return {"analysis": "ok", "first_percent": POLES[dimension]}
 
 
 def _choices(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -35,7 +31,7 @@ def _choices(messages: list[BaseMessage]) -> dict[str, Any]:
         for line in prompt_text(messages).splitlines()
         if line.startswith("[")
     ]
-    return {"choices": [{"item": i, "choice": "7"} for i in ids]}
+    return dict.fromkeys(ids, "7")
 
 
 @pytest.fixture
@@ -168,3 +164,60 @@ def test_bad_input_is_one_line_exit_2(
     assert main([*_argv(tmp_path), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_rating_still_invalid_is_left_out_counted_and_asked_again_by_a_rerun(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = model.responders["PoleRating"]
+    model.responders["PoleRating"] = lambda m: (
+        {"analysis": "?", "first_percent": 130} if "E/I" in str(m[0].content) else good(m)
+    )
+    argv = _argv(tmp_path, "--character", "Hermione", "--max-failures", "1")
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["degraded"] == {"assessments": 1}
+    assert "E/I" not in summary["characters"][0]["scores"]  # left out, the others scored
+    assert summary["characters"][0]["predicted"].endswith("NTJ")
+    assert "degraded: 1 (assessments 1)\n" in captured.err
+    assert "Degraded: 1 assessment(s)" in captured.out
+    retried = [m for m in model.calls_for("PoleRating") if len(m) > 2]
+    assert "less than or equal to 100" in prompt_text(retried[0])  # the schema's bound, fed back
+    model.responders["PoleRating"] = good
+    assert main(argv) == 0  # the rerun asks only the missing batch
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["degraded"] == {"assessments": 0} and "E/I" in summary["characters"][0]["scores"]
+    assert len(model.calls_for("PoleRating")) == 3 + 3 + 1
+
+
+def test_more_degraded_assessments_than_allowed_stop_the_run_in_one_line(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model.responders["PoleRating"] = lambda m: "I decline to rate."
+    assert main(_argv(tmp_path, "--character", "Hermione")) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("personae: error: stopped: 2 of 4 assessments degraded")
+    assert not (tmp_path / "out/summary.json").exists()
+
+
+async def test_option_conversion_keys_items_and_leaves_out_an_item_still_invalid() -> None:
+    from personae.agents.amadeus.incharacter_rater import (
+        choice_conversion_schema,
+        convert_choices,
+    )
+
+    schema = choice_conversion_schema(["3", "12"], 5).model_json_schema()
+    assert schema["required"] == ["3", "12"]
+    assert schema["properties"]["3"]["enum"] == ["1", "2", "3", "4", "5", "x"]
+
+    def no_choice_for_12(messages: list[BaseMessage]) -> Any:
+        ids = [
+            line[1:].split("]")[0] for line in prompt_text(messages).splitlines() if line[:1] == "["
+        ]
+        return {i: "6" for i in ids} if "12" in ids else {i: "x" for i in ids}
+
+    rater = ScriptedChatModel(responders={"ChoiceConversion": no_choice_for_12})
+    statements = [("3", "I plan.", "Do you plan?", "Yes."), ("12", "I rest.", "Rest?", "No.")]
+    choices, usage = await convert_choices(rater, kind="BFI", statements=statements)
+    assert choices == {"3": None} and usage.degraded == 1  # 6 is beyond BFI's 1-5 scale

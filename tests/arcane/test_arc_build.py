@@ -10,9 +10,11 @@ import pytest
 from arcane_world import arc_responders, imported_novel, induction_answer
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from personae.agents.arcane import arc_rules
-from personae.agents.arcane.axes import AxisInduction, check_induction
+from personae.agents.arcane.axes import AxisInduction, in_order, induction_schema
+from personae.errors import NothingUsableError
 from personae.graphs.arcane.arc_build import ArcBuildContext, arcs_of, build_graph
 from personae.graphs.arcane.context import checkpoint_serde
 from personae.memory.arcane.records import CriticVerdict, load_arcs
@@ -137,13 +139,56 @@ def test_drift_flag_and_malformed_ranges() -> None:
     drifting.intrapersonal_axes[0].dimension_label = "Pride"
     drifting.intrapersonal_axes[0].axis_name = "From pride to humility"
     assert arc_rules.drift_flags("event", drifting)
-    check = check_induction(6)
-    check(good)
-    broken = good.model_copy(deep=True)
-    broken.intrapersonal_axes[0].trajectory[1].chapter_range = (5, 3)
-    with pytest.raises(ValueError, match="chapter_range"):
-        check(broken)
-    late = good.model_copy(deep=True)
-    late.intrapersonal_axes[0].trajectory[2].chapter_range = (5, 9)
-    with pytest.raises(ValueError, match="<= 6"):
-        check(late)
+    schema = induction_schema(6)
+    schema.model_validate(induction_answer([]))
+    late = induction_answer([])
+    late["intrapersonal_axes"][0]["trajectory"][2]["chapter_range"] = [5, 9]
+    with pytest.raises(ValidationError, match="less than or equal to 6"):
+        schema.model_validate(late)  # the schema the model is given says 1..6
+    reversed_ = good.model_copy(deep=True)
+    trajectory = reversed_.intrapersonal_axes[0].trajectory
+    trajectory[0].chapter_range, trajectory[1].chapter_range = (4, 3), (1, 2)
+    fixed = in_order(reversed_).intrapersonal_axes[0].trajectory
+    assert [p.chapter_range for p in fixed][:2] == [(1, 2), (3, 4)]  # the code orders them
+
+
+async def test_a_chapter_or_critic_still_invalid_degrades_and_a_rerun_asks_again(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    imported_novel(tmp_path)
+    events, critic = model.responders["ChapterEvents"], model.responders["CriticAnswer"]
+    model.responders["ChapterEvents"] = lambda m: (
+        "no JSON" if "CURRENT CHAPTER (3)" in prompt_text(m) else events(m)
+    )
+    model.responders["CriticAnswer"] = lambda m: (
+        {"verdict": "maybe"} if "historical" in str(m[0].content) else critic(m)
+    )
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    result = await build_graph().ainvoke(request, context=_context(tmp_path))
+    chapter = [d for d in result["degraded"] if d.startswith("chapter 3: event stream (T12)")]
+    assert len(chapter) == 1 and "rerun to ask again" in chapter[0]
+    assert sum("historical critic (T16) degraded" in d for d in result["degraded"]) == 3
+    assert result["usage"]["degraded"] == 1 + 3 and len(result["degraded"]) == 4
+    assert sorted(a.axis_id for a in arcs_of(result)) == ["final_intra_01", "final_rel_01"]
+    # the running summary skipped chapter 3: chapter 4 reads chapter 2's
+    fourth = [prompt_text(m) for m in model.calls_for("ChapterEvents") if "(4)" in prompt_text(m)]
+    assert "event summary through 2" in fourth[0]
+    model.responders["ChapterEvents"], model.responders["CriticAnswer"] = events, critic
+    model.calls.clear()
+    again = await build_graph().ainvoke(request, context=_context(tmp_path))
+    assert again["degraded"] == []
+    asked = {
+        prompt_text(m).split("CURRENT CHAPTER (")[1][0] for m in model.calls_for("ChapterEvents")
+    }
+    assert "3" in asked  # the failed chapter is asked again (the others are cached answers)
+
+
+async def test_a_reconciliation_still_invalid_leaves_nothing_usable(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    imported_novel(tmp_path)
+    model.responders["Reconciliation"] = lambda m: "I cannot merge these."
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    with pytest.raises(NothingUsableError, match="nothing usable left: the reconciliation"):
+        await build_graph().ainvoke(request, context=_context(tmp_path))
+    assert load_arcs(tmp_path / "novels" / "the_river") == []

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from arcane_world import imported_novel, prepared_novel, probe_record
 
-from personae.agents.arcane.judges import TrajectoryJudgement
+from personae.agents.arcane.judges import TrajectoryJudgement, phase_judgement_schema
 from personae.cli import main
 from personae.evals.arcane.metrics import CATEGORIES, METRICS, overall, probe_scores, summarize
 from personae.memory.arcane.records import write_jsonl_atomic
@@ -192,18 +192,34 @@ def test_unavailable_phase_is_omitted_with_its_index_kept(
 
 
 def test_out_of_range_scores_are_reasked_then_missing(
-    tmp_path: Path, judge: tuple[Judge, ScriptedChatModel]
+    tmp_path: Path, judge: tuple[Judge, ScriptedChatModel], capsys: pytest.CaptureFixture[str]
 ) -> None:
     script, model = judge
     script.bad_scores = True
     prepared_novel(tmp_path)
-    assert _eval(tmp_path, tmp_path / "run", "--modes", "vanilla", "--no-thought") == 0
+    argv = ["--modes", "vanilla", "--no-thought", "--max-failures", "100%"]
+    assert _eval(tmp_path, tmp_path / "run", *argv) == 0
+    assert "degraded: 3 (judgments_missing 3)\n" in capsys.readouterr().err
     assert len(model.calls_for("PhaseJudgement")) == 3 * 3  # 3 phases x 3 attempts
+    bounds = phase_judgement_schema(100).model_json_schema()["$defs"]["PhaseScores"]
+    assert bounds["properties"]["apf"]["maximum"] == 100  # the scale, in the schema
     [row] = [json.loads(x) for x in (tmp_path / "run/results.jsonl").read_text().splitlines()]
     assert all(p["scores"] is None for p in row["phases"])
     summary = json.loads((tmp_path / "run/summary.json").read_text())
     assert summary["rows"][0]["missing_phase_judgements"] == 3
     assert "ref_thought:" not in str(model.calls_for("PhaseJudgement")[0][-1].content)
+
+
+def test_more_missing_judgments_than_allowed_stop_the_run(
+    tmp_path: Path, judge: tuple[Judge, ScriptedChatModel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    script, _ = judge
+    script.bad_scores = True
+    prepared_novel(tmp_path)
+    assert _eval(tmp_path, tmp_path / "run", "--modes", "vanilla", "--no-thought") == 3
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("personae: error: stopped: 3 of 4 judgments degraded")
+    assert len((tmp_path / "run/results.jsonl").read_text().splitlines()) == 1  # kept
 
 
 @pytest.mark.parametrize(

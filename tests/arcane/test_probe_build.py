@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from arcane_world import ProbeScript, prepared_novel, write_event_stream
+from pydantic import ValidationError
 
-from personae.agents.arcane.designers import ProbeDraft, check_draft
-from personae.agents.arcane.probe_prep import DecisionVariable, check_decision, era_walk
+from personae.agents.arcane.designers import ProbeDraft, draft_schema, numbered_draft
+from personae.agents.arcane.probe_prep import decision_schema, era_walk, with_phase_indices
 from personae.agents.arcane.validators import phasefit_verdict
 from personae.graphs.arcane.probe_build import build_graph, probes_of
 from personae.graphs.arcane.probe_cell import ProbeBuildContext, lint_style, verbatim_span
@@ -139,22 +140,24 @@ async def test_probe_check_failure_drops_the_probe(
     assert sum(f"q_{switch} failed" in d for d in result["dropped"]) == 3
 
 
-def test_counts_are_enforced() -> None:
-    check = check_draft(3)
-    draft = ProbeDraft.model_validate(ProbeScript().draft([]))
-    check(draft)
-    with pytest.raises(ValueError, match="exactly 3"):
-        check(draft.model_copy(update={"phase_responses": draft.phase_responses[:2]}))
-    with pytest.raises(ValueError, match="exactly 3"):
-        check(
-            draft.model_copy(
-                update={"phase_responses": [*draft.phase_responses, draft.phase_responses[0]]}
-            )
-        )
-    decision = DecisionVariable.model_validate(ProbeScript().decision([]))
-    check_decision(3)(decision)
-    with pytest.raises(ValueError, match="exactly 3"):
-        check_decision(4)(decision)
+def test_counts_are_the_schemas_and_the_indices_the_code_s() -> None:
+    answer = ProbeScript().draft([])
+    schema = draft_schema(3)
+    draft = numbered_draft(schema.model_validate(answer))
+    assert [r.phase_idx for r in draft.phase_responses] == [0, 1, 2]
+    responses = schema.model_json_schema()["properties"]["phase_responses"]
+    assert (responses["minItems"], responses["maxItems"]) == (3, 3)
+    assert "phase_idx" not in str(schema.model_json_schema())  # never asked of the model
+    for wrong in (answer["phase_responses"][:2], [*answer["phase_responses"]] * 2):
+        with pytest.raises(ValidationError, match="at (least|most) 3 items"):
+            schema.model_validate({**answer, "phase_responses": wrong})
+    decision = ProbeScript().decision([])
+    assert [
+        (c.from_phase_idx, c.to_phase_idx)
+        for c in with_phase_indices(decision_schema(3).model_validate(decision)).phase_contrasts
+    ] == [(0, 1), (1, 2)]
+    with pytest.raises(ValidationError, match="at least 3 items"):
+        decision_schema(4).model_validate(decision)
 
 
 def test_era_walk_lint_and_verbatim() -> None:
@@ -195,3 +198,23 @@ def test_cli_builds_probes_and_rejects_bad_input(
     assert main([*argv, "--character", "Bram"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "unknown probe type 'in_space'" in err[0] and "no arcs for 'Bram'" in err[1]
+
+
+async def test_a_draft_or_discrimination_still_invalid_degrades_the_cell_or_its_note(
+    tmp_path: Path,
+    script: tuple[ProbeScript, ScriptedChatModel],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, model = script
+    model.responders["Discrimination"] = lambda m: "no idea"
+    result = await _build(tmp_path, ["in_world"])
+    probes = probes_of(result)
+    assert len(probes) == 3
+    assert all(p.probe_check["q_discrim"]["weak_pairs"] == [] for p in probes)
+    assert result["usage"]["degraded"] == 3  # one Q-Discrim per probe, annotating nothing
+
+    monkeypatch.setenv("PERSONAE_CACHE_DIR", str(tmp_path / "fresh-cache"))  # no cached draft
+    model.responders["ProbeDraft"] = lambda m: {"scenario": "s", "question": "q"}
+    result = await _build(tmp_path / "again", ["in_world"])
+    assert probes_of(result) == [] and result["usage"]["degraded"] == 3
+    assert sum("no valid draft after retries" in d for d in result["dropped"]) == 3

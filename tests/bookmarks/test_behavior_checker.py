@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage
 
 from personae.agents.bookmarks.behavior_checker import (
+    MAX_PARALLEL_BATCHES,
     BehaviorItem,
     LLMBehaviorClassifier,
+    evidence_verdicts_schema,
     render_item,
     summarize_behavior,
 )
-from personae.llm import LLMUsage
+from personae.errors import RemoteError
+from personae.llm import LLMUsage, with_retry_budget
 from personae.memory.bookmarks.storyline import StoryAction
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -40,7 +45,7 @@ def marked(messages: list[BaseMessage]) -> list[int]:
 async def test_verdicts_are_mapped_back_by_id_not_by_order() -> None:
     def reversed_verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
         pairs = list(zip(ids_in(messages), marked(messages), strict=True))[::-1]
-        return {"verdicts": [{"id": i, "supports": p == 12} for i, p in pairs]}
+        return {i: p == 12 for i, p in pairs}
 
     model = ScriptedChatModel(responders={"EvidenceVerdicts": reversed_verdicts})
     verdicts, usage = await LLMBehaviorClassifier(model, 8).classify(
@@ -49,23 +54,58 @@ async def test_verdicts_are_mapped_back_by_id_not_by_order() -> None:
     assert verdicts == [False, True, False] and usage.calls == 1
 
 
-async def test_invented_and_missing_ids_are_rejected_and_retried() -> None:
-    replies: Iterator[dict[str, Any]] = iter(
-        [
-            {"verdicts": [{"id": "A1", "supports": True}, {"id": "A7", "supports": True}]},
-            {"verdicts": [{"id": "A1", "supports": True}, {"id": "A2", "supports": False}]},
-        ]
-    )
+async def test_the_ids_shown_are_the_schema_s_required_keys_and_a_missing_one_is_retried() -> None:
+    replies: Iterator[dict[str, Any]] = iter([{"A1": True, "A7": True}, {"A1": True, "A2": False}])
     model = ScriptedChatModel(responders={"EvidenceVerdicts": lambda m: next(replies)})
     verdicts, usage = await LLMBehaviorClassifier(model, 8).classify("P", [item(10), item(12)])
     assert verdicts == [True, False] and usage.calls == 2
     retry = prompt_text(model.calls_for("EvidenceVerdicts")[1])
-    assert "unknown ids: A7" in retry and "missing ids: A2" in retry
+    assert "\nA2\n  Field required" in retry  # the missing id, named; A7 is not a key
+    schema = evidence_verdicts_schema(["A1", "A2"]).model_json_schema()
+    assert schema["required"] == ["A1", "A2"] and schema["additionalProperties"] is False
+
+
+async def test_a_batch_still_invalid_is_asked_item_by_item_and_a_lost_item_is_no_evidence() -> None:
+    def refuses_item_12(messages: list[BaseMessage]) -> Any:
+        if 12 in marked(messages):
+            return "I will not judge that one."
+        return dict.fromkeys(ids_in(messages), True)
+
+    model = ScriptedChatModel(responders={"EvidenceVerdicts": refuses_item_12})
+    verdicts, usage = await LLMBehaviorClassifier(model, 8).classify(
+        "P", [item(10), item(12), item(14)]
+    )
+    assert verdicts == [True, False, True] and usage.degraded == 1
+    # the batch (3 tries), then 10 alone, 12 alone (3 tries), 14 alone
+    assert usage.calls == 3 + 1 + 3 + 1
+    assert [marked(m) for m in model.calls_for("EvidenceVerdicts")][3:] == [[10]] + [[12]] * 3 + [
+        [14]
+    ]
+
+
+async def test_a_failed_batch_cancels_the_batches_not_started() -> None:
+    started: list[int] = []
+
+    def server_down_at_the_second(messages: list[BaseMessage]) -> Any:
+        started.extend(marked(messages))
+        if len(started) == 2:
+            raise ConnectionError("the LLM server went away")
+        return dict.fromkeys(ids_in(messages), True)
+
+    scripted = ScriptedChatModel(
+        responders={"EvidenceVerdicts": server_down_at_the_second}, latency=0.01
+    )
+    model = with_retry_budget(scripted, 0)  # a refused connection is not retried here
+    items = [item(p) for p in range(10, 50)]  # 40 batches of one, 4 in flight at a time
+    with pytest.raises(RemoteError, match="LLM"):
+        await LLMBehaviorClassifier(model, 1).classify("P", items)
+    await asyncio.sleep(0.2)  # anything still scheduled would have called by now
+    assert len(started) <= MAX_PARALLEL_BATCHES + 1  # no call started after the failure
 
 
 async def test_batches_of_batch_size_with_ids_restarting_per_call() -> None:
     def all_true(messages: list[BaseMessage]) -> dict[str, Any]:
-        return {"verdicts": [{"id": i, "supports": True} for i in ids_in(messages)]}
+        return dict.fromkeys(ids_in(messages), True)
 
     model = ScriptedChatModel(responders={"EvidenceVerdicts": all_true})
     items = [item(p) for p in range(10, 31)]  # 21 items

@@ -205,7 +205,7 @@ async def test_near_bookmarks_ground_but_not_other_characters_behavior(
 async def test_unknown_answers_are_recorded_and_not_asked_again(
     story: Path, tmp_path: Path, model: ScriptedChatModel
 ) -> None:
-    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": ""}
+    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": "unchanged"}
     run_context = context(story, tmp_path / "mem")
     first = await step(run_context, model, "Haruhi", 40)
     assert not any("Where is Haruhi" in line for line in first["grounding"])
@@ -335,7 +335,7 @@ async def test_an_unknown_found_later_is_not_shown_to_an_earlier_target(
 ) -> None:
     """`act` at an earlier position on a bench's memory must not learn that a question stays
     unanswerable further on."""
-    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": ""}
+    model.responders["StateUpdate"] = lambda m: {"operation": "no_change", "answer": "unchanged"}
     run_context = context(story, tmp_path / "mem")
     await step(run_context, model, "Haruhi", 80)
     await step(run_context, model, "Haruhi", 40)

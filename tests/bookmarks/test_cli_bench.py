@@ -3,10 +3,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import bookmarks_bench_world as world
 import pytest
 from bookmarks_bench_world import scripted_model, write_storyline
+from langchain_core.messages import BaseMessage
 
 from personae.cli import main
 from personae.evals.bookmarks.bench import METHODS, MethodSpec
@@ -112,6 +114,74 @@ def test_a_crash_exits_3_in_one_line_and_a_rerun_finishes(
     assert (
         "11 instances run (1 interrupted step resumed), 3 already done" in capsys.readouterr().out
     )
+
+
+def _blank_action_at(position: int) -> Any:
+    """A model whose actor answers a blank action (invalid even retried) at ``position``."""
+    model = scripted_model()
+    actor = model.responders["NextAction"]
+
+    def blank_there(messages: list[BaseMessage]) -> Any:
+        return {"action": "  "} if world._target(messages) == position else actor(messages)
+
+    model.responders["NextAction"] = blank_there
+    return model
+
+
+def test_an_instance_still_invalid_is_recorded_as_failed_and_the_bench_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
+    override_models(specs={"openai:t": _blank_action_at(24)})
+    code = _bench(story, out, "--method", "vanilla")  # 1 of 14: within the default 10 %
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "13 instances run, 0 already done" in captured.out
+    assert "degraded: 1 (failed_instances 1)\n" in captured.err
+    assert "vanilla tiny Alice at 24 failed (recorded, the bench goes on)" in captured.err
+    failures = [json.loads(x) for x in (out / "failures.jsonl").read_text().splitlines()]
+    assert [(f["character"], f["position"]) for f in failures] == [("Alice", 24)]
+    assert "no valid action for Alice" in failures[0]["reason"]
+    assert "\n" not in failures[0]["reason"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["instances"] == 13 and summary["failed"]["instances"] == 1
+    assert "**Degraded:** 1 instance(s) failed" in (out / "report.md").read_text()
+    override_models(specs={"openai:t": scripted_model()})  # a rerun retries the failed one
+    assert _bench(story, out, "--method", "vanilla") == 0
+    rerun = capsys.readouterr().out
+    assert "1 instances run" in rerun and "13 already done" in rerun, rerun[-300:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["instances"] == 14 and summary["failed"]["instances"] == 0
+
+
+def test_more_failures_than_max_failures_stop_the_bench_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
+    model = scripted_model()
+    model.responders["KeyMoveVerdict"] = lambda messages: "I cannot judge."
+    override_models(specs={"openai:t": model})
+    code = _bench(story, out, "--method", "vanilla", "--concurrency", "1")
+    err = _one_line_error(capsys.readouterr().err.splitlines()[-1] + "\n")
+    assert code == 3
+    assert "stopped: 2 of 14 bench instances degraded, more than --max-failures 10% (1)" in err
+    assert len((out / "failures.jsonl").read_text().splitlines()) == 2
+    assert not (out / "results.jsonl").exists()
+    assert len(model.calls_for("KeyMoveVerdict")) == 2 * 3  # no instance started after it
+
+
+def test_every_instance_failing_is_the_one_line_nothing_usable_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
+    model = scripted_model()
+    model.responders["NextAction"] = lambda messages: {"action": ""}
+    override_models(specs={"openai:t": model})
+    code = _bench(story, out, "--method", "vanilla", "--max-failures", "100%")
+    err = _one_line_error(capsys.readouterr().err.splitlines()[-1] + "\n")
+    assert code == 3
+    assert err.startswith("personae: error: nothing usable left: every one of the 14 bench ")
+    assert not (out / "summary.json").exists()
 
 
 def test_no_llm_configured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,14 +1,11 @@
-"""The bookmark matcher: short ids mapped back, unknown ids rejected, no call without candidates."""
+"""The bookmark matcher: one choice from an enum of this call's ids, mapped back; degrades."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from personae.agents.bookmarks.matcher import match_question
-from personae.errors import RemoteError
+from personae.agents.bookmarks.matcher import match_choice_schema, match_question
 from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -36,9 +33,7 @@ def answers(*choices: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 async def test_reuse_maps_the_short_id_back_to_the_bookmark() -> None:
-    model = ScriptedChatModel(
-        responders={"MatchChoice": lambda m: {"decision": "reuse", "candidate": "B2"}}
-    )
+    model = ScriptedChatModel(responders={"MatchChoice": lambda m: {"choice": "reuse B2"}})
     match, usage = await match_question(
         model, question="Who is beside Kyon?", type="state", candidates=CANDIDATES, target=50
     )
@@ -50,12 +45,8 @@ async def test_reuse_maps_the_short_id_back_to_the_bookmark() -> None:
     assert usage.calls == 1
 
 
-async def test_unknown_id_is_rejected_and_retried() -> None:
-    script = answers(
-        {"decision": "derive", "candidate": "bm-17"},
-        {"decision": "derive", "candidate": "B9"},
-        {"decision": "derive", "candidate": "B1"},
-    )
+async def test_the_choices_are_an_enum_of_this_call_s_ids_and_an_unknown_one_is_retried() -> None:
+    script = answers({"choice": "derive bm-17"}, {"choice": "reuse"}, {"choice": "derive B1"})
     model = ScriptedChatModel(responders={"MatchChoice": lambda m: next(script)})
     match, usage = await match_question(
         model, question="Where was Kyon?", type="state", candidates=CANDIDATES, target=50
@@ -63,23 +54,22 @@ async def test_unknown_id_is_rejected_and_retried() -> None:
     assert (match.decision, match.bookmark) == ("derive", CANDIDATES[0])
     assert usage.calls == 3
     retry = prompt_text(model.calls_for("MatchChoice")[1])
-    assert "needs one of the ids B1, B2; got 'bm-17'" in retry
+    assert "Input should be 'none', 'reuse B1', 'derive B1', 'reuse B2' or 'derive B2'" in retry
+    enum = match_choice_schema(2).model_json_schema()["properties"]["choice"]["enum"]
+    assert enum == ["none", "reuse B1", "derive B1", "reuse B2", "derive B2"]
 
 
-async def test_a_model_that_keeps_inventing_ids_fails_with_a_clear_error() -> None:
-    model = ScriptedChatModel(
-        responders={"MatchChoice": lambda m: {"decision": "reuse", "candidate": None}}
+async def test_a_model_that_keeps_inventing_ids_degrades_to_a_new_bookmark() -> None:
+    model = ScriptedChatModel(responders={"MatchChoice": lambda m: {"choice": "reuse B7"}})
+    match, usage = await match_question(
+        model, question="Where is Kyon going?", type="state", candidates=CANDIDATES, target=50
     )
-    with pytest.raises(RemoteError, match="malformed MatchChoice output 3 times"):
-        await match_question(
-            model, question="Where is Kyon going?", type="state", candidates=CANDIDATES, target=50
-        )
+    assert (match.decision, match.bookmark) == ("none", None)
+    assert usage.calls == 3 and usage.degraded == 1
 
 
-async def test_none_ignores_any_candidate_and_no_candidates_means_no_call() -> None:
-    model = ScriptedChatModel(
-        responders={"MatchChoice": lambda m: {"decision": "none", "candidate": "B7"}}
-    )
+async def test_none_and_no_candidates_means_no_call() -> None:
+    model = ScriptedChatModel(responders={"MatchChoice": lambda m: {"choice": "none"}})
     match, usage = await match_question(
         model, question="Where is Kyon going?", type="state", candidates=CANDIDATES, target=50
     )

@@ -72,12 +72,7 @@ def scripted(
         text = prompt_text(messages)
         marked = [int(p) for p in re.findall(r"^>>> \[(\d+)\]", text, re.MULTILINE)]
         judge = supports or (lambda position: True)
-        return {
-            "verdicts": [
-                {"id": i, "supports": judge(p)}
-                for i, p in zip(item_ids(messages), marked, strict=True)
-            ]
-        }
+        return {i: judge(p) for i, p in zip(item_ids(messages), marked, strict=True)}
 
     return ScriptedChatModel(
         responders={
@@ -123,6 +118,42 @@ async def test_state_chunks_cover_exactly_the_unseen_suffix() -> None:
     assert [t.position for t in result.bookmark.transitions] == [74, 138, 150]
     assert result.actions_read == 140 and result.usage.calls == 3
     assert result.bookmark.position == 150 and result.bookmark.answer == "state answer"
+
+
+async def test_a_state_chunk_still_invalid_stops_the_sync_before_it_for_the_next_step() -> None:
+    def blank_on_the_second_chunk(messages: list[BaseMessage]) -> Any:
+        if 74 in {int(p) for p in _POSITION.findall(prompt_text(messages))}:
+            return {"operation": "update", "answer": " "}
+        return {"operation": "update", "answer": "state answer"}
+
+    model = scripted(state=blank_on_the_second_chunk)
+    result = await sync_state(
+        bookmark("state", 10), 150, storyline=plain_story(200), fast_model=model
+    )
+    assert result.bookmark.position == 74 and result.bookmark.answer == "state answer"
+    assert [t.position for t in result.bookmark.transitions] == [74]
+    assert result.actions_read == 64 and result.usage.degraded == 1
+    assert result.usage.calls == 1 + 3  # the first chunk, then the second one three times
+
+
+async def test_a_behavior_or_concept_summary_still_invalid_keeps_the_answer() -> None:
+    storyline = brigade_story()
+    model = scripted()
+    model.responders["BehaviorSummary"] = lambda m: {"answer": ""}
+    model.responders["ConceptAnswer"] = lambda m: {"answer": "\n"}
+    index = index_for(storyline)
+    behavioral = bookmark("behavioral", 0, answer="He sighs.")
+    result = await sync_bookmark(
+        behavioral, 40, storyline=storyline, index=index, fast_model=model, model=model
+    )
+    assert result.bookmark.answer == "He sighs." and result.bookmark.evidence
+    assert result.bookmark.position == 40 and result.usage.degraded == 1
+    concept = bookmark("concept", 0, keyword="SOS Brigade", answer="A club.")
+    result = await sync_bookmark(
+        concept, 40, storyline=storyline, index=index, fast_model=model, model=model
+    )
+    assert result.bookmark.answer == "A club." and result.bookmark.position == 0  # read again
+    assert result.usage.degraded == 1
 
 
 async def test_state_reset_replaces_no_change_keeps_update_revises() -> None:

@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage
 from profile_eval_world import (
     FIXTURE,
     first_prompt,
+    judge_input,
     keyword_judge,
     scripted_model,
     sentence_extractor,
@@ -208,7 +209,7 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
 
     def flaky(messages: list[BaseMessage]) -> Any:
         if "# Toki" in first_prompt(messages):  # the DRInfo text
-            return "I cannot decide."  # no tool call: malformed, retried, then a RemoteError
+            return "I cannot decide."  # no tool call: malformed, retried, then degraded
         return good_judge(messages)
 
     broken.responders["AlignmentList"] = flaky
@@ -216,8 +217,9 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     code = evaluate(str(allowed), "--reference", str(FIXTURE), "--concurrency", "1")
     assert code == 3
     err = capsys.readouterr().err
+    # The DRInfo batch fails, then each of its 6 points alone: 6 of 12 judgments degraded.
     assert err.splitlines()[-1].startswith(
-        "personae: error: the model gave malformed AlignmentList output 3 times"
+        "personae: error: stopped: 6 of 12 judgments degraded, more than --max-failures 10% (1)"
     )
     assert "Traceback" not in err
     assert not (allowed.parent / "eval-report.json").exists()
@@ -232,6 +234,33 @@ def test_judge_failure_writes_nothing_and_the_rerun_resumes_from_the_cache(
     assert any("# Toki" in p for p in rejudged) and len(rejudged) <= 2
     report = json.loads((allowed.parent / "eval-report.json").read_text(encoding="utf-8"))
     assert profile_texts(report)[0]["overall"]["n"] == 6
+
+
+def test_degraded_judgments_are_left_out_counted_and_printed_below_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    model = scripted_model()
+    good_judge = model.responders["AlignmentList"]
+
+    def no_label_for_white_hair(messages: list[BaseMessage]) -> Any:
+        items, _ = judge_input(messages)
+        if any("white hair" in item["knowledge"] for item in items):
+            return "I cannot decide."
+        return good_judge(messages)
+
+    model.responders["AlignmentList"] = no_label_for_white_hair
+    override_models(specs={"openai:eval-test": model})
+    out = tmp_path / "r.json"
+    argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out), "--no-density"]
+    assert evaluate(*argv, "--max-failures", "2") == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["degraded"] == {"total": 2, "judgments": 2}
+    for text in report["characters"][0]["texts"]:
+        assert text["overall"]["n"] == 5 and text["unjudged_points"] == 1
+        assert sum(j["verdict"] is None for j in text["judgments"]) == 1
+    assert "degraded: 2 (judgments 2)\n" in capsys.readouterr().err
+    assert "**Degraded:** 2 model answer(s)" in out.with_suffix(".md").read_text()
 
 
 def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(

@@ -13,7 +13,6 @@ from profiler_world import fake_web, scripted_model
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, free_port
 from personae.memory.characterhub.character_card import card_problems
-from personae.memory.characterhub.profile_store import DROPPED_OUTPUT
 from personae.testing import ScriptedChatModel, override_models
 
 
@@ -89,13 +88,28 @@ def test_writes_profile_markdown_and_valid_card(
     assert card["data"]["character_book"]["entries"]
     markdown = (folder / "profile.md").read_text(encoding="utf-8")
     assert "[S1" in markdown
-    # The draft's unsourced fact is dropped: counted in usage, listed in profile.md, printed.
-    dropped = f"1 {DROPPED_OUTPUT['dropped_facts']}"
-    assert document["usage"]["dropped_facts"] == 1
-    assert f"## Dropped model output\n- {dropped}\n" in markdown
+    assert document["usage"]["dropped_facts"] == 0 and "## Dropped model output" not in markdown
     captured = capsys.readouterr()
     assert str(folder / "profile.json") in captured.out
-    assert f"Kenshiro: dropped model output: {dropped}\n" in captured.err
+    assert "dropped model output" not in captured.err and "degraded" not in captured.err
+
+
+def test_a_prose_check_still_invalid_keeps_the_sentences_unchecked_and_says_so(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    model.responders["ProseCheck"] = lambda messages: "Every sentence looks fine to me."
+    server, _ = world
+    assert profile(server, tmp_path) == 0
+    document = json.loads((tmp_path / FOLDER / "profile.json").read_text(encoding="utf-8"))
+    assert document["profile"].startswith("I am Kenshiro")  # kept, unchecked
+    assert document["prose_check"]["unchecked"] == [document["profile"]]
+    assert document["usage"]["sentences_unchecked"] == 1 == document["usage"]["degraded"]
+    assert len(model.calls_for("ProseCheck")) == 3
+    err = capsys.readouterr().err
+    assert "Kenshiro: degraded: 1 (sentences_unchecked 1)\n" in err
 
 
 def test_both_methods_run_end_to_end_and_record_method_and_drinfo(

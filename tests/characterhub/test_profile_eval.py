@@ -25,6 +25,8 @@ from profile_eval_world import (
     write_profiles,
 )
 
+from personae.agents.answer_schemas import answers_by_key
+from personae.agents.characterhub.support_judge import alignment_list_schema
 from personae.answer_store import AnswerStore
 from personae.errors import InputError, RemoteError
 from personae.evals.characterhub.profile_eval import (
@@ -295,18 +297,18 @@ async def test_a_judge_answer_missing_or_inventing_ids_is_retried(tmp_path: Path
         answer = good(messages)
         if not answers:
             answers.append("bad")
-            answer["evaluations"] = answer["evaluations"][1:] + [
-                {"id": 99, "evaluation": "supported"}
-            ]
+            del answer["1"]
+            answer["99"] = {"evaluation": "supported"}
         return answer
 
     model = scripted_model()
     model.responders["AlignmentList"] = sloppy
     report = await run(tmp_path, model, None, concurrency=1)
     retried = [m for m in model.calls_for("AlignmentList") if len(m) > 1]
-    assert "missing ids [1]" in str(retried[0][-1].content)
-    assert "unknown ids [99]" in str(retried[0][-1].content)
+    assert "\n1\n  Field required" in str(retried[0][-1].content)  # the missing id, named
     assert texts_of(report, "drinfo")[0]["overall"]["n"] == 6
+    schema = alignment_list_schema([1, 2]).model_json_schema()
+    assert schema["required"] == ["1", "2"] and schema["additionalProperties"] is False
 
 
 async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_itself(
@@ -342,17 +344,16 @@ async def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(
 ) -> None:
     from langchain_core.messages import HumanMessage
 
-    from personae.agents.characterhub.support_judge import AlignmentList
-
+    AlignmentList = alignment_list_schema([1])  # noqa: N806 (a class built per call)
     prompt: list[BaseMessage] = [HumanMessage("judge this")]
     cache = AnswerStore(tmp_path)
     key = cache.key("m1", {}, AlignmentList, prompt)
     assert key != cache.key("m2", {}, AlignmentList, prompt)
     assert key != cache.key("m1", {}, AlignmentList, [HumanMessage("judge that")])
-    answer = {"evaluations": [{"id": 1, "evaluation": "supported"}]}
+    answer = {"1": {"evaluation": "supported"}}
     await cache.keep(key, "m1", answer, {"llm_calls": 1})
     found = await cache.find(key, AlignmentList.model_validate)
-    assert found is not None and found[0].evaluations[0].verdict == "supported"
+    assert found is not None and answers_by_key(found[0])["1"].evaluation == "supported"
     (tmp_path / key[:2] / f"{key}.json").write_text("{trunc", encoding="utf-8")
     assert await cache.find(key, AlignmentList.model_validate) is None
     assert await AnswerStore(None).find(key, AlignmentList.model_validate) is None

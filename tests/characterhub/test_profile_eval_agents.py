@@ -21,7 +21,7 @@ from personae.agents.characterhub.knowledge_extractor import (
 )
 from personae.agents.characterhub.support_judge import JUDGE_PROMPT, Alignment, judge_alignment
 from personae.answer_store import AnswerStore
-from personae.errors import RemoteError
+from personae.llm import InvalidAnswerError
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -183,17 +183,17 @@ def test_judge_label_spellings_map_to_the_four_labels(said: str, verdict: str) -
 
 async def test_judge_sees_list_and_text_only_and_an_unknown_label_fails_cleanly() -> None:
     def unsure(_m: list[BaseMessage]) -> dict[str, Any]:
-        return {"evaluations": [{"id": 1, "evaluation": "maybe"}]}
+        return {"1": {"evaluation": "maybe"}}
 
     model = ScriptedChatModel(responders={"AlignmentList": unsure})
-    with pytest.raises(RemoteError, match="malformed AlignmentList output 3 times"):
+    with pytest.raises(InvalidAnswerError, match="malformed AlignmentList output 3 times"):
         await judge_alignment(model, statements=["Toki has white hair."], text="I am Toki.")
     prompt = prompt_text(model.calls_for("AlignmentList")[0])
     assert prompt.endswith('`text`: "I am Toki."')
     assert '"knowledge": "Toki has white hair."' in prompt
 
     def says_so(_m: list[BaseMessage]) -> dict[str, Any]:
-        return {"evaluations": [{"id": 1, "evaluation": "supported", "evidence": "says so"}]}
+        return {"1": {"evaluation": "supported", "evidence": "says so"}}
 
     good = ScriptedChatModel(responders={"AlignmentList": says_so})
     (judgment,), usage = await judge_alignment(
@@ -209,7 +209,7 @@ async def test_with_a_cache_a_repeated_prompt_costs_no_call(tmp_path: Path) -> N
             "ExtractedKnowledge": lambda _m: {
                 "knowledge_points": [{**point, "type": "relationship"}]
             },
-            "AlignmentList": lambda _m: {"evaluations": [{"id": 1, "evaluation": "supported"}]},
+            "AlignmentList": lambda _m: {"1": {"evaluation": "supported"}},
         }
     )
     cache = AnswerStore(tmp_path)

@@ -16,6 +16,7 @@ from personae.agents.characterhub.coverage_reflector import (
 )
 from personae.agents.characterhub.evidence_summarizer import (
     CitedFact,
+    evidence_notes_schema,
     keep_cited_facts,
     summarize_round,
 )
@@ -26,6 +27,8 @@ from personae.agents.characterhub.query_planner import (
     complete_plan,
     plan_search_queries,
 )
+from personae.errors import RemoteError
+from personae.llm import InvalidAnswerError
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, prompt_text
 
@@ -72,45 +75,49 @@ def test_the_plan_counts_empty_and_repeated_queries_but_not_its_own_fills() -> N
     assert dropped == 2  # the empty query and the repeat (its slot went to the next one)
 
 
-async def test_summarizer_drops_invented_ids_keeps_the_rest_and_counts_them() -> None:
-    # "[S99]" in a wiki page, or an example id of a prompt, must not fail the run: the
-    # invented ids go, the facts they do not hold up stay, and usage says how many went.
-    answer = {
-        "facts": [
-            {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1", "S99"]},
-            {"dimension": "relationship", "text": "Copied.", "source_ids": ["S99"]},
-            {"dimension": "relationship", "text": "Raoh is his brother.", "source_ids": ["S2"]},
+async def test_summarizer_schema_offers_only_the_ids_shown_and_an_invented_one_is_retried() -> None:
+    # "[S99]" in a wiki page, or an example id of a prompt: the schema's enum holds only the
+    # ids shown, so a constrained model cannot cite it and any other model is told which ids.
+    answers = iter(
+        [
+            {"facts": [{"dimension": "appearance", "text": "Scars.", "source_ids": ["S99"]}]},
+            {"facts": [{"dimension": "appearance", "text": "Scars.", "source_ids": ["S1"]}]},
         ]
-    }
-    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: answer})
+    )
+    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: next(answers)})
     facts, usage, dropped = await summarize_round(
         model, name="Kenshiro", franchise=None, sources=SOURCES
     )
-    assert [(f.text, f.source_ids) for f in facts] == [
-        ("Seven scars.", ["S1"]),
-        ("Raoh is his brother.", ["S2"]),
-    ]
-    assert usage.calls == 1 and usage.dropped_ids == 2  # no paid retry
-    assert usage.as_dict()["dropped_ids"] == 2
-    assert dropped == 1  # "Copied." lost its only id: the fact is counted too
+    assert [(f.text, f.source_ids) for f in facts] == [("Scars.", ["S1"])]
+    assert usage.calls == 2 and dropped == 0
+    assert "Input should be 'S1' or 'S2'" in prompt_text(model.calls_for("EvidenceNotes")[1])
+    schema = evidence_notes_schema(("S1", "S2"))
+    fact = schema.model_json_schema()["$defs"]["CitedFact"]["properties"]["source_ids"]
+    assert fact["items"]["enum"] == ["S1", "S2"] and fact["minItems"] == 1
     prompt = prompt_text(model.calls_for("EvidenceNotes")[0])
     assert "[S1] Kenshiro" in prompt and '"S5"' not in prompt  # no example ids to copy
 
 
-async def test_summarizer_counts_facts_without_a_source_or_text() -> None:
-    answer = {
-        "facts": [
-            {"dimension": "appearance", "text": "Seven scars.", "source_ids": ["S1"]},
-            {"dimension": "identity", "text": "No source given.", "source_ids": []},
-            {"dimension": "identity", "text": "  ", "source_ids": ["S2"]},
-        ]
-    }
-    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: answer})
-    facts, usage, dropped = await summarize_round(
-        model, name="Kenshiro", franchise=None, sources=SOURCES
-    )
-    assert [f.text for f in facts] == ["Seven scars."]
-    assert dropped == 2 and usage.dropped_ids == 0
+@pytest.mark.parametrize(
+    "fact",
+    [
+        {"dimension": "identity", "text": "No source given.", "source_ids": []},
+        {"dimension": "identity", "text": "  ", "source_ids": ["S2"]},
+        {"dimension": "identity", "text": "Invented.", "source_ids": ["S7"]},
+    ],
+)
+def test_the_notes_schema_rejects_facts_without_a_known_source_or_text(
+    fact: dict[str, Any],
+) -> None:
+    with pytest.raises(ValidationError):
+        evidence_notes_schema(("S1", "S2")).model_validate({"facts": [fact]})
+
+
+async def test_a_summary_still_invalid_after_retries_is_an_invalid_answer_error() -> None:
+    model = ScriptedChatModel(responders={"EvidenceNotes": lambda m: "no JSON at all"})
+    with pytest.raises(InvalidAnswerError) as failed:
+        await summarize_round(model, name="Kenshiro", franchise=None, sources=SOURCES)
+    assert isinstance(failed.value, RemoteError) and failed.value.usage.calls == 3
 
 
 def test_keep_cited_facts_drops_invented_ids_and_unsourced_facts() -> None:
@@ -134,7 +141,7 @@ def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() ->
     review = CoverageReview.model_validate(
         {
             "dimensions": [
-                {"dimension": "appearance", "score": 1.7, "follow_up_queries": ["scars"]},
+                {"dimension": "appearance", "score": 1.0, "follow_up_queries": ["scars"]},
                 {"dimension": "ability", "score": 0.9, "follow_up_queries": ["Kenshiro moves"]},
             ]
         }
@@ -147,10 +154,33 @@ def test_coverage_is_zero_without_facts_and_follow_ups_are_new_and_anchored() ->
         done_queries=["Kenshiro moves"],
         per_dimension=1,
     )
-    assert scores["appearance"] == 1.0  # clamped
+    assert scores["appearance"] == 1.0
     assert scores["ability"] == 0.0  # no fact: a model cannot call it covered
     assert follow_ups == [("appearance", "Kenshiro scars")]
     assert dropped == 1  # "Kenshiro moves" was already run
+
+
+def test_coverage_scores_are_bounded_by_the_schema() -> None:
+    score = DimensionCoverage.model_json_schema()["properties"]["score"]
+    assert (score["minimum"], score["maximum"]) == (0, 1)
+    with pytest.raises(ValidationError):
+        DimensionCoverage.model_validate({"dimension": "identity", "score": 1.7})
+
+
+async def test_a_plan_or_review_still_invalid_after_retries_degrades_to_the_code_s_own() -> None:
+    model = ScriptedChatModel(responders={"QueryPlan": str, "CoverageReview": str})
+    queries, usage, _ = await plan_search_queries(model, name="Kenshiro", franchise=None)
+    assert {q.dimension for q in queries} == set(DIMENSIONS) and usage.degraded == 1
+    assert all(q.query.startswith("Kenshiro ") for q in queries) and usage.calls == 3
+    review, used = await review_coverage(
+        model,
+        name="Kenshiro",
+        franchise=None,
+        facts_by_dimension={},
+        done_queries=[],
+        target=0.7,
+    )
+    assert review.dimensions == [] and used.degraded == 1
 
 
 def test_follow_ups_beyond_the_cap_or_repeated_are_counted() -> None:
@@ -198,7 +228,7 @@ async def test_reflector_reads_each_dimension_s_cited_notes() -> None:
     assert "ability: (nothing yet)" in prompt and "Kenshiro appearance" in prompt
 
 
-async def test_rewriter_drops_invented_ids_retries_an_empty_profile_and_writes_first_person() -> (
+async def test_rewriter_retries_an_empty_profile_or_an_invented_id_and_writes_first_person() -> (
     None
 ):
     def draft(profile: str, ids: list[str]) -> dict[str, Any]:
@@ -208,7 +238,7 @@ async def test_rewriter_drops_invented_ids_retries_an_empty_profile_and_writes_f
             "facts": [{"dimension": "identity", "text": "I am the successor.", "source_ids": ids}],
         }
 
-    answers = iter([draft("", ["S1"]), draft("I am Kenshiro.", ["S1", "S5"])])
+    answers = iter([draft("", ["S1"]), draft("I am Kenshiro.", ["S5"]), draft("I am K.", ["S1"])])
 
     def respond(messages: list[BaseMessage]) -> dict[str, Any]:
         return next(answers)
@@ -225,10 +255,11 @@ async def test_rewriter_drops_invented_ids_retries_an_empty_profile_and_writes_f
         known_ids={"S1"},
         canon="Canon: Fist of the North Star.",
     )
-    assert result.profile == "I am Kenshiro." and result.facts[0].source_ids == ["S1"]
-    assert usage.calls == 2 and usage.dropped_ids == 1
+    assert result.profile == "I am K." and result.facts[0].source_ids == ["S1"]
+    assert usage.calls == 3
     first = prompt_text(model.calls_for("ProfileDraft")[0])
     assert "Canon: Fist of the North Star." in first
     assert "Kenshiro is the successor of Hokuto Shinken." in first  # it reads the passages
     assert "analyse it from the character's experiences" in first
-    assert "the profile is empty" in prompt_text(model.calls_for("ProfileDraft")[1])
+    assert "at least 1 character" in prompt_text(model.calls_for("ProfileDraft")[1])
+    assert "Input should be 'S1'" in prompt_text(model.calls_for("ProfileDraft")[2])

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from fake_web import FakeTavily, FakeWeb
-from langchain_core.messages import BaseMessage
 from profiler_world import WEB_PAGES, hokuto_wiki, profiler_context, scripted_model
 
 from personae.graphs.characterhub import sources as profiler_sources
@@ -184,50 +183,45 @@ def test_assign_source_ids_merges_passages_of_one_page() -> None:
     ]
 
 
-async def test_dropped_facts_are_counted(
+async def test_a_round_whose_summary_stays_invalid_degrades_and_the_profile_is_written(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
+    model.responders["EvidenceNotes"] = lambda messages: "I cannot produce JSON."
     result = await profile(server)
-    assert result["usage"]["dropped_facts"] == 1  # the draft's one fact without a source id
-    assert result["notices"] == []
+    usage, rounds = result["usage"], len(result["rounds"])
+    assert rounds > 1  # no notes, no coverage: it searched on
+    assert usage["rounds_degraded"] == rounds and usage["degraded"] == rounds
+    # each round's summary retried with feedback, then degraded
+    assert len(model.calls_for("EvidenceNotes")) == 3 * rounds
+    assert result["profile"].startswith("I am Kenshiro")  # the rewrite still had the passages
+    assert usage["dropped_facts"] == 0 and result["notices"] == []
 
 
 async def test_a_draft_without_any_cited_fact_is_asked_again_then_flagged(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
-    uncited = {
-        "profile": "I am Kenshiro.",
-        "canon": "manga",
-        "facts": [{"dimension": "identity", "text": "I am the successor.", "source_ids": []}],
-    }
+    uncited = {"profile": "I am Kenshiro.", "canon": "manga", "facts": []}
     model.responders["ProfileDraft"] = lambda messages: uncited
     result = await profile(server)
     drafts = model.calls_for("ProfileDraft")
     assert len(drafts) == 2 and CITE_REMINDER in prompt_text(drafts[1])
     assert all(facts == [] for facts in result["dimensions"].values())
-    assert result["usage"]["dropped_facts"] == 1
-    assert result["notices"] == [ZERO_FACTS_WARNING.format(count=1)]
+    assert result["usage"]["dropped_facts"] == 0
+    assert result["notices"] == [ZERO_FACTS_WARNING.format(count=0)]
     assert result["notices"][0].startswith("warning: the profile keeps no cited fact")
 
 
 async def test_every_piece_of_dropped_model_output_is_counted(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
-    # A model that over-plans, cites nothing for one note and repeats its follow-ups: the code
-    # drops each, and usage, profile.md and the terminal say how many.
+    # A model that over-plans and repeats its follow-ups: the code drops each, and usage,
+    # profile.md and the terminal say how many. (A note or fact citing no known id cannot
+    # happen any more: the schema's enum holds the ids shown, at least one per fact.)
     model.responders["QueryPlan"] = lambda messages: {
         "queries": [
             {"dimension": d, "query": f"Kenshiro {d} {n}"} for d in DIMENSIONS for n in (1, 2)
         ]
     }
-    notes = model.responders["EvidenceNotes"]
-
-    def notes_with_an_unsourced_one(messages: list[BaseMessage]) -> Any:
-        answer = notes(messages)
-        answer["facts"].append({"dimension": "other", "text": "Unsourced.", "source_ids": []})
-        return answer
-
-    model.responders["EvidenceNotes"] = notes_with_an_unsourced_one
     model.responders["CoverageReview"] = lambda messages: {
         "dimensions": [
             {"dimension": d, "score": 0.1, "follow_up_queries": [f"Kenshiro {d} 1", "more"]}
@@ -239,13 +233,10 @@ async def test_every_piece_of_dropped_model_output_is_counted(
     assert usage["dropped_queries"] == 7  # the second query of each dimension (cap 1)
     # Round 1 re-proposes its own queries (already run); "Kenshiro more" is kept once.
     assert usage["dropped_follow_ups"] == 2 * 14 - 1
-    assert usage["dropped_notes"] == 2  # one per round
-    assert usage["dropped_facts"] == 1  # the draft's unsourced fact
+    assert usage["dropped_notes"] == 0 and usage["dropped_facts"] == 0
     markdown = render_markdown(profile_document(result))
     section = markdown.split("## Dropped model output\n", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
         f"- 7 {DROPPED_OUTPUT['dropped_queries']}",
         f"- 27 {DROPPED_OUTPUT['dropped_follow_ups']}",
-        f"- 2 {DROPPED_OUTPUT['dropped_notes']}",
-        f"- 1 {DROPPED_OUTPUT['dropped_facts']}",
     ]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from personae.commands.amadeus.persona import add_index_flags
 from personae.commands.models import add_model_flags, model_fields
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]
     else:
         sys.stdout.write(f"{character}: {result['response']}\n\n")
     sys.stdout.flush()
+    print_degraded(int((result.get("usage") or {}).get("degraded", 0)))
 
 
 async def _converse(args: argparse.Namespace, context: Any, character: str, memory: Path) -> None:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 
@@ -40,6 +41,7 @@ def register(protocols: Any) -> None:
     parser.add_argument("--limit", type=int, help="first N items only")
     parser.add_argument("--concurrency", type=int, default=4, help="items at once")
     parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
+    add_max_failures_flag(parser, "QA items")
     add_index_flags(parser)
     add_model_flags(parser, judge=True)
     parser.set_defaults(handler=run)
@@ -85,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
                 out_dir=args.out,
                 concurrency=args.concurrency,
                 progress=_progress,
+                max_failures=args.max_failures,
             )
         )
     )
     sys.stdout.write(render_report(summary))
     sys.stdout.write(f"results: {args.out}/\n")
+    print_degraded(summary["degraded"]["items"], {"items": summary["degraded"]["items"]})
     return 0

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 PERSONA_FIX = (
@@ -68,6 +69,7 @@ def register(protocols: Any) -> None:
     parser.add_argument(
         "--hs", action="store_true", help="also judge each answer's Hallucination Score (Table 6)"
     )
+    add_max_failures_flag(parser, "assessments")
     add_index_flags(parser)
     add_model_flags(parser, judge=True)
     parser.set_defaults(handler=run)
@@ -212,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
                 hs_judge=rater if args.hs else None,
                 judge_name=agent.cache_name(judge),
                 cache_dir=agent.settings.cache_dir / "judge",
+                max_failures=args.max_failures,
             )
         )
     )
@@ -219,4 +222,6 @@ def run(args: argparse.Namespace) -> int:
 
     sys.stdout.write(render_report(summary))
     sys.stdout.write(f"results: {args.out}/\n")
+    degraded = summary["degraded"]["assessments"]
+    print_degraded(degraded, {"assessments": degraded})
     return 0

@@ -22,6 +22,7 @@ from typing import Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -188,6 +189,12 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
     )
     for line in [*values.get("dropped", []), *values.get("flags", [])]:
         out.write(f"  {line}\n")
+    degraded = list(values.get("degraded", []))
+    for line in degraded:
+        out.write(f"  degraded item: {line}\n")
+    if degraded:
+        out.flush()
+        print_degraded(len(degraded))
 
 
 def run_show(args: argparse.Namespace) -> int:

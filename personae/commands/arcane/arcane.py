@@ -20,6 +20,7 @@ from typing import Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 CHUNK_EMBEDDING_HELP = (
@@ -98,6 +99,11 @@ def run_prepare(args: argparse.Namespace) -> int:
         f"({report.chunks_total} in all); {report.usage.calls} LLM calls, "
         f"{report.usage.tokens:,} tokens{cache_note(report.usage.cache_hits)}\n"
     )
+    if report.unsummarized:
+        chapters = ", ".join(map(str, report.unsummarized))
+        sys.stdout.write(f"  no summary for chapter(s) {chapters}: rerun to ask again\n")
+        sys.stdout.flush()
+        print_degraded(len(report.unsummarized), {"chapters": len(report.unsummarized)})
     return 0
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -78,6 +79,7 @@ def register(protocols: Any) -> None:
     arcane.add_argument(
         "--no-propositions", action="store_true", help="pov: skip the proposition coder"
     )
+    add_max_failures_flag(arcane, "judgments")
     add_data_flag(arcane)
     add_model_flags(arcane, judge=True)
     arcane.set_defaults(handler=run_arcane)
@@ -135,6 +137,7 @@ def eval_context(args: argparse.Namespace) -> Any:
         judge_include_thought=not args.no_thought,
         embedding=args.embedding,
         concurrency=args.concurrency,
+        max_failures=args.max_failures.text,
         **context_fields(args),
     )
     for spec in (context.model, *args.also_model):
@@ -174,6 +177,8 @@ def evaluate(
             f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
             f"{calls} LLM calls{cache_note(hits)}\n"
         )
+        missing = sum(u.get("degraded", 0) for u in result["usage"])
+        print_degraded(missing, {"judgments_missing": missing})
 
 
 def run_ablation(args: argparse.Namespace) -> int:

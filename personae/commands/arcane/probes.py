@@ -17,6 +17,7 @@ from typing import Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
+from personae.degraded import print_degraded
 from personae.errors import InputError
 
 TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
@@ -70,7 +71,7 @@ def run_build(args: argparse.Namespace) -> int:
         )
     context = ProbeBuildContext(validator_model=args.validator_model or "", **context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
-    total = 0
+    total = degraded = 0
     for arc in arcs:
         payload: Any = {
             "novel": novel.slug,
@@ -88,7 +89,10 @@ def run_build(args: argparse.Namespace) -> int:
         )
         for line in result["dropped"]:
             sys.stdout.write(f"  {line}\n")
+        degraded += int(usage.get("degraded", 0))
     sys.stdout.write(
         f"{total} probes over {len(arcs)} arcs written to {novel.folder / 'probes.jsonl'}\n"
     )
+    sys.stdout.flush()
+    print_degraded(degraded)
     return 0

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
+from personae.degraded import print_degraded
 from personae.files import check_writable_dir
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints, StepRun
 
@@ -173,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         )
     result: dict[str, Any] = step.output
     warnings = step_warnings(result["stats"])
+    print_degraded(int(result["stats"].get("degraded", 0)))
     view = scene_view(storyline, character, position, context.scene_size) if args.scene else None
     if args.json:
         payload = {"storyline": storyline.name, "character": character, "position": position}

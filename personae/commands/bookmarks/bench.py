@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
@@ -72,6 +73,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="leave the story title out of every prompt (it invites recall of later plot)",
     )
+    add_max_failures_flag(bookmarks, "bench instances")
     add_model_flags(bookmarks, judge=True)
     add_embedding_flag(bookmarks)
     bookmarks.set_defaults(handler=run_bookmarks)
@@ -107,6 +109,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         hide_title=args.hide_title,
         embedding=args.embedding,
         **model_fields(args),
+        max_failures=args.max_failures,
     )
     models = config.models()  # the models the settings rule chose, asked for before any work
     models.llm("strong")
@@ -123,6 +126,11 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
     plural = "s" if outcome.resumed > 1 else ""
     resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
+    failed = outcome.summary.get("failed", {}).get("instances", 0)
+    print_degraded(
+        failed + outcome.summary.get("degraded_answers", 0),
+        {"failed_instances": failed, "answers": outcome.summary.get("degraded_answers", 0)},
+    )
     sys.stdout.write(
         f"{outcome.ran} instances run{rejudged}{resumed}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from personae.commands.models import add_model_flags, model_fields
+from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ def register(protocols: Any) -> None:
         help="skip extracting points from each profile and DRInfo (their knowledge density)",
     )
     profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
+    add_max_failures_flag(profile, "judgments")
     profile.set_defaults(handler=run_profile)
 
 
@@ -108,6 +110,7 @@ def make_context(args: argparse.Namespace, models: LLMContext) -> ProfileEvalCon
         chunk_tokens=args.chunk_tokens,
         judge_batch=args.judge_batch,
         density=not args.no_density,
+        max_failures=args.max_failures,
         settings={
             "judge": models.describe(judge, "judge"),
             "extractor": models.describe(extractor, role),
@@ -274,4 +277,5 @@ def run_profile(args: argparse.Namespace) -> int:
     write_json_atomic(out, report)
     sys.stdout.write(format_report(report) + "\n")
     sys.stdout.write(f"report: {out} (+ .md, .html)\n")
+    print_degraded(report["degraded"]["total"], {"judgments": report["degraded"]["judgments"]})
     return 0

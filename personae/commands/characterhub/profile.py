@@ -31,7 +31,8 @@ from personae.commands.characterhub.batch import (
     run_batch,
 )
 from personae.commands.models import add_model_flags, model_fields
-from personae.errors import InputError
+from personae.degraded import print_degraded
+from personae.errors import InputError, NothingUsableError
 from personae.files import CACHE_FIX, check_writable_dir
 
 if TYPE_CHECKING:
@@ -231,9 +232,14 @@ async def profile_one(
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
     """
+    from personae.degraded import degraded_line
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
-    from personae.memory.characterhub.profile_store import dropped_output, write_profile
+    from personae.memory.characterhub.profile_store import (
+        DEGRADED_KINDS,
+        dropped_output,
+        write_profile,
+    )
 
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -260,6 +266,10 @@ async def profile_one(
     dropped = dropped_output(values.get("usage", {}))
     if dropped:
         progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
+    usage = values.get("usage", {})
+    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
+    if degraded:
+        progress(f"{row.name}: {degraded}")
     return write_profile(
         out_dir,
         values,
@@ -370,8 +380,15 @@ def run(args: argparse.Namespace) -> int:
     report = asyncio.run(profile_rows(kept, context, args, progress))
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
+    if report.failed and not (report.written or report.skipped):
+        raise NothingUsableError(
+            f"every one of the {len(report.failed)} characters failed "
+            f"(first: {report.failed[0][0].name}: {report.failed[0][1]})"
+        )
     sys.stdout.write(
         f"{len(report.written)} profiled, {len(report.skipped)} already done, "
         f"{len(dropped)} duplicates, {len(report.failed)} failed\n"
     )
-    return 0 if not report.failed else 3
+    # A failed character degrades the batch, not the run; rerunning retries it.
+    print_degraded(len(report.failed), {"characters_failed": len(report.failed)})
+    return 0
