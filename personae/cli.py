@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "personae.commands.arcane.arc",
     "personae.commands.arcane.probes",
     "personae.commands.arcane.export",
+    "personae.commands.doctor",
 )
 
 
@@ -88,6 +89,24 @@ def _configure_logging(verbosity: int) -> None:
     logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
+def _show_notices() -> None:
+    """Print what the ``personae.notices`` logger says (a prompt cut to fit the model's window).
+
+    Notices are things a user must know while the run goes on; library users see them only
+    when they configure logging.
+    """
+    import logging
+
+    logger = logging.getLogger("personae.notices")
+    for old in [h for h in logger.handlers if h.get_name() == "personae-notices"]:
+        logger.removeHandler(old)  # main() called again in one process (tests, embedding)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("personae-notices")
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("personae: notice: %(message)s"))
+    logger.addHandler(handler)
+
+
 INTERRUPTED = "personae: interrupted; rerun the same command to resume"
 
 
@@ -119,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))
+        _show_notices()
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

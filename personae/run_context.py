@@ -30,6 +30,12 @@ from personae.llm import (
     with_retry_budget,
     with_sampling,
 )
+from personae.llm_endpoint import (
+    CONTEXT_WINDOW_VARIABLE,
+    STRUCTURED_OUTPUT_VARIABLE,
+    parse_context_window,
+    parse_structured_output,
+)
 from personae.settings import model_specs
 
 C = TypeVar("C", bound=type)
@@ -111,6 +117,12 @@ class LLMContext:
         object.__setattr__(self, "llm_retry_seconds", budget)
         # Not a field: a secret must not travel in run contexts, schemas or checkpoints.
         object.__setattr__(self, "_openai_api_key", env.get("OPENAI_API_KEY", "").strip())
+        # Facts about the server (personae.llm_endpoint), not choices a run makes.
+        endpoint = {
+            "structured_output": parse_structured_output(env.get(STRUCTURED_OUTPUT_VARIABLE, "")),
+            "context_window": parse_context_window(env.get(CONTEXT_WINDOW_VARIABLE, "")),
+        }
+        object.__setattr__(self, "_endpoint", endpoint)
 
     def llm(self, role: Literal["strong", "fast"]) -> BaseChatModel:
         """The chat model of ``role`` on this context's server, with its sampling settings.
@@ -122,7 +134,12 @@ class LLMContext:
     def chat_model(self, spec: str, role: ModelRole) -> BaseChatModel:
         """The chat model of ``spec`` on this context's server, sampled as ``role`` is."""
         key: str = getattr(self, "_openai_api_key", "")
-        model = resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key or None)
+        model = resolve_chat_model(
+            spec,
+            base_url=self.openai_base_url or None,
+            api_key=key or None,
+            **getattr(self, "_endpoint", {}),
+        )
         sampling = {
             setting: value
             for setting in SAMPLING_VARIABLES

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from personae.errors import ConfigurationError
+from personae.llm_endpoint import parse_context_window, parse_structured_output
 
 DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
@@ -59,6 +60,12 @@ class Settings:
     cache_ttl: float | None = None
     """Seconds after which a cached page is fetched again (``PERSONAE_CACHE_TTL``); ``None``:
     cached pages never expire."""
+    structured_output: str = "auto"
+    """How structured answers are asked for (``PERSONAE_STRUCTURED_OUTPUT``): ``auto`` (probe
+    the endpoint), ``json_schema``, ``function_calling`` or ``json_mode``."""
+    context_window: int | None = None
+    """The LLM server's context window in tokens (``PERSONAE_CONTEXT_WINDOW``); ``None``: read
+    from the server where it states it. Longer prompts are cut to fit."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -149,6 +156,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         embeddings=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
         fandom_template=get("PERSONAE_FANDOM_TEMPLATE") or DEFAULT_FANDOM_TEMPLATE,
         cache_ttl=parse_duration(get("PERSONAE_CACHE_TTL"), "PERSONAE_CACHE_TTL"),
+        structured_output=parse_structured_output(get("PERSONAE_STRUCTURED_OUTPUT") or ""),
+        context_window=parse_context_window(get("PERSONAE_CONTEXT_WINDOW") or ""),
     )
 
 

@@ -38,6 +38,7 @@ from personae.evals.amadeus.personality_scoring import (
 from personae.files import append_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
 from personae.llm_cache import LLMCallCache
+from personae.llm_endpoint import chosen_methods
 
 logger = logging.getLogger(__name__)
 
@@ -326,6 +327,8 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
             )
         )
     summary = summarise(run, recorder.done)
+    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
+        summary["structured_output"] = methods
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
     return summary

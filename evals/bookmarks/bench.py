@@ -38,6 +38,7 @@ from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
 from personae.llm_cache import LLMCallCache
+from personae.llm_endpoint import chosen_methods
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_EMBEDDINGS
@@ -698,6 +699,8 @@ def _write_outputs(
         "ablations": _ablations_of(mine, runs),
         **summarize(mine),
     }
+    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
+        summary["structured_output"] = methods
     summary_path = config.out_dir / SUMMARY_FILE
     if not mine:
         return summary, summary_path, (Path(), Path())

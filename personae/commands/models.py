@@ -161,7 +161,11 @@ def resolve_models(
         role: with_retry_budget(
             with_sampling(
                 resolve_chat_model(
-                    spec, base_url=settings.openai_base_url, api_key=settings.openai_api_key
+                    spec,
+                    base_url=settings.openai_base_url,
+                    api_key=settings.openai_api_key,
+                    structured_output=settings.structured_output,
+                    context_window=settings.context_window,
                 ),
                 sampling.get(role, {}),
             ),

@@ -268,9 +268,11 @@ async def profile_one(
     dropped = dropped_output(values.get("usage", {}))
     if dropped:
         progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
+    from personae.llm_endpoint import chosen_methods
+
     return write_profile(
         out_dir,
-        values,
+        {**values, "structured_output": chosen_methods()},
         name=row.name,
         franchise=row.franchise,
         excluded_urls=context.exclude_urls,
