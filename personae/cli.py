@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 import threading
@@ -89,18 +90,28 @@ def _configure_logging(verbosity: int) -> None:
     logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (tests swap it per test)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _show_notices() -> None:
     """Print what the ``personae.notices`` logger says (a prompt cut to fit the model's window).
 
     Notices are things a user must know while the run goes on; library users see them only
     when they configure logging.
     """
-    import logging
-
     logger = logging.getLogger("personae.notices")
     for old in [h for h in logger.handlers if h.get_name() == "personae-notices"]:
         logger.removeHandler(old)  # main() called again in one process (tests, embedding)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     handler.set_name("personae-notices")
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter("personae: notice: %(message)s"))

@@ -220,3 +220,23 @@ def test_a_malformed_setting_is_one_failing_row(
     assert "PERSONAE_STRUCTURED_OUTPUT='tools' is not a structured-output method" in str(
         rows["settings"]["detail"]
     )
+
+
+def test_every_row_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = FakeOpenAIChat({"DoctorProbe": lambda _: "not\njson\nat all"}, methods=("json_mode",))
+    server, _ = serve(monkeypatch, chat)
+    with server:
+        code = main(["doctor", "--no-web"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 3
+    assert [line.split()[0] for line in out] == [
+        "check",
+        "LLM",
+        "strong",
+        "fast",
+        "judge",
+        "embedding",
+        *["folder"] * 5,
+    ]

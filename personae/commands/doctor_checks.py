@@ -172,9 +172,9 @@ def _short(error: RemoteError) -> str:
         body = getattr(cause, "body", None)
         said = body.get("message") if isinstance(body, dict) else None
         text = " ".join(str(said or cause).split())
-        return f"HTTP {status}: {text}"[:140]
-    text = error.problem.removeprefix("the model gave ")
-    return text[:140]
+        return f"HTTP {status}: {text}"[:120]
+    text = " ".join(error.problem.removeprefix("the model gave ").split())
+    return text[:120]
 
 
 # --- the other services ------------------------------------------------------------------------

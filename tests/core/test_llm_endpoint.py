@@ -214,3 +214,12 @@ def test_settings_are_checked_with_the_fix_in_the_message() -> None:
         parse_context_window("8k")
     with pytest.raises(ConfigurationError, match="512 or more"):
         parse_context_window("100")
+
+
+def test_the_cli_prints_notices_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from personae.cli import main
+
+    assert main(["doctor", "--no-web", "--json"]) == 2  # nothing configured: quick
+    capsys.readouterr()
+    llm_endpoint.notices.warning("a prompt was cut")
+    assert capsys.readouterr().err == "personae: notice: a prompt was cut\n"

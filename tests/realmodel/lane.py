@@ -43,8 +43,9 @@ MODEL_VARIABLE = "PERSONAE_REALMODEL_MODEL"
 WINDOW_VARIABLE = "PERSONAE_REALMODEL_CONTEXT"
 ROOT = Path(__file__).resolve().parents[2]
 _LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
-_TOTAL = re.compile(r"total time =\s*([\d.]+) ms /\s*(\d+) tokens")
+_PROMPT = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _EVAL = re.compile(r"\beval time =\s*([\d.]+) ms /\s*(\d+) runs")
+_ACCESS = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" (\d+)')
 
 
 def model_file() -> Path:
@@ -146,6 +147,8 @@ class Throughput:
     """What the engine timed: requests, prompt and generated tokens and their seconds."""
 
     requests: int
+    refused: int
+    """Requests answered with an error (a structured-output method the engine refuses)."""
     prompt_tokens: int
     prompt_seconds: float
     generated_tokens: int
@@ -156,34 +159,32 @@ class Throughput:
         prompt_rate = self.prompt_tokens / self.prompt_seconds if self.prompt_seconds else 0.0
         gen_rate = self.generated_tokens / self.generated_seconds if self.generated_seconds else 0
         return (
-            f"{self.requests} requests; prompts {self.prompt_tokens} tokens at "
+            f"{self.requests} chat requests ({self.refused} refused); prompts "
+            f"{self.prompt_tokens} tokens at "
             f"{prompt_rate:.0f} tokens/s; generated {self.generated_tokens} tokens at "
             f"{gen_rate:.1f} tokens/s"
         )
 
 
 def throughput(log: Path) -> Throughput:
-    """Sum the per-request timings llama.cpp prints (``eval time``, ``total time``).
+    """Sum the per-request timings llama.cpp prints (``prompt eval time``, ``eval time``).
 
-    Prompt time is total minus generation time: the engine's own prompt timer reads near zero
-    on this build.
+    Prompt tokens are those the engine evaluated: a prefix it kept from the previous request
+    is neither counted nor timed.
     """
-    requests = prompt = generated = 0
+    requests = refused = prompt = generated = 0
     prompt_ms = generated_ms = 0.0
-    pending_eval: tuple[float, int] | None = None
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-        if "prompt eval time" not in line and (match := _EVAL.search(line)):
-            pending_eval = (float(match.group(1)), int(match.group(2)))
-        elif match := _TOTAL.search(line):
-            eval_ms, runs = pending_eval or (0.0, 0)
-            total_ms, tokens = float(match.group(1)), int(match.group(2))
+        if match := _PROMPT.search(line):
+            prompt_ms += float(match.group(1))
+            prompt += int(match.group(2))
+        elif match := _EVAL.search(line):
+            generated_ms += float(match.group(1))
+            generated += int(match.group(2))
+        elif match := _ACCESS.search(line):
             requests += 1
-            generated += runs
-            generated_ms += eval_ms
-            prompt += max(tokens - runs, 0)
-            prompt_ms += max(total_ms - eval_ms, 0.0)
-            pending_eval = None
-    return Throughput(requests, prompt, prompt_ms / 1000, generated, generated_ms / 1000)
+            refused += match.group(1) != "200"
+    return Throughput(requests, refused, prompt, prompt_ms / 1000, generated, generated_ms / 1000)
 
 
 def main(pytest_args: list[str]) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from arcane_world import chapter_body, prepared_novel
+from arcane_world import prepared_novel
 from bookmarks_world import write_storyline
 from profiler_world import fake_web
 
@@ -80,6 +80,16 @@ def real_env(real_model: RealModel, monkeypatch: pytest.MonkeyPatch) -> RealMode
     llm_endpoint.forget_endpoints()  # each test probes the method as a fresh process would
     return real_model
 
+
+TWO_CHAPTERS = (
+    "Ada walked with Bram along the river. She told him she wanted to leave the village for "
+    "the city, where nobody would know her name. Bram argued that she should stay, and the day "
+    "ended in a long silence that neither of them would break.",
+    "Later Ada wrote in her diary that she had changed her mind about Bram and the village. "
+    "She stayed. In the spring they rebuilt the old mill together, and Ada found that she "
+    "liked being trusted more than she had liked being free.",
+)
+"""Two short chapters (each above novel import's 200-character minimum): few prompt tokens."""
 
 PERSONA = """# Iago
 
@@ -156,7 +166,7 @@ def test_arc_build_on_a_two_chapter_novel(
     real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     novel = tmp_path / "the_river.txt"
-    chapters = [f"Chapter {n}.\n\n{chapter_body(n)}\n" for n in (1, 2)]
+    chapters = [f"Chapter {n}.\n\n{text}\n" for n, text in enumerate(TWO_CHAPTERS, 1)]
     novel.write_text("THE RIVER\n\n" + "\n".join(chapters), encoding="utf-8")
     data = ["--data", str(tmp_path / "data")]
     ok(main(["novel", "import", str(novel), "--title", "The River", *data]), capsys)
