@@ -591,8 +591,9 @@ async def _call_structured(
                 f"Answer again with a valid {schema.__name__}."
             )
         )
+    said = " ".join(problem.split())  # pydantic's messages span lines: the CLI prints one
     raise RemoteError(
-        f"the model gave malformed {schema.__name__} output {retries + 1} times ({problem[:160]})",
+        f"the model gave malformed {schema.__name__} output {retries + 1} times ({said[:160]})",
         "use a stronger model (PERSONAE_MODEL) or a server with tool-calling support",
     )
 
