@@ -93,7 +93,7 @@ def _configure_logging(verbosity: int) -> None:
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever ``sys.stderr`` is when a record comes (tests swap it per test)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
