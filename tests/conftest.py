@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from personae.llm_endpoint import forget_endpoints
 from personae.testing import block_remote_network, reset_model_overrides
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -20,10 +21,13 @@ def _no_remote_network() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _fresh_model_overrides() -> Iterator[None]:
-    """Every test starts and ends with no injected model (personae.testing.override_models)."""
+    """Every test starts and ends with no injected model (personae.testing.override_models),
+    and no endpoint remembered (a loopback port a later test reuses is another server)."""
     reset_model_overrides()
+    forget_endpoints()
     yield
     reset_model_overrides()
+    forget_endpoints()
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ the project's web fakes, all on one loopback server; nothing else is faked.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from fake_openai import FakeOpenAIChat
 from fake_web import FakeTavily, FakeWeb
 from profiler_world import hokuto_wiki
 
-from personae import llm_endpoint
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 
@@ -40,11 +38,8 @@ def fake_llm(**options: Any) -> FakeOpenAIChat:
 
 
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    llm_endpoint.forget_endpoints()
+def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # the default output folders are checked in the working dir
-    yield
-    llm_endpoint.forget_endpoints()
 
 
 def serve(

@@ -7,7 +7,7 @@ calls. profile.json says, per model@server, how the structured answers were aske
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +16,10 @@ from fake_openai import FakeOpenAIChat
 from langchain_core.messages import convert_to_messages
 from profiler_world import fake_web, scripted_model
 
-from personae import llm_endpoint
 from personae.cli import main
 from personae.loopback import LoopbackWebServer
 
 FOLDER = "kenshiro--fist-of-the-north-star"
-
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[None]:
-    llm_endpoint.forget_endpoints()
-    yield
-    llm_endpoint.forget_endpoints()
 
 
 def llm_server(methods: tuple[str, ...]) -> FakeOpenAIChat:

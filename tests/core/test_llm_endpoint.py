@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -40,13 +39,6 @@ class Pick(BaseModel):
     """A choice among ids."""
 
     id: str
-
-
-@pytest.fixture(autouse=True)
-def _fresh_endpoints() -> Iterator[None]:
-    llm_endpoint.forget_endpoints()
-    yield
-    llm_endpoint.forget_endpoints()
 
 
 def fake(**options: Any) -> FakeOpenAIChat:
