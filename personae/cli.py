@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 import threading
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ COMMAND_MODULES = (
     "personae.commands.arcane.arc",
     "personae.commands.arcane.probes",
     "personae.commands.arcane.export",
+    "personae.commands.doctor",
 )
 
 
@@ -87,6 +89,34 @@ def _configure_logging(verbosity: int) -> None:
     logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (tests swap it per test)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _show_notices() -> None:
+    """Print what the ``personae.notices`` logger says (a prompt cut to fit the model's window).
+
+    Notices are things a user must know while the run goes on; library users see them only
+    when they configure logging.
+    """
+    logger = logging.getLogger("personae.notices")
+    for old in [h for h in logger.handlers if h.get_name() == "personae-notices"]:
+        logger.removeHandler(old)  # main() called again in one process (tests, embedding)
+    handler = _CurrentStderr()
+    handler.set_name("personae-notices")
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("personae: notice: %(message)s"))
+    logger.addHandler(handler)
+
+
 INTERRUPTED = "personae: interrupted; rerun the same command to resume"
 
 
@@ -117,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))
+        _show_notices()
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

@@ -9,22 +9,56 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ValidationError
 
 from personae.answer_store import AnswerStore, model_name_of, sampling_of
-from personae.backoff import backoff_delay, parse_retry_after
+from personae.backoff import backoff_delay
 from personae.errors import ConfigurationError, RemoteError
+from personae.llm_endpoint import (
+    STRUCTURED_OUTPUT_VARIABLE,
+    StructuredOutput,
+    answer_budget,
+    configured_method,
+    context_window,
+    fit_prompt,
+    is_openai_client,
+    is_openai_itself,
+    methods_to_try,
+    remember_method,
+    with_endpoint_settings,
+)
+from personae.llm_errors import (
+    RETRYABLE,
+    SETTINGS_FIX,
+    failure_kind,
+    is_context_overflow,
+    remote_error,
+    retry_after,
+    status_of,
+)
 from personae.process_caches import clears_on_reset
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 AnswerT = TypeVar("AnswerT")
+
+# langchain-openai warns before it raises when a server refuses a JSON schema; under
+# PERSONAE_STRUCTURED_OUTPUT=auto a refusal is expected and the next method is tried, so the
+# warning would only alarm (and it says to change code the user does not own).
+warnings.filterwarnings(
+    "ignore",
+    message=r"(Invalid schema for|This model does not support) OpenAI's structured output",
+    category=UserWarning,
+)
 
 _EVERY_SPEC = "*"
 _OVERRIDES: dict[str, BaseChatModel] = {}
@@ -113,6 +147,8 @@ class LLMUsage:
     """Answers an answer cache gave instead of the model (:mod:`personae.answer_store`)."""
     degraded: int = 0
     """Items whose answer was still invalid after retries: kept unchecked, dropped or failed."""
+    cut_prompts: int = 0
+    """Prompts cut to fit the server's context window (:mod:`personae.llm_endpoint`)."""
 
     @classmethod
     def from_dict(cls, counts: Mapping[str, int]) -> LLMUsage:
@@ -124,6 +160,7 @@ class LLMUsage:
             int(counts.get("dropped_ids", 0)),
             int(counts.get("cache_hits", 0)),
             int(counts.get("degraded", 0)),
+            int(counts.get("cut_prompts", 0)),
         )
 
     @property
@@ -139,10 +176,11 @@ class LLMUsage:
             self.dropped_ids + other.dropped_ids,
             self.cache_hits + other.cache_hits,
             self.degraded + other.degraded,
+            self.cut_prompts + other.cut_prompts,
         )
 
     def as_dict(self) -> dict[str, int]:
-        """JSON-friendly form for state and reports (the last three counters: when any)."""
+        """JSON-friendly form for state and reports (the last four counters: when any)."""
         counts = {
             "llm_calls": self.calls,
             "input_tokens": self.input_tokens,
@@ -154,6 +192,8 @@ class LLMUsage:
             counts["cache_hits"] = self.cache_hits
         if self.degraded:
             counts["degraded"] = self.degraded
+        if self.cut_prompts:
+            counts["cut_prompts"] = self.cut_prompts
         return counts
 
 
@@ -234,14 +274,19 @@ def _parse_spec(spec: str) -> str:
 
 
 def resolve_chat_model(
-    spec: str | BaseChatModel, *, base_url: str | None = None, api_key: str | None = None
+    spec: str | BaseChatModel,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    structured_output: str = "auto",
+    context_window: int | None = None,
 ) -> BaseChatModel:
     """Return the chat model for ``spec``: an instance, or ``openai:<model>`` on a server.
 
     ``openai`` covers every OpenAI-compatible server (``base_url``; OpenAI itself when unset).
-    The caller passes the server and key it read at the edge: this function reads no
-    environment. Raises :class:`ConfigurationError` naming the setting to fix when no model can
-    be built.
+    The caller passes the server, key, structured-output method and context window it read at
+    the edge (:mod:`personae.llm_endpoint`): this function reads no environment. Raises
+    :class:`ConfigurationError` naming the setting to fix when no model can be built.
     """
     if isinstance(spec, BaseChatModel):
         return spec
@@ -252,7 +297,10 @@ def resolve_chat_model(
     if not api_key and not base_url:
         raise ConfigurationError("no LLM is configured", NO_MODEL_HINT)
     # A shallow copy (microseconds): a caller setting a field changes it for nobody else.
-    return _openai_chat_model(name, api_key, base_url or None).model_copy()
+    model = _openai_chat_model(name, api_key, base_url or None).model_copy()
+    return with_endpoint_settings(
+        model, structured_output=structured_output, context_window=context_window
+    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -260,16 +308,26 @@ def _openai_chat_model(name: str, api_key: str | None, base_url: str | None) -> 
     """One ChatOpenAI per (model, key, server).
 
     Nodes resolve their model on every call (a sync node per bookmark) and building a
-    ChatOpenAI costs ~37 ms of event-loop time; the instance holds no per-run state.
+    ChatOpenAI costs ~37 ms of event-loop time; the instance holds no per-run state. Its async
+    HTTP client keeps no idle connection: a pooled one belongs to the event loop that opened
+    it, and the next ``asyncio.run`` (a second character of ``arc build``, a library caller,
+    a test) would fail on it with "Event loop is closed". A call opens its own connection,
+    which costs little beside a model's answer.
     """
+    import httpx2
+    import openai
     from langchain_openai import ChatOpenAI
 
+    one_loop_only = openai.DefaultAsyncHttpxClient(
+        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0)
+    )
     return ChatOpenAI(
         model=name,
         api_key=api_key or "not-needed",  # type: ignore[arg-type]
         base_url=base_url,
         timeout=120,
         max_retries=0,  # call_structured/call_text retry, within the run's budget
+        http_async_client=one_loop_only,
     )
 
 
@@ -377,58 +435,33 @@ def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLM
     return LLMUsage(1, count_tokens_approximately(list(prompt)), out_tokens)
 
 
-def _remote_error(error: Exception, model: BaseChatModel) -> RemoteError:
-    base = getattr(model, "openai_api_base", None) or "the configured server"
-    kind = type(error).__name__
-    fix = "check OPENAI_BASE_URL / OPENAI_API_KEY and that the server is running"
-    if "Connection" in kind:
-        return RemoteError(f"cannot reach the LLM server at {base}", fix)
-    if "Timeout" in kind:
-        return RemoteError(f"the LLM server at {base} timed out", fix)
-    status = getattr(error, "status_code", None)
-    if status == 429:
-        return RemoteError(f"the LLM server at {base} is rate-limiting (HTTP 429)", fix)
-    text = str(error).splitlines()[0] if str(error) else kind
-    return RemoteError(f"the LLM at {base} failed: {kind}: {text[:200]}", fix)
+def _server_of(model: BaseChatModel) -> str:
+    return getattr(model, "openai_api_base", None) or "the configured server"
 
 
-def _retryable(error: Exception) -> bool:
-    """Rate limits, server errors, timeouts and connection failures; not 400/401/404."""
-    status = getattr(error, "status_code", None)
-    if isinstance(status, int):
-        return status in (408, 409, 429) or status >= 500
-    kind = type(error).__name__
-    return (
-        "Connection" in kind
-        or "Timeout" in kind
-        or isinstance(error, ConnectionError | TimeoutError)
-        or type(error).__module__.startswith(("httpx", "httpcore"))
-    )
+async def _ainvoke(
+    runnable: Any, payload: Any, model: BaseChatModel, *, probing: bool = False
+) -> Any:
+    """``runnable.ainvoke(payload)``, retried on transient failures within the model's budget.
 
-
-def _retry_after(error: Exception) -> float | None:
-    headers = getattr(getattr(error, "response", None), "headers", None)
-    if headers is None:
-        return None
-    milliseconds = parse_retry_after(headers.get("retry-after-ms"))
-    if milliseconds is not None:
-        return milliseconds / 1000
-    return parse_retry_after(headers.get("retry-after"))
-
-
-async def _ainvoke(runnable: Any, payload: Any, model: BaseChatModel) -> Any:
-    """``runnable.ainvoke(payload)``, retried on transient failures within the model's budget."""
+    Rate limits, 5xx, timeouts and dropped connections are retried; a server nobody listens at
+    and any other 4xx fail at once (:mod:`personae.llm_errors`). While ``probing`` a method, a
+    400/422/500/501 is the server refusing that method: :class:`_MethodRejected`, not retried.
+    """
     budget = retry_budget(model)
     waited, attempt = 0.0, 0
     while True:
         try:
             return await runnable.ainvoke(payload)
         except Exception as error:
-            if not _is_transport_error(error):
+            kind = failure_kind(error)
+            if kind is None:
                 raise
-            if not _retryable(error):
-                raise _remote_error(error, model) from error
-            told = _retry_after(error)  # honoured in full: retrying earlier only fails again
+            if probing and _rejects_method(error):
+                raise _MethodRejected(error) from error
+            if kind not in RETRYABLE:
+                raise remote_error(error, _server_of(model), _fix_for(model, error)) from error
+            told = retry_after(error)  # honoured in full: retrying earlier only fails again
             delay = backoff_delay(attempt, told, base=RETRY_BASE_SECONDS, cap=float("inf"))
             if told is None:
                 delay = min(delay, RETRY_MAX_WAIT)
@@ -439,6 +472,38 @@ async def _ainvoke(runnable: Any, payload: Any, model: BaseChatModel) -> Any:
             attempt += 1
 
 
+_PARSED_IN_CLIENT = (
+    ValidationError,
+    openai.LengthFinishReasonError,
+    openai.ContentFilterFinishReasonError,
+)
+"""What the openai client raises for a json_schema answer it cannot parse (malformed, cut
+short by the answer cap, filtered): a bad answer to retry with feedback, not a crash."""
+
+
+class _MethodRejected(Exception):
+    """The server refused a structured-output method (``auto`` tries the next one)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _rejects_method(error: Exception) -> bool:
+    status = status_of(error)
+    return status in (400, 422, 500, 501) and not is_context_overflow(error)
+
+
+def _fix_for(model: BaseChatModel, error: Exception) -> str:
+    if configured_method(model) != "auto" and status_of(error) in (400, 422, 500, 501):
+        return (
+            f"the server may not take {configured_method(model)}: set "
+            f"{STRUCTURED_OUTPUT_VARIABLE}=auto or another method (personae doctor tells which "
+            "work), and check OPENAI_BASE_URL / OPENAI_API_KEY"
+        )
+    return SETTINGS_FIX
+
+
 def _gave_up(
     error: Exception,
     model: BaseChatModel,
@@ -447,28 +512,69 @@ def _gave_up(
     budget: float,
     told: float | None,
 ) -> RemoteError:
-    cause = _remote_error(error, model).problem
+    cause = remote_error(error, _server_of(model)).problem
     asked = f"; it asked to wait {told:g}s more" if told is not None else ""
+    fix = _fix_for(model, error)
+    if fix == SETTINGS_FIX:
+        fix = (
+            "check that the server runs (OPENAI_BASE_URL / OPENAI_API_KEY) and try again later, "
+            f"or raise the retry budget ({RETRY_SECONDS_VARIABLE}, now {budget:g}s)"
+        )
     return RemoteError(
         f"{cause}; gave up after {attempts} attempt{'s' * (attempts > 1)} and {waited:.0f}s "
         f"of retrying{asked}",
-        "check that the server runs (OPENAI_BASE_URL / OPENAI_API_KEY) and try again later, "
-        f"or raise the retry budget ({RETRY_SECONDS_VARIABLE}, now {budget:g}s)",
+        fix,
     )
 
 
-def _is_transport_error(error: Exception) -> bool:
-    module = type(error).__module__
-    return module.startswith(("openai", "httpx", "httpcore", "langchain_openai")) or isinstance(
-        error, ConnectionError | TimeoutError
+def _structured_runnable(
+    model: BaseChatModel, schema: type[BaseModel], method: StructuredOutput
+) -> Any:
+    if not is_openai_client(model):
+        return model.with_structured_output(schema, include_raw=True)
+    return model.with_structured_output(schema, method=method, include_raw=True)
+
+
+def _format_instruction(
+    messages: Sequence[BaseMessage], schema: type[BaseModel]
+) -> list[BaseMessage]:
+    """JSON mode constrains the answer to JSON only: the schema goes in the system message."""
+    shape = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+    instruction = (
+        f"Answer with one JSON object, and nothing else, that matches this JSON schema "
+        f"({schema.__name__}):\n{shape}"
     )
+    history = list(messages)
+    if history and isinstance(history[0], SystemMessage) and isinstance(history[0].content, str):
+        first = history[0]
+        return [SystemMessage(content=f"{first.content}\n\n{instruction}"), *history[1:]]
+    return [SystemMessage(content=instruction), *history]
 
 
-def _structured_runnable(model: BaseChatModel, schema: type[BaseModel]) -> Any:
-    if type(model).__name__ == "ChatOpenAI":
-        # Function calling is the mode that vLLM, Ollama and llama.cpp all support.
-        return model.with_structured_output(schema, method="function_calling", include_raw=True)
-    return model.with_structured_output(schema, include_raw=True)
+async def _capped(
+    model: BaseChatModel, messages: Sequence[BaseMessage], extra: Any = None
+) -> tuple[BaseChatModel, list[BaseMessage], int]:
+    """``model`` with its answer cap in a form the server honours, the prompt cut to fit.
+
+    langchain-openai sends ``max_tokens`` as ``max_completion_tokens``, which llama.cpp's and
+    other OpenAI-compatible servers ignore (a 30-token cap gave 3,300 tokens): those get
+    ``max_tokens`` as well. With a known context window the prompt is cut to leave room for
+    the answer, and the answer is capped to that room. Returns the prompts cut (0 or 1).
+    """
+    if not is_openai_client(model):
+        return model, list(messages), 0
+    cap = getattr(model, "max_tokens", None)
+    window = await context_window(model)
+    fitted, cut = list(messages), False
+    if window is not None:
+        fitted, cut = fit_prompt(model, messages, window, cap, extra)
+        cap = min(cap or window, answer_budget(window, cap))
+    if cap is None:
+        return model, fitted, int(cut)
+    update: dict[str, Any] = {"max_tokens": cap}
+    if not is_openai_itself(model):
+        update["extra_body"] = {**(getattr(model, "extra_body", None) or {}), "max_tokens": cap}
+    return model.model_copy(update=update), fitted, int(cut)
 
 
 async def call_structured(
@@ -526,14 +632,13 @@ async def _call_structured(
     check: Callable[[SchemaT], None] | None,
     repair: Callable[[SchemaT], tuple[SchemaT, int]] | None,
 ) -> tuple[SchemaT, LLMUsage]:
-    runnable = _structured_runnable(model, schema)
     history = list(messages)
     usage = LLMUsage()
     problem = "no answer"
     for _ in range(retries + 1):
-        result = await _ainvoke(runnable, history, model)
+        result, sent, cut = await _invoke_structured(model, schema, history)
         raw = result.get("raw")
-        usage = usage + _usage_of(raw, history)
+        usage = usage + _usage_of(raw, sent) + LLMUsage(cut_prompts=cut)
         parsed = result.get("parsed")
         parse_error = result.get("parsing_error")
         if parsed is not None and parse_error is None:
@@ -560,6 +665,52 @@ async def _call_structured(
             )
         )
     raise InvalidAnswerError(schema.__name__, retries + 1, problem, usage)
+
+
+async def _invoke_structured(
+    model: BaseChatModel, schema: type[BaseModel], history: Sequence[BaseMessage]
+) -> tuple[dict[str, Any], list[BaseMessage], int]:
+    """One structured answer (``raw``/``parsed``/``parsing_error``), the prompt sent, cuts.
+
+    Tries the endpoint's method (:func:`~personae.llm_endpoint.methods_to_try`); under
+    ``auto`` a method the server refuses moves on to the next, and the first it takes is
+    remembered. A refusal costs no tokens and is not counted as a call.
+    """
+    methods = methods_to_try(model)
+    refused: list[tuple[StructuredOutput, Exception]] = []
+    for method in methods:
+        prompt = _format_instruction(history, schema) if method == "json_mode" else list(history)
+        capped, sent, cut = await _capped(model, prompt, schema.model_json_schema())
+        runnable = _structured_runnable(capped, schema, method)
+        try:
+            result = await _ainvoke(runnable, sent, model, probing=len(methods) > 1)
+        except _MethodRejected as rejected:
+            refused.append((method, rejected.error))
+            continue
+        except _PARSED_IN_CLIENT as malformed:
+            if not is_openai_client(model):
+                raise
+            # json_schema answers are parsed inside the client: a malformed one, or one cut
+            # short by the answer cap, raises there instead of landing in parsing_error.
+            remember_method(model, method)
+            return {"raw": None, "parsed": None, "parsing_error": malformed}, sent, cut
+        remember_method(model, method)
+        return result, sent, cut
+    raise _refused_every_method(model, refused)
+
+
+def _refused_every_method(
+    model: BaseChatModel, refused: Sequence[tuple[StructuredOutput, Exception]]
+) -> RemoteError:
+    reasons = "; ".join(
+        f"{method}: HTTP {status_of(error)} {str(error).splitlines()[0][:120] if str(error) else ''}"
+        for method, error in refused
+    )
+    return RemoteError(
+        f"the LLM server at {_server_of(model)} refused every structured-output method ({reasons})",
+        f"use a server or model with tool calling or JSON schema support, or set "
+        f"{STRUCTURED_OUTPUT_VARIABLE} (personae doctor shows what works)",
+    )
 
 
 def _salvage(
@@ -593,8 +744,9 @@ async def call_text(
     """
 
     async def ask() -> tuple[str, LLMUsage]:
-        answer = await _ainvoke(model, list(messages), model)
-        return str(answer.content), _usage_of(answer, messages)
+        capped, sent, cut = await _capped(model, messages)
+        answer = await _ainvoke(capped, sent, model)
+        return str(answer.content), _usage_of(answer, sent) + LLMUsage(cut_prompts=cut)
 
     return await _through_stores(
         model, store, model_name, None, messages, _stored_text, ask, lambda text: text

@@ -171,8 +171,14 @@ class LLMContext:
 
     def chat_model(self, spec: str, role: ModelRole) -> BaseChatModel:
         """The chat model of ``spec`` on this context's server, sampled as ``role`` is."""
-        key = self.settings.openai_api_key
-        model = resolve_chat_model(spec, base_url=self.openai_base_url or None, api_key=key)
+        settings = self.settings
+        model = resolve_chat_model(
+            spec,
+            base_url=self.openai_base_url or None,
+            api_key=settings.openai_api_key,
+            structured_output=settings.structured_output,
+            context_window=settings.context_window,
+        )
         budget = DEFAULT_RETRY_SECONDS if self.llm_retry_seconds is None else self.llm_retry_seconds
         model = with_retry_budget(with_sampling(model, self.sampling(role)), budget)
         return with_call_journal(model, self.call_journal)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from personae.errors import ConfigurationError
+from personae.llm_endpoint import parse_context_window, parse_structured_output
 
 DEFAULT_MODEL = "openai:gpt-4.1"
 DEFAULT_FAST_MODEL = "openai:gpt-4.1-mini"
@@ -54,6 +55,8 @@ VARIABLES: Mapping[str, str] = {
     "CHROMA_HOST": "chroma_host",
     "CHROMA_PORT": "chroma_port",
     "PERSONAE_EMBEDDINGS": "embedding",
+    "PERSONAE_STRUCTURED_OUTPUT": "structured_output",
+    "PERSONAE_CONTEXT_WINDOW": "context_window",
     "HF_ENDPOINT": "hf_endpoint",
     "HF_TOKEN": "hf_token",
 }
@@ -120,6 +123,12 @@ class Settings:
     """Hugging Face Hub mirror for ``personae data fetch`` (``HF_ENDPOINT``)."""
     hf_token: str | None = None
     """Hugging Face Hub token (``HF_TOKEN``); sent only to the Hub."""
+    structured_output: str = "auto"
+    """How structured answers are asked for (``PERSONAE_STRUCTURED_OUTPUT``): ``auto`` (probe
+    the endpoint), ``json_schema``, ``function_calling`` or ``json_mode``."""
+    context_window: int | None = None
+    """The LLM server's context window in tokens (``PERSONAE_CONTEXT_WINDOW``); ``None``: read
+    from the server where it states it. Longer prompts are cut to fit."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -225,6 +234,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         embedding=check_embeddings_spec(get("PERSONAE_EMBEDDINGS") or DEFAULT_EMBEDDINGS),
         hf_endpoint=get("HF_ENDPOINT"),
         hf_token=get("HF_TOKEN"),
+        structured_output=parse_structured_output(get("PERSONAE_STRUCTURED_OUTPUT") or ""),
+        context_window=parse_context_window(get("PERSONAE_CONTEXT_WINDOW") or ""),
     )
 
 

@@ -3,12 +3,14 @@
 The ``openai`` package sends through ``httpx2``, which respx cannot intercept, so tests that
 exercise the real client path (CLI with ``OPENAI_BASE_URL``, ``langgraph dev``) point it at this
 route served by :class:`personae.loopback.LoopbackWebServer`. Answers come from responder
-functions keyed by the forced tool's name (structured output) or ``"text"``.
+functions keyed by the schema's name (a forced tool, a ``json_schema`` response format, or the
+title of the schema a JSON-mode prompt carries) or ``"text"``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,23 +20,50 @@ ChatResponder = Callable[[list[dict[str, Any]]], Any]
 """Gets the request's messages; returns tool-call arguments (dict) or text (str)."""
 
 
-class FakeOpenAIChat:
-    """Route for ``POST /v1/chat/completions`` (plain and streamed), plus ``GET /v1/models``."""
+METHODS = ("json_schema", "function_calling", "json_mode")
 
-    def __init__(self, responders: dict[str, ChatResponder]) -> None:
+
+class FakeOpenAIChat:
+    """Route for ``POST /v1/chat/completions`` (plain and streamed), plus ``GET /v1/models``.
+
+    ``methods`` are the structured-output methods it takes; by default only tool calls, as
+    llama-cpp-python's server: a ``response_format`` of another kind is refused as that server
+    refuses it (HTTP 500), and refused requests are not recorded in ``requests``. ``models``
+    lists the models it serves (default: any name, listed as ``fake``); ``n_ctx`` is the context
+    window its ``/v1/models`` states, as llama.cpp's server does (``None``: states none).
+    """
+
+    def __init__(
+        self,
+        responders: dict[str, ChatResponder],
+        *,
+        methods: tuple[str, ...] = ("function_calling",),
+        models: tuple[str, ...] | None = None,
+        n_ctx: int | None = None,
+    ) -> None:
         self.responders = responders
+        self.methods = methods
+        self.models = models
+        self.n_ctx = n_ctx
         self.requests: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
 
     def __call__(self, request: WebRequest) -> WebResponse:
         """Answer one request as an OpenAI-compatible server would."""
         if request.path.endswith("/models"):
-            return WebResponse(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            return WebResponse(200, self._model_list())
         if not request.path.endswith("/chat/completions"):
             return WebResponse(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
+        if self.models is not None and body.get("model") not in self.models:
+            missing = f"The model `{body.get('model')}` does not exist"
+            return WebResponse(404, {"error": {"message": missing, "code": "model_not_found"}})
+        method, name = _method_and_name(body)
+        if method not in self.methods and method != "text":
+            self.refused.append(body)
+            detail = "Input should be 'text' or 'json_object'"
+            return WebResponse(500, {"error": {"message": f"response_format: {detail}"}})
         self.requests.append(body)
-        tools = body.get("tools") or []
-        name = tools[0]["function"]["name"] if tools else "text"
         responder = self.responders.get(name)
         if responder is None:
             return WebResponse(
@@ -42,8 +71,8 @@ class FakeOpenAIChat:
             )
         answer = responder(body.get("messages", []))
         message: dict[str, Any] = {"role": "assistant", "content": None}
-        if isinstance(answer, str):
-            message["content"] = answer
+        if isinstance(answer, str) or method in ("json_schema", "json_mode"):
+            message["content"] = answer if isinstance(answer, str) else json.dumps(answer)
             finish = "stop"
         else:
             call: dict[str, Any] = {"id": f"call_{len(self.requests)}", "type": "function"}
@@ -66,6 +95,37 @@ class FakeOpenAIChat:
             "usage": usage,
         }
         return WebResponse(200, completion)
+
+    def _model_list(self) -> dict[str, Any]:
+        entries = []
+        for name in self.models or ("fake",):
+            entry: dict[str, Any] = {"id": name, "object": "model", "owned_by": "fake"}
+            if self.n_ctx is not None:
+                entry["meta"] = {"n_ctx_train": self.n_ctx}
+            entries.append(entry)
+        return {"object": "list", "data": entries}
+
+
+def _method_and_name(body: dict[str, Any]) -> tuple[str, str]:
+    """The structured-output method a request uses and the schema's name (``text``: none).
+
+    JSON mode names no schema: its name is read from the instruction Personae puts in the
+    system message ("... matches this JSON schema (Name)").
+    """
+    tools = body.get("tools") or []
+    if tools:
+        return "function_calling", str(tools[0]["function"]["name"])
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return "json_schema", str(response_format["json_schema"]["name"])
+    if response_format.get("type") == "json_object":
+        system = next(
+            (m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"),
+            "",
+        )
+        found = re.search(r"matches this JSON schema \((\w+)\)", str(system))
+        return "json_mode", found.group(1) if found else "json"
+    return "text", "text"
 
 
 def _stream(model: str, message: dict[str, Any], finish: str, usage: dict[str, int]) -> bytes:

@@ -43,6 +43,7 @@ from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
 from personae.llm import InvalidAnswerError, call_structured
+from personae.llm_endpoint import chosen_methods
 
 logger = logging.getLogger(__name__)
 
@@ -349,6 +350,8 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
         )
     summary = summarise(run, recorder.done)
     summary["degraded"] = {"assessments": recorder.degraded}
+    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
+        summary["structured_output"] = methods
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
     return summary

@@ -44,6 +44,7 @@ from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
 from personae.llm import InvalidAnswerError
+from personae.llm_endpoint import chosen_methods
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_JUDGE_MODEL
@@ -802,6 +803,8 @@ def _write_outputs(
         "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
         **summarize(mine),
     }
+    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
+        summary["structured_output"] = methods
     summary_path = config.out_dir / SUMMARY_FILE
     if not mine:
         return summary, summary_path, (Path(), Path())

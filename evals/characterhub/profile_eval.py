@@ -54,6 +54,7 @@ from personae.evals.characterhub.profile_reference import (
 from personae.fanout import gather_all
 from personae.files import parse_json, read_text
 from personae.llm import InvalidAnswerError, LLMUsage
+from personae.llm_endpoint import chosen_methods
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.web_search import normalize_url
 
@@ -524,6 +525,8 @@ async def evaluate_characters(
         },
         "extraction": "whole page" if context.chunk_tokens is None else context.chunk_tokens,
         "judge_batch": context.judge_batch or "whole knowledge list",
+        # How the structured answers were asked for, per model@server (personae.llm_endpoint).
+        "structured_output": chosen_methods(),
         "warnings": warnings,
         "summary": micro_average(characters),
         "reference_mean_density": sum(measured) / len(measured) if measured else None,

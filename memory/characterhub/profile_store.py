@@ -115,6 +115,8 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "rounds": rounds,
         "usage": dict(result.get("usage", {})),
+        # How the structured answers were asked for, per model@server (personae.llm_endpoint).
+        "structured_output": dict(result.get("structured_output") or {}),
         # What the citation check dropped: facts their passages do not state, prose sentences
         # no kept fact supports.
         "unsupported_facts": list(result.get("unsupported_facts", [])),

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from personae.errors import ConfigurationError, RemoteError
 from personae.llm import call_structured, resolve_chat_model
@@ -37,6 +37,22 @@ async def test_call_structured_gives_up_with_one_line_error() -> None:
     model = ScriptedChatModel(responders={"Pick": lambda _: "nope"})
     with pytest.raises(RemoteError, match="malformed Pick output 3 times"):
         await call_structured(model, Pick, [HumanMessage("pick")])
+
+
+class Rating(BaseModel):
+    """A bounded percentage."""
+
+    percent: int = Field(ge=0, le=100)
+
+
+async def test_a_multi_line_validation_error_still_makes_a_one_line_message() -> None:
+    # llama.cpp's grammars ignore numeric bounds: a real model answered 365 here.
+    model = ScriptedChatModel(responders={"Rating": lambda _: {"percent": 365}})
+    with pytest.raises(RemoteError) as error:
+        await call_structured(model, Rating, [HumanMessage("rate")])
+    message = str(error.value)
+    assert "\n" not in message
+    assert "percent Input should be less than or equal to 100" in message
 
 
 def on(settings: Settings, spec: str) -> BaseChatModel:

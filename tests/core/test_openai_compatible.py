@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from fake_openai import FakeOpenAIChat
 from langchain_core.messages import HumanMessage
@@ -51,3 +53,14 @@ async def test_unreachable_server_is_a_one_line_remote_error() -> None:
         await call_structured(model, Verdict, [HumanMessage("judge this")])
     assert "\n" not in str(caught.value)
     assert "OPENAI_BASE_URL" in str(caught.value)
+
+
+def test_one_model_serves_one_asyncio_run_after_another() -> None:
+    """A pooled connection belongs to the loop that opened it: the next run must not reuse it."""
+    fake = FakeOpenAIChat({"Verdict": lambda messages: {"label": "supported"}})
+    with LoopbackWebServer(fake) as server:
+        for _ in range(3):  # a CLI command per character, a library caller, a notebook
+            model = resolve_chat_model("openai:m", base_url=f"{server.url}/v1")
+            verdict, _ = asyncio.run(call_structured(model, Verdict, [HumanMessage("judge")]))
+            assert verdict.label == "supported"
+    assert len(fake.requests) == 3

@@ -289,6 +289,7 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
     from personae.evals.arcane.metrics import summarize, tier_lifts
     from personae.evals.arcane.report import markdown_table, render, table2_rows
     from personae.files import read_jsonl, write_json_atomic, write_text_atomic
+    from personae.llm_endpoint import chosen_methods
 
     path = out / RESULTS
     if not path.is_file():
@@ -315,6 +316,8 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
         by_novel = {}
     if by_novel:
         summary["per_novel"] = by_novel
+    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
+        summary["structured_output"] = methods
     md, page = render(summary, "ARCANE evaluation", by_novel)
     write_json_atomic(out / "summary.json", summary)
     write_text_atomic(out / "report.md", md)

@@ -270,9 +270,11 @@ async def profile_one(
     degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
     if degraded:
         progress(f"{row.name}: {degraded}")
+    from personae.llm_endpoint import chosen_methods
+
     return write_profile(
         out_dir,
-        values,
+        {**values, "structured_output": chosen_methods()},
         name=row.name,
         franchise=row.franchise,
         excluded_urls=context.exclude_urls,

@@ -1,0 +1,214 @@
+"""The main jobs against a real inference engine (llama.cpp serving SmolLM2-135M-Instruct).
+
+``PERSONAE_REALMODEL_URL`` (set by ``lane.py``) names the server; without it, or without the
+``realmodel`` extra installed, every test here skips with the reason. A URL that is set but
+does not answer fails: whoever set it expected a server.
+
+A small model on two CPU cores answers badly, slowly and differently on every run: each job
+must still end with exit 0 and its output. The answers are not judged; only that the run
+survives them. Inputs are tiny so the lane stays within its time budget (README
+"Real-model lane"). Every command runs as a user runs it: the CLI, configured by the
+environment (``real_env``), the web faked on loopback (the project's fixture wiki).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from arcane_world import prepared_novel
+from bookmarks_world import write_storyline
+from profiler_world import fake_web
+
+from personae import llm_endpoint
+from personae.cli import main
+from personae.evals.amadeus.personality_data import data_dir
+from personae.graphs.bookmarks.resources import forget_resources
+from personae.llm_endpoint import chosen_methods
+from personae.loopback import LoopbackWebServer
+
+pytestmark = pytest.mark.realmodel
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """The real server: its base URL, the model spec to use, its context window."""
+
+    url: str
+    spec: str
+    window: int
+
+
+SKIP_HINT = (
+    "uv sync --extra realmodel, then uv run --extra realmodel python tests/realmodel/lane.py "
+    "(README 'Real-model lane'; .ci/run runs it)"
+)
+
+
+@pytest.fixture(scope="session")
+def real_model() -> RealModel:
+    url = os.environ.get("PERSONAE_REALMODEL_URL", "").strip()
+    if importlib.util.find_spec("llama_cpp") is None and not url:
+        pytest.skip(f"the realmodel extra (llama-cpp-python) is not installed: {SKIP_HINT}")
+    if not url:
+        pytest.skip(f"no real-model server (PERSONAE_REALMODEL_URL is unset): {SKIP_HINT}")
+    try:
+        httpx.get(f"{url}/models", timeout=10).raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.fail(f"PERSONAE_REALMODEL_URL={url} does not answer /models: {error}")
+    spec = os.environ.get("PERSONAE_REALMODEL_MODEL", "openai:smollm2-135m-instruct")
+    window = int(os.environ.get("PERSONAE_REALMODEL_CONTEXT", "2048"))
+    return RealModel(url=url, spec=spec, window=window)
+
+
+@pytest.fixture
+def real_env(real_model: RealModel, monkeypatch: pytest.MonkeyPatch) -> RealModel:
+    """Every role on the real server, as a user would configure it (environment only)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", real_model.url)
+    monkeypatch.setenv("PERSONAE_MODEL", real_model.spec)
+    monkeypatch.setenv("PERSONAE_FAST_MODEL", real_model.spec)
+    monkeypatch.setenv("PERSONAE_JUDGE_MODEL", real_model.spec)
+    # llama-cpp-python's server states no window: the user sets the one it was started with.
+    monkeypatch.setenv("PERSONAE_CONTEXT_WINDOW", str(real_model.window))
+    monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "30")
+    llm_endpoint.forget_endpoints()  # each test probes the method as a fresh process would
+    return real_model
+
+
+TWO_CHAPTERS = (
+    "Ada walked with Bram along the river. She told him she wanted to leave the village for "
+    "the city, where nobody would know her name. Bram argued that she should stay, and the day "
+    "ended in a long silence that neither of them would break.",
+    "Later Ada wrote in her diary that she had changed her mind about Bram and the village. "
+    "She stayed. In the spring they rebuilt the old mill together, and Ada found that she "
+    "liked being trusted more than she had liked being free.",
+)
+"""Two short chapters (each above novel import's 200-character minimum): few prompt tokens."""
+
+PERSONA = """# Iago
+
+## Profile
+
+I am Othello's ensign. I hate the Moor and I hide it.
+
+## Deeds
+
+### Act I
+
+I set Roderigo on Brabantio.
+"""
+
+
+@pytest.fixture
+def wiki() -> Iterator[LoopbackWebServer]:
+    """The project's fixture wiki (Hokuto) on a loopback server."""
+    web, _, _ = fake_web(tavily=False)
+    with LoopbackWebServer(web.route) as server:
+        yield server
+
+
+def ok(code: int, capsys: pytest.CaptureFixture[str]) -> str:
+    """stdout of a command that must have ended with exit 0 (its stderr in the failure)."""
+    captured = capsys.readouterr()
+    assert code == 0, f"exit {code}: {captured.err.strip()}"
+    return captured.out
+
+
+def test_profile_on_the_fixture_wiki(
+    real_env: RealModel,
+    wiki: LoopbackWebServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["profile", "Kenshiro", "--franchise", "Fist of the North Star", "--no-web"]
+    code = main([*argv, "--wiki", wiki.url, "--out", str(tmp_path), "--max-rounds", "1"])
+    out = ok(code, capsys)
+    path = tmp_path / "kenshiro--fist-of-the-north-star" / "profile.json"
+    assert str(path) in out
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["character"] == "Kenshiro" and document["profile"].strip()
+    assert document["usage"]["llm_calls"] >= 1
+    assert chosen_methods() == {f"{real_env.spec.split(':')[1]}@{real_env.url}": "function_calling"}
+
+
+def test_one_act_step(
+    real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    story = write_storyline(tmp_path / "club.jsonl", size=10)
+    argv = ["act", str(story), "--character", "Haruhi", "--at", "8", "--json"]
+    code = main([*argv, "--memory", str(tmp_path / "mem")])
+    forget_resources()
+    result = json.loads(ok(code, capsys))
+    assert isinstance(result["action"], str) and result["stats"]["llm_calls"] >= 1
+
+
+def test_persona_index_and_one_chat_question(
+    real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    persona = tmp_path / "iago.md"
+    persona.write_text(PERSONA, encoding="utf-8")
+    memory = ["--memory", str(tmp_path / "mem")]
+    code = main(["persona", "index", str(persona), "--character", "Iago", "--json", *memory])
+    stats = json.loads(ok(code, capsys))
+    assert stats["chunks"] >= 1
+    code = main(["chat", "--character", "Iago", "--ask", "Who are you?", "--json", *memory])
+    turn = json.loads(ok(code, capsys))
+    assert turn["character"] == "Iago" and isinstance(turn["response"], str)
+
+
+def test_arc_build_on_a_two_chapter_novel(
+    real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    novel = tmp_path / "the_river.txt"
+    chapters = [f"Chapter {n}.\n\n{text}\n" for n, text in enumerate(TWO_CHAPTERS, 1)]
+    novel.write_text("THE RIVER\n\n" + "\n".join(chapters), encoding="utf-8")
+    data = ["--data", str(tmp_path / "data")]
+    ok(main(["novel", "import", str(novel), "--title", "The River", *data]), capsys)
+    out = ok(main(["arc", "build", "the_river", "--character", "Ada", "--yes", *data]), capsys)
+    assert "Ada:" in out
+    assert (tmp_path / "data/novels/the_river/arcs/ada.json").is_file()
+
+
+def test_eval_arcane_on_one_unit(
+    real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)  # one arc, one probe (three phases), summaries, chunk index
+    out = tmp_path / "run"
+    argv = ["eval", "arcane", "the_river", "--data", str(tmp_path), "--out", str(out)]
+    ok(main([*argv, "--modes", "vanilla", "--limit", "1", "--concurrency", "1"]), capsys)
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["mode"] == "vanilla"
+    assert (out / "summary.json").is_file()
+
+
+def test_eval_personality_on_two_items(
+    real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    persona = tmp_path / "hermione.md"
+    persona.write_text("# Hermione\n\n## Profile\n\nI am Hermione Granger. I study hard.\n")
+    argv = ["eval", "personality", "--questionnaire", str(two_item_mbti(tmp_path))]
+    argv += ["--character", "Hermione", "--persona", f"Hermione={persona}"]
+    argv += ["--out", str(tmp_path / "out"), "--memory", str(tmp_path / "mem")]
+    ok(main(argv), capsys)
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert [row["character"] for row in summary["characters"]] == ["Hermione-en"]
+
+
+def two_item_mbti(tmp_path: Path) -> Path:
+    """The shipped MBTI questionnaire cut to one item in each of two dimensions."""
+    questionnaire = json.loads((data_dir() / "16Personalities.json").read_text(encoding="utf-8"))
+    kept = questionnaire["categories"][:2]
+    for category in kept:
+        category["cat_questions"] = category["cat_questions"][:1]
+    ids = {str(q) for category in kept for q in category["cat_questions"]}
+    questionnaire["categories"] = kept
+    questionnaire["questions"] = {k: v for k, v in questionnaire["questions"].items() if k in ids}
+    path = tmp_path / "16Personalities.json"
+    path.write_text(json.dumps(questionnaire), encoding="utf-8")
+    return path
