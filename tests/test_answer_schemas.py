@@ -92,7 +92,7 @@ def test_every_per_call_schema_factory_has_its_invariant_here() -> None:
     for path in (ROOT / "agents").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and node.name.endswith("_schema"):
-                if not node.name.startswith("_"):
+                if not node.name.startswith("_") and node.name != "per_call_schema":
                     factories.add(node.name)
     assert factories == {name for name, _, _ in INVARIANTS} | {"cited_fact_schema"}
 
