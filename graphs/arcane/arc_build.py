@@ -332,15 +332,7 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
     """T14 on each stream independently (events; state-stream summaries)."""
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     events: list[object] = [e.model_dump(mode="json") for c in events_of(state) for e in c.events]
-    summaries: list[object] = [
-        {
-            "chapter": s.chapter,
-            "present": s.present_in_chapter,
-            "summary": s.chapter_summary,
-            "change_magnitude": s.change_magnitude,
-        }
-        for s in states_of(state)
-    ]
+    summaries = _state_summaries(state)
     schema = axes.induction_schema(state["chapters"])
 
     def messages(data: list[object], is_state: bool) -> list[BaseMessage]:
@@ -368,6 +360,19 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
         "degraded": lost_a + lost_b,
         "calls": [(used_a + used_b).as_dict()],
     }
+
+
+def _state_summaries(state: ArcBuildState) -> list[object]:
+    """The state stream as T14 reads it: each chapter's summary, presence and change."""
+    return [
+        {
+            "chapter": s.chapter,
+            "present": s.present_in_chapter,
+            "summary": s.chapter_summary,
+            "change_magnitude": s.change_magnitude,
+        }
+        for s in states_of(state)
+    ]
 
 
 async def _induce(
