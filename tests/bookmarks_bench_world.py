@@ -7,6 +7,7 @@ so the runner's story order, resume and persistence can be checked without the r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -115,8 +116,9 @@ def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
 
 CALLS: list[tuple[str, int]] = []
 """(character, position) of every stub graph run, in call order."""
-ACTIVE = {"now": 0, "max": 0}
-"""Stub graph runs in progress, and the most seen at once (concurrency bound checks)."""
+ACTIVE = {"now": 0, "max": 0, "goal": 0}
+"""Stub graph runs in progress, the most seen at once (concurrency bound checks) and, when set,
+the number a run waits to see at once before acting (so the check does not depend on timing)."""
 READS: list[tuple[str, int, int]] = []
 """(character, start, stop) of every window the stub read: it must always stop <= target."""
 
@@ -141,6 +143,18 @@ class StubState(TypedDict):
     """Counters."""
 
 
+async def _until_goal_reached(seconds: float = 10.0) -> None:
+    """Hold this run until ``ACTIVE["goal"]`` runs were in progress at once (or ``seconds``).
+
+    A run that really runs that many at once reaches it however loaded the machine is; one
+    that cannot never does, and the test's bound check fails after the wait.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while ACTIVE["goal"] and ACTIVE["max"] < ACTIVE["goal"] and loop.time() < deadline:
+        await asyncio.sleep(0.001)
+
+
 async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) -> dict[str, Any]:
     """Read the unseen suffix, record progress on disk, then act."""
     context = runtime.context
@@ -158,6 +172,7 @@ async def act_with_stub_memory(state: StubState, runtime: Runtime[StubContext]) 
     memory.write_text(json.dumps({"position": position}))
     ACTIVE["now"] += 1
     ACTIVE["max"] = max(ACTIVE["max"], ACTIVE["now"])
+    await _until_goal_reached()
     try:
         action, usage = await act(
             context.llm("strong"),

@@ -26,7 +26,7 @@ def _stub_method(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setitem(METHODS, "stub", MethodSpec("bookmarks_bench_world", "StubContext"))
     world.CALLS.clear()
     world.READS.clear()
-    world.ACTIVE.update(now=0, max=0)
+    world.ACTIVE.update(now=0, max=0, goal=0)
     yield
 
 
@@ -204,7 +204,7 @@ async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
         ]
         stories.append(str(write_storyline(tmp_path / f"s{n}.jsonl", rows)))
     model = scripted_model()
-    model.latency = 0.002
+    world.ACTIVE["goal"] = concurrency  # each run waits until that many run at once
     config = _config(tmp_path, model, storylines=tuple(stories), concurrency=concurrency)
     outcome = await run_bench(config)
     assert outcome.ran == 4 * 2 * 4
