@@ -699,7 +699,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
-    steps = StepCheckpoints(memory_root)
+    steps = StepCheckpoints(memory_root, config.models().settings)
     run = _Run(
         config=config,
         judge_model=judge_model,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
+    from personae.settings import Settings
 
 DEFAULT_OUT = Path("profiles")
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -283,17 +284,21 @@ async def profile_one(
 
 
 @asynccontextmanager
-async def open_checkpoints(out_dir: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+async def open_checkpoints(
+    out_dir: Path, settings: Settings
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The one checkpointer of a command: ``OUT/.checkpoints.sqlite`` on one connection.
 
     A batch shares it between the characters it profiles at once; a connection per character
     would make concurrent writers of one SQLite file fail with "database is locked" whenever
-    one waits longer than SQLite's busy timeout (a loaded machine).
+    one waits longer than SQLite's busy timeout (a loaded machine). With a Postgres
+    ``PERSONAE_CHECKPOINTER`` the same threads live in that database
+    (:mod:`personae.checkpointers`).
     """
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from personae.checkpointers import open_checkpointer
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+    async with open_checkpointer(out_dir / CHECKPOINT_DB, settings) as saver:
         yield saver
 
 
@@ -301,7 +306,7 @@ async def profile_single(
     row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
 ) -> ProfilePaths:
     """Profile the one character named on the command line."""
-    async with open_checkpoints(args.out) as saver:
+    async with open_checkpoints(args.out, context.settings) as saver:
         return await profile_one(
             row,
             context,
@@ -319,7 +324,7 @@ async def profile_rows(
     """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
     from personae.memory.characterhub.profile_store import paths_for
 
-    async with open_checkpoints(args.out) as saver:
+    async with open_checkpoints(args.out, context.settings) as saver:
         return await run_batch(
             rows,
             lambda row: profile_one(
