@@ -108,7 +108,8 @@ class EvalInput(TypedDict):
     limit: int | None
     """At most this many probes per novel (first by probe id); None: all."""
     out_dir: str
-    """Folder of results.jsonl."""
+    """Folder of results.jsonl; empty: nothing is read or written, the records are only
+    returned (``eval arcane --server``: the client writes them)."""
     probe_ids: NotRequired[list[str] | None]
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 
@@ -122,6 +123,8 @@ class EvalOutput(TypedDict):
     """Units already in results.jsonl."""
     usage: Annotated[list[dict[str, int]], operator.add]
     """LLM usage per unit."""
+    records: Annotated[list[dict[str, Any]], operator.add]
+    """The results.jsonl line of each unit finished in this run."""
 
 
 class Unit(TypedDict):
@@ -170,7 +173,7 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
     bad = [m for m in state["modes"] if m not in known]
     if bad or not state["modes"]:
         raise InputError(f"unknown mode {(bad or [''])[0]!r}", f"use {', '.join(known)}")
-    done = done_keys(Path(state["out_dir"]))
+    done = done_keys(Path(state["out_dir"])) if state["out_dir"] else set()
     units, skipped = [], 0
     for book in state["novels"]:
         novel = open_novel(Path(context.data_dir), book)
@@ -368,7 +371,8 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "ptf": ptf,
         "usage": usage.as_dict(),
     }
-    await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
+    if state["out_dir"]:
+        await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
     count_missing(state["out_dir"], usage.degraded, context.max_failures)
     key = unit_key(
         probe.probe_id,
@@ -377,7 +381,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         context.judge_model,
         context.judge_include_thought,
     )
-    return {"done": [key], "usage": [usage.as_dict()]}
+    return {"done": [key], "usage": [usage.as_dict()], "records": [record]}
 
 
 builder = StateGraph(

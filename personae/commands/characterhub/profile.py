@@ -120,6 +120,12 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
     parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="--batch: profile each character on this LangGraph server (one thread each, "
+        "resumable); the files are written here as a local run writes them",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="profile again from scratch, even if already profiled or interrupted "
@@ -150,6 +156,8 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 
 
 def _check_options(args: argparse.Namespace) -> None:
+    if args.server and args.batch is None:
+        raise InputError("--server runs a --batch", "pass --batch FILE.csv, or drop --server")
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
     for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
@@ -384,7 +392,12 @@ def run(args: argparse.Namespace) -> int:
     )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
-    report = asyncio.run(profile_rows(kept, context, args, progress))
+    if args.server:
+        from personae.commands.characterhub.batch_server import profile_rows_on_server
+
+        report = asyncio.run(profile_rows_on_server(kept, context, args, progress))
+    else:
+        report = asyncio.run(profile_rows(kept, context, args, progress))
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
     if report.failed and not (report.written or report.skipped):
