@@ -114,6 +114,54 @@ class EvalInput(TypedDict):
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 
 
+class PhaseResult(TypedDict):
+    """One phase of a unit's record: the answer as of its chapter and its T35 scores."""
+
+    phase_idx: int
+    """The probe's phase."""
+    query_chapter: int
+    """The chapter the character answered at."""
+    response: str
+    """The role-play answer."""
+    context_chapters: list[int]
+    """The chapter of every context segment shown."""
+    hint: str | None
+    """The TimeChara hint, if any."""
+    scores: dict[str, int] | None
+    """T35 scores (None: the judgment is missing)."""
+
+
+class UnitRecord(TypedDict):
+    """One line of results.jsonl: a (probe, mode, model) unit, role-played and judged."""
+
+    probe_id: str
+    """The probe."""
+    novel: str
+    """Novel slug."""
+    character: str
+    """Who was played."""
+    axis_id: str
+    """The probe's arc axis."""
+    probe_type: str
+    """in_scenario, in_world or out_of_world."""
+    mode: str
+    """Context mode."""
+    model: str
+    """Role-play model."""
+    judge: str
+    """Judge model."""
+    judge_include_thought: bool
+    """False: the no-thought judge (App. F)."""
+    phases: list[PhaseResult]
+    """Each available phase's answer and scores."""
+    unavailable_phases: list[int]
+    """Phases the probe could not offer."""
+    ptf: dict[str, Any] | None
+    """T36 trajectory scores (None: fewer than two phases, or missing)."""
+    usage: dict[str, int]
+    """LLM usage of the unit (role-play and judges)."""
+
+
 class EvalOutput(TypedDict):
     """What this run did (the report reads results.jsonl)."""
 
@@ -123,7 +171,7 @@ class EvalOutput(TypedDict):
     """Units already in results.jsonl."""
     usage: Annotated[list[dict[str, int]], operator.add]
     """LLM usage per unit."""
-    records: Annotated[list[dict[str, Any]], operator.add]
+    records: Annotated[list[UnitRecord], operator.add]
     """The results.jsonl line of each unit finished in this run."""
 
 
@@ -346,7 +394,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
     )
     usage = sum((u for _, u in judged), ptf_usage)
     usage = usage + sum((LLMUsage.from_dict(r["usage"]) for r in played), LLMUsage())
-    record = {
+    record: UnitRecord = {
         "probe_id": probe.probe_id,
         "novel": state["novel"],
         "character": probe.character,
