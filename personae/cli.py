@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "personae.commands.arcane.probes",
     "personae.commands.arcane.export",
     "personae.commands.doctor",
+    "personae.commands.mcp",
 )
 
 

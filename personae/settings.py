@@ -35,6 +35,11 @@ EMBEDDINGS_HINT = (
     "openai:<model> (the /embeddings endpoint of OPENAI_BASE_URL)"
 )
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
+DEFAULT_CHECKPOINTER = "sqlite"
+CHECKPOINTER_HINT = (
+    "set PERSONAE_CHECKPOINTER to sqlite (the default) or a Postgres URL "
+    "(postgresql://user:password@host:5432/db)"
+)
 
 VARIABLES: Mapping[str, str] = {
     "OPENAI_API_KEY": "openai_api_key",
@@ -59,6 +64,7 @@ VARIABLES: Mapping[str, str] = {
     "PERSONAE_CONTEXT_WINDOW": "context_window",
     "HF_ENDPOINT": "hf_endpoint",
     "HF_TOKEN": "hf_token",
+    "PERSONAE_CHECKPOINTER": "checkpointer",
 }
 """Every variable Personae reads → the :class:`Settings` field holding it."""
 SYSTEM_VARIABLES: Mapping[str, str] = {"XDG_CACHE_HOME": "cache_dir", "HOME": "cache_dir"}
@@ -129,6 +135,11 @@ class Settings:
     context_window: int | None = None
     """The LLM server's context window in tokens (``PERSONAE_CONTEXT_WINDOW``); ``None``: read
     from the server where it states it. Longer prompts are cut to fit."""
+    checkpointer: str = DEFAULT_CHECKPOINTER
+    """Where commands keep their LangGraph checkpoints (``PERSONAE_CHECKPOINTER``): ``sqlite``
+    (a file beside each command's output) or a ``postgresql://`` URL, as written; checked by
+    :func:`check_checkpointer_spec` when a command opens its checkpointer
+    (:mod:`personae.checkpointers`)."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -236,6 +247,24 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         hf_token=get("HF_TOKEN"),
         structured_output=parse_structured_output(get("PERSONAE_STRUCTURED_OUTPUT") or ""),
         context_window=parse_context_window(get("PERSONAE_CONTEXT_WINDOW") or ""),
+        checkpointer=get("PERSONAE_CHECKPOINTER") or DEFAULT_CHECKPOINTER,
+    )
+
+
+def check_checkpointer_spec(spec: str) -> str:
+    """A ``PERSONAE_CHECKPOINTER`` value checked for its form (no connection is made here).
+
+    ``sqlite`` or a ``postgres://`` / ``postgresql://`` URL with a host or a socket folder.
+    """
+    value = spec.strip()
+    if value.casefold() == DEFAULT_CHECKPOINTER:
+        return DEFAULT_CHECKPOINTER
+    scheme, sep, rest = value.partition("://")
+    if sep and scheme.casefold() in ("postgres", "postgresql") and rest.strip("/"):
+        return value
+    shown = value if not sep else f"{scheme}://..."  # a URL may hold a password: never echo it
+    raise ConfigurationError(
+        f"PERSONAE_CHECKPOINTER={shown!r} is not a checkpointer", CHECKPOINTER_HINT
     )
 
 

@@ -46,3 +46,49 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is absent (it only exists on developer machines and in CI)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server's URL: .ci/run's (``PERSONAE_TEST_POSTGRES_URL``), else one started
+    from the local binaries for the session; skipped without either (failed under CI)."""
+    import os
+    import tempfile
+
+    from postgres_world import NO_SERVER, URL_VARIABLE, binary, start, stop
+
+    given = os.environ.get(URL_VARIABLE, "").strip()
+    if given:
+        yield given
+        return
+    if binary("initdb") is None or binary("pg_ctl") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{NO_SERVER} (CI must run the Postgres tests)")
+        pytest.skip(NO_SERVER)
+    folder = Path(tempfile.mkdtemp(prefix="personae-pg-")) / "cluster"
+    try:
+        url = start(folder)
+    except RuntimeError as error:
+        shutil_rmtree(folder.parent)
+        if os.environ.get("CI"):
+            pytest.fail(str(error))
+        pytest.skip(f"cannot start PostgreSQL here: {error}")
+    yield url
+    stop(folder)
+    shutil_rmtree(folder.parent)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh, empty database on :func:`postgres_server`, set as ``PERSONAE_CHECKPOINTER``."""
+    from postgres_world import fresh_database
+
+    url = fresh_database(postgres_server)
+    monkeypatch.setenv("PERSONAE_CHECKPOINTER", url)
+    return url
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -155,6 +155,7 @@ def kill_when_held(
     synced: int = 1,
     quiet: float = 0.0,
     timeout: float = 120,
+    saved_writes: Callable[[Path], int] | None = None,
 ) -> None:
     """SIGKILL ``child`` once ``answered`` calls are answered and journaled, ``held`` wait and
     ``synced`` sync tasks are in the checkpoint.
@@ -162,8 +163,10 @@ def kill_when_held(
     Waiting for the journal and the checkpoint makes the kill land after the child saved what
     it was paid for: the point is what a rerun redoes, not a race with the disk. ``quiet``:
     also wait until no call came or went for that many seconds (every call that can still be
-    made is held), for kill points not counted in advance.
+    made is held), for kill points not counted in advance. ``saved_writes`` counts the synced
+    writes where the checkpoints live (default: the memory folder's SQLite file).
     """
+    count_synced = saved_writes or synced_writes
     deadline = time.monotonic() + timeout
     last, since = (-1, -1), time.monotonic()
     while True:
@@ -171,7 +174,7 @@ def kill_when_held(
             done, waiting = len(chat.answered), len(chat.in_flight)
         if (done, waiting) != last:
             last, since = (done, waiting), time.monotonic()
-        saved = journaled(memory) >= done and synced_writes(memory) >= synced
+        saved = journaled(memory) >= done and count_synced(memory) >= synced
         settled = time.monotonic() - since >= quiet
         if done >= answered and waiting >= held and saved and settled:
             break

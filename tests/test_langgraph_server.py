@@ -13,79 +13,28 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import pytest
 from fake_openai import ChatResponder, FakeOpenAIChat
 from langchain_core.messages import convert_to_messages
 from profiler_world import fake_web
+from server_world import LANGGRAPH, start_server, stop_server
 from studio_world import GRAPHS, check_result, prepare, run_context, run_input
 from studio_world import scripted_model as studio_model
 
-from personae.loopback import LoopbackWebServer, free_port
+from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
 STRONG = "fake-strong"
 """The model PERSONAE_MODEL names in the server's environment."""
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server and its workers (its own process group); tolerate an early exit."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
-
-
-def _spawn(
-    config: Path, env: dict[str, str], handle: IO[bytes], port: int
-) -> subprocess.Popen[bytes]:
-    command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--port", str(port)]
-    return subprocess.Popen(
-        [*command, "--config", str(config)],
-        cwd=config.parent,
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def _start_server(
-    config: Path, env: dict[str, str], log: Path
-) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()  # `--port 0` is reported as ":0" (it does not print the bound port)
-    with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
-        process = _spawn(config, env, handle, port)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.5)
-    _stop(process)
-    raise AssertionError(f"langgraph dev did not start:\n{log.read_text(errors='replace')[-3000:]}")
 
 
 def _over_http(scripted: ScriptedChatModel) -> dict[str, ChatResponder]:
@@ -162,11 +111,11 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
             PERSONAE_CACHE_DIR=str(root / "cache"),
         )
         log = root / "server.log"
-        process, url = _start_server(root / "langgraph.json", env, log)
+        process, url = start_server(root / "langgraph.json", env, log)
         try:
             yield Studio(url, llm, web_server.url, root, log)
         finally:
-            _stop(process)
+            stop_server(process)
 
 
 def test_every_graph_is_served_and_its_context_fields_are_described(studio: Studio) -> None:

@@ -1,7 +1,8 @@
 """Folders import downward only, papers stay apart, and graph state holds typed records.
 
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
-never import each other) < ``graphs/`` < ``evals/`` < the CLI commands. Inside each job folder
+never import each other) < ``graphs/`` < ``evals/`` < the CLI commands and the MCP server
+(``personae/mcp/``: an edge like the CLI). Inside each job folder
 (and ``personae/commands/``) one subfolder per paper; a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
@@ -32,8 +33,8 @@ def layer_of_module(name: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] in FOLDERS:
         return parts[1]
-    if len(parts) > 1 and parts[1] in ("commands", "cli"):
-        return "commands"
+    if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
+        return "commands"  # the edges: the CLI and the MCP server
     return "core"
 
 
@@ -58,8 +59,8 @@ def layer_of_file(path: Path) -> str:
     relative = path.relative_to(ROOT).parts
     if relative[0] in FOLDERS:
         return relative[0]
-    if relative[:2] == ("personae", "commands") or relative[-1] == "cli.py":
-        return "commands"
+    if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
+        return "commands"  # the edges: the CLI and the MCP server
     return "core"
 
 

@@ -108,9 +108,58 @@ class EvalInput(TypedDict):
     limit: int | None
     """At most this many probes per novel (first by probe id); None: all."""
     out_dir: str
-    """Folder of results.jsonl."""
+    """Folder of results.jsonl; empty: nothing is read or written, the records are only
+    returned (``eval arcane --server``: the client writes them)."""
     probe_ids: NotRequired[list[str] | None]
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
+
+
+class PhaseResult(TypedDict):
+    """One phase of a unit's record: the answer as of its chapter and its T35 scores."""
+
+    phase_idx: int
+    """The probe's phase."""
+    query_chapter: int
+    """The chapter the character answered at."""
+    response: str
+    """The role-play answer."""
+    context_chapters: list[int]
+    """The chapter of every context segment shown."""
+    hint: str | None
+    """The TimeChara hint, if any."""
+    scores: dict[str, int] | None
+    """T35 scores (None: the judgment is missing)."""
+
+
+class UnitRecord(TypedDict):
+    """One line of results.jsonl: a (probe, mode, model) unit, role-played and judged."""
+
+    probe_id: str
+    """The probe."""
+    novel: str
+    """Novel slug."""
+    character: str
+    """Who was played."""
+    axis_id: str
+    """The probe's arc axis."""
+    probe_type: str
+    """in_scenario, in_world or out_of_world."""
+    mode: str
+    """Context mode."""
+    model: str
+    """Role-play model."""
+    judge: str
+    """Judge model."""
+    judge_include_thought: bool
+    """False: the no-thought judge (App. F)."""
+    phases: list[PhaseResult]
+    """Each available phase's answer and scores."""
+    unavailable_phases: list[int]
+    """Phases the probe could not offer."""
+    ptf: dict[str, Any] | None
+    """T36 trajectory scores (None: fewer than two phases, or missing)."""
+    usage: dict[str, int]
+    """LLM usage of the unit (role-play and judges)."""
 
 
 class EvalOutput(TypedDict):
@@ -122,6 +171,8 @@ class EvalOutput(TypedDict):
     """Units already in results.jsonl."""
     usage: Annotated[list[dict[str, int]], operator.add]
     """LLM usage per unit."""
+    records: Annotated[list[UnitRecord], operator.add]
+    """The results.jsonl line of each unit finished in this run."""
 
 
 class Unit(TypedDict):
@@ -170,7 +221,7 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
     bad = [m for m in state["modes"] if m not in known]
     if bad or not state["modes"]:
         raise InputError(f"unknown mode {(bad or [''])[0]!r}", f"use {', '.join(known)}")
-    done = done_keys(Path(state["out_dir"]))
+    done = done_keys(Path(state["out_dir"])) if state["out_dir"] else set()
     units, skipped = [], 0
     for book in state["novels"]:
         novel = open_novel(Path(context.data_dir), book)
@@ -343,7 +394,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
     )
     usage = sum((u for _, u in judged), ptf_usage)
     usage = usage + sum((LLMUsage.from_dict(r["usage"]) for r in played), LLMUsage())
-    record = {
+    record: UnitRecord = {
         "probe_id": probe.probe_id,
         "novel": state["novel"],
         "character": probe.character,
@@ -368,7 +419,8 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "ptf": ptf,
         "usage": usage.as_dict(),
     }
-    await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
+    if state["out_dir"]:
+        await asyncio.to_thread(append_jsonl, Path(state["out_dir"]) / RESULTS, record)
     count_missing(state["out_dir"], usage.degraded, context.max_failures)
     key = unit_key(
         probe.probe_id,
@@ -377,7 +429,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         context.judge_model,
         context.judge_include_thought,
     )
-    return {"done": [key], "usage": [usage.as_dict()]}
+    return {"done": [key], "usage": [usage.as_dict()], "records": [record]}
 
 
 builder = StateGraph(

@@ -235,6 +235,8 @@ class BenchConfig:
     server (the same model name on another server is another judge)."""
     max_failures: FailureBudget = field(default_factory=FailureBudget)
     """Failed instances tolerated (of those this invocation runs) before the run stops."""
+    server_url: str = ""
+    """A LangGraph server the method steps run on (``--server``); empty: in this process."""
 
     def __post_init__(self) -> None:
         """Resolve the models once, by the settings rule (:class:`BenchModels`)."""
@@ -432,8 +434,9 @@ class _Run:
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
     progress: ProgressSink
-    steps: StepCheckpoints
-    """Checkpoints of the instances' method steps (an interrupted step resumes)."""
+    steps: Any
+    """Checkpoints of the instances' method steps (an interrupted step resumes):
+    ``StepCheckpoints``, or ``ServerSteps`` for a LangGraph server."""
     ran: int = 0
     rejudged: int = 0
     resumed: int = 0
@@ -699,7 +702,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     for note in notes:
         sink.note(note)
     done = {result_key(r) for r in records}
-    steps = StepCheckpoints(memory_root)
+    steps = _steps(config, memory_root)
     run = _Run(
         config=config,
         judge_model=judge_model,
@@ -748,6 +751,15 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         run.resumed,
         run.failed,
     )
+
+
+def _steps(config: BenchConfig, memory_root: Path) -> Any:
+    """Where the method steps run: checkpointed in this process, or on a LangGraph server."""
+    if config.server_url:
+        from personae.evals.bookmarks.server_steps import ServerSteps
+
+        return ServerSteps(config.server_url, config.out_dir)
+    return StepCheckpoints(memory_root, config.models().settings)
 
 
 def _context(

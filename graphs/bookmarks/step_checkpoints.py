@@ -15,7 +15,9 @@ The step's thread is keyed by the graph, its input (storyline, character, positi
 context field that changes what the step computes (models, server, sampling, method settings),
 so the same command resumes and any other settings start fresh. A finished step deletes its
 thread, so the file only ever holds interrupted steps. Checkpoints live beside the memory they
-refer to (a resumed sync reads its bookmark from that bank): ``<memory>/.checkpoints.sqlite``.
+refer to (a resumed sync reads its bookmark from that bank): ``<memory>/.checkpoints.sqlite``,
+or the Postgres schema standing for that file when ``PERSONAE_CHECKPOINTER`` names a database
+(:mod:`personae.checkpointers`).
 Without a memory folder (an in-process bank that dies with the process) there is nothing to
 resume against, and no checkpoint is kept.
 
@@ -37,7 +39,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from personae.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -76,22 +81,27 @@ class StepRun:
 class StepCheckpoints:
     """Run graph steps with an SQLite checkpoint in ``folder`` (``None``: plain runs).
 
+    ``settings`` (the run context's) say where checkpoints go (``PERSONAE_CHECKPOINTER``);
+    ``None`` reads them from the environment when the saver opens (a library caller's edge).
+
     Use as an async context manager; one open saver serves every step of a run (the benchmark
     runs many, concurrently: the saver serialises its writes).
     """
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, settings: Settings | None = None) -> None:
         self.path = None if folder is None else folder / CHECKPOINT_FILE
+        self.settings = settings
         self.journals = None if folder is None else folder / JOURNAL_DIR
         self._saver: Any = None
         self._exit: Any = None
 
     async def __aenter__(self) -> StepCheckpoints:
         if self.path is not None:
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+            from personae.checkpointers import open_checkpointer
+            from personae.settings import load_settings
 
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            manager = AsyncSqliteSaver.from_conn_string(str(self.path))
+            manager = open_checkpointer(self.path, self.settings or load_settings())
             self._saver = await manager.__aenter__()
             self._exit = manager.__aexit__
         return self

@@ -155,3 +155,29 @@ def test_rank_names_skips_sentence_starts_and_common_words() -> None:
         "But Elizabeth left; the rain stayed with Mr. Darcy and Jane. Rain is rain. " * 3
     )
     assert rank_names([text]) == [("Elizabeth", 9), ("Mr. Darcy", 9), ("Jane", 3)]
+
+
+@pytest.mark.slow
+def test_killed_build_resumes_from_postgres_and_votes_round_trip(
+    tmp_path: Path, model: ScriptedChatModel, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PERSONAE_CHECKPOINTER=postgresql://...: the build's checkpoints (ARCANE's serializer)
+    and the paused eval builds live in Postgres; nothing is written beside the novel."""
+    imported_novel(tmp_path)
+    answer = model.responders["ChapterState"]
+
+    def dies_at_5(messages: Any) -> Any:
+        if "CURRENT CHAPTER (5)" in prompt_text(messages):
+            raise KeyboardInterrupt
+        return answer(messages)
+
+    model.responders["ChapterState"] = dies_at_5
+    assert _build(tmp_path, "--yes", "--split", "eval") == 130
+    model.responders["ChapterState"] = answer
+    assert _build(tmp_path, "--yes", "--split", "eval") == 0
+    assert "resuming at chapter 5" in capsys.readouterr().err
+    sheet = tmp_path / "sheet.csv"
+    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path), "--export", str(sheet)]
+    assert main(annotate) == 0
+    assert len(sheet.read_text(encoding="utf-8").splitlines()) == 1 + 3 * 3
+    assert not (tmp_path / "novels/the_river/.checkpoints.sqlite").exists()

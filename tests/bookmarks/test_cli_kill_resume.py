@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -120,3 +120,52 @@ def test_a_killed_benchmark_step_resumes_with_its_finished_syncs(
     ]
     for key in ("prediction", "grounding", "stats", "score"):
         assert record[key] == cold[key], key
+
+
+def postgres_synced_writes(url: str) -> Callable[[Path], int]:
+    """Finished sync tasks held in the Postgres schema standing for ``memory``'s SQLite file."""
+    import psycopg
+    from psycopg import sql
+
+    from personae.checkpointers import schema_for
+
+    def count(memory: Path) -> int:
+        table = sql.Identifier(schema_for(memory / CHECKPOINT_FILE), "checkpoint_writes")
+        query = sql.SQL("select count(*) from {} where channel = 'synced'").format(table)
+        with psycopg.connect(url) as conn:
+            try:
+                row = conn.execute(query).fetchone()
+            except psycopg.errors.UndefinedTable:  # the saver has not made its tables yet
+                return 0
+        return int(row[0]) if row else 0
+
+    return count
+
+
+def test_a_killed_act_step_resumes_from_postgres(
+    tmp_path: Path, server: LoopbackWebServer, postgres_url: str
+) -> None:
+    """PERSONAE_CHECKPOINTER=postgresql://...: the kill -9 test above, checkpoints in Postgres."""
+    story = write_storyline(tmp_path / "club.jsonl")
+    memory = tmp_path / "mem"
+    act = ["act", str(story), "--character", "Haruhi", "--at", "40", "--json",
+           "--memory", str(memory)]  # fmt: skip
+    cold_out, cold_calls = run_cold(server, [*act[:-1], str(tmp_path / "cold")])
+    server.route = chat = HeldChat(mid_sync)
+    child = start_cli(act, server.url)  # the child inherits PERSONAE_CHECKPOINTER
+    saved = postgres_synced_writes(postgres_url)
+    try:
+        kill_when_held(child, chat, memory, answered=ANSWERED_BEFORE_KILL, held=2,
+                       saved_writes=saved)  # fmt: skip
+    finally:
+        chat.release()
+    assert saved(memory) >= 1 and not (memory / CHECKPOINT_FILE).exists()
+
+    out, err, again = rerun(server, act)
+    assert "resumed the interrupted step" in err
+    assert not set(again) & set(chat.answered) and set(chat.in_flight) <= set(again)
+    assert sorted(chat.answered + again) == sorted(cold_calls)
+    resumed, cold = json.loads(out), json.loads(cold_out)
+    for key in ("action", "grounding", "bookmarks", "stats"):
+        assert resumed[key] == cold[key], key
+    assert saved(memory) == 0  # the finished step dropped its thread

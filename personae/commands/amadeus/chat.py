@@ -103,13 +103,12 @@ def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]
 async def _converse(args: argparse.Namespace, context: Any, character: str, memory: Path) -> None:
     import asyncio
 
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
+    from personae.checkpointers import open_checkpointer
     from personae.graphs.amadeus.graph import build_graph
 
     await asyncio.to_thread(memory.mkdir, parents=True, exist_ok=True)
     thread = args.thread or ("default" if args.ask is None else None)
-    async with AsyncSqliteSaver.from_conn_string(str(memory / CHAT_DB)) as saver:
+    async with open_checkpointer(memory / CHAT_DB, context.settings) as saver:
         graph = build_graph(saver if thread else None)
         config: RunnableConfig = {}
         if thread:

@@ -18,12 +18,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.degraded import print_degraded
 from personae.errors import InputError
+
+if TYPE_CHECKING:
+    from personae.settings import Settings
 
 CHECKPOINT_DB = ".checkpoints.sqlite"
 DEFAULT_CONFIRM_ABOVE = 500_000
@@ -144,14 +147,14 @@ def suggest(novel: Any, top: int) -> int:
 
 
 async def _build_one(folder: Path, slug: str, character: str, split: str, context: Any) -> None:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
+    from personae.checkpointers import open_checkpointer
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
 
     config = thread_of(slug, character)
-    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
-        saver.serde = checkpoint_serde()
+    async with open_checkpointer(
+        folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
+    ) as saver:
         app = build_graph(saver)
         snapshot = await app.aget_state(config)
         payload: Any = {"novel": slug, "character": character, "split": split}
@@ -227,7 +230,9 @@ def run_annotate(args: argparse.Namespace) -> int:
 
     novel = open_novel(data_dir(args), args.book)
     if args.export is not None:
-        rows = asyncio.run(_waiting_rows(novel.folder, novel.slug))
+        from personae.settings import load_settings
+
+        rows = asyncio.run(_waiting_rows(novel.folder, load_settings()))
         if not rows:
             raise InputError(
                 f"no arc build of {novel.slug} is waiting for votes",
@@ -245,16 +250,16 @@ def run_annotate(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _waiting(folder: Path) -> list[tuple[Any, list[dict[str, Any]]]]:
+async def _waiting(folder: Path, settings: Settings) -> list[tuple[Any, list[dict[str, Any]]]]:
     """(config, sheet rows) of every build paused for votes."""
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
+    from personae.checkpointers import open_checkpointer
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
 
     found = []
-    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
-        saver.serde = checkpoint_serde()
+    async with open_checkpointer(
+        folder / CHECKPOINT_DB, settings, serde=checkpoint_serde()
+    ) as saver:
         app = build_graph(saver)
         threads = {c.config["configurable"]["thread_id"] async for c in saver.alist(None)}
         for thread in sorted(threads):
@@ -265,10 +270,12 @@ async def _waiting(folder: Path) -> list[tuple[Any, list[dict[str, Any]]]]:
     return found
 
 
-async def _waiting_rows(folder: Path, slug: str) -> list[dict[str, Any]]:
-    if not (folder / CHECKPOINT_DB).is_file():
+async def _waiting_rows(folder: Path, settings: Settings) -> list[dict[str, Any]]:
+    from personae.checkpointers import checkpoints_exist
+
+    if not await checkpoints_exist(folder / CHECKPOINT_DB, settings):
         return []
-    return [row for _, rows in await _waiting(folder) for row in rows]
+    return [row for _, rows in await _waiting(folder, settings) for row in rows]
 
 
 def _write_sheet(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -315,19 +322,20 @@ async def _resume_with_votes(
     votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]],
     context: Any,
 ) -> None:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from langgraph.types import Command
 
+    from personae.checkpointers import checkpoints_exist, open_checkpointer
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
 
-    if not (folder / CHECKPOINT_DB).is_file():
+    if not await checkpoints_exist(folder / CHECKPOINT_DB, context.settings):
         raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
-    waiting = await _waiting(folder)
+    waiting = await _waiting(folder, context.settings)
     if not waiting:
         raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
-    async with AsyncSqliteSaver.from_conn_string(str(folder / CHECKPOINT_DB)) as saver:
-        saver.serde = checkpoint_serde()
+    async with open_checkpointer(
+        folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
+    ) as saver:
         app = build_graph(saver)
         for config, rows in waiting:
             character = rows[0]["character"]

@@ -59,6 +59,12 @@ def register(protocols: Any) -> None:
     )
     arcane.add_argument("--concurrency", type=int, default=8, help="(probe, mode) units at once")
     arcane.add_argument("--no-thought", action="store_true", help="judge without ref_thought")
+    arcane.add_argument(
+        "--server",
+        metavar="URL",
+        help="evaluate each (probe, mode) unit on this LangGraph server (one thread each, "
+        "resumable); results are written here as a local run writes them",
+    )
     add_embedding_flag(arcane, CHUNK_EMBEDDING_HELP)
     arcane.add_argument(
         "--also-model", action="append", default=[], help="another role-play model (repeatable)"
@@ -116,10 +122,17 @@ def run_arcane(args: argparse.Namespace) -> int:
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
     if args.ablation is not None:
+        if args.server:
+            raise InputError("--server runs the main protocol", "drop --server for --ablation")
         return run_ablation(args)
     check_out(args.out)
     context = eval_context(args)
-    evaluate(args, context, [context.model, *args.also_model], modes)
+    if args.server:
+        from personae.commands.arcane.eval_server import evaluate_on_server
+
+        evaluate_on_server(args, context, [context.model, *args.also_model], modes)
+    else:
+        evaluate(args, context, [context.model, *args.also_model], modes)
     write_reports(args.out)
     return 0
 

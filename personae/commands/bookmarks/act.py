@@ -122,7 +122,7 @@ async def run_step(
     graph: Any, payload: dict[str, Any], context: Any, memory: Path | None, fresh: bool
 ) -> StepRun:
     """One step, checkpointed in ``memory`` (``None``: an in-process bank, nothing to resume)."""
-    async with StepCheckpoints(memory) as checkpoints:
+    async with StepCheckpoints(memory, context.settings) as checkpoints:
         return await checkpoints.invoke(graph, payload, context, fresh=fresh)
 
 

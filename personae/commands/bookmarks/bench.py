@@ -73,6 +73,13 @@ def register(commands: Any) -> None:
         action="store_true",
         help="leave the story title out of every prompt (it invites recall of later plot)",
     )
+    bookmarks.add_argument(
+        "--server",
+        metavar="URL",
+        default="",
+        help="run the method steps on this LangGraph server (langgraph dev, a deployment): one "
+        "thread per instance, resumable; results are written here as a local run writes them",
+    )
     add_max_failures_flag(bookmarks, "bench instances")
     add_model_flags(bookmarks, judge=True)
     add_embedding_flag(bookmarks)
@@ -110,6 +117,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         embedding=args.embedding,
         **model_fields(args),
         max_failures=args.max_failures,
+        server_url=args.server,
     )
     models = config.models()  # the models the settings rule chose, asked for before any work
     models.llm("strong")

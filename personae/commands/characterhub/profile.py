@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
+    from personae.settings import Settings
 
 DEFAULT_OUT = Path("profiles")
 CHECKPOINT_DB = ".checkpoints.sqlite"
@@ -119,6 +120,12 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--concurrency", type=int, default=2, help="batch profiles at once")
     parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="--batch: profile each character on this LangGraph server (one thread each, "
+        "resumable); the files are written here as a local run writes them",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="profile again from scratch, even if already profiled or interrupted "
@@ -149,6 +156,8 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 
 
 def _check_options(args: argparse.Namespace) -> None:
+    if args.server and args.batch is None:
+        raise InputError("--server runs a --batch", "pass --batch FILE.csv, or drop --server")
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
     for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
@@ -283,17 +292,21 @@ async def profile_one(
 
 
 @asynccontextmanager
-async def open_checkpoints(out_dir: Path) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+async def open_checkpoints(
+    out_dir: Path, settings: Settings
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     """The one checkpointer of a command: ``OUT/.checkpoints.sqlite`` on one connection.
 
     A batch shares it between the characters it profiles at once; a connection per character
     would make concurrent writers of one SQLite file fail with "database is locked" whenever
-    one waits longer than SQLite's busy timeout (a loaded machine).
+    one waits longer than SQLite's busy timeout (a loaded machine). With a Postgres
+    ``PERSONAE_CHECKPOINTER`` the same threads live in that database
+    (:mod:`personae.checkpointers`).
     """
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from personae.checkpointers import open_checkpointer
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+    async with open_checkpointer(out_dir / CHECKPOINT_DB, settings) as saver:
         yield saver
 
 
@@ -301,7 +314,7 @@ async def profile_single(
     row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
 ) -> ProfilePaths:
     """Profile the one character named on the command line."""
-    async with open_checkpoints(args.out) as saver:
+    async with open_checkpoints(args.out, context.settings) as saver:
         return await profile_one(
             row,
             context,
@@ -319,7 +332,7 @@ async def profile_rows(
     """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
     from personae.memory.characterhub.profile_store import paths_for
 
-    async with open_checkpoints(args.out) as saver:
+    async with open_checkpoints(args.out, context.settings) as saver:
         return await run_batch(
             rows,
             lambda row: profile_one(
@@ -379,7 +392,12 @@ def run(args: argparse.Namespace) -> int:
     )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
-    report = asyncio.run(profile_rows(kept, context, args, progress))
+    if args.server:
+        from personae.commands.characterhub.batch_server import profile_rows_on_server
+
+        report = asyncio.run(profile_rows_on_server(kept, context, args, progress))
+    else:
+        report = asyncio.run(profile_rows(kept, context, args, progress))
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
     if report.failed and not (report.written or report.skipped):

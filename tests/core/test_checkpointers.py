@@ -1,0 +1,150 @@
+"""PERSONAE_CHECKPOINTER: SQLite files by default, a Postgres database when it is a URL.
+
+The Postgres tests run against a real server (``postgres_server`` in conftest: the one .ci/run
+starts, or one started from the local binaries) and are marked slow; the setting's errors and
+the rule that every command opens its saver here need no server.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from arcane_world import imported_novel
+from langgraph.graph import START, StateGraph
+from typing_extensions import TypedDict
+
+from personae.checkpointers import checkpoints_exist, open_checkpointer, schema_for
+from personae.cli import main
+from personae.errors import ConfigurationError, RemoteError
+from personae.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Count(TypedDict):
+    n: int
+
+
+def bump(state: Count) -> Count:
+    return {"n": state["n"] + 1}
+
+
+def counter() -> Any:
+    builder = StateGraph(Count)
+    builder.add_node(bump)
+    builder.add_edge(START, "bump")
+    return builder
+
+
+THREAD: Any = {"configurable": {"thread_id": "t1"}}
+
+
+def test_every_command_opens_its_saver_through_personae_checkpointers() -> None:
+    """No module but personae/checkpointers.py builds a saver: the setting cannot be bypassed."""
+    savers = {"AsyncSqliteSaver", "SqliteSaver", "AsyncPostgresSaver", "PostgresSaver"}
+    found: list[str] = []
+    for folder in ("personae", "agents", "tools", "memory", "graphs", "evals"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path == ROOT / "personae/checkpointers.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = {alias.name for alias in node.names}
+                    if names & savers:
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
+
+
+def test_the_default_is_a_sqlite_file_beside_the_output(tmp_path: Path) -> None:
+    settings = load_settings({})
+    path = tmp_path / "out" / ".checkpoints.sqlite"
+
+    async def run() -> dict[str, Any]:
+        assert not await checkpoints_exist(path, settings)
+        async with open_checkpointer(path, settings) as saver:
+            return dict(await counter().compile(checkpointer=saver).ainvoke({"n": 1}, THREAD))
+
+    assert asyncio.run(run()) == {"n": 2}
+    assert path.is_file()
+    assert asyncio.run(checkpoints_exist(path, settings))
+
+
+@pytest.mark.parametrize(
+    "value", ["mysql://u:secret@db/x", "postgresql://", "sqlite3", "/var/db/checkpoints"]
+)
+def test_a_malformed_setting_names_the_forms_and_hides_the_password(
+    value: str, tmp_path: Path
+) -> None:
+    settings = load_settings({"PERSONAE_CHECKPOINTER": value})  # read as written: not checked
+
+    async def run() -> None:
+        async with open_checkpointer(tmp_path / "x.sqlite", settings):
+            pass
+
+    with pytest.raises(ConfigurationError) as caught:
+        asyncio.run(run())
+    message = str(caught.value)
+    assert "PERSONAE_CHECKPOINTER" in message and "postgresql://" in message
+    assert "secret" not in message and not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_command_with_an_unreachable_database_exits_3_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    imported_novel(tmp_path)
+    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path)]
+    monkeypatch.setenv("PERSONAE_CHECKPOINTER", "postgresql://me:hunter2@127.0.0.1:9/db")
+    assert main([*annotate, "--export", str(tmp_path / "sheet.csv")]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "cannot reach the checkpoint database (Postgres at 127.0.0.1:9/db)" in err
+    assert "hunter2" not in err and "PERSONAE_CHECKPOINTER" in err
+    monkeypatch.setenv("PERSONAE_CHECKPOINTER", "redis://127.0.0.1")
+    assert main([*annotate, "--export", str(tmp_path / "sheet.csv")]) == 2
+    assert "is not a checkpointer" in capsys.readouterr().err
+    assert not (tmp_path / "sheet.csv").exists()
+
+
+def test_a_missing_postgres_server_is_a_remote_error(tmp_path: Path) -> None:
+    settings = load_settings({"PERSONAE_CHECKPOINTER": "postgresql://127.0.0.1:9/none"})
+
+    async def run() -> None:
+        async with open_checkpointer(tmp_path / "x.sqlite", settings):
+            pass
+
+    with pytest.raises(RemoteError, match="start the server or fix PERSONAE_CHECKPOINTER"):
+        asyncio.run(run())
+
+
+@pytest.mark.slow
+def test_postgres_keeps_one_schema_per_folder_and_resumes_across_connections(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    settings = load_settings({"PERSONAE_CHECKPOINTER": postgres_url})
+    first, second = tmp_path / "a" / ".checkpoints.sqlite", tmp_path / "b" / ".checkpoints.sqlite"
+
+    async def run() -> tuple[dict[str, Any], list[Any], int]:
+        assert not await checkpoints_exist(first, settings)
+        async with open_checkpointer(first, settings) as saver:
+            result = await counter().compile(checkpointer=saver).ainvoke({"n": 1}, THREAD)
+        async with open_checkpointer(second, settings) as saver:  # another folder: no threads
+            other = [c async for c in saver.alist(None)]
+        async with open_checkpointer(first, settings) as saver:  # a new connection: still there
+            state = await counter().compile(checkpointer=saver).aget_state(THREAD)
+        return dict(result), other, state.values["n"]
+
+    result, other, kept = asyncio.run(run())
+    assert result == {"n": 2} and other == [] and kept == 2
+    assert asyncio.run(checkpoints_exist(first, settings))
+    assert not first.exists() and not second.exists()  # nothing written beside the output
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(
+            "select obj_description(oid, 'pg_namespace') from pg_namespace where nspname = %s",
+            (schema_for(first),),
+        ).fetchone()
+    assert row is not None and row[0] == f"Personae checkpoints of {first.resolve()}"

@@ -1,0 +1,214 @@
+"""`--server URL`: profile --batch, bench bookmarks and eval arcane run on `langgraph dev`.
+
+Each command runs twice on the same small input, in this process and through a real
+`langgraph dev` (one server for the module), with its own cache folder each time: the files
+must hold the same records. A rerun with `--server` after deleting the local results reads the
+finished threads back: no model call, the same records again. The LLM is the studio world's
+scripted model behind the real OpenAI client on loopback; the server gets the client's run
+context (models, server URL, paths) and reads only its keys from its own environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fake_openai import FakeOpenAIChat
+from mcp_world import over_http
+from profiler_world import fake_web
+from server_world import LANGGRAPH, QUIET, server_config, start_server, stop_server
+from studio_world import DATA_DIR, STORY, prepare, run_input
+from studio_world import scripted_model as studio_model
+
+from personae.cli import main
+from personae.loopback import LoopbackWebServer
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Served:
+    url: str
+    root: Path
+    llm: FakeOpenAIChat
+    llm_url: str
+    web_url: str
+
+
+def responders() -> dict[str, Any]:
+    """A fresh scripted model (the profiler's counts its follow-up queries: each run starts at
+    one, as a model answering the same prompts the same way would)."""
+    return {**over_http(studio_model()), "KeyMoveVerdict": _verdict}
+
+
+def _verdict(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The benchmark judge: a grade that depends on what it was shown."""
+    shown = json.dumps(messages)
+    return {"reasoning": "compared", "score": "A" if "smiles" in shown else "C"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
+    root = tmp_path_factory.mktemp("server-runs")
+    server_root = root / "server"  # the server's working directory: not where the files are
+    server_root.mkdir()
+    prepare(root)
+    llm = FakeOpenAIChat(responders())
+    web, _, _ = fake_web()
+    with LoopbackWebServer(llm) as llm_server, LoopbackWebServer(web.route) as web_server:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("OPENAI", "PERSONAE", "TAVILY", "CHROMA"))
+        }
+        env.update(QUIET, OPENAI_API_KEY="test-key", TAVILY_API_KEY="tvly-test")
+        process, url = start_server(server_config(server_root), env, server_root / "server.log")
+        try:
+            yield Served(url, root, llm, llm_server.url, web_server.url)
+        finally:
+            stop_server(process)
+
+
+@pytest.fixture
+def client_env(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's settings: the models on the loopback LLM (sent to the server in contexts)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{served.llm_url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:fake-strong")
+    monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "openai:fake-strong")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    monkeypatch.setenv("TAVILY_BASE_URL", served.web_url)
+    monkeypatch.setenv("PERSONAE_DATA_DIR", str(served.root / DATA_DIR))
+    monkeypatch.chdir(served.root)
+
+
+def twice(
+    served: Served, monkeypatch: pytest.MonkeyPatch, argv: list[str], out_name: str
+) -> tuple[Path, Path, int]:
+    """Run ``argv`` locally into ``local-OUT`` and on the server into ``server-OUT``, each with
+    a fresh cache; the two output folders and the LLM requests the server run made."""
+    outs = []
+    requests = 0
+    for where in ("local", "server"):
+        out = served.root / f"{where}-{out_name}"
+        monkeypatch.setenv("PERSONAE_CACHE_DIR", str(served.root / f"cache-{where}-{out_name}"))
+        extra = ["--server", served.url] if where == "server" else []
+        before = len(served.llm.requests)
+        served.llm.responders = responders()
+        assert main([*argv, "--out", str(out), *extra]) == 0
+        requests = len(served.llm.requests) - before
+        outs.append(out)
+    return outs[0], outs[1], requests
+
+
+def jsonl(path: Path, *, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    kept = [{k: v for k, v in row.items() if k not in drop} for row in rows]
+    return sorted(kept, key=lambda row: json.dumps(row, sort_keys=True))
+
+
+JUDGE_COST = ("judge_tokens", "judge_llm_calls", "judge_cache_hits")
+
+
+def scores(summary: Any) -> Any:
+    """``summary`` without the judge's cost figures (cache hits depend on timing, see below)."""
+    if isinstance(summary, dict):
+        return {k: scores(v) for k, v in summary.items() if k not in JUDGE_COST}
+    return summary
+
+
+def rerun_reads_threads_back(
+    served: Served, monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path, name: str
+) -> None:
+    """Delete ``name`` in ``out`` and rerun on the server (same cache): the finished threads
+    are read back, no model is called, the records are the same."""
+    cached = ("judge_usage",)  # the client's judge now answers from its cache, as locally
+    before_rows = jsonl(out / name, drop=cached)
+    (out / name).unlink()
+    before = len(served.llm.requests)
+    assert main([*argv, "--out", str(out), "--server", served.url]) == 0
+    assert len(served.llm.requests) == before
+    assert jsonl(out / name, drop=cached) == before_rows
+
+
+def test_bench_bookmarks_on_the_server_writes_the_local_records(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["bench", "bookmarks", STORY, "--characters", "Haruhi", "--limit", "2",
+            "--method", "vanilla,bookmarks", "--concurrency", "2"]  # fmt: skip
+    local, remote, requests = twice(served, monkeypatch, argv, "bench")
+    assert requests > 0  # the server run called the model (nothing came from a cache)
+    # judge_usage counts verdict-cache hits: two methods predicting the same action share one
+    # verdict, and which asks first depends on timing, locally as on the server.
+    records = jsonl(remote / "results.jsonl", drop=("judge_usage",))
+    assert len(records) == 4 and {r["method"] for r in records} == {"vanilla", "bookmarks"}
+    assert records == jsonl(local / "results.jsonl", drop=("judge_usage",))
+    summary = json.loads((remote / "summary.json").read_text())
+    assert scores(summary) == scores(json.loads((local / "summary.json").read_text()))
+    assert (remote / "memory" / "bookmarks").is_dir()  # the bank, written by the server
+    rerun_reads_threads_back(served, monkeypatch, argv, remote, "results.jsonl")
+
+
+def warm_novel_index(served: Served) -> None:
+    """One role-play run, so the server process has the novel's Chroma index open: phases
+    opening it at once in a fresh process trip a Chroma race (issue 17 §6, fixed apart)."""
+    payload = {**run_input("arcane_roleplay", served.web_url), "mode": "vanilla"}
+    context = {
+        "data_dir": str(served.root / DATA_DIR),
+        "cache_dir": "none",
+        "openai_base_url": f"{served.llm_url}/v1",
+        "model": "openai:fake-strong",
+    }
+    body = {"assistant_id": "arcane_roleplay", "input": payload, "context": context}
+    answer = httpx.post(f"{served.url}/runs/wait", json=body, timeout=120)
+    assert answer.status_code == 200 and "response" in answer.json(), answer.text
+
+
+def test_eval_arcane_on_the_server_writes_the_local_records(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm_novel_index(served)
+    argv = ["eval", "arcane", "the_river", "--modes", "vanilla,arc", "--limit", "2"]
+    local, remote, requests = twice(served, monkeypatch, argv, "arcane")
+    assert requests > 0
+    # usage counts answer-cache hits: both modes answer alike here, so their judge prompts are
+    # the same and whichever unit asks second is answered by the cache, locally as on the server
+    records = jsonl(remote / "results.jsonl", drop=("usage",))
+    assert len(records) == 2 and records == jsonl(local / "results.jsonl", drop=("usage",))
+    assert scores(json.loads((remote / "summary.json").read_text())) == scores(
+        json.loads((local / "summary.json").read_text())
+    )
+    rerun_reads_threads_back(served, monkeypatch, argv, remote, "results.jsonl")
+
+
+def test_profile_batch_on_the_server_writes_the_local_profiles(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = served.root / "batch.csv"
+    batch.write_text(f"name,franchise,wiki\nKenshiro,Fist of the North Star,{served.web_url}\n")
+    argv = ["profile", "--batch", str(batch), "--max-rounds", "1", "--concurrency", "2"]
+    local, remote, requests = twice(served, monkeypatch, argv, "profiles")
+    assert requests > 0
+    folders = sorted(p.name for p in remote.iterdir() if p.is_dir())
+    assert folders == sorted(p.name for p in local.iterdir() if p.is_dir()) and len(folders) == 1
+
+    def document(path: Path) -> dict[str, Any]:
+        value = json.loads(path.read_text())
+        value.pop("structured_output", None)  # chosen where the calls are made
+        return dict(value)
+
+    for folder in folders:
+        assert document(remote / folder / "profile.json") == document(
+            local / folder / "profile.json"
+        )
+        assert (remote / folder / "profile.md").read_text() == (
+            local / folder / "profile.md"
+        ).read_text()
