@@ -146,3 +146,25 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     assert "Raoh: resuming the interrupted run" in stderr
     assert "QueryPlan" not in calls(tmp_path)  # Raoh's plan came back from the checkpoint
     assert paths_for(out, "Raoh", HOKUTO).profile_json.exists()
+
+
+def test_kill_inside_the_checks_then_the_rerun_runs_the_checks(tmp_path: Path, web: str) -> None:
+    """kill -9 inside ``verify_profile``: the checkpoint holds the unchecked draft in
+    ``profile``; the rerun must resume the checks, not write that draft as finished."""
+    out = tmp_path / "profiles"
+    argv = ("profile", "Kenshiro", "--franchise", HOKUTO, "--wiki", web, "--out", str(out))
+    child = start(tmp_path, web, *argv, "--max-rounds", "1")
+    wait_for(tmp_path, "ProseCheck", 1, child)  # asked only inside verify_profile
+    child.kill()
+    child.communicate(timeout=30)
+    paths = paths_for(out, "Kenshiro", HOKUTO)
+    assert not paths.profile_json.exists()
+
+    (tmp_path / "calls.log").unlink()
+    rerun = start(tmp_path, web, *argv, "--max-rounds", "1", latency=0)
+    stdout, stderr = rerun.communicate(timeout=60)
+    assert rerun.returncode == 0, stderr
+    assert "resuming the interrupted run" in stderr and "already profiled" not in stderr
+    assert set(calls(tmp_path)) == {"ready", "ClaimChecks", "ProseCheck"}
+    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
+    assert document["prose_check"] is not None and document["usage"]["facts_checked"] >= 1

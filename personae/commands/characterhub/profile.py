@@ -202,8 +202,10 @@ def describe(node: str, update: Any) -> str | None:
             f"{len(record['new_source_ids'])} new sources, document written"
         )
     if node in ("rewrite_profile", "rewrite_paper_profile"):
-        return "profile written"
+        return "profile drafted; checking it" if update.get("profile") else None
     if node == "verify_profile":
+        if update.get("prose_check") is None:
+            return None  # --no-check-citations: nothing was checked, so nothing to report
         usage = update.get("usage", {})
         return (
             f"citation check: {usage.get('facts_unsupported', 0)} facts and "
@@ -249,12 +251,15 @@ async def profile_one(
     if force:
         await saver.adelete_thread(config["configurable"]["thread_id"])
     snapshot = await app.aget_state(config)
-    if snapshot.values.get("profile"):
+    # Finished means the graph has nowhere left to go, not that a field is set: a run that
+    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``.
+    finished = bool(snapshot.values) and not snapshot.next
+    if finished:
         progress(f"{row.name}: already profiled; writing the files from the checkpoint")
     elif snapshot.next:
         payload = None
         progress(f"{row.name}: resuming the interrupted run")
-    if not snapshot.values.get("profile"):
+    if not finished:
         async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
             for node, update in chunk.items():
                 line = describe(node, update)
@@ -294,6 +299,7 @@ async def open_checkpoints(out_dir: Path) -> AsyncIterator[BaseCheckpointSaver[A
 
     out_dir.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINT_DB)) as saver:
+        await saver.setup()  # --force deletes a thread before any run has created the tables
         yield saver
 
 
