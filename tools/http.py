@@ -98,6 +98,20 @@ class UnreachableError(RemoteError):
     """
 
 
+class TooLargeError(RemoteError):
+    """The response is over the size cap: the page is skipped, never read further.
+
+    Kept apart so callers skip that one page with a notice saying why, instead of failing a
+    whole run with "try again later" (a retry gets the same page).
+    """
+
+    def __init__(self, url: str, max_bytes: int) -> None:
+        super().__init__(
+            f"{url} is larger than the {max_bytes:,}-byte size cap", "skipped this page"
+        )
+        self.url = url
+
+
 class HttpStatusError(RemoteError):
     """The server answered with an error status (after retries, when retryable)."""
 
@@ -255,9 +269,12 @@ class PoliteHttpClient:
     Requests to one host run one at a time (an ``asyncio.Lock`` per host shared by every
     client in the event loop, plus an optional ``min_delay`` between them); different hosts run
     in parallel, at most ``max_concurrency`` transfers at once per client. ``parallel_hosts``
-    are APIs built for concurrent clients (the Tavily API): their requests skip the host lock. 429/5xx and connection errors
-    are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
-    ``max_backoff``). Only public hosts are reachable (connections go to the address that was
+    are APIs built for concurrent clients (the Tavily API): their requests skip the host lock.
+    Each attempt has one deadline, ``timeout`` seconds from connecting to the last byte (a
+    server dripping a few bytes at a time cannot hold it longer); 429/5xx, connection errors
+    and missed deadlines are retried with exponential backoff and jitter, honouring
+    ``Retry-After`` (capped at ``max_backoff``), while the request's ``retry_budget`` (seconds
+    from its first attempt, backoff included) lasts. Only public hosts are reachable (connections go to the address that was
     checked), except hosts listed in ``allowed_hosts`` (``"127.0.0.1:8080"`` for one port;
     ``"wiki.lan"`` for ports 80 and 443). Redirects to another origin drop the caller's
     headers but ``ORIGIN_SAFE_HEADERS``. GET 200 responses are cached on disk under
@@ -271,6 +288,7 @@ class PoliteHttpClient:
         cache_dir: Path | None,
         allowed_hosts: Collection[str] = (),
         timeout: float = 20.0,
+        retry_budget: float = 60.0,
         max_bytes: int = 5_000_000,
         max_retries: int = 4,
         backoff_base: float = 0.5,
@@ -290,6 +308,10 @@ class PoliteHttpClient:
         self.user_agent = user_agent
         self.cache_dir = cache_dir
         self.allowed_hosts = _host_port_entries(allowed_hosts)
+        self.timeout = timeout
+        """Deadline of one attempt, connect to last byte, in seconds."""
+        self.retry_budget = retry_budget
+        """Seconds one request may spend from its first attempt, retries and backoff included."""
         self.max_bytes = max_bytes
         self.max_retries = max_retries
         self.backoff_base = backoff_base
@@ -440,26 +462,31 @@ class PoliteHttpClient:
         gate = self._host_gate(host)
         async with gate:
             attempt = 0
+            started = time.monotonic()
             while True:
                 await self._respect_min_delay(host)
+                deadline = self._deadline(started)
                 try:
                     status, response_headers, data = await self._send_once(
-                        method, url, body, headers
+                        method, url, body, headers, deadline
                     )
-                except httpx.TransportError as error:
-                    if attempt >= self.max_retries:
+                except (httpx.TransportError, TimeoutError) as error:
+                    wait = self._backoff(attempt, None)
+                    if attempt >= self.max_retries or not self._can_wait(started, wait):
                         raise UnreachableError(
-                            f"cannot reach {host} ({type(error).__name__}) after {attempt + 1} attempts",
+                            f"cannot reach {host} ({_failure(error, deadline)}) "
+                            f"after {attempt + 1} attempts",
                             "check the network and the URL",
                         ) from None
-                    await self._sleep(self._backoff(attempt, None))
-                    attempt += 1
-                    continue
-                if status in RETRY_STATUSES and attempt < self.max_retries:
-                    await self._sleep(self._backoff(attempt, response_headers.get("retry-after")))
+                    await self._sleep(wait)
                     attempt += 1
                     continue
                 if status in RETRY_STATUSES:
+                    wait = self._backoff(attempt, response_headers.get("retry-after"))
+                    if attempt < self.max_retries and self._can_wait(started, wait):
+                        await self._sleep(wait)
+                        attempt += 1
+                        continue
                     raise HttpStatusError(
                         f"{host} answered HTTP {status} for {url} after {attempt + 1} attempts",
                         "try again later",
@@ -468,11 +495,23 @@ class PoliteHttpClient:
                     )
                 return status, response_headers, data
 
+    def _deadline(self, started: float) -> float:
+        """This attempt's deadline: ``timeout``, or less when the retry budget runs out first."""
+        left = started + self.retry_budget - time.monotonic()
+        return max(0.001, min(self.timeout, left))
+
+    def _can_wait(self, started: float, wait: float) -> bool:
+        """Whether a retry after ``wait`` seconds still starts inside the retry budget."""
+        return time.monotonic() + wait < started + self.retry_budget
+
     async def _send_once(
-        self, method: str, url: str, body: str | None, headers: dict[str, str]
+        self, method: str, url: str, body: str | None, headers: dict[str, str], deadline: float
     ) -> tuple[int, dict[str, str], bytes]:
         async with self._slots:
-            return await self._transfer(method, url, body, headers)
+            # One deadline from connect to the last byte: httpx's timeouts bound each read, so
+            # a server sending a few bytes every few seconds would otherwise never time out.
+            async with asyncio.timeout(deadline):
+                return await self._transfer(method, url, body, headers)
 
     async def _transfer(
         self, method: str, url: str, body: str | None, headers: dict[str, str]
@@ -498,11 +537,8 @@ class PoliteHttpClient:
             _host_gates().last_request[urlsplit(url).netloc.lower()] = time.monotonic()
         return response.status_code, response_headers, b"".join(chunks)
 
-    def _too_big(self, url: str) -> RemoteError:
-        return RemoteError(
-            f"{url} is larger than the {self.max_bytes:,}-byte limit",
-            "raise max_bytes or skip this page",
-        )
+    def _too_big(self, url: str) -> TooLargeError:
+        return TooLargeError(url, self.max_bytes)
 
     def _host_gate(self, host: str) -> contextlib.AbstractAsyncContextManager[Any]:
         """The host's shared lock; no lock for a parallel (API) host."""
@@ -602,6 +638,13 @@ class PoliteHttpClient:
                 "fetched_at": time.time(),
             }
             write_json_atomic(path, record)
+
+
+def _failure(error: Exception, timeout: float) -> str:
+    """What went wrong in a few words: the error class, or the missed deadline."""
+    if isinstance(error, TimeoutError):
+        return f"no complete answer within {timeout:.3g} s"
+    return type(error).__name__
 
 
 def _decode(data: bytes, headers: Mapping[str, str]) -> str:

@@ -163,7 +163,7 @@ async def test_404_is_not_retried() -> None:
 async def test_size_cap_aborts() -> None:
     with LoopbackWebServer(lambda r: WebResponse(200, "x" * 5000)) as server:
         async with make_client(server, max_bytes=1000, cache=None) as client:
-            with pytest.raises(RemoteError, match="larger than the 1,000-byte limit"):
+            with pytest.raises(RemoteError, match="larger than the 1,000-byte size cap"):
                 await client.get_text(server.url + "/big")
 
 
