@@ -113,3 +113,41 @@ def test_force_on_a_new_out_folder_profiles(
     out = tmp_path / "new"
     assert profile(server, out, "--force") == 0, capsys.readouterr().err
     assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
+
+
+def test_a_run_stopped_between_a_node_and_its_checkpoint_resumes_once(
+    server: LoopbackWebServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The planner's writes are saved, the checkpoint after them is not (Ctrl-C between the
+    two; checkpoints are saved in the background). ``next`` is then empty although the run is
+    not done: starting over on that thread recorded round 1 twice (30 searches instead of 18)."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    put = AsyncSqliteSaver.aput
+
+    async def dying_put(
+        self: Any, config: Any, checkpoint: Any, metadata: Any, versions: Any
+    ) -> Any:
+        if metadata.get("step") == 2:  # the checkpoint after plan_queries: the process dies
+            raise RemoteError("the process died here")
+        return await put(self, config, checkpoint, metadata, versions)
+
+    monkeypatch.setattr(AsyncSqliteSaver, "aput", dying_put)
+    use(scripted_model())
+    assert profile(server, tmp_path) == 3
+    monkeypatch.setattr(AsyncSqliteSaver, "aput", put)
+    capsys.readouterr()
+
+    rerun = use(scripted_model())
+    assert profile(server, tmp_path) == 0
+    err = capsys.readouterr().err
+    assert "resuming the interrupted run" in err and "already profiled" not in err
+    assert rerun.calls_for("QueryPlan") == []  # the plan came back from the saved writes
+    document = json.loads(
+        paths_for(tmp_path, "Kenshiro", HOKUTO).profile_json.read_text(encoding="utf-8")
+    )
+    assert [r["round"] for r in document["rounds"]] == [1]
+    assert document["usage"]["searches"] == 2 * len(document["rounds"][0]["queries"])

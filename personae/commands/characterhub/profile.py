@@ -234,14 +234,10 @@ async def profile_one(
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
     """
-    from personae.degraded import degraded_line
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
-    from personae.memory.characterhub.profile_store import (
-        DEGRADED_KINDS,
-        dropped_output,
-        write_profile,
-    )
+    from personae.llm_endpoint import chosen_methods
+    from personae.memory.characterhub.profile_store import write_profile
 
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -251,32 +247,22 @@ async def profile_one(
     if force:
         await saver.adelete_thread(config["configurable"]["thread_id"])
     snapshot = await app.aget_state(config)
-    # Finished means the graph has nowhere left to go, not that a field is set: a run that
-    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``.
-    finished = bool(snapshot.values) and not snapshot.next
+    # Finished means no task is left, not that a field is set or that ``next`` is empty: a run
+    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``, and
+    # ``next`` leaves out tasks whose writes were saved before the checkpoint after them was
+    # (Ctrl-C between the two): starting over then would add round 1 to the state twice.
+    finished = bool(snapshot.values) and not snapshot.tasks
     if finished:
         progress(f"{row.name}: already profiled; writing the files from the checkpoint")
-    elif snapshot.next:
+    elif snapshot.tasks:
         payload = None
         progress(f"{row.name}: resuming the interrupted run")
     if not finished:
-        async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
-            for node, update in chunk.items():
-                line = describe(node, update)
-                if line:
-                    progress(f"{row.name}: {line}")
-                for notice in notices_of(update):
-                    progress(f"{row.name}: notice: {notice}")
+        await _stream_run(
+            app, payload, config, context, lambda line: progress(f"{row.name}: {line}")
+        )
     values = (await app.aget_state(config)).values
-    dropped = dropped_output(values.get("usage", {}))
-    if dropped:
-        progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
-    usage = values.get("usage", {})
-    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
-    if degraded:
-        progress(f"{row.name}: {degraded}")
-    from personae.llm_endpoint import chosen_methods
-
+    _report_usage(values.get("usage", {}), lambda line: progress(f"{row.name}: {line}"))
     return write_profile(
         out_dir,
         {**values, "structured_output": chosen_methods()},
@@ -285,6 +271,41 @@ async def profile_one(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
+
+
+async def _stream_run(
+    app: Any, payload: Any, config: Any, context: ProfilerContext, progress: Progress
+) -> None:
+    """Run (or resume) the graph, printing one line per telling update and each notice once."""
+    shown: set[str] = set()
+    async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+        for node, update in chunk.items():
+            line = describe(node, update)
+            if line:
+                progress(line)
+            for notice in notices_of(update):
+                if notice not in shown:  # several searches may skip the same page
+                    shown.add(notice)
+                    progress(f"notice: {notice}")
+
+
+def _report_usage(usage: dict[str, int], progress: Progress) -> None:
+    """One line each for dropped model output, dropped search results and degraded items."""
+    from personae.degraded import degraded_line
+    from personae.memory.characterhub.profile_store import (
+        DEGRADED_KINDS,
+        DROPPED_RESULTS,
+        dropped_output,
+    )
+
+    dropped = dropped_output(usage)
+    if dropped:
+        progress(f"dropped model output: {'; '.join(dropped)}")
+    if usage.get("results_dropped"):
+        progress(f"{usage['results_dropped']} {DROPPED_RESULTS}")
+    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
+    if degraded:
+        progress(degraded)
 
 
 @asynccontextmanager
