@@ -12,9 +12,16 @@ WEB_SCHEMES = ("http", "https")
 
 
 def is_web_url(url: str) -> bool:
-    """True for an ``http(s)://host/...`` URL, the only kind that may become a source."""
+    """True for an ``http(s)://host/...`` URL with a valid port: the only kind a source may have.
+
+    A port out of range (``http://a.com:99999/x``) or a bracketed host that does not close
+    makes ``urlsplit``/``.port`` raise later, in code that does not expect it: checked here.
+    """
+    if not isinstance(url, str):
+        return False
     try:
         parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError when the port is not a number in range
     except ValueError:
         return False
     return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)

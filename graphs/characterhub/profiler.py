@@ -182,8 +182,14 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
         "failed_searches": int(outcome.error is not None),
         "search_credits": outcome.credits,
         "pages_fetched": outcome.pages_fetched,
+        "results_dropped": outcome.results_dropped,
     }
-    return {"evidence": passages, "searches": [log], "usage": usage}
+    return {
+        "evidence": passages,
+        "searches": [log],
+        "usage": usage,
+        "notices": outcome.notices,
+    }
 
 
 def search_failure_notices(searches: Sequence[SearchLog], current: int) -> list[str]:

@@ -185,7 +185,9 @@ class ProfileOutput(TypedDict):
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``failed_searches``,
-    ``search_credits``, ``pages_fetched``, ``facts_checked``, and the model output dropped:
+    ``search_credits``, ``pages_fetched``, ``results_dropped`` (web results that were not an
+    object, or whose URL was not http(s) with a host and a valid port), ``facts_checked``, and
+    the model output dropped:
     ``dropped_queries`` (planned beyond the cap, empty or repeated), ``dropped_follow_ups``
     (the reflector's, beyond the cap, empty or already run), ``dropped_ids`` (invented source
     ids), ``dropped_notes`` (summary facts without a known source id), ``dropped_facts`` (the
