@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
+
+from personae.urls import split_web_url
 
 WEB_SCHEMES = ("http", "https")
 """The only URL schemes a source may have: a search result's ``javascript:``, ``data:`` or
@@ -17,14 +18,7 @@ def is_web_url(url: str) -> bool:
     A port out of range (``http://a.com:99999/x``) or a bracketed host that does not close
     makes ``urlsplit``/``.port`` raise later, in code that does not expect it: checked here.
     """
-    if not isinstance(url, str):
-        return False
-    try:
-        parts = urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises ValueError when the port is not a number in range
-    except ValueError:
-        return False
-    return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)
+    return split_web_url(url) is not None
 
 
 @dataclass(frozen=True, slots=True)

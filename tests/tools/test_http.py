@@ -270,8 +270,12 @@ async def test_public_host_allowed_and_redirect_rechecked() -> None:
         user_agent=UA, cache_dir=None, resolver=resolver, transport=transport
     ) as client:
         assert (await client.get_text("https://public.example/ok")).text == "fine"
-        with pytest.raises(InputError, match="evil.example is not a public host"):
+        # The site redirected there, not the user: a remote failure (exit 3) saying which hop.
+        with pytest.raises(
+            RemoteError, match="redirected to http://evil.example/steal, which is refused"
+        ) as refused:
             await client.get_text("https://public.example/redirect")
+    assert "evil.example is not a public host" in str(refused.value)
 
 
 async def test_bad_scheme_rejected() -> None:
