@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from personae import __version__
+from personae.commands.models import check_model_flags
 from personae.errors import PersonaeError
 
 COMMAND_MODULES = (
@@ -148,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))
         _show_notices()
+        check_model_flags(args)  # before the handler's heavy imports
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

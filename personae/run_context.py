@@ -37,6 +37,7 @@ from personae.llm import (
     with_sampling,
 )
 from personae.settings import Settings, load_settings
+from personae.urls import split_web_url
 
 C = TypeVar("C", bound=type)
 L = TypeVar("L", bound="LLMContext")
@@ -131,6 +132,12 @@ class LLMContext:
         object.__setattr__(self, "model", strong)
         object.__setattr__(self, "fast_model", fast)
         base_url = self.openai_base_url or settings.openai_base_url or ""
+        if base_url and split_web_url(base_url) is None:
+            where = "openai_base_url" if self.openai_base_url else "OPENAI_BASE_URL"
+            raise ConfigurationError(
+                f"{where} {base_url.strip()[:200]!r} is not an http(s) URL",
+                "name the OpenAI-compatible server, e.g. http://localhost:8000/v1",
+            )
         object.__setattr__(self, "openai_base_url", base_url)
         for setting in SAMPLING_VARIABLES:
             text = getattr(self, setting) or getattr(settings, setting)

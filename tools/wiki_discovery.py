@@ -17,9 +17,12 @@ from personae.errors import InputError, PersonaeError
 from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
 from personae.tools.wiki import MediaWikiClient, probe_mediawiki
+from personae.urls import web_url
 
 logger = logging.getLogger(__name__)
 
+WIKI_EXAMPLE = "https://hokuto.fandom.com"
+"""The wiki address error messages show as an example."""
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 """Where a Fandom wiki with subdomain ``slug`` lives."""
 FANDOM_SUFFIX = ".fandom.com"
@@ -179,12 +182,7 @@ def wiki_root(url: str) -> str:
     A URL without ``http(s)://`` and a host (``hokuto.fandom.com/wiki/Kenshiro``) is an
     :class:`InputError` naming it as given, not a garbled API address later.
     """
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(
-            f"the wiki URL {url.strip()!r} is not an http(s) URL",
-            "pass the wiki's address with its scheme, e.g. https://hokuto.fandom.com",
-        )
+    parts = urlsplit(web_url(url, "the wiki URL", WIKI_EXAMPLE))
     path = parts.path
     for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
         if marker in path:
