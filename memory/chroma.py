@@ -83,7 +83,8 @@ def safe_collection_name(name: str, prefix: str = "") -> str:
     hash of the original so two names that clean to the same text stay apart.
     """
     raw = f"{prefix}{name}"
-    cleaned = _UNSAFE.sub("_", raw).strip("._-") or "x"
+    # Chroma also refuses two periods in a row (``--character ../../x``).
+    cleaned = re.sub(r"\.{2,}", ".", _UNSAFE.sub("_", raw)).strip("._-") or "x"
     if cleaned != raw or len(cleaned) < 3:
         digest = hashlib.blake2b(raw.encode("utf-8"), digest_size=4).hexdigest()
         cleaned = f"{cleaned[:480]}_{digest}"

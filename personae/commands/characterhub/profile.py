@@ -34,6 +34,7 @@ from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.errors import InputError, NothingUsableError
 from personae.files import CACHE_FIX, check_writable_dir
+from personae.urls import web_url
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -54,7 +55,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("name", nargs="?", help="character name, e.g. Kenshiro")
     parser.add_argument("--franchise", help="franchise that disambiguates the name")
-    parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
+    parser.add_argument(
+        "--wiki",
+        help="pinned wiki root URL, e.g. https://hokuto.fandom.com (with --batch: for the rows "
+        "that name no wiki)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument(
         "--method",
@@ -149,8 +154,16 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 
 
 def _check_options(args: argparse.Namespace) -> None:
+    """The flags' values, checked before any heavy import (a typo costs a second, not a minute)."""
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
+    if args.batch is not None and args.name:
+        raise InputError(
+            f"both a name ({args.name!r}) and --batch were given",
+            "profile one character by name, or every row of --batch",
+        )
+    if args.wiki is not None:
+        web_url(args.wiki, "the wiki URL", "https://hokuto.fandom.com")
     for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
         if getattr(args, flag) < 1:
             name = "--" + flag.replace("_", "-")
@@ -386,7 +399,8 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     check_writable_dir(args.out, "--out")
     progress = _progress()
-    rows = read_batch(args.batch) if args.batch else []
+    # --wiki pins the wiki of every row that names none itself.
+    rows = read_batch(args.batch, default_wiki=args.wiki) if args.batch else []
     context = make_context(args)
     context.llm("strong")  # no LLM or a bad spec fails here, before any fetch
     context.llm("fast")
