@@ -217,6 +217,26 @@ class LLMContext:
         return {"model": self.cache_name(spec), **self.sampling(role)}
 
 
+def context_of(given: object, context_type: type[L]) -> L:
+    """The run context a graph's nodes use when the graph may run as another graph's subgraph.
+
+    LangGraph hands a subgraph its parent's context: a ``context_type`` when the parent passed
+    one, else the parent's own context (another type, a dict, or ``None``). A node reading
+    ``runtime.context.method`` then fails with ``AttributeError``. Here the defaults come from
+    the settings, as for the CLI; a parent's :class:`LLMContext` hands on its models, server
+    and sampling (and its settings, read once); a dict keeps the keys ``context_type`` knows.
+    """
+    if isinstance(given, context_type):
+        return given
+    known = {item.name for item in fields(context_type)}
+    if isinstance(given, Mapping):
+        return context_type(**{k: v for k, v in given.items() if k in known})
+    if isinstance(given, LLMContext):
+        shared = {item.name: getattr(given, item.name) for item in fields(LLMContext)}
+        return given.derived(context_type, **{k: v for k, v in shared.items() if k in known})
+    return context_type()
+
+
 @contextmanager
 def _inheriting(settings: Settings) -> Iterator[None]:
     token = _INHERITED.set(settings)
