@@ -24,7 +24,7 @@ from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient, TooLargeError
 from personae.tools.web_search import TavilySearch
 from personae.tools.wiki import MediaWikiClient, WikiPageNotFound
-from personae.tools.wiki_discovery import open_wiki, wiki_root
+from personae.tools.wiki_discovery import open_wiki
 from personae.tools.wiki_page import WikiPage
 
 logger = logging.getLogger(__name__)
@@ -158,8 +158,6 @@ async def find_character(
             "pass --wiki URL or --franchise, or set TAVILY_API_KEY",
         )
     notices = [] if web else [web_disabled_notice(context)]
-    if wiki_url and wiki_root(wiki_url) != wiki_url.strip().rstrip("/"):
-        notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki_root(wiki_url)}")
     async with make_http(context, wiki_url) as http:
         searcher = (
             TavilySearch(
@@ -181,6 +179,9 @@ async def find_character(
             if wiki_url or not web:
                 raise
             return None, None, [f"no wiki used ({error.problem}); profiling from the web alone"]
+        given = (wiki_url or "").strip().rstrip("/").removesuffix("/api.php")
+        if wiki_url and wiki.base_url != given:
+            notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki.base_url}")
         try:
             page = await wiki.find_character_page(name, franchise)
         except WikiPageNotFound as error:
