@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -91,6 +92,10 @@ def safe_collection_name(name: str, prefix: str = "") -> str:
     return cleaned[:512]
 
 
+_OPENING = threading.Lock()
+"""Held while an embedded Chroma store is opened (the first open of a path starts it)."""
+
+
 def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAPI:
     """A Chroma client: HTTP to ``CHROMA_HOST`` when configured, else persistent at ``path``.
 
@@ -111,7 +116,11 @@ def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAP
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    # Chroma keeps one system per path, made at the first open; two threads making it at once
+    # both start it and one fails ("Could not connect to tenant default_tenant"): every
+    # `eval arcane` in a fresh process, whose units open the novel's store in parallel.
+    with _OPENING:
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
 def embedded_name(name: str, embedding: TextEmbedding) -> str:
