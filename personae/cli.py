@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -119,6 +120,7 @@ def _show_notices() -> None:
 
 
 INTERRUPTED = "personae: interrupted; rerun the same command to resume"
+"""The one line a Ctrl-C ends with (also :data:`personae.console.INTERRUPTED`)."""
 
 
 def _quiet_late_thread_results(hook: Any) -> Any:
@@ -139,6 +141,18 @@ def _quiet_late_thread_results(hook: Any) -> Any:
     return filtered
 
 
+def _python_handles_ctrl_c() -> None:
+    """Python's own Ctrl-C handler again, now that ``main`` catches ``KeyboardInterrupt``.
+
+    The console script (:mod:`personae.console`) loads the CLI under a handler that exits at
+    once; from here on an interrupt must unwind (checkpoints commit, files close).
+    """
+    from personae import console
+
+    if signal.getsignal(signal.SIGINT) is console._interrupted:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (0 ok, 2 bad input/config, 3 remote, 130 Ctrl-C).
 
@@ -146,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     checkpoints written so far are committed, so rerunning resumes.
     """
     try:
+        _python_handles_ctrl_c()
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))
         _show_notices()

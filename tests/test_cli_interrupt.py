@@ -168,3 +168,52 @@ def test_kill_inside_the_checks_then_the_rerun_runs_the_checks(tmp_path: Path, w
     assert set(calls(tmp_path)) == {"ready", "ClaimChecks", "ProseCheck"}
     document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
     assert document["prose_check"] is not None and document["usage"]["facts_checked"] >= 1
+
+
+TRIP = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's default
+import personae.console as console
+
+
+class Trip:
+    '''Sends Ctrl-C while the module {module!r} of the CLI's import chain is being imported.'''
+
+    def find_spec(self, name, path, target=None):
+        if name == {module!r}:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, Trip())
+sys.argv = ["personae", "profile", "Kenshiro", "--wiki", "http://127.0.0.1:9"]
+console.run()
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["personae.cli", "personae.commands.models", "personae.commands.characterhub"]
+)
+def test_ctrl_c_while_the_cli_is_being_imported_is_one_line(module: str) -> None:
+    """The first 0.1-0.3 s: the console script loads the CLI under a quiet handler."""
+    done = subprocess.run(
+        [sys.executable, "-c", TRIP.format(module=module)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == INTERRUPTED + "\n"
+
+
+def test_the_console_script_runs_the_cli_and_importing_personae_sets_no_handler() -> None:
+    probe = (
+        "import signal, personae, personae.cli;"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "True"
+    script = Path(sys.executable).with_name("personae")
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("personae ")
+    assert "personae.console" in script.read_text()
