@@ -33,7 +33,7 @@ from personae.memory.amadeus.persona_doc import (
 from personae.settings import Settings
 from personae.tools.page_text import cut_at_word
 from personae.tools.wiki_page import WikiPage
-from personae.tools.wiki_parser import parse_wiki_html
+from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
 
 logger = logging.getLogger(__name__)
 notices = logging.getLogger("personae.notices")
@@ -222,7 +222,8 @@ async def fetch_wiki_persona(url: str, character: str | None, *, settings: Setti
             raise RemoteError(f"{url} answered HTTP {error.status}", "try again later") from None
         except PersonaeError as error:
             raise type(error)(f"cannot fetch {url}: {error.problem}", error.fix) from None
-    return persona_from_wiki_page(parse_wiki_html(fetched.text, url=url), character)
+    page = await parse_wiki_html_async(fetched.text, url=url)  # in a worker thread
+    return persona_from_wiki_page(page, character)
 
 
 def detect_kind(source: str) -> SourceKind:
