@@ -147,9 +147,8 @@ def _python_handles_ctrl_c() -> None:
     The console script (:mod:`personae.console`) loads the CLI under a handler that exits at
     once; from here on an interrupt must unwind (checkpoints commit, files close).
     """
-    from personae import console
-
-    if signal.getsignal(signal.SIGINT) is console._interrupted:
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__module__", None) == "personae.console":  # not imported here: a cycle
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 

@@ -173,7 +173,7 @@ def test_the_documented_limits_are_the_defaults() -> None:
 
 async def test_result_pages_are_parsed_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[threading.Thread] = []
-    parse = web_search.extract_main_text
+    parse = web_search.extract_main_text  # type: ignore[attr-defined]
 
     def recording(html: str, *, max_chars: int = 4000) -> str:
         threads.append(threading.current_thread())
