@@ -1,12 +1,11 @@
-"""The ``personae`` console script's entry: quiet about a Ctrl-C from its very first line.
+"""The ``personae`` console script's quiet Ctrl-C handler, in place from its very first line.
 
-The script imports its entry module before anything else runs; a Ctrl-C while
-:mod:`personae.cli` and what it needs load (the first 0.1-0.3 s) used to print a
-``KeyboardInterrupt`` traceback. This module imports only :mod:`signal` and :mod:`sys`, sets a
-handler (as it is imported) that ends with the CLI's one line and exit 130, then loads the
-CLI, which puts Python's own handler back once its ``try`` block can catch the interrupt.
-Only the console script imports it: importing :mod:`personae` as a library changes no
-signal handler. What remains is Python's own start-up (``site`` and ``.pth`` files, about
+A Ctrl-C while :mod:`personae.cli` and what it needs load (the first 0.1-0.3 s) used to
+print a ``KeyboardInterrupt`` traceback. This module imports only :mod:`signal` and
+:mod:`sys` and sets a handler (as it is imported) that ends with the CLI's one line and exit
+130; the CLI puts Python's own handler back once its ``try`` block can catch the interrupt.
+The package's ``__init__`` imports it first thing when the running script is the console
+script: importing :mod:`personae` as a library changes no signal handler. What remains is Python's own start-up (``site`` and ``.pth`` files, about
 0.04-0.1 s), before any code of the project runs.
 """
 
@@ -26,10 +25,3 @@ def _interrupted(signum: int, frame: object) -> None:
 
 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored, not set
     signal.signal(signal.SIGINT, _interrupted)  # at import: the script imports this first
-
-
-def run() -> None:
-    """Load the CLI (still under the quiet Ctrl-C handler), then run it."""
-    from personae import cli
-
-    cli.run()

@@ -173,7 +173,7 @@ def test_kill_inside_the_checks_then_the_rerun_runs_the_checks(tmp_path: Path, w
 TRIP = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's default
-import personae.console as console
+import personae.console  # what the package's __init__ imports first for the console script
 
 
 class Trip:
@@ -187,7 +187,8 @@ class Trip:
 
 sys.meta_path.insert(0, Trip())
 sys.argv = ["personae", "profile", "Kenshiro", "--wiki", "http://127.0.0.1:9"]
-console.run()
+from personae import cli
+cli.run()
 """
 
 
@@ -206,7 +207,7 @@ def test_ctrl_c_while_the_cli_is_being_imported_is_one_line(module: str) -> None
     assert done.stderr == INTERRUPTED + "\n"
 
 
-def test_the_console_script_runs_the_cli_and_importing_personae_sets_no_handler() -> None:
+def test_the_console_script_gets_the_quiet_handler_and_a_library_import_does_not() -> None:
     probe = (
         "import signal, personae, personae.cli;"
         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
@@ -216,4 +217,10 @@ def test_the_console_script_runs_the_cli_and_importing_personae_sets_no_handler(
     script = Path(sys.executable).with_name("personae")
     version = subprocess.run([str(script), "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("personae ")
-    assert "personae.console" in script.read_text()
+    as_script = (
+        "import sys, signal; signal.signal(signal.SIGINT, signal.default_int_handler);"
+        "sys.modules['__main__'].__file__ = '/venv/bin/personae'; import personae;"
+        "print(getattr(signal.getsignal(signal.SIGINT), '__module__', None))"
+    )
+    handled = subprocess.run([sys.executable, "-c", as_script], capture_output=True, text=True)
+    assert handled.stdout.strip() == "personae.console"  # in place before the CLI loads
