@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -83,11 +84,16 @@ def safe_collection_name(name: str, prefix: str = "") -> str:
     hash of the original so two names that clean to the same text stay apart.
     """
     raw = f"{prefix}{name}"
-    cleaned = _UNSAFE.sub("_", raw).strip("._-") or "x"
+    # Chroma also refuses two periods in a row (``--character ../../x``).
+    cleaned = re.sub(r"\.{2,}", ".", _UNSAFE.sub("_", raw)).strip("._-") or "x"
     if cleaned != raw or len(cleaned) < 3:
         digest = hashlib.blake2b(raw.encode("utf-8"), digest_size=4).hexdigest()
         cleaned = f"{cleaned[:480]}_{digest}"
     return cleaned[:512]
+
+
+_OPENING = threading.Lock()
+"""Held while an embedded Chroma store is opened (the first open of a path starts it)."""
 
 
 def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAPI:
@@ -110,7 +116,11 @@ def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAP
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    # Chroma keeps one system per path, made at the first open; two threads making it at once
+    # both start it and one fails ("Could not connect to tenant default_tenant"): every
+    # `eval arcane` in a fresh process, whose units open the novel's store in parallel.
+    with _OPENING:
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
 def embedded_name(name: str, embedding: TextEmbedding) -> str:

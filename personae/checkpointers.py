@@ -93,6 +93,7 @@ async def open_checkpointer(
         async with AsyncSqliteSaver.from_conn_string(str(sqlite_file)) as saver:
             if serde is not None:
                 saver.serde = serde
+            await saver.setup()  # a thread may be deleted (--force) before any run made the tables
             yield saver
         return
     async with _postgres_saver(settings.checkpointer, sqlite_file, serde) as saver:

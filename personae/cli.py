@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from personae import __version__
+from personae.commands.models import check_model_flags
 from personae.errors import PersonaeError
 
 COMMAND_MODULES = (
@@ -119,6 +121,7 @@ def _show_notices() -> None:
 
 
 INTERRUPTED = "personae: interrupted; rerun the same command to resume"
+"""The one line a Ctrl-C ends with (also :data:`personae.console.INTERRUPTED`)."""
 
 
 def _quiet_late_thread_results(hook: Any) -> Any:
@@ -139,6 +142,17 @@ def _quiet_late_thread_results(hook: Any) -> Any:
     return filtered
 
 
+def _python_handles_ctrl_c() -> None:
+    """Python's own Ctrl-C handler again, now that ``main`` catches ``KeyboardInterrupt``.
+
+    The console script (:mod:`personae.console`) loads the CLI under a handler that exits at
+    once; from here on an interrupt must unwind (checkpoints commit, files close).
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__module__", None) == "personae.console":  # not imported here: a cycle
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (0 ok, 2 bad input/config, 3 remote, 130 Ctrl-C).
 
@@ -146,9 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     checkpoints written so far are committed, so rerunning resumes.
     """
     try:
+        _python_handles_ctrl_c()
         args = build_parser().parse_args(argv)
         _configure_logging(getattr(args, "verbose", 0))
         _show_notices()
+        check_model_flags(args)  # before the handler's heavy imports
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 
-class PersonaeError(Exception):
+class PersonaeError(RuntimeError):
     """A problem the user can fix: says what is wrong and what to do about it.
 
     The CLI prints ``str(error)`` on one line and exits with ``exit_code``; no traceback
-    reaches the user. Library callers get an ordinary exception they can catch.
+    reaches the user. Library callers get an ordinary exception they can catch. A
+    ``RuntimeError`` because the LangGraph server (``langgraph dev``, Studio, the HTTP API)
+    shows the message of the exception classes it allows (``RuntimeError`` among them) and
+    replaces every other one with "An internal error occurred".
     """
 
     exit_code = 2

@@ -118,8 +118,20 @@ def parse_jsonl(
     ]
 
 
+def require_file(path: Path, label: str, fix: str) -> None:
+    """``InputError`` unless ``path`` is a file: a folder is named as one, not "missing"."""
+    if path.is_dir():
+        raise InputError(f"{label} {path} is a folder, not a file", fix)
+    if not path.exists():
+        raise InputError(f"{label} {path} does not exist", fix)
+    if not path.is_file():
+        raise InputError(f"{label} {path} is not a regular file", fix)
+
+
 def read_text(path: Path, fix: str = UTF8_FIX) -> str:
     """The UTF-8 text of ``path``, a leading byte-order mark dropped; ``InputError`` otherwise."""
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a file", "pass the file's path")
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -188,7 +200,8 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """
     text = read_text(path)
     try:
-        reader = csv.DictReader(io.StringIO(text, newline=""), restval="")
+        # strict: an unbalanced quote is an error, not one name running to the end of the file
+        reader = csv.DictReader(io.StringIO(text, newline=""), restval="", strict=True)
         rows = [{k: v or "" for k, v in row.items() if isinstance(k, str)} for row in reader]
     except csv.Error as error:
         raise InputError(f"{path} is not a readable CSV file ({error})", "fix the file") from None

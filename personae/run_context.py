@@ -37,6 +37,7 @@ from personae.llm import (
     with_sampling,
 )
 from personae.settings import Settings, load_settings
+from personae.urls import split_web_url
 
 C = TypeVar("C", bound=type)
 L = TypeVar("L", bound="LLMContext")
@@ -131,6 +132,12 @@ class LLMContext:
         object.__setattr__(self, "model", strong)
         object.__setattr__(self, "fast_model", fast)
         base_url = self.openai_base_url or settings.openai_base_url or ""
+        if base_url and split_web_url(base_url) is None:
+            where = "openai_base_url" if self.openai_base_url else "OPENAI_BASE_URL"
+            raise ConfigurationError(
+                f"{where} {base_url.strip()[:200]!r} is not an http(s) URL",
+                "name the OpenAI-compatible server, e.g. http://localhost:8000/v1",
+            )
         object.__setattr__(self, "openai_base_url", base_url)
         for setting in SAMPLING_VARIABLES:
             text = getattr(self, setting) or getattr(settings, setting)
@@ -208,6 +215,26 @@ class LLMContext:
     def describe(self, spec: str, role: ModelRole) -> dict[str, Any]:
         """What a report records about a model: its cache name and ``role``'s sampling."""
         return {"model": self.cache_name(spec), **self.sampling(role)}
+
+
+def context_of(given: object, context_type: type[L]) -> L:
+    """The run context a graph's nodes use when the graph may run as another graph's subgraph.
+
+    LangGraph hands a subgraph its parent's context: a ``context_type`` when the parent passed
+    one, else the parent's own context (another type, a dict, or ``None``). A node reading
+    ``runtime.context.method`` then fails with ``AttributeError``. Here the defaults come from
+    the settings, as for the CLI; a parent's :class:`LLMContext` hands on its models, server
+    and sampling (and its settings, read once); a dict keeps the keys ``context_type`` knows.
+    """
+    if isinstance(given, context_type):
+        return given
+    known = {item.name for item in fields(context_type)}
+    if isinstance(given, Mapping):
+        return context_type(**{k: v for k, v in given.items() if k in known})
+    if isinstance(given, LLMContext):
+        shared = {item.name: getattr(given, item.name) for item in fields(LLMContext)}
+        return given.derived(context_type, **{k: v for k, v in shared.items() if k in known})
+    return context_type()
 
 
 @contextmanager

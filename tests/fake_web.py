@@ -187,6 +187,10 @@ class FakeMediaWiki:
         self.search_batch = 50
         """Most hits per ``list=search`` answer (real wikis cap ``srlimit``); lower it to force continuation."""
         self.calls: list[dict[str, str]] = []
+        self.announce_api = True
+        """Article pages carry ``<link rel="EditURI">`` pointing at the API, as MediaWiki's do."""
+        self.server_url = ""
+        """Absolute origin put in the EditURI link (empty: a root-relative link)."""
         self._failures = _Failures()
 
     def fail_next(self, times: int, status: int = 500, retry_after: str | None = None) -> None:
@@ -323,9 +327,15 @@ class FakeMediaWiki:
         raw = self.pages[title]
         if "<html" in raw[:2000].lower():
             return WebResponse(200, raw)
+        api = f"{self.server_url}{self.mount}{self.api_path}?action=rsd"
+        head = (
+            f'<link rel="EditURI" type="application/rsd+xml" href="{_html.escape(api)}"/>'
+            if self.announce_api
+            else ""
+        )
         page = (
             f"<!DOCTYPE html><html><head><title>{_html.escape(title)} | {_html.escape(self.sitename)}"
-            f'</title></head><body><h1 id="firstHeading" class="page-header__title">'
+            f'</title>{head}</head><body><h1 id="firstHeading" class="page-header__title">'
             f'{_html.escape(title)}</h1><div id="mw-content-text">{self._fragment(title)}</div>'
             "</body></html>"
         )

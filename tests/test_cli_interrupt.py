@@ -146,3 +146,81 @@ def test_ctrl_c_in_a_batch_keeps_finished_work_and_the_running_character(
     assert "Raoh: resuming the interrupted run" in stderr
     assert "QueryPlan" not in calls(tmp_path)  # Raoh's plan came back from the checkpoint
     assert paths_for(out, "Raoh", HOKUTO).profile_json.exists()
+
+
+def test_kill_inside_the_checks_then_the_rerun_runs_the_checks(tmp_path: Path, web: str) -> None:
+    """kill -9 inside ``verify_profile``: the checkpoint holds the unchecked draft in
+    ``profile``; the rerun must resume the checks, not write that draft as finished."""
+    out = tmp_path / "profiles"
+    argv = ("profile", "Kenshiro", "--franchise", HOKUTO, "--wiki", web, "--out", str(out))
+    child = start(tmp_path, web, *argv, "--max-rounds", "1")
+    wait_for(tmp_path, "ProseCheck", 1, child)  # asked only inside verify_profile
+    child.kill()
+    child.communicate(timeout=30)
+    paths = paths_for(out, "Kenshiro", HOKUTO)
+    assert not paths.profile_json.exists()
+
+    (tmp_path / "calls.log").unlink()
+    rerun = start(tmp_path, web, *argv, "--max-rounds", "1", latency=0)
+    stdout, stderr = rerun.communicate(timeout=60)
+    assert rerun.returncode == 0, stderr
+    assert "resuming the interrupted run" in stderr and "already profiled" not in stderr
+    assert set(calls(tmp_path)) == {"ready", "ClaimChecks", "ProseCheck"}
+    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
+    assert document["prose_check"] is not None and document["usage"]["facts_checked"] >= 1
+
+
+TRIP = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's default
+import personae.console  # what the package's __init__ imports first for the console script
+
+
+class Trip:
+    '''Sends Ctrl-C while the module {module!r} of the CLI's import chain is being imported.'''
+
+    def find_spec(self, name, path, target=None):
+        if name == {module!r}:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, Trip())
+sys.argv = ["personae", "profile", "Kenshiro", "--wiki", "http://127.0.0.1:9"]
+from personae import cli
+cli.run()
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["personae.cli", "personae.commands.models", "personae.commands.characterhub"]
+)
+def test_ctrl_c_while_the_cli_is_being_imported_is_one_line(module: str) -> None:
+    """The first 0.1-0.3 s: the console script loads the CLI under a quiet handler."""
+    done = subprocess.run(
+        [sys.executable, "-c", TRIP.format(module=module)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == INTERRUPTED + "\n"
+
+
+def test_the_console_script_gets_the_quiet_handler_and_a_library_import_does_not() -> None:
+    probe = (
+        "import signal, personae, personae.cli;"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "True"
+    script = Path(sys.executable).with_name("personae")
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("personae ")
+    as_script = (
+        "import sys, signal; signal.signal(signal.SIGINT, signal.default_int_handler);"
+        "sys.modules['__main__'].__file__ = '/venv/bin/personae'; import personae;"
+        "print(getattr(signal.getsignal(signal.SIGINT), '__module__', None))"
+    )
+    handled = subprocess.run([sys.executable, "-c", as_script], capture_output=True, text=True)
+    assert handled.stdout.strip() == "personae.console"  # in place before the CLI loads

@@ -224,3 +224,19 @@ def test_arcane_checkpoints_hold_no_unregistered_types(studio: Studio) -> None:
         if "unregistered type" in line or "Blocked deserialization" in line
     ]
     assert flagged == []
+
+
+def test_a_personae_error_reaches_the_api_with_its_message(studio: Studio) -> None:
+    """Studio and the HTTP API show the real one-line error, not "An internal error occurred"."""
+    body = {
+        "assistant_id": "profiler",
+        "input": {"name": "Nobody Atall", "franchise": None, "wiki_url": studio.web_url},
+        "context": {"web_search": False, "max_rounds": 1},
+    }
+    answer = httpx.post(f"{studio.url}/runs/wait", json=body, timeout=120)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["__error__"] == {
+        "error": "WikiPageNotFound",
+        "message": f"no page for 'Nobody Atall' on {studio.web_url}; "
+        "check the spelling, or pass --wiki for the franchise's wiki",
+    }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
+
+from personae.urls import split_web_url
 
 WEB_SCHEMES = ("http", "https")
 """The only URL schemes a source may have: a search result's ``javascript:``, ``data:`` or
@@ -12,12 +13,12 @@ WEB_SCHEMES = ("http", "https")
 
 
 def is_web_url(url: str) -> bool:
-    """True for an ``http(s)://host/...`` URL, the only kind that may become a source."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return False
-    return parts.scheme.lower() in WEB_SCHEMES and bool(parts.hostname)
+    """True for an ``http(s)://host/...`` URL with a valid port: the only kind a source may have.
+
+    A port out of range (``http://a.com:99999/x``) or a bracketed host that does not close
+    makes ``urlsplit``/``.port`` raise later, in code that does not expect it: checked here.
+    """
+    return split_web_url(url) is not None
 
 
 @dataclass(frozen=True, slots=True)

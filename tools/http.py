@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urljoin, urlsplit
 
 import httpcore
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """Statuses worth retrying: rate limits and transient server errors."""
-KEPT_HEADERS = ("content-type", "last-modified", "etag")
+KEPT_HEADERS = ("content-type", "last-modified", "etag", "link")
 """Response headers stored in the cache."""
 MAX_REDIRECTS = 5
 ORIGIN_SAFE_HEADERS = frozenset({"accept", "accept-language", "content-type"})
@@ -98,6 +98,20 @@ class UnreachableError(RemoteError):
     """
 
 
+class TooLargeError(RemoteError):
+    """The response is over the size cap: the page is skipped, never read further.
+
+    Kept apart so callers skip that one page with a notice saying why, instead of failing a
+    whole run with "try again later" (a retry gets the same page).
+    """
+
+    def __init__(self, url: str, max_bytes: int) -> None:
+        super().__init__(
+            f"{url} is larger than the {max_bytes:,}-byte size cap", "skipped this page"
+        )
+        self.url = url
+
+
 class HttpStatusError(RemoteError):
     """The server answered with an error status (after retries, when retryable)."""
 
@@ -105,6 +119,17 @@ class HttpStatusError(RemoteError):
         super().__init__(problem, fix)
         self.status = status
         self.url = url
+
+
+@dataclass(frozen=True, slots=True)
+class _Limits:
+    """One request's size cap, attempt deadline and retry budget, and where its body goes."""
+
+    max_bytes: int
+    timeout: float
+    retry_budget: float
+    sink: BinaryIO | None = None
+    """A file the body of a 2xx answer is streamed into (rewound for each attempt)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,9 +280,12 @@ class PoliteHttpClient:
     Requests to one host run one at a time (an ``asyncio.Lock`` per host shared by every
     client in the event loop, plus an optional ``min_delay`` between them); different hosts run
     in parallel, at most ``max_concurrency`` transfers at once per client. ``parallel_hosts``
-    are APIs built for concurrent clients (the Tavily API): their requests skip the host lock. 429/5xx and connection errors
-    are retried with exponential backoff and jitter, honouring ``Retry-After`` (capped at
-    ``max_backoff``). Only public hosts are reachable (connections go to the address that was
+    are APIs built for concurrent clients (the Tavily API): their requests skip the host lock.
+    Each attempt has one deadline, ``timeout`` seconds from connecting to the last byte (a
+    server dripping a few bytes at a time cannot hold it longer); 429/5xx, connection errors
+    and missed deadlines are retried with exponential backoff and jitter, honouring
+    ``Retry-After`` (capped at ``max_backoff``), while the request's ``retry_budget`` (seconds
+    from its first attempt, backoff included) lasts. Only public hosts are reachable (connections go to the address that was
     checked), except hosts listed in ``allowed_hosts`` (``"127.0.0.1:8080"`` for one port;
     ``"wiki.lan"`` for ports 80 and 443). Redirects to another origin drop the caller's
     headers but ``ORIGIN_SAFE_HEADERS``. GET 200 responses are cached on disk under
@@ -271,6 +299,7 @@ class PoliteHttpClient:
         cache_dir: Path | None,
         allowed_hosts: Collection[str] = (),
         timeout: float = 20.0,
+        retry_budget: float = 60.0,
         max_bytes: int = 5_000_000,
         max_retries: int = 4,
         backoff_base: float = 0.5,
@@ -290,6 +319,10 @@ class PoliteHttpClient:
         self.user_agent = user_agent
         self.cache_dir = cache_dir
         self.allowed_hosts = _host_port_entries(allowed_hosts)
+        self.timeout = timeout
+        """Deadline of one attempt, connect to last byte, in seconds."""
+        self.retry_budget = retry_budget
+        """Seconds one request may spend from its first attempt, retries and backoff included."""
         self.max_bytes = max_bytes
         self.max_retries = max_retries
         self.backoff_base = backoff_base
@@ -377,8 +410,14 @@ class PoliteHttpClient:
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
         cache: bool = False,
+        max_bytes: int | None = None,
+        timeout: float | None = None,
     ) -> FetchedPage:
-        """Send one request politely; raise ``RemoteError``/``InputError`` on failure."""
+        """Send one request politely; raise ``RemoteError``/``InputError`` on failure.
+
+        ``max_bytes`` and ``timeout`` replace the client's size cap and attempt deadline for
+        this request (a file listing larger than a page, a slow API).
+        """
         self._check_scheme(url)
         clean_params = {k: str(v) for k, v in (params or {}).items() if v is not None}
         body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
@@ -389,10 +428,40 @@ class PoliteHttpClient:
             if cached is not None:
                 self.cache_hits += 1
                 return cached
-        page = await self._fetch(method, url, clean_params, body, dict(headers or {}))
+        limits = self._limits(max_bytes, timeout)
+        page = await self._fetch(method, url, clean_params, body, dict(headers or {}), limits)
         if cache and page.status == 200:
             await asyncio.to_thread(self._write_cache, key, page)
         return page
+
+    async def download(
+        self,
+        url: str,
+        handle: BinaryIO,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int,
+        timeout: float,
+    ) -> FetchedPage:
+        """Stream a GET of ``url`` into ``handle`` under the same rules as every request.
+
+        Hosts, redirects (checked at every hop, caller headers such as a token dropped across
+        origins), retries and politeness are those of :meth:`request`; the body of the final
+        answer goes to ``handle`` (rewound for each attempt), at most ``max_bytes``
+        (:class:`TooLargeError` beyond), each attempt within ``timeout`` seconds. The returned
+        page has an empty ``text``.
+        """
+        self._check_scheme(url)
+        limits = _Limits(max_bytes, timeout, max(self.retry_budget, timeout), handle)
+        return await self._fetch("GET", url, {}, None, dict(headers or {}), limits)
+
+    def _limits(self, max_bytes: int | None, timeout: float | None) -> _Limits:
+        seconds = self.timeout if timeout is None else timeout
+        return _Limits(
+            self.max_bytes if max_bytes is None else max_bytes,
+            seconds,
+            max(self.retry_budget, seconds),
+        )
 
     async def _fetch(
         self,
@@ -401,14 +470,15 @@ class PoliteHttpClient:
         params: dict[str, str],
         body: str | None,
         headers: dict[str, str],
+        limits: _Limits,
     ) -> FetchedPage:
         if body is not None:
             headers.setdefault("Content-Type", "application/json")
         target = str(httpx.URL(url, params=params)) if params else url
-        for _ in range(MAX_REDIRECTS + 1):
-            await self._check_host(target)
+        for hop in range(MAX_REDIRECTS + 1):
+            await self._check_hop(target, hop, url)
             status, response_headers, data = await self._send_with_retries(
-                method, target, body, headers
+                method, target, body, headers, limits
             )
             location = response_headers.get("location")
             if status in (301, 302, 303, 307, 308) and location:
@@ -420,6 +490,19 @@ class PoliteHttpClient:
                 continue
             return self._finish(target, status, response_headers, data)
         raise RemoteError(f"{url} redirected more than {MAX_REDIRECTS} times", "check the URL")
+
+    async def _check_hop(self, target: str, hop: int, asked: str) -> None:
+        """The host check of one hop; a redirect to a refused host is the server's doing."""
+        if hop == 0:
+            await self._check_host(target)
+            return
+        try:
+            await self._check_host(target)
+        except InputError as refused:
+            raise RemoteError(
+                f"{asked} redirected to {target[:200]}, which is refused ({refused.problem})",
+                "only public hosts are fetched; report the redirect to the site",
+            ) from None
 
     def _finish(self, url: str, status: int, headers: dict[str, str], data: bytes) -> FetchedPage:
         if not 200 <= status < 300:
@@ -434,32 +517,37 @@ class PoliteHttpClient:
         return FetchedPage(url=url, status=status, headers=kept, text=_decode(data, headers))
 
     async def _send_with_retries(
-        self, method: str, url: str, body: str | None, headers: dict[str, str]
+        self, method: str, url: str, body: str | None, headers: dict[str, str], limits: _Limits
     ) -> tuple[int, dict[str, str], bytes]:
         host = urlsplit(url).netloc.lower()
         gate = self._host_gate(host)
         async with gate:
             attempt = 0
+            started = time.monotonic()
             while True:
                 await self._respect_min_delay(host)
+                deadline = self._deadline(started, limits)
                 try:
                     status, response_headers, data = await self._send_once(
-                        method, url, body, headers
+                        method, url, body, headers, deadline, limits
                     )
-                except httpx.TransportError as error:
-                    if attempt >= self.max_retries:
+                except (httpx.TransportError, TimeoutError) as error:
+                    wait = self._backoff(attempt, None)
+                    if attempt >= self.max_retries or not self._can_wait(started, wait, limits):
                         raise UnreachableError(
-                            f"cannot reach {host} ({type(error).__name__}) after {attempt + 1} attempts",
+                            f"cannot reach {host} ({_failure(error, deadline)}) "
+                            f"after {attempt + 1} attempts",
                             "check the network and the URL",
                         ) from None
-                    await self._sleep(self._backoff(attempt, None))
-                    attempt += 1
-                    continue
-                if status in RETRY_STATUSES and attempt < self.max_retries:
-                    await self._sleep(self._backoff(attempt, response_headers.get("retry-after")))
+                    await self._sleep(wait)
                     attempt += 1
                     continue
                 if status in RETRY_STATUSES:
+                    wait = self._backoff(attempt, response_headers.get("retry-after"))
+                    if attempt < self.max_retries and self._can_wait(started, wait, limits):
+                        await self._sleep(wait)
+                        attempt += 1
+                        continue
                     raise HttpStatusError(
                         f"{host} answered HTTP {status} for {url} after {attempt + 1} attempts",
                         "try again later",
@@ -468,14 +556,32 @@ class PoliteHttpClient:
                     )
                 return status, response_headers, data
 
+    def _deadline(self, started: float, limits: _Limits) -> float:
+        """This attempt's deadline: ``timeout``, or less when the retry budget runs out first."""
+        left = started + limits.retry_budget - time.monotonic()
+        return max(0.001, min(limits.timeout, left))
+
+    def _can_wait(self, started: float, wait: float, limits: _Limits) -> bool:
+        """Whether a retry after ``wait`` seconds still starts inside the retry budget."""
+        return time.monotonic() + wait < started + limits.retry_budget
+
     async def _send_once(
-        self, method: str, url: str, body: str | None, headers: dict[str, str]
+        self,
+        method: str,
+        url: str,
+        body: str | None,
+        headers: dict[str, str],
+        deadline: float,
+        limits: _Limits,
     ) -> tuple[int, dict[str, str], bytes]:
         async with self._slots:
-            return await self._transfer(method, url, body, headers)
+            # One deadline from connect to the last byte: httpx's timeouts bound each read, so
+            # a server sending a few bytes every few seconds would otherwise never time out.
+            async with asyncio.timeout(deadline):
+                return await self._transfer(method, url, body, headers, limits)
 
     async def _transfer(
-        self, method: str, url: str, body: str | None, headers: dict[str, str]
+        self, method: str, url: str, body: str | None, headers: dict[str, str], limits: _Limits
     ) -> tuple[int, dict[str, str], bytes]:
         self.requests_made += 1
         request = self._client.build_request(method, url, content=body, headers=headers)
@@ -483,26 +589,27 @@ class PoliteHttpClient:
         try:
             response_headers = {k.lower(): v for k, v in response.headers.items()}
             declared = response_headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > self.max_bytes:
-                raise self._too_big(url)
+            if declared.isdigit() and int(declared) > limits.max_bytes:
+                raise TooLargeError(url, limits.max_bytes)
+            # Only a 2xx body is the file; a redirect's or an error's stays in memory.
+            sink = limits.sink if 200 <= response.status_code < 300 else None
+            if sink is not None:
+                await asyncio.to_thread(_rewind, sink)  # a retry starts the file again
             chunks: list[bytes] = []
             total = 0
             async for chunk in response.aiter_bytes():
                 total += len(chunk)
                 self.bytes_downloaded += len(chunk)
-                if total > self.max_bytes:
-                    raise self._too_big(url)
-                chunks.append(chunk)
+                if total > limits.max_bytes:
+                    raise TooLargeError(url, limits.max_bytes)
+                if sink is None:
+                    chunks.append(chunk)
+                else:
+                    await asyncio.to_thread(sink.write, chunk)
         finally:
             await response.aclose()
             _host_gates().last_request[urlsplit(url).netloc.lower()] = time.monotonic()
         return response.status_code, response_headers, b"".join(chunks)
-
-    def _too_big(self, url: str) -> RemoteError:
-        return RemoteError(
-            f"{url} is larger than the {self.max_bytes:,}-byte limit",
-            "raise max_bytes or skip this page",
-        )
 
     def _host_gate(self, host: str) -> contextlib.AbstractAsyncContextManager[Any]:
         """The host's shared lock; no lock for a parallel (API) host."""
@@ -602,6 +709,18 @@ class PoliteHttpClient:
                 "fetched_at": time.time(),
             }
             write_json_atomic(path, record)
+
+
+def _rewind(handle: BinaryIO) -> None:
+    handle.seek(0)
+    handle.truncate()
+
+
+def _failure(error: Exception, timeout: float) -> str:
+    """What went wrong in a few words: the error class, or the missed deadline."""
+    if isinstance(error, TimeoutError):
+        return f"no complete answer within {timeout:.3g} s"
+    return type(error).__name__
 
 
 def _decode(data: bytes, headers: Mapping[str, str]) -> str:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from personae.errors import ConfigurationError, InputError, PersonaeError, RemoteError
 from personae.settings import DEFAULT_TAVILY_BASE_URL, Settings
 from personae.tools.evidence import Evidence, is_web_url
-from personae.tools.http import HttpStatusError, PoliteHttpClient
+from personae.tools.http import HttpStatusError, PoliteHttpClient, TooLargeError
 from personae.tools.page_text import cut_at_word, extract_main_text
 
 logger = logging.getLogger(__name__)
@@ -67,8 +67,11 @@ class TavilySearch:
     """Web search through the Tavily API, implementing ``personae.tools.sources.WebSearcher``.
 
     Counts ``searches`` and ``credits_used`` (basic 1, advanced 2; cached answers cost nothing).
-    Results whose URL is in ``exclude_urls`` (compared normalised) are dropped; results without
-    content get their page fetched and its main text extracted (public hosts only).
+    Results whose URL is in ``exclude_urls`` (compared normalised) are left out; results that
+    are not an object, or whose URL is not http(s) with a host and a valid port, are dropped
+    and counted (``results_dropped``); results without content get their page fetched and its
+    main text extracted in a worker thread (public hosts only). A page over the size cap is
+    skipped, with a line in ``notices`` saying so.
     """
 
     def __init__(
@@ -108,7 +111,9 @@ class TavilySearch:
         self.pages_fetched = 0
         """Result pages fetched because Tavily returned no content."""
         self.results_dropped = 0
-        """Results dropped because their URL was not http(s)."""
+        """Results dropped: not an object, or a URL that is not http(s) with a valid port."""
+        self.notices: list[str] = []
+        """What the user should know about this client's searches (pages skipped, and why)."""
 
     @classmethod
     def from_settings(
@@ -141,7 +146,7 @@ class TavilySearch:
         if domains:
             payload["include_domains"] = domains
         answer = await self._post(payload)
-        fresh = self._keep_new(answer.get("results") or [], excluded)[:max_results]
+        fresh = self._keep_new(answer.get("results"), excluded)[:max_results]
         passages = await asyncio.gather(
             *(
                 self._to_evidence(item, query, raw=rank < self.raw_content_results)
@@ -170,13 +175,18 @@ class TavilySearch:
             raise RemoteError("Tavily returned an unexpected answer", "check TAVILY_BASE_URL")
         return answer
 
-    def _keep_new(self, results: list[dict[str, Any]], excluded: set[str]) -> list[dict[str, Any]]:
+    def _keep_new(self, results: Any, excluded: set[str]) -> list[dict[str, Any]]:
+        if results is None:
+            return []
+        if not isinstance(results, list):
+            raise RemoteError("Tavily's answer holds no result list", "check TAVILY_BASE_URL")
         seen = set(excluded)
         kept = []
         for item in results:
-            url = str(item.get("url") or "")
-            if not is_web_url(url):
-                self.results_dropped += 1  # javascript:, data:, file: ... never become sources
+            url = item.get("url") if isinstance(item, dict) else None
+            if not (isinstance(url, str) and is_web_url(url)):
+                # Not an object, javascript:/data:/file:, a port out of range: never a source.
+                self.results_dropped += 1
                 continue
             key = normalize_url(url)
             if key not in seen:
@@ -188,14 +198,14 @@ class TavilySearch:
         self, item: dict[str, Any], query: str, *, raw: bool = False
     ) -> Evidence | None:
         url = str(item["url"])
-        snippet = str(item.get("content") or "").strip()
-        full = str(item.get("raw_content") or "").strip()
+        snippet = _text(item.get("content"))
+        full = _text(item.get("raw_content"))
         content = (full or snippet) if raw else (snippet or full)
         if not content and self.fetch_missing_content:
             content = await self._fetch_text(url)
         if not content:
             return None
-        title = str(item.get("title") or url)
+        title = _text(item.get("title")) or url
         return Evidence(
             url=url,
             title=title,
@@ -207,11 +217,22 @@ class TavilySearch:
     async def _fetch_text(self, url: str) -> str:
         try:
             page = await self.http.get_text(url)
+        except TooLargeError as error:
+            self.notices.append(f"skipped a search result: {error.problem}")
+            return ""
         except PersonaeError as error:
             logger.info("result page not fetched, no passage: %s", error)
             return ""  # an unreachable or refused page just yields no passage
         self.pages_fetched += 1
-        return str(extract_main_text(page.text, max_chars=self.max_content_chars))
+        # Parsing a page of a few MB takes seconds: never on the event loop.
+        return await asyncio.to_thread(
+            extract_main_text, page.text, max_chars=self.max_content_chars
+        )
+
+
+def _text(value: Any) -> str:
+    """A result field as text: results are untrusted, and a number or object is not a passage."""
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _tavily_error(error: HttpStatusError) -> PersonaeError:

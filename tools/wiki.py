@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.evidence import Evidence
-from personae.tools.http import PoliteHttpClient, UnreachableError
+from personae.tools.http import PoliteHttpClient, TooLargeError, UnreachableError
 from personae.tools.page_text import cut_at_word
 from personae.tools.web_search import normalize_url
 from personae.tools.wiki_page import WikiPage, WikiSection
@@ -143,6 +143,8 @@ class MediaWikiClient:
         """Cap of one passage's text (a whole section with its subsections)."""
         self.sections_per_page = sections_per_page
         """Most relevant sections kept per hit page, each whole."""
+        self.notices: list[str] = []
+        """Pages this client's searches skipped, and why (over the size cap)."""
         self._site: SiteInfo | None = None
         self._site_lock = asyncio.Lock()
 
@@ -248,6 +250,9 @@ class MediaWikiClient:
         except WikiPageNotFound as error:
             logger.info("wiki page not found: %s", error)
             return None  # a hit deleted since indexing is simply skipped
+        except TooLargeError as error:
+            self.notices.append(f"skipped the wiki page {title!r}: {error.problem}")
+            return None
 
     async def _parse(self, title: str) -> tuple[WikiPage, str]:
         answer = await self._api(
@@ -284,8 +289,8 @@ class MediaWikiClient:
         site = await self.site()
         try:
             answer = await self.http.get_json(site.api_url, params)
-        except InputError:
-            raise
+        except (InputError, TooLargeError):
+            raise  # bad input, or a page a retry would not shrink: never "try again later"
         except PersonaeError as error:
             raise RemoteError(
                 f"{self.base_url} API request failed: {error.problem}", "try again later"

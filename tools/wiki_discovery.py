@@ -8,18 +8,22 @@ name. The domain template is a setting so tests can point it at a loopback serve
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
-from personae.errors import InputError, PersonaeError
+from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.http import PoliteHttpClient, UnreachableError
 from personae.tools.sources import WebSearcher
-from personae.tools.wiki import MediaWikiClient, probe_mediawiki
+from personae.tools.wiki import MediaWikiClient, NotAMediaWikiSite, probe_mediawiki
+from personae.urls import web_url
 
 logger = logging.getLogger(__name__)
 
+WIKI_EXAMPLE = "https://hokuto.fandom.com"
+"""The wiki address error messages show as an example."""
 DEFAULT_FANDOM_TEMPLATE = "https://{slug}.fandom.com"
 """Where a Fandom wiki with subdomain ``slug`` lives."""
 FANDOM_SUFFIX = ".fandom.com"
@@ -179,18 +183,84 @@ def wiki_root(url: str) -> str:
     A URL without ``http(s)://`` and a host (``hokuto.fandom.com/wiki/Kenshiro``) is an
     :class:`InputError` naming it as given, not a garbled API address later.
     """
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InputError(
-            f"the wiki URL {url.strip()!r} is not an http(s) URL",
-            "pass the wiki's address with its scheme, e.g. https://hokuto.fandom.com",
-        )
+    parts = urlsplit(web_url(url, "the wiki URL", WIKI_EXAMPLE))
     path = parts.path
     for marker in ("/wiki/", "/index.php", "/api.php", "/w/"):
         if marker in path:
             path = path[: path.index(marker)]
             break
     return f"{parts.scheme}://{parts.netloc}{path}".rstrip("/")
+
+
+_LINK_TAG = re.compile(r"<link\b[^>]*>", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r"""([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
+HEAD_CHARS = 200_000
+"""How much of a page is searched for its ``EditURI`` link (it sits in the ``<head>``)."""
+
+
+def edit_uri_api(page: str, page_url: str) -> str | None:
+    """The Action API URL an article page announces with ``<link rel="EditURI" ...>``.
+
+    Every MediaWiki page links its API this way (``.../api.php?action=rsd``), wherever the
+    wiki's script path is: the reliable way from an article URL to its wiki.
+    """
+    for tag in _LINK_TAG.finditer(page, 0, HEAD_CHARS):
+        attributes = {
+            m.group(1).lower(): html.unescape(m.group(2) or m.group(3) or m.group(4) or "")
+            for m in _ATTRIBUTE.finditer(tag.group(0))
+        }
+        if attributes.get("rel", "").lower() == "edituri" and attributes.get("href"):
+            api = urljoin(page_url, attributes["href"]).split("?", 1)[0].split("#", 1)[0]
+            return api if api.endswith("/api.php") else None
+    return None
+
+
+async def open_pinned_wiki(http: PoliteHttpClient, wiki_url: str) -> MediaWikiClient:
+    """The MediaWiki ``wiki_url`` names: as given first, then its ``EditURI``, then its root.
+
+    Tried in order, each confirmed with ``meta=siteinfo``: the URL as given (its
+    ``/api.php`` or ``/w/api.php``; an ``.../api.php`` URL itself), the API the page at the
+    URL announces in its ``EditURI`` link (how MediaWiki itself says where its API is), and
+    only then the root derived from an article URL. So a wiki whose script path contains
+    ``/wiki/`` (``https://example.org/wiki/hokuto``) is found, and so is an article of it.
+
+    Raises:
+        InputError: The URL is not http(s), or none of the three is a MediaWiki.
+        UnreachableError: The host cannot be reached.
+    """
+    given = web_url(wiki_url, "the wiki URL", WIKI_EXAMPLE).rstrip("/")
+    if given.endswith("/api.php"):
+        candidates: list[tuple[str, str | None]] = [(given.removesuffix("/api.php"), "/api.php")]
+    else:
+        candidates = [(given, None)]
+    for base, api_path in candidates:
+        if await probe_mediawiki(http, base, api_path) is not None:
+            return MediaWikiClient(base, http=http, api_path=api_path)
+    announced = await _announced_api(http, given)
+    if announced is not None:
+        base = announced.removesuffix("/api.php")
+        if await probe_mediawiki(http, base, "/api.php") is not None:
+            return MediaWikiClient(base, http=http, api_path="/api.php")
+    root = wiki_root(given)
+    if root != given and await probe_mediawiki(http, root) is not None:
+        return MediaWikiClient(root, http=http)
+    raise NotAMediaWikiSite(
+        f"{given} is not a MediaWiki site (no answer to meta=siteinfo at it, at an EditURI "
+        f"link of its page, or at {root})",
+        f"check --wiki URL (e.g. {WIKI_EXAMPLE})",
+    )
+
+
+async def _announced_api(http: PoliteHttpClient, url: str) -> str | None:
+    """The API the page at ``url`` announces, if it is a page and announces one."""
+    try:
+        page = await http.get_text(url)
+    except UnreachableError:
+        raise
+    except (InputError, RemoteError) as error:
+        logger.info("no page to read an EditURI link from: %s", error)
+        return None
+    return edit_uri_api(page.text, page.url)
 
 
 async def open_wiki(
@@ -204,7 +274,7 @@ async def open_wiki(
 ) -> MediaWikiClient:
     """A confirmed ``MediaWikiClient``: the pinned ``wiki_url``, else the discovered franchise wiki.
 
-    An article URL given as ``wiki_url`` is accepted: its wiki root is used.
+    An article URL given as ``wiki_url`` is accepted (see :func:`open_pinned_wiki`).
 
     Raises:
         InputError: Neither a wiki URL nor a franchise was given, the pinned URL is not a
@@ -212,9 +282,7 @@ async def open_wiki(
         UnreachableError: The pinned wiki (or every candidate) cannot be reached.
     """
     if wiki_url:
-        client = MediaWikiClient(wiki_root(wiki_url), http=http)
-        await client.site()
-        return client
+        return await open_pinned_wiki(http, wiki_url)
     if not franchise:
         raise InputError(
             "no wiki to search: neither a wiki URL nor a franchise was given", "pass --wiki URL"

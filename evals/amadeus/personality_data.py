@@ -14,7 +14,6 @@ category T), and InCharacter's own scoring uses the category too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from personae.errors import InputError
+from personae.files import read_json, require_file
 
 QuestionnaireKind = Literal["16Personalities", "BFI"]
 QUESTIONNAIRE_NAMES: dict[str, QuestionnaireKind] = {
@@ -100,12 +100,38 @@ def data_dir(override: Path | None = None) -> Path:
 
 
 def _read_json(path: Path, what: str) -> Any:
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"{what} {path} not found", _FIX)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{what} {path} is not valid JSON ({error})", _FIX) from None
+    require_file(path, what, _FIX)
+    return read_json(path, _FIX)
+
+
+def _questionnaire_problem(raw: Any) -> str | None:
+    """What keeps ``raw`` from being an InCharacter questionnaire, or ``None``."""
+    if not isinstance(raw, dict):
+        return "is not a JSON object"
+    questions = raw.get("questions")
+    if not isinstance(questions, dict) or not questions:
+        return "has no 'questions' object"
+    for item_id, item in questions.items():
+        if not str(item_id).isdigit():
+            return f"has a question id {str(item_id)[:20]!r} that is not a number"
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(key), str) for key in ("dimension", "category")
+        ):
+            return f"has a question {item_id} without a text 'dimension' and 'category'"
+    scale = raw.get("range")
+    if not (
+        isinstance(scale, list)
+        and len(scale) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in scale)
+        and scale[0] < scale[1]
+    ):
+        return "has no 'range' of two whole numbers, lowest first"
+    prompts = raw.get("prompts", {})
+    if not isinstance(prompts, dict) or not isinstance(prompts.get("dim_desc", {}), dict):
+        return "has 'prompts' that are not an object with a 'dim_desc' object"
+    return None
 
 
 def is_reverse(kind: QuestionnaireKind, dimension: str, category: str) -> bool:
@@ -130,6 +156,9 @@ def load_questionnaire(
         if path.suffix != ".json":
             raise InputError(f"unknown questionnaire {name!r}", _FIX)
     raw = _read_json(path, "questionnaire")
+    problem = _questionnaire_problem(raw)
+    if problem:
+        raise InputError(f"the questionnaire {path} {problem}", _FIX)
     found = str(raw.get("name", ""))
     kind = (
         "16Personalities"

@@ -52,7 +52,7 @@ from personae.evals.characterhub.profile_reference import (
     reference_text,
 )
 from personae.fanout import gather_all
-from personae.files import parse_json, read_text
+from personae.files import parse_json, read_text, require_file
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.llm_endpoint import chosen_methods
 from personae.memory.characterhub.dimensions import DIMENSIONS
@@ -146,8 +146,7 @@ def load_profile_document(path: Path) -> ProfileDocument:
     """Read and validate a ``profile.json`` (a profile folder works too); ``InputError`` if bad."""
     if path.is_dir() and (path / "profile.json").is_file():
         path = path / "profile.json"
-    if not path.is_file():
-        raise InputError(f"profile file {path} does not exist", _NOT_A_PROFILE_FIX)
+    require_file(path, "profile file", _NOT_A_PROFILE_FIX)
     data = parse_json(read_text(path), str(path), _NOT_A_PROFILE_FIX)
     try:
         document = ProfileDocument.model_validate(data)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.evals.characterhub.profile_metrics import count_tokens
-from personae.files import parse_json, read_text
+from personae.files import parse_json, read_text, require_file
 from personae.settings import Settings
 from personae.tools.http import HttpStatusError, PoliteHttpClient
 from personae.tools.wiki import (
@@ -182,8 +182,7 @@ def _split_long(block: str, max_tokens: int) -> list[str]:
 
 def read_reference_file(path: Path) -> ProfileReference:
     """A reference from a saved ``.html`` page or a normalised ``.json``; ``InputError`` if bad."""
-    if not path.is_file():
-        raise InputError(f"reference file {path} does not exist", _FIX)
+    require_file(path, "reference file", _FIX)
     suffix = path.suffix.casefold()
     if suffix not in (".html", ".htm", ".json"):
         raise InputError(f"reference file {path} is neither .html nor .json", _FIX)

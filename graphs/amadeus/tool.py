@@ -16,6 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field
 
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
+from personae.graphs.tool_errors import errors_as_tool_messages
 
 
 class AskCharacterArgs(BaseModel):
@@ -31,9 +32,14 @@ def create_ask_character_tool(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     thread_prefix: str = "ask_character",
 ) -> StructuredTool:
-    """An ``ask_character`` tool running the AMADEUS graph with ``context``."""
+    """An ``ask_character`` tool running the AMADEUS graph with ``context``.
+
+    A failure (a character with no index, the model server down) comes back to the calling
+    model as the tool's one-line answer, never as an exception ending its run.
+    """
     graph = build_graph(checkpointer)
 
+    @errors_as_tool_messages
     async def ask_character(character: str, question: str) -> str:
         """The character's in-character answer, grounded in its persona document."""
         config: RunnableConfig = {}
@@ -52,4 +58,5 @@ def create_ask_character_tool(
             "answers in the first person, in character, grounded in its persona."
         ),
         args_schema=AskCharacterArgs,
+        handle_tool_error=True,
     )

@@ -16,7 +16,7 @@ import asyncio
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from personae.errors import InputError
@@ -29,6 +29,7 @@ from personae.graphs.bookmarks.step import (
     save_step,
     sync_active,
 )
+from personae.graphs.tool_errors import errors_as_tool_messages
 from personae.memory.bookmarks.bookmark import BookmarkType
 
 UNKNOWN_ANSWER = "unknown: nothing before this position answers it"
@@ -69,7 +70,8 @@ def create_storyline_memory_tool(
     comes from the settings, read once here (:meth:`~personae.settings.Settings.model_specs`).
     ``settings`` are the step's K', derive switch and sync sizes; pass
     ``BookmarksContext(...).step_settings()`` to share a graph run's. Bad characters,
-    positions or questions come back to the calling model as a one-line error string.
+    positions or questions, and any other failure (the model server down), come back to the
+    calling model as a one-line error string.
     ``embedding`` picks the bank's embedding (empty: ``PERSONAE_EMBEDDINGS``, else hashing),
     as the graph's context field does, so the tool and the graph share one bank.
     """
@@ -86,6 +88,7 @@ def create_storyline_memory_tool(
     step = settings or BookmarkStepSettings()
     text_embedding = specs.text_embedding()
 
+    @errors_as_tool_messages
     async def storyline_memory(
         character: str,
         question: str,
@@ -98,13 +101,10 @@ def create_storyline_memory_tool(
             resources_for, storyline_path, memory_dir, specs.chroma, text_embedding
         )
         storyline = resources.storyline
-        try:
-            storyline.check_character(character)
-            storyline.check_position(position)
-            if not question.strip():
-                raise InputError("the question is empty", "ask one short question")
-        except InputError as error:
-            raise ToolException(str(error)) from None
+        storyline.check_character(character)
+        storyline.check_position(position)
+        if not question.strip():
+            raise InputError("the question is empty", "ask one short question")
         fast = fast_model if isinstance(fast_model, BaseChatModel) else specs.llm("fast")
         asked = Question(type=str(BookmarkType(type)), question=question, keyword=keyword)
         activation = await activate_question(

@@ -20,7 +20,7 @@ from personae.agents.characterhub.citation_checker import check_citations
 from personae.agents.characterhub.evidence_summarizer import CitedFact
 from personae.agents.characterhub.prose_checker import ProseCheckRecord, check_prose
 from personae.errors import NothingUsableError
-from personae.graphs.characterhub.state import ProfilerContext, ProfilerState
+from personae.graphs.characterhub.state import ProfilerContext, ProfilerState, profiler_context
 from personae.llm import LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 
@@ -56,7 +56,7 @@ async def _check(state: ProfilerState, context: ProfilerContext) -> _Checked:
 
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Keep the facts their passages state and the sentences the kept facts support."""
-    context = runtime.context
+    context = profiler_context(runtime)
     facts = state.get("draft_facts", [])
     checked = await _check(state, context)
     kept, dropped, unchecked, prose = (

@@ -23,7 +23,7 @@ from personae.graphs.characterhub.evidence import (
     round_sources,
     zero_facts_notices,
 )
-from personae.graphs.characterhub.state import ProfilerContext, ProfilerState
+from personae.graphs.characterhub.state import ProfilerContext, ProfilerState, profiler_context
 
 
 def paper_rounds(context: ProfilerContext) -> int:
@@ -40,7 +40,7 @@ async def propose_paper_searches(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """The agent's searches for this round (Table 7 first or iterative instruction)."""
-    context = runtime.context
+    context = profiler_context(runtime)
     queries, usage, dropped = await propose_searches(
         context.llm("strong"),
         entity=state["name"],
@@ -59,7 +59,7 @@ async def write_paper_document(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Give this round's passages ids and write the round's document (R¹, then R²)."""
-    context = runtime.context
+    context = profiler_context(runtime)
     current = state["round"]
     sources = round_sources(state, context.exclude_urls)
     everything = sources.everything
@@ -112,7 +112,7 @@ async def rewrite_paper_profile_node(
     known = {s["id"] for s in sources}
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_paper_profile(
-            runtime.context.llm("strong"),
+            profiler_context(runtime).llm("strong"),
             name=state["name"],
             document=drinfo,
             known_ids=known,

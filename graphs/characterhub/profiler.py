@@ -64,6 +64,7 @@ from personae.graphs.characterhub.state import (
     SearchLog,
     SearchTask,
     SearchTool,
+    profiler_context,
 )
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
@@ -93,8 +94,9 @@ async def resolve_character(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Find the character's wiki page; an ambiguous name raises unless the franchise picks one."""
+    context = profiler_context(runtime)
     wiki_base, page, notices = await find_character(
-        state["name"], state.get("franchise"), state.get("wiki_url"), runtime.context
+        state["name"], state.get("franchise"), state.get("wiki_url"), context
     )
     return {
         "wiki_base": wiki_base,
@@ -102,7 +104,7 @@ async def resolve_character(
         "name": page.title if page else state["name"].strip(),
         "notices": notices,
         "round": 1,
-        "method": runtime.context.method,
+        "method": context.method,
         "canon": decide_canon(state["name"], state.get("franchise")),
     }
 
@@ -121,7 +123,7 @@ def route_after_search(
 
 async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Round-1 queries: at least one per dimension, each naming the character (fast model)."""
-    context = runtime.context
+    context = profiler_context(runtime)
     queries, usage, dropped = await plan_search_queries(
         context.llm("fast"),
         name=state["name"],
@@ -135,7 +137,7 @@ async def plan_queries(state: ProfilerState, runtime: Runtime[ProfilerContext]) 
 def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> list[Send]:
     """One ``Send`` per (query, tool): the wiki always (when found), the web when enabled."""
     tools: list[SearchTool] = []
-    if web_search_enabled(runtime.context):
+    if web_search_enabled(profiler_context(runtime)):
         tools.append("web")
     if state.get("wiki_base"):
         tools.append("wiki")
@@ -157,7 +159,9 @@ def dispatch_searches(state: ProfilerState, runtime: Runtime[ProfilerContext]) -
 
 async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Run one search through the real web or wiki client and keep its passages."""
-    outcome = await search_once(state["tool"], state["query"], state["wiki_base"], runtime.context)
+    outcome = await search_once(
+        state["tool"], state["query"], state["wiki_base"], profiler_context(runtime)
+    )
     passages = [
         Passage(
             url=e.url,
@@ -182,8 +186,14 @@ async def search(state: SearchTask, runtime: Runtime[ProfilerContext]) -> dict[s
         "failed_searches": int(outcome.error is not None),
         "search_credits": outcome.credits,
         "pages_fetched": outcome.pages_fetched,
+        "results_dropped": outcome.results_dropped,
     }
-    return {"evidence": passages, "searches": [log], "usage": usage}
+    return {
+        "evidence": passages,
+        "searches": [log],
+        "usage": usage,
+        "notices": outcome.notices,
+    }
 
 
 def search_failure_notices(searches: Sequence[SearchLog], current: int) -> list[str]:
@@ -209,8 +219,9 @@ async def summarize_evidence(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Give this round's passages ids and turn them into cited per-dimension notes."""
-    sources = round_sources(state, runtime.context.exclude_urls)
-    facts, usage = await _cited_notes(state, runtime.context, sources)
+    context = profiler_context(runtime)
+    sources = round_sources(state, context.exclude_urls)
+    facts, usage = await _cited_notes(state, context, sources)
     notes = [f.model_dump() for f in facts]
     return {
         "sources": sources.updates,
@@ -260,7 +271,7 @@ async def reflect_coverage(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
     """Score coverage per dimension and choose follow-up queries for thin ones (fast model)."""
-    context = runtime.context
+    context = profiler_context(runtime)
     if state["rounds"][-1]["results"] == 0:
         return {"coverage": dict.fromkeys(DIMENSIONS, 0.0), "pending": []}
     grouped = facts_by_dimension(state["facts"])
@@ -320,7 +331,7 @@ def stop_rule(state: ProfilerState, context: ProfilerContext) -> str | None:
 
 def check_stop_rules(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:
     """Record which stop rule fired, or move on to the next round."""
-    reason = stop_rule(state, runtime.context)
+    reason = stop_rule(state, profiler_context(runtime))
     if reason is None:
         return {"round": state["round"] + 1}
     return {"stop_reason": reason}
@@ -347,13 +358,14 @@ async def rewrite_profile(
         )
     notes = facts_by_dimension(state.get("facts", []))
     known = {s["id"] for s in sources}
+    context = profiler_context(runtime)
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_first_person(
-            runtime.context.llm("strong"),
+            context.llm("strong"),
             name=state["name"],
             franchise=state.get("franchise"),
             facts_by_dimension=notes,
-            passages=passages_text(sources, [], runtime.context.evidence_chars),
+            passages=passages_text(sources, [], context.evidence_chars),
             known_ids=known,
             canon=state["canon"],
             reminder=reminder,

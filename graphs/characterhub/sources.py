@@ -21,10 +21,10 @@ from personae.errors import InputError, RemoteError
 from personae.process_caches import clears_on_reset
 from personae.settings import user_agent
 from personae.tools.evidence import Evidence
-from personae.tools.http import PoliteHttpClient
+from personae.tools.http import PoliteHttpClient, TooLargeError
 from personae.tools.web_search import TavilySearch
 from personae.tools.wiki import MediaWikiClient, WikiPageNotFound
-from personae.tools.wiki_discovery import open_wiki, wiki_root
+from personae.tools.wiki_discovery import open_wiki
 from personae.tools.wiki_page import WikiPage
 
 logger = logging.getLogger(__name__)
@@ -57,6 +57,10 @@ class SearchOutcome:
     searches: int = 0
     credits: int = 0
     pages_fetched: int = 0
+    results_dropped: int = 0
+    """Web results that were not an object or had no usable http(s) URL."""
+    notices: list[str] = field(default_factory=list)
+    """Pages skipped, and why (over the size cap)."""
     error: str | None = None
 
 
@@ -106,17 +110,27 @@ async def search_once(
                     raw_content_results=context.raw_content_results,
                     max_content_chars=context.passage_chars,
                 )
-                found = await web.search(
-                    query, max_results=context.max_results, exclude_urls=context.exclude_urls
+                try:
+                    found = await web.search(
+                        query, max_results=context.max_results, exclude_urls=context.exclude_urls
+                    )
+                finally:
+                    dropped, notices = web.results_dropped, web.notices
+                return SearchOutcome(
+                    found,
+                    web.searches,
+                    web.credits_used,
+                    web.pages_fetched,
+                    results_dropped=dropped,
+                    notices=notices,
                 )
-                return SearchOutcome(found, web.searches, web.credits_used, web.pages_fetched)
             if wiki_url is None:
                 return SearchOutcome()
             wiki = MediaWikiClient(wiki_url, http=http, passage_chars=context.passage_chars)
             found = await wiki.search(
                 query, limit=context.max_results, exclude_urls=context.exclude_urls
             )
-            return SearchOutcome(found, searches=1)
+            return SearchOutcome(found, searches=1, notices=wiki.notices)
         except (RemoteError, InputError) as error:
             # Offline, HTTP 5xx/432/429 after retries, a rejected query: the round goes on
             # with what the other searches found, and the failure is reported (never silent).
@@ -144,8 +158,6 @@ async def find_character(
             "pass --wiki URL or --franchise, or set TAVILY_API_KEY",
         )
     notices = [] if web else [web_disabled_notice(context)]
-    if wiki_url and wiki_root(wiki_url) != wiki_url.strip().rstrip("/"):
-        notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki_root(wiki_url)}")
     async with make_http(context, wiki_url) as http:
         searcher = (
             TavilySearch(
@@ -167,6 +179,9 @@ async def find_character(
             if wiki_url or not web:
                 raise
             return None, None, [f"no wiki used ({error.problem}); profiling from the web alone"]
+        given = (wiki_url or "").strip().rstrip("/").removesuffix("/api.php")
+        if wiki_url and wiki.base_url != given:
+            notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki.base_url}")
         try:
             page = await wiki.find_character_page(name, franchise)
         except WikiPageNotFound as error:
@@ -174,4 +189,8 @@ async def find_character(
                 raise
             notice = f"no wiki used ({error.problem}); profiling from the web alone"
             return None, None, [*notices, notice]
+        except TooLargeError as error:
+            # A retry gets the same page: search the wiki (and the web) without it, saying why.
+            notice = f"skipped {name!r}'s wiki page: {error.problem}; profiling from searches"
+            return wiki.base_url, None, [*notices, notice]
     return wiki.base_url, page, notices

@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal, cast
 
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from personae.agents.characterhub.prose_checker import ProseCheckRecord
-from personae.run_context import LLMContext, described
+from personae.run_context import LLMContext, context_of, described
 from personae.settings import parse_duration
 
 SearchTool = Literal["web", "wiki"]
@@ -185,7 +186,9 @@ class ProfileOutput(TypedDict):
     """Per round: coverage per dimension and the follow-up queries chosen."""
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``failed_searches``,
-    ``search_credits``, ``pages_fetched``, ``facts_checked``, and the model output dropped:
+    ``search_credits``, ``pages_fetched``, ``results_dropped`` (web results that were not an
+    object, or whose URL was not http(s) with a host and a valid port), ``facts_checked``, and
+    the model output dropped:
     ``dropped_queries`` (planned beyond the cap, empty or repeated), ``dropped_follow_ups``
     (the reflector's, beyond the cap, empty or already run), ``dropped_ids`` (invented source
     ids), ``dropped_notes`` (summary facts without a known source id), ``dropped_facts`` (the
@@ -349,3 +352,12 @@ class ProfilerContext(LLMContext):
     def tavily_api_key(self) -> str | None:
         """The Tavily key read from ``TAVILY_API_KEY`` when the context was built."""
         return self.settings.tavily_api_key
+
+
+def profiler_context(runtime: Runtime[ProfilerContext]) -> ProfilerContext:
+    """The run's :class:`ProfilerContext`, also when the profiler runs as a subgraph.
+
+    A parent graph that passes no ``ProfilerContext`` (its own context, or none) gets the
+    settings' defaults, as the CLI does, instead of an ``AttributeError`` in the first node.
+    """
+    return context_of(runtime.context, ProfilerContext)

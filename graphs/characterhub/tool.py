@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from personae.graphs.characterhub.profiler import graph
 from personae.graphs.characterhub.state import ProfileInput, ProfilerContext
+from personae.graphs.tool_errors import errors_as_tool_messages
 
 
 class ProfileCharacterArgs(BaseModel):
@@ -37,10 +38,12 @@ def create_profile_tool(
     """A ``profile_character`` tool running the compiled profiler with ``context``.
 
     ``wiki_url`` pins the wiki for every call (e.g. an app about one franchise); otherwise the
-    franchise's wiki is discovered, or the web alone is used.
+    franchise's wiki is discovered, or the web alone is used. A failure (an unknown name, an
+    unreachable wiki or model) comes back to the calling model as the tool's one-line answer.
     """
     run_context = context or ProfilerContext()
 
+    @errors_as_tool_messages
     async def profile_character(name: str, franchise: str | None = None) -> str:
         """Research a character on the web and wikis; a first-person profile with sources."""
         result = await graph.ainvoke(
@@ -56,4 +59,5 @@ def create_profile_tool(
             "first-person profile with numbered sources."
         ),
         args_schema=ProfileCharacterArgs,
+        handle_tool_error=True,
     )

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from personae.errors import InputError
-from personae.files import read_jsonl, write_json_atomic, write_text_atomic
+from personae.files import (
+    read_json,
+    read_jsonl,
+    require_file,
+    write_json_atomic,
+    write_text_atomic,
+)
 from personae.process_caches import clears_on_reset
 
 FORMATS = ("novel", "play")
@@ -212,20 +218,49 @@ def open_novel(data_dir: Path, book: str) -> Novel:
             "import it first with personae novel import FILE --title TITLE",
         )
     chapters_path = folder / "chapters.jsonl"
+    require_file(chapters_path, f"the chapters of {book!r},", REIMPORT_FIX)
     stamp = (meta_path.stat().st_mtime_ns, chapters_path.stat().st_mtime_ns)
     return _parsed(str(folder), stamp)
 
 
+REIMPORT_FIX = "import the book again (personae novel import)"
+"""The fix for a damaged novel folder: the files are Personae's own, rebuilt by an import."""
+
+
 @functools.lru_cache(maxsize=8)
 def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
+    """The novel in ``folder_name``, its files read as input: checked field by field.
+
+    Files Personae wrote can still be damaged (edited by hand, cut by a full disk); a wrong
+    field is one line naming the file, never a ``KeyError`` later.
+    """
     folder = Path(folder_name)
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    chapters = [
-        Chapter(int(row["idx"]), str(row["label"]), str(row["text"]))
-        for row in read_jsonl(
-            folder / "chapters.jsonl", strict=True, fix="import the book again (novel import)"
+    meta_path, chapters_path = folder / "meta.json", folder / "chapters.jsonl"
+    meta = read_json(meta_path, REIMPORT_FIX)
+    chapters: list[Chapter] = []
+    for row in read_jsonl(chapters_path, strict=True, fix=REIMPORT_FIX):
+        idx, label, text = row.get("idx"), row.get("label"), row.get("text")
+        if idx != len(chapters) + 1 or not isinstance(label, str) or not isinstance(text, str):
+            raise InputError(
+                f"{chapters_path}: chapter {len(chapters) + 1} is damaged "
+                "(idx, label and text must be the chapter number and two strings)",
+                REIMPORT_FIX,
+            )
+        chapters.append(Chapter(idx, label, text))
+    chars = meta.get("chars") if isinstance(meta, dict) else None
+    if not (
+        isinstance(meta, dict)
+        and all(isinstance(meta.get(key), str) for key in ("slug", "title", "form"))
+        and isinstance(chars, list)
+        and len(chars) == len(chapters)
+        and all(isinstance(n, int) for n in chars)
+    ):
+        raise InputError(
+            f"{meta_path} is damaged (slug, title, form and one character count per chapter)",
+            REIMPORT_FIX,
         )
-    ]
+    if not chapters:
+        raise InputError(f"{chapters_path} holds no chapter", REIMPORT_FIX)
     return Novel(folder, meta, chapters)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from personae.errors import InputError
-from personae.files import parse_json, parse_jsonl, read_json, read_text
+from personae.files import parse_json, parse_jsonl, read_json, read_text, require_file
 from personae.process_caches import clears_on_reset
 
 SPECIAL_CHARACTERS = frozenset({"Other", "Environment"})
@@ -154,7 +154,13 @@ def artifact_name(path: Path) -> str:
 def _characters_of(row: dict[str, object], where: str) -> tuple[str, ...]:
     listed, single = row.get("characters"), row.get("character")
     if isinstance(listed, list):
-        names = tuple(str(n) for n in listed)
+        bad = [n for n in listed if not (isinstance(n, str) and n.strip())]
+        if bad:
+            raise InputError(
+                f"{where} lists a character that is not a name ({str(bad[0])[:40]!r})",
+                "list characters as non-empty strings",
+            )
+        names = tuple(listed)
     elif isinstance(single, str):
         names = (single,)
     else:
@@ -215,8 +221,7 @@ def load_storyline(path: str | Path, major_characters: Iterable[str] = ()) -> St
     artifact is a band of ``band2members.json`` beside the file.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"storyline file {path} does not exist", "check the path")
+    require_file(path, "storyline file", "check the path")
     text = read_text(path)  # UTF-8, a byte-order mark dropped
     if path.suffix == ".jsonl":
         storyline = _load_jsonl(path, text)
@@ -265,8 +270,7 @@ def storyline_version(path: str | Path) -> tuple[str, int]:
     Raises :class:`InputError` when the file does not exist.
     """
     given = Path(path)
-    if not given.is_file():
-        raise InputError(f"storyline file {given} does not exist", "check the path")
+    require_file(given, "storyline file", "check the path")
     return str(given.resolve()), given.stat().st_mtime_ns
 
 

@@ -32,6 +32,10 @@ DROPPED_OUTPUT: dict[str, str] = {
     "sentences_unsupported": "profile sentences no kept fact supports",
 }
 """The ``usage`` counters of model output the code dropped, and what each counts."""
+DROPPED_RESULTS = (
+    "web search results dropped (not an object, or no http(s) URL with a valid host and port)"
+)
+"""What ``usage.results_dropped`` counts, as the terminal and ``profile.md`` say it."""
 DEGRADED_KINDS = ("facts_unchecked", "sentences_unchecked", "rounds_degraded")
 """The ``usage`` counters that detail ``usage.degraded`` (items still invalid after retries)."""
 
@@ -124,7 +128,8 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         "unchecked_facts": list(result.get("unchecked_facts", [])),
         "prose_check": result.get("prose_check"),
         "stop_reason": result.get("stop_reason", ""),
-        "notices": list(result.get("notices", [])),
+        # Several searches may skip the same page: one notice each.
+        "notices": list(dict.fromkeys(result.get("notices", []))),
         "wiki_page": result.get("wiki_page"),
     }
 
@@ -163,6 +168,9 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     dropped = dropped_output(document.get("usage") or {})
     if dropped:
         lines += ["## Dropped model output", *[f"- {phrase}" for phrase in dropped], ""]
+    results_dropped = (document.get("usage") or {}).get("results_dropped")
+    if results_dropped:
+        lines += ["## Dropped search results", f"- {results_dropped} {DROPPED_RESULTS}", ""]
     lines.append("## Sources")
     lines += [
         f"- **{s['id']}** [{markdown_text(s['title'])}]({markdown_url(s['url'])})"

@@ -68,6 +68,29 @@ def add_embedding_flag(parser: Any, help_text: str = EMBEDDING_HELP) -> None:
     parser.add_argument("--embedding", default="", help=help_text)
 
 
+def check_model_flags(args: argparse.Namespace) -> None:
+    """Check the sampling and server flags a command was given, before any heavy import.
+
+    ``--temperature abc`` or ``--base-url ftp://x`` then fails in milliseconds with one line,
+    not after LangChain has loaded (tens of seconds on a busy machine) or after a minute of
+    retries against a URL no client can reach.
+    """
+    from personae.errors import ConfigurationError
+    from personae.sampling import parse_sampling
+    from personae.urls import split_web_url
+
+    for setting in ("temperature", "top_p"):
+        value = getattr(args, setting, None)
+        if value:
+            parse_sampling(value, setting)
+    base_url = getattr(args, "base_url", None)
+    if base_url and split_web_url(base_url) is None:
+        raise ConfigurationError(
+            f"--base-url {base_url.strip()[:200]!r} is not an http(s) URL",
+            "pass the OpenAI-compatible server's address, e.g. http://localhost:8000/v1",
+        )
+
+
 def model_fields(args: argparse.Namespace) -> ModelFields:
     """The run-context fields of the model flags, as given ("" where a flag is absent).
 

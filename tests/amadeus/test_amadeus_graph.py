@@ -175,3 +175,14 @@ async def test_ask_character_tool_answers_and_keeps_one_thread_per_character(
     await tool.ainvoke({"character": "megumin", "question": "And again?"})
     assert first == "Explosion is the way!"
     assert "Hello there" in prompt_text(chat.calls_for("text")[1][1:-1])
+
+
+async def test_ask_character_tool_returns_its_errors_as_the_answer(
+    memory: str, registered: dict[str, ScriptedChatModel]
+) -> None:
+    from personae.graphs.amadeus.tool import create_ask_character_tool
+
+    tool = create_ask_character_tool(_context(memory, registered, _model(set())))
+    call = {"type": "tool_call", "id": "call-7", "name": "ask_character"}
+    message = await tool.ainvoke({**call, "args": {"character": "Aqua", "question": "Hi"}})
+    assert message.status == "error" and "unknown character 'Aqua'" in message.content

@@ -88,3 +88,32 @@ def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as exit_info:
         main(["data", "fetch", "coser"])
     assert exit_info.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_a_redirect_to_an_internal_address_exits_3_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def hostile(request: WebRequest) -> WebResponse:
+        if "/resolve/" in request.path:
+            return WebResponse(302, b"", {"Location": "http://169.254.169.254/latest/"})
+        return hub(request)
+
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    dest = tmp_path / "d"
+    with LoopbackWebServer(hostile) as server:
+        code = main(["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url])
+    err = capsys.readouterr().err
+    assert code == 3 and err.count("\n") == 1 and "Traceback" not in err
+    assert "redirected to http://169.254.169.254/latest/, which is refused" in err
+    assert "hf_secret" not in err
+    assert not [p for p in dest.rglob("*") if p.is_file()]
+
+
+def test_a_bad_endpoint_is_a_one_line_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for endpoint in ("ftp://mirror", "http://[::1", "http://hub:99999", "not a url"):
+        argv = ["data", "fetch", "bookmarks", "--dest", str(tmp_path), "--endpoint", endpoint]
+        assert main(argv) == 2, endpoint
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not an http(s) URL" in err, err

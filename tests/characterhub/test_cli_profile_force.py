@@ -49,7 +49,7 @@ def test_force_profiles_again_instead_of_reusing_the_checkpoint(
     assert "already profiled" in capsys.readouterr().err and len(model.calls) == calls
     assert profile(server, tmp_path, "--force") == 0
     err = capsys.readouterr().err
-    assert "already profiled" not in err and "Kenshiro: profile written" in err
+    assert "already profiled" not in err and "Kenshiro: profile drafted" in err
     assert len(model.calls) == 2 * calls  # the whole run again
 
 

@@ -163,7 +163,7 @@ async def test_404_is_not_retried() -> None:
 async def test_size_cap_aborts() -> None:
     with LoopbackWebServer(lambda r: WebResponse(200, "x" * 5000)) as server:
         async with make_client(server, max_bytes=1000, cache=None) as client:
-            with pytest.raises(RemoteError, match="larger than the 1,000-byte limit"):
+            with pytest.raises(RemoteError, match="larger than the 1,000-byte size cap"):
                 await client.get_text(server.url + "/big")
 
 
@@ -270,8 +270,12 @@ async def test_public_host_allowed_and_redirect_rechecked() -> None:
         user_agent=UA, cache_dir=None, resolver=resolver, transport=transport
     ) as client:
         assert (await client.get_text("https://public.example/ok")).text == "fine"
-        with pytest.raises(InputError, match="evil.example is not a public host"):
+        # The site redirected there, not the user: a remote failure (exit 3) saying which hop.
+        with pytest.raises(
+            RemoteError, match="redirected to http://evil.example/steal, which is refused"
+        ) as refused:
             await client.get_text("https://public.example/redirect")
+    assert "evil.example is not a public host" in str(refused.value)
 
 
 async def test_bad_scheme_rejected() -> None:

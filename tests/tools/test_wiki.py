@@ -319,3 +319,53 @@ async def test_search_passages_are_whole_sections_with_their_subsections() -> No
         "Nuclear War\nToki shielded Kenshiro from the fallout.\n\n"
         "Prison\nToki was imprisoned in Cassandra."
     )
+
+
+def _client(server: LoopbackWebServer) -> PoliteHttpClient:
+    return PoliteHttpClient(
+        user_agent=UA, cache_dir=None, allowed_hosts=[server.url.split("//", 1)[1]]
+    )
+
+
+async def test_a_wiki_whose_script_path_holds_wiki_is_taken_as_given() -> None:
+    """``https://example.org/wiki/hokuto`` is the wiki itself: its API is under it."""
+    with LoopbackWebServer(FakeWeb(wikis={"/wiki/hokuto": hokuto_wiki()}).route) as server:
+        async with _client(server) as http:
+            wiki = await open_wiki(http=http, wiki_url=f"{server.url}/wiki/hokuto/")
+            page = await wiki.find_character_page("Toki")
+    assert wiki.base_url == f"{server.url}/wiki/hokuto"
+    assert page.url == f"{server.url}/wiki/hokuto/wiki/Toki"
+
+
+async def test_an_article_url_finds_its_api_through_the_edituri_link() -> None:
+    """A wiki with its own script path (API at /mw/api.php, articles at /wiki/): the
+    article's ``EditURI`` link names the API; the derived root alone finds no API."""
+    wiki = FakeMediaWiki({"Toki": "<p>Toki is a healer.</p>"}, api_path="/mw/api.php")
+    with LoopbackWebServer(FakeWeb(wikis={"/mirror": wiki}).route) as server:
+        async with _client(server) as http:
+            found = await open_wiki(http=http, wiki_url=f"{server.url}/mirror/wiki/Toki")
+            assert (await found.site()).api_url == f"{server.url}/mirror/mw/api.php"
+            wiki.announce_api = False
+            with pytest.raises(NotAMediaWikiSite, match="EditURI"):
+                await open_wiki(http=http, wiki_url=f"{server.url}/mirror/wiki/Toki")
+    assert found.base_url == f"{server.url}/mirror/mw"
+
+
+async def test_an_api_url_and_a_fandom_article_are_accepted() -> None:
+    with LoopbackWebServer(FakeWeb(wiki=hokuto_wiki()).route) as server:
+        async with _client(server) as http:
+            by_api = await open_wiki(http=http, wiki_url=f"{server.url}/api.php")
+            by_article = await open_wiki(http=http, wiki_url=f"{server.url}/wiki/Raoh")
+    assert by_api.base_url == by_article.base_url == server.url
+
+
+def test_edituri_link_is_read_whatever_its_attribute_order() -> None:
+    from personae.tools.wiki_discovery import edit_uri_api
+
+    page = (
+        "<html><head><link href='//w.org/w/api.php?action=rsd' type='application/rsd+xml'"
+        " REL=EditURI></head><body></body></html>"
+    )
+    assert edit_uri_api(page, "https://w.org/wiki/Toki") == "https://w.org/w/api.php"
+    assert edit_uri_api("<link rel='EditURI' href='/x.php'>", "https://w.org/") is None
+    assert edit_uri_api("<p>no head</p>", "https://w.org/") is None

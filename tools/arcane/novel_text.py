@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+import regex
 
 from personae.errors import InputError
 
@@ -21,6 +24,11 @@ DEFAULT_PATTERNS = (
     r"(?m)^[ \t]*(?:SCENE|Scene)[ \t]+(\d+|[IVX]+)\b\.?",
 )
 """Tried in order when the user gives no ``--chapter-pattern``: novels, then plays."""
+PATTERN_SECONDS = 10.0
+"""Time a user's ``--chapter-pattern`` may take over the whole novel. A pattern with nested
+repetition (``(a|aa)+$``) can take exponential time; Python's ``re`` cannot be stopped, so the
+user's pattern runs on the ``regex`` engine, which can (it overshoots by a few seconds)."""
+_PATTERN_FIX = "fix the pattern, e.g. 'Chapter\\s+(\\d+)'"
 
 PART_PATTERN = re.compile(
     r"(?m)^[ \t]*((?:BOOK|Book|VOLUME|Volume|PART|Part|ACT|Act)[ \t]+"
@@ -159,8 +167,18 @@ def _back_matter_start(text: str, body_start: int, end: int) -> int:
     return heading.start() if heading else cut
 
 
-def _headings(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[re.Match[str]]:
-    return [m for m in pattern.finditer(text, start, end)]
+def _headings(text: str, pattern: Any, start: int, end: int) -> list[re.Match[str]]:
+    """Every match of ``pattern`` in ``text[start:end]``; a user's pattern within its time."""
+    if not isinstance(pattern, regex.Pattern):
+        return list(pattern.finditer(text, start, end))
+    try:
+        return list(pattern.finditer(text, start, end, timeout=PATTERN_SECONDS))
+    except TimeoutError:
+        raise InputError(
+            f"--chapter-pattern {pattern.pattern!r} took over {PATTERN_SECONDS:g} s on this "
+            "text (nested repetition such as (a+)+ can take exponential time)",
+            _PATTERN_FIX,
+        ) from None
 
 
 def _real_headings(matches: list[re.Match[str]], end: int) -> tuple[list[re.Match[str]], int]:
@@ -225,13 +243,7 @@ def segment_novel(
     patterns = (chapter_pattern,) if chapter_pattern else DEFAULT_PATTERNS
     for source in patterns:
         assert source is not None
-        try:
-            compiled = re.compile(source)
-        except re.error as error:
-            raise InputError(
-                f"--chapter-pattern {source!r} is not a regular expression ({error})",
-                "fix the pattern, e.g. 'Chapter\\s+(\\d+)'",
-            ) from error
+        compiled = _user_pattern(source) if chapter_pattern else re.compile(source)
         headings, toc = _real_headings(_headings(text, compiled, start, end), end)
         if not headings:
             continue
@@ -247,10 +259,21 @@ def segment_novel(
     )
 
 
+def _user_pattern(source: str) -> Any:
+    """The user's pattern on the ``regex`` engine (same syntax), which honours a timeout."""
+    try:
+        return regex.compile(source, regex.VERSION0)
+    except (regex.error, ValueError, OverflowError) as error:
+        raise InputError(
+            f"--chapter-pattern {source[:200]!r} is not a regular expression ({error})",
+            _PATTERN_FIX,
+        ) from None
+
+
 def _build(
     text: str,
     headings: list[re.Match[str]],
-    compiled: re.Pattern[str],
+    compiled: Any,
     source: str,
     start: int,
     end: int,

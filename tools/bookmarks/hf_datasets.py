@@ -2,8 +2,10 @@
 
 Users without the benchmark fetch it from the two public datasets below. The client speaks the
 Hub's plain HTTP API (list with ``/api/datasets/{repo}/tree/main?recursive=true``, download with
-``/datasets/{repo}/resolve/main/{path}``) so it needs no ``huggingface_hub`` dependency and can
-be pointed at a mirror (``HF_ENDPOINT``) or, in tests, at a loopback server.
+``/datasets/{repo}/resolve/main/{path}``) through the project's guarded web client, so the Hub
+obeys the rules every other site does (public hosts, no token across origins), it needs no
+``huggingface_hub`` dependency and can be pointed at a mirror (``HF_ENDPOINT``) or, in tests,
+at a loopback server.
 
 Layout assumed (the hub cannot be inspected from here): the datasets hold the release files
 ``title2action_series.<artifact>.json`` (+ ``all_characters.json``, ``band2members.json``),
@@ -15,6 +17,7 @@ converted to the release layout. Other formats (parquet) are listed as ignored.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -22,14 +25,19 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
-from urllib.parse import quote
+from typing import Any
+from urllib.parse import quote, urljoin, urlsplit
 
-import httpx
-
-from personae.errors import InputError, RemoteError
+from personae.errors import InputError, PersonaeError, RemoteError
 from personae.files import parse_json, parse_jsonl, read_text, write_json_atomic
-from personae.tools.http import shared_ssl_context
+from personae.tools.http import (
+    FetchedPage,
+    HttpStatusError,
+    PoliteHttpClient,
+    TooLargeError,
+    UnreachableError,
+)
+from personae.urls import web_url
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +57,8 @@ MAX_LISTING_BYTES = 50_000_000
 _UNSAFE_NAME = re.compile(r"[/\\\x00-\x1f]|^$")
 """A path part that is empty, or holds a separator (``/``, ``\\``) or a control character."""
 _USABLE = (".json", ".jsonl")
+MAX_NAME_BYTES = 255
+"""Longest file name (in UTF-8 bytes) the usual file systems accept."""
 _NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
 
 
@@ -75,7 +85,15 @@ class FetchReport:
 
 
 class HubClient:
-    """Minimal Hugging Face Hub client for dataset repositories."""
+    """Minimal Hugging Face Hub client for dataset repositories, on the guarded web client.
+
+    Every request goes through :class:`~personae.tools.http.PoliteHttpClient`: the endpoint
+    (configured by the user, so it may be a mirror on a private network) and public hosts only,
+    every redirect hop checked the same way (a redirect to 169.254.169.254 is refused), the
+    token sent as a header of each request and dropped on a redirect to another origin (the
+    Hub sends downloads to its CDN), retries with backoff, one deadline per attempt. The
+    listing's ``Link`` pagination is followed on the endpoint's origin only.
+    """
 
     def __init__(
         self,
@@ -83,66 +101,86 @@ class HubClient:
         *,
         user_agent: str,
         token: str | None = None,
-        transport: httpx.BaseTransport | None = None,
         timeout: float = 60.0,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        http: PoliteHttpClient | None = None,
     ) -> None:
         """Talk to ``endpoint`` with an honest User-Agent and an optional bearer ``token``.
 
         ``max_bytes`` caps each downloaded file (and a file the listing says is larger is not
-        requested); a listing answer is capped at ``MAX_LISTING_BYTES``.
+        requested); a listing answer is capped at ``MAX_LISTING_BYTES``. ``timeout`` is the
+        deadline of one listing request, and of a download plus one second per MB it lists.
         """
-        if not re.match(r"^https?://[^/\s]+", endpoint):
-            raise InputError(
-                f"endpoint {endpoint!r} is not an http(s) URL", "e.g. https://huggingface.co"
-            )
-        self.endpoint = endpoint.rstrip("/")
+        self.endpoint = web_url(endpoint, "the Hub endpoint", DEFAULT_ENDPOINT).rstrip("/")
+        parts = urlsplit(self.endpoint)
         self.max_bytes = max_bytes
-        headers = {"User-Agent": user_agent}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(
-            headers=headers,
+        self.timeout = timeout
+        self._origin = (parts.scheme, parts.netloc.lower())
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = http or PoliteHttpClient(
+            user_agent=user_agent,
+            cache_dir=None,
+            allowed_hosts=[parts.netloc],
             timeout=timeout,
-            follow_redirects=True,
-            transport=transport,
-            verify=shared_ssl_context(),
+            max_bytes=MAX_LISTING_BYTES,
         )
 
-    def __enter__(self) -> HubClient:
+    async def __aenter__(self) -> HubClient:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close the HTTP connection pool."""
-        self._http.close()
+        await self._http.aclose()
 
-    def list_files(self, repo: str) -> list[HubFile]:
+    async def list_files(self, repo: str) -> list[HubFile]:
         """Every file of ``repo`` at ``main`` (follows the tree API's pagination)."""
         url: str | None = f"{self.endpoint}/api/datasets/{repo}/tree/main?recursive=true"
         files: list[HubFile] = []
         while url:
-            data, headers = self._get(url, repo)
-            entries = _json_list(data, repo)
+            page = await self._get(url, repo)
+            entries = _json_list(_listing(page, repo), repo)
             files += [_hub_file(e) for e in entries if e.get("type") == "file"]
-            match = _NEXT_LINK.search(headers.get("link", ""))
-            url = match.group(1) if match else None
+            url = self._next_page(page.headers.get("link", ""), repo)
         return files
 
-    def download(self, repo: str, file: HubFile, target: Path) -> None:
+    def _next_page(self, link: str, repo: str) -> str | None:
+        """The listing's next page; only on the endpoint's origin (the token goes there)."""
+        match = _NEXT_LINK.search(link)
+        if match is None:
+            return None
+        url = urljoin(self.endpoint + "/", str(match.group(1)))
+        parts = urlsplit(url)
+        if (parts.scheme, parts.netloc.lower()) != self._origin:
+            raise RemoteError(
+                f"the file listing of {repo} points its next page to {url[:200]}, off {self.endpoint}",
+                "check the endpoint (HF_ENDPOINT / --endpoint); a Hub paginates on its own site",
+            )
+        return url
+
+    async def download(self, repo: str, file: HubFile, target: Path) -> None:
         """Stream ``file`` into ``target`` atomically; a failure leaves nothing behind."""
         url = f"{self.endpoint}/datasets/{repo}/resolve/main/{quote(file.path, safe='/')}"
         if file.size is not None and file.size > self.max_bytes:
             raise self._too_big(repo, file.path)
         limit = self.max_bytes if file.size is None else file.size
+        deadline = self.timeout + (file.size or 0) / 1_000_000  # at least 1 MB/s
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as handle:
-                if not self._stream_into(url, repo, handle, limit):
-                    raise self._too_big(repo, file.path, listed=file.size)
+                try:
+                    await self._http.download(
+                        url, handle, headers=self._auth, max_bytes=limit, timeout=deadline
+                    )
+                except TooLargeError:
+                    raise self._too_big(repo, file.path, listed=file.size) from None
+                except PersonaeError as error:
+                    raise self._remote(error, repo) from None
+                handle.flush()
+                os.fsync(handle.fileno())
             written = Path(tmp).stat().st_size
             if file.size is not None and written != file.size:
                 raise RemoteError(
@@ -165,70 +203,48 @@ class HubClient:
             "raise the limit with --max-mb if the file is expected to be this large",
         )
 
-    def _stream_into(self, url: str, repo: str, handle: BinaryIO, limit: int) -> bool:
-        """Write the body into ``handle``; False (stopped early) when it exceeds ``limit``."""
-        total = 0
+    async def _get(self, url: str, repo: str) -> FetchedPage:
+        """The listing page at ``url`` (at most ``MAX_LISTING_BYTES``)."""
         try:
-            with self._http.stream("GET", url) as response:
-                if response.status_code >= 400:
-                    response.read()
-                _check(response, repo, self.endpoint)
-                for chunk in response.iter_bytes():
-                    total += len(chunk)
-                    if total > limit:
-                        return False
-                    handle.write(chunk)
-        except httpx.HTTPError as error:
-            raise _unreachable(self.endpoint, error) from None
-        handle.flush()
-        os.fsync(handle.fileno())
-        return True
+            return await self._http.request("GET", url, headers=self._auth)
+        except TooLargeError:
+            raise RemoteError(
+                f"the file listing of {repo} is over {MAX_LISTING_BYTES:,} bytes",
+                "check the endpoint (HF_ENDPOINT / --endpoint)",
+            ) from None
+        except PersonaeError as error:
+            raise self._remote(error, repo) from None
 
-    def _get(self, url: str, repo: str) -> tuple[Any, httpx.Headers]:
-        """The JSON answer at ``url`` (at most ``MAX_LISTING_BYTES``) and its headers."""
-        chunks: list[bytes] = []
-        total = 0
-        try:
-            with self._http.stream("GET", url) as response:
-                for chunk in response.iter_bytes():
-                    total += len(chunk)
-                    if total > MAX_LISTING_BYTES:
-                        raise RemoteError(
-                            f"the file listing of {repo} is over {MAX_LISTING_BYTES:,} bytes",
-                            "check the endpoint (HF_ENDPOINT / --endpoint)",
-                        )
-                    chunks.append(chunk)
-        except httpx.HTTPError as error:
-            raise _unreachable(self.endpoint, error) from None
-        _check(response, repo, self.endpoint)
-        try:
-            return parse_json(b"".join(chunks), f"the file listing of {repo}"), response.headers
-        except InputError as error:
-            logger.info("unreadable Hub answer: %s", error)
-            return None, response.headers
-
-
-def _unreachable(endpoint: str, error: Exception) -> RemoteError:
-    return RemoteError(
-        f"cannot reach {endpoint} ({type(error).__name__})",
-        "check the connection, or set HF_ENDPOINT / --endpoint to a reachable mirror",
-    )
-
-
-def _check(response: httpx.Response, repo: str, endpoint: str) -> None:
-    status = response.status_code
-    if status < 400:
-        return
-    if status == 404:
-        raise RemoteError(
-            f"dataset {repo} not found at {endpoint} (HTTP 404)",
-            "check the endpoint (HF_ENDPOINT / --endpoint)",
+    def _remote(self, error: PersonaeError, repo: str) -> PersonaeError:
+        """The guarded client's error in the Hub's terms (which dataset, which setting)."""
+        if isinstance(error, UnreachableError):
+            return RemoteError(
+                f"cannot reach {self.endpoint} ({error.problem})",
+                "check the connection, or set HF_ENDPOINT / --endpoint to a reachable mirror",
+            )
+        if not isinstance(error, HttpStatusError):
+            return error  # a refused redirect, too many redirects: already says what and why
+        if error.status == 404:
+            return RemoteError(
+                f"dataset {repo} not found at {self.endpoint} (HTTP 404)",
+                "check the endpoint (HF_ENDPOINT / --endpoint)",
+            )
+        if error.status in (401, 403):
+            return RemoteError(
+                f"{self.endpoint} refused access to {repo} (HTTP {error.status})",
+                "set HF_TOKEN to a valid token",
+            )
+        return RemoteError(
+            f"{self.endpoint} answered HTTP {error.status} for {repo}", "retry later"
         )
-    if status in (401, 403):
-        raise RemoteError(
-            f"{endpoint} refused access to {repo} (HTTP {status})", "set HF_TOKEN to a valid token"
-        )
-    raise RemoteError(f"{endpoint} answered HTTP {status} for {repo}", "retry later")
+
+
+def _listing(page: FetchedPage, repo: str) -> Any:
+    try:
+        return parse_json(page.text, f"the file listing of {repo}")
+    except InputError as error:
+        logger.info("unreadable Hub answer: %s", error)
+        return None
 
 
 def _json_list(data: Any, repo: str) -> list[dict[str, Any]]:
@@ -266,6 +282,12 @@ def inside(dest: Path, *parts: str, origin: str) -> Path:
             raise RemoteError(
                 f"{origin} names an unsafe file {part[:80]!r}", "report it to the dataset owner"
             )
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+            raise RemoteError(
+                f"{origin} names a file of {len(part)} characters ({part[:40]!r}...), longer "
+                f"than the {MAX_NAME_BYTES} bytes a file name may have",
+                "report it to the dataset owner",
+            )
     target = dest.joinpath(*parts)
     root = dest.resolve()
     if not target.resolve().is_relative_to(root):
@@ -275,7 +297,7 @@ def inside(dest: Path, *parts: str, origin: str) -> Path:
     return target
 
 
-def fetch_bookmarks(
+async def fetch_bookmarks(
     client: HubClient, dest: Path, repos: tuple[str, ...] = BOOKMARKS_DATASETS
 ) -> FetchReport:
     """Download the benchmark into ``dest`` in the release layout; skip what is already there.
@@ -283,7 +305,7 @@ def fetch_bookmarks(
     Every repository is listed before anything is written, so a missing dataset or an
     unreachable endpoint fails before any download.
     """
-    listings = {repo: client.list_files(repo) for repo in repos}
+    listings = {repo: await client.list_files(repo) for repo in repos}
     report = FetchReport()
     for repo, files in listings.items():
         for file in files:
@@ -301,10 +323,10 @@ def fetch_bookmarks(
             if target.is_file() and file.size is not None and target.stat().st_size == file.size:
                 report.skipped.append(target)
             else:
-                client.download(repo, file, target)
+                await client.download(repo, file, target)
                 report.downloaded.append(target)
             if not release:
-                report.converted += convert_rows(target, dest)
+                report.converted += await asyncio.to_thread(convert_rows, target, dest)
     if not report.downloaded and not report.skipped:
         raise RemoteError(
             f"no JSON files found in {', '.join(repos)}",

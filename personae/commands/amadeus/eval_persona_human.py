@@ -32,10 +32,9 @@ def register(protocols: Any) -> None:
 
 
 def _ratings(path: Path) -> list[list[float]]:
-    from personae.files import read_csv
+    from personae.files import read_csv, require_file
 
-    if not path.is_file():
-        raise InputError(f"ratings file {path} does not exist", "pass the returned sheet")
+    require_file(path, "ratings file", "pass the returned sheet")
     fieldnames, records = read_csv(path)
     raters = [name for name in fieldnames if name != "sample"]
     try:

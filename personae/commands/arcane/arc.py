@@ -298,8 +298,9 @@ def _read_votes(path: Path) -> dict[tuple[str, str], dict[str, list[dict[str, An
     """Votes by (character, axis_id); validity must be yes/no/true/false/1/0."""
     import csv
 
-    if not path.is_file():
-        raise InputError(f"{path} does not exist", "pass the sheet exported with --export")
+    from personae.files import require_file
+
+    require_file(path, "the votes sheet", "pass the sheet exported with --export")
     votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
     with path.open(encoding="utf-8", newline="") as handle:
         for number, row in enumerate(csv.DictReader(handle), 2):

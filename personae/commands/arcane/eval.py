@@ -291,6 +291,45 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     return 0
 
 
+RESULT_TEXT_KEYS = ("model", "mode", "probe_type")
+"""The fields of a results.jsonl line the report groups by (``probe_id`` too with
+``--central``); ``novel`` and ``character``, when present, must be text as well."""
+
+
+def result_problem(record: dict[str, Any], *, central: bool = False) -> str | None:
+    """What is wrong with one results.jsonl record for the report, or ``None``.
+
+    Personae wrote the file, but a hand edit or another version may have changed it: a
+    missing key is one line naming the record, never a ``KeyError`` half-way through.
+    """
+    from personae.evals.arcane.metrics import PHASE_METRICS
+
+    required = (*RESULT_TEXT_KEYS, "probe_id") if central else RESULT_TEXT_KEYS
+    missing = [key for key in required if not isinstance(record.get(key), str)]
+    missing += [k for k in ("novel", "character") if not isinstance(record.get(k, ""), str)]
+    if missing:
+        return f"lacks the text field {missing[0]!r}"
+    phases = record.get("phases", [])
+    if not isinstance(phases, list) or not all(
+        isinstance(p, dict) and _is_number(p.get("phase_idx")) for p in phases
+    ):
+        return "has a 'phases' list whose phases lack a phase_idx"
+    for phase in phases:
+        scores = phase.get("scores")
+        if scores and not (
+            isinstance(scores, dict) and all(_is_number(scores.get(m)) for m in PHASE_METRICS)
+        ):
+            return f"has a phase whose scores lack one of {', '.join(PHASE_METRICS)}"
+    ptf = record.get("ptf")
+    if ptf is not None and not (isinstance(ptf, dict) and _is_number(ptf.get("ptf"))):
+        return "has a 'ptf' without its number"
+    return None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] = ()) -> None:
     """summary.json, report.md and report.html from everything in results.jsonl.
 
@@ -310,6 +349,13 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
             f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
         )
     records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
+    for number, record in enumerate(records, start=1):
+        problem = result_problem(record, central=bool(central))
+        if problem:
+            raise InputError(
+                f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",
+                "fix or delete that line; personae eval arcane then runs that unit again",
+            )
     if not records:
         raise InputError(
             f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"

@@ -17,7 +17,7 @@ from typing import Any
 
 from personae.commands.models import ModelFields, model_fields
 from personae.errors import InputError
-from personae.files import parse_jsonl
+from personae.files import check_writable_dir, parse_jsonl, require_file
 from personae.settings import DEFAULT_DATA_DIR
 
 
@@ -41,10 +41,20 @@ def data_dir(args: argparse.Namespace) -> Path:
     from the same settings.
     """
     if args.data is not None:
-        return Path(args.data)
+        return _data_folder(Path(args.data))
     from personae.settings import load_settings
 
-    return load_settings().data_dir
+    return _data_folder(load_settings().data_dir)
+
+
+def _data_folder(path: Path) -> Path:
+    """``path`` unless it is something other than a folder (a file given as ``--data``)."""
+    if path.exists() and not path.is_dir():
+        raise InputError(
+            f"--data {path} is a file, not a folder",
+            "pass the data folder (it holds novels/ and the ARCANE artefacts)",
+        )
+    return path
 
 
 def context_fields(args: argparse.Namespace) -> ArcaneFields:
@@ -54,6 +64,8 @@ def context_fields(args: argparse.Namespace) -> ArcaneFields:
     (``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``, the model rule).
     """
     data = getattr(args, "data", None)
+    if data is not None:
+        _data_folder(Path(data))
     return ArcaneFields(data_dir=str(data) if data is not None else "", **model_fields(args))
 
 
@@ -81,8 +93,7 @@ def _read_source(args: argparse.Namespace) -> tuple[str, str, str]:
     if (args.file is None) == (args.coser is None):
         raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
     path: Path = args.file or args.coser
-    if not path.is_file():
-        raise InputError(f"{path} does not exist or is not a file", "check the path")
+    require_file(path, "the novel", "check the path")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
@@ -110,6 +121,7 @@ def run_import(args: argparse.Namespace) -> int:
     title, raw, source = _read_source(args)
     if not title.strip():
         raise InputError("the title is empty", "pass --title")
+    check_writable_dir(data_dir(args), "--data")
     segmentation = segment_novel(
         raw,
         chapter_pattern=args.chapter_pattern,

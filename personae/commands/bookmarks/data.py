@@ -11,12 +11,14 @@ Settings read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
 from personae.errors import InputError
 from personae.files import check_writable_dir
+from personae.urls import web_url
 
 DEFAULT_DEST = Path("data/bookmarks")
 DEFAULT_MAX_MB = 1000
@@ -62,22 +64,33 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fetch the benchmark and print what was downloaded, skipped and converted."""
+    if args.max_mb < 1:
+        raise InputError("--max-mb must be at least 1", "pass a size in megabytes")
+    if args.endpoint is not None:
+        web_url(args.endpoint, "--endpoint", "https://huggingface.co")
     from personae.settings import load_settings, user_agent
-    from personae.tools.bookmarks.hf_datasets import DEFAULT_ENDPOINT, HubClient, fetch_bookmarks
+    from personae.tools.bookmarks.hf_datasets import (
+        DEFAULT_ENDPOINT,
+        FetchReport,
+        HubClient,
+        fetch_bookmarks,
+    )
 
     settings = load_settings()
     endpoint = args.endpoint or settings.hf_endpoint or DEFAULT_ENDPOINT
     dest: Path = args.dest
-    if args.max_mb < 1:
-        raise InputError("--max-mb must be at least 1", "pass a size in megabytes")
     check_writable_dir(dest, "--dest")
-    with HubClient(
-        endpoint,
-        user_agent=user_agent(settings),
-        token=settings.hf_token,
-        max_bytes=args.max_mb * 1_000_000,
-    ) as client:
-        report = fetch_bookmarks(client, dest)
+
+    async def fetch() -> FetchReport:
+        async with HubClient(
+            endpoint,
+            user_agent=user_agent(settings),
+            token=settings.hf_token,
+            max_bytes=args.max_mb * 1_000_000,
+        ) as client:
+            return await fetch_bookmarks(client, dest)
+
+    report = asyncio.run(fetch())
     out = sys.stdout
     for path in report.downloaded:
         out.write(f"downloaded {path}\n")

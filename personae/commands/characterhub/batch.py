@@ -19,7 +19,8 @@ from typing import Any
 
 from personae.commands.characterhub.dedup import DedupRule, NamedRow, duplicates, franchise_key
 from personae.errors import InputError, PersonaeError
-from personae.files import read_csv
+from personae.files import read_csv, require_file
+from personae.urls import web_url
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,13 @@ class BatchReport:
     failed: list[tuple[BatchRow, str]] = field(default_factory=list)
 
 
-def read_batch(path: Path) -> list[BatchRow]:
-    """Rows of a CSV with a header ``name,franchise[,wiki]``; bad files raise ``InputError``."""
-    if not path.is_file():
-        raise InputError(f"batch file {path} does not exist", "pass a CSV file to --batch")
+def read_batch(path: Path, *, default_wiki: str | None = None) -> list[BatchRow]:
+    """Rows of a CSV with a header ``name,franchise[,wiki]``; bad files raise ``InputError``.
+
+    ``default_wiki`` (``--wiki``) pins the wiki of the rows whose ``wiki`` cell is empty. A
+    ``wiki`` cell must be an http(s) URL: checked here, with its line, before any fetch.
+    """
+    require_file(path, "batch file", "pass a CSV file to --batch")
     fieldnames, records = read_csv(path)
     if "name" not in fieldnames:
         raise InputError(
@@ -56,11 +60,14 @@ def read_batch(path: Path) -> list[BatchRow]:
         name = record.get("name", "").strip()
         if not name:
             raise InputError(f"{path}:{line}: the name is empty", "fill in or delete the row")
+        wiki = record.get("wiki", "").strip() or default_wiki
+        if wiki:
+            web_url(wiki, f"{path}:{line}: the wiki URL", "https://hokuto.fandom.com")
         rows.append(
             BatchRow(
                 name=name,
                 franchise=record.get("franchise", "").strip() or None,
-                wiki=record.get("wiki", "").strip() or None,
+                wiki=wiki,
                 source=record.get("source", "").strip() or None,
             )
         )
@@ -71,10 +78,7 @@ def read_batch(path: Path) -> list[BatchRow]:
 
 def read_aliases(path: Path) -> dict[str, str]:
     """``{alias: franchise}`` from a CSV with a header ``alias,franchise``."""
-    if not path.is_file():
-        raise InputError(
-            f"alias table {path} does not exist", "pass a CSV with columns alias,franchise"
-        )
+    require_file(path, "alias table", "pass a CSV with columns alias,franchise")
     fieldnames, records = read_csv(path)
     if not {"alias", "franchise"} <= set(fieldnames):
         raise InputError(

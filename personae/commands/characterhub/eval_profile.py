@@ -129,9 +129,9 @@ def report_path(args: argparse.Namespace) -> Path:
 
 def read_references(path: Path) -> dict[str, str]:
     """``{character (case-folded): reference}`` from a CSV ``character,reference``."""
-    if not path.is_file():
-        raise InputError(f"references file {path} does not exist", "pass a CSV to --references")
-    from personae.files import read_csv
+    from personae.files import read_csv, require_file
+
+    require_file(path, "references file", "pass a CSV to --references")
 
     fieldnames, records = read_csv(path)
     if not {"character", "reference"} <= set(fieldnames):

@@ -34,6 +34,7 @@ from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.errors import InputError, NothingUsableError
 from personae.files import CACHE_FIX, check_writable_dir
+from personae.urls import web_url
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -55,7 +56,11 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("name", nargs="?", help="character name, e.g. Kenshiro")
     parser.add_argument("--franchise", help="franchise that disambiguates the name")
-    parser.add_argument("--wiki", help="pinned wiki root URL, e.g. https://hokuto.fandom.com")
+    parser.add_argument(
+        "--wiki",
+        help="pinned wiki root URL, e.g. https://hokuto.fandom.com (with --batch: for the rows "
+        "that name no wiki)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     parser.add_argument(
         "--method",
@@ -156,10 +161,18 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 
 
 def _check_options(args: argparse.Namespace) -> None:
+    """The flags' values, checked before any heavy import (a typo costs a second, not a minute)."""
     if args.server and args.batch is None:
         raise InputError("--server runs a --batch", "pass --batch FILE.csv, or drop --server")
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
+    if args.batch is not None and args.name:
+        raise InputError(
+            f"both a name ({args.name!r}) and --batch were given",
+            "profile one character by name, or every row of --batch",
+        )
+    if args.wiki is not None:
+        web_url(args.wiki, "the wiki URL", "https://hokuto.fandom.com")
     for flag in ("max_rounds", "concurrency", "max_results", "passage_chars", "evidence_chars"):
         if getattr(args, flag) < 1:
             name = "--" + flag.replace("_", "-")
@@ -211,8 +224,10 @@ def describe(node: str, update: Any) -> str | None:
             f"{len(record['new_source_ids'])} new sources, document written"
         )
     if node in ("rewrite_profile", "rewrite_paper_profile"):
-        return "profile written"
+        return "profile drafted; checking it" if update.get("profile") else None
     if node == "verify_profile":
+        if update.get("prose_check") is None:
+            return None  # --no-check-citations: nothing was checked, so nothing to report
         usage = update.get("usage", {})
         return (
             f"citation check: {usage.get('facts_unsupported', 0)} facts and "
@@ -241,14 +256,10 @@ async def profile_one(
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
     """
-    from personae.degraded import degraded_line
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
-    from personae.memory.characterhub.profile_store import (
-        DEGRADED_KINDS,
-        dropped_output,
-        write_profile,
-    )
+    from personae.llm_endpoint import chosen_methods
+    from personae.memory.characterhub.profile_store import write_profile
 
     payload: ProfileInput | None = ProfileInput(
         name=row.name, franchise=row.franchise, wiki_url=row.wiki
@@ -258,29 +269,22 @@ async def profile_one(
     if force:
         await saver.adelete_thread(config["configurable"]["thread_id"])
     snapshot = await app.aget_state(config)
-    if snapshot.values.get("profile"):
+    # Finished means no task is left, not that a field is set or that ``next`` is empty: a run
+    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``, and
+    # ``next`` leaves out tasks whose writes were saved before the checkpoint after them was
+    # (Ctrl-C between the two): starting over then would add round 1 to the state twice.
+    finished = bool(snapshot.values) and not snapshot.tasks
+    if finished:
         progress(f"{row.name}: already profiled; writing the files from the checkpoint")
-    elif snapshot.next:
+    elif snapshot.tasks:
         payload = None
         progress(f"{row.name}: resuming the interrupted run")
-    if not snapshot.values.get("profile"):
-        async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
-            for node, update in chunk.items():
-                line = describe(node, update)
-                if line:
-                    progress(f"{row.name}: {line}")
-                for notice in notices_of(update):
-                    progress(f"{row.name}: notice: {notice}")
+    if not finished:
+        await _stream_run(
+            app, payload, config, context, lambda line: progress(f"{row.name}: {line}")
+        )
     values = (await app.aget_state(config)).values
-    dropped = dropped_output(values.get("usage", {}))
-    if dropped:
-        progress(f"{row.name}: dropped model output: {'; '.join(dropped)}")
-    usage = values.get("usage", {})
-    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
-    if degraded:
-        progress(f"{row.name}: {degraded}")
-    from personae.llm_endpoint import chosen_methods
-
+    _report_usage(values.get("usage", {}), lambda line: progress(f"{row.name}: {line}"))
     return write_profile(
         out_dir,
         {**values, "structured_output": chosen_methods()},
@@ -289,6 +293,41 @@ async def profile_one(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
+
+
+async def _stream_run(
+    app: Any, payload: Any, config: Any, context: ProfilerContext, progress: Progress
+) -> None:
+    """Run (or resume) the graph, printing one line per telling update and each notice once."""
+    shown: set[str] = set()
+    async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+        for node, update in chunk.items():
+            line = describe(node, update)
+            if line:
+                progress(line)
+            for notice in notices_of(update):
+                if notice not in shown:  # several searches may skip the same page
+                    shown.add(notice)
+                    progress(f"notice: {notice}")
+
+
+def _report_usage(usage: dict[str, int], progress: Progress) -> None:
+    """One line each for dropped model output, dropped search results and degraded items."""
+    from personae.degraded import degraded_line
+    from personae.memory.characterhub.profile_store import (
+        DEGRADED_KINDS,
+        DROPPED_RESULTS,
+        dropped_output,
+    )
+
+    dropped = dropped_output(usage)
+    if dropped:
+        progress(f"dropped model output: {'; '.join(dropped)}")
+    if usage.get("results_dropped"):
+        progress(f"{usage['results_dropped']} {DROPPED_RESULTS}")
+    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
+    if degraded:
+        progress(degraded)
 
 
 @asynccontextmanager
@@ -372,7 +411,8 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     check_writable_dir(args.out, "--out")
     progress = _progress()
-    rows = read_batch(args.batch) if args.batch else []
+    # --wiki pins the wiki of every row that names none itself.
+    rows = read_batch(args.batch, default_wiki=args.wiki) if args.batch else []
     context = make_context(args)
     context.llm("strong")  # no LLM or a bad spec fails here, before any fetch
     context.llm("fast")
