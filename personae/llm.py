@@ -533,10 +533,18 @@ def _structured_runnable(
 ) -> Any:
     if not is_openai_client(model):
         return model.with_structured_output(schema, include_raw=True)
-    if method == "function_calling":  # parsed as a dict: validated by _as_schema
-        return model.with_structured_output(
-            tool_call_schema(schema), method=method, include_raw=True
-        )
+    # Without patterns, which grammars misread; parsed as a dict, validated by _as_schema.
+    tool = tool_call_schema(schema)
+    if method == "function_calling":
+        return model.with_structured_output(tool, method=method, include_raw=True)
+    if method == "json_schema" and not is_openai_itself(model):
+        function = tool["function"]
+        response_format = {
+            "name": function["name"],
+            "description": function.get("description", ""),
+            "schema": function["parameters"],
+        }
+        return model.with_structured_output(response_format, method=method, include_raw=True)
     return model.with_structured_output(schema, method=method, include_raw=True)
 
 

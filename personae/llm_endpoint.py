@@ -261,15 +261,17 @@ def _positive(value: object) -> bool:
 
 
 def tool_call_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The forced tool call that asks for a ``schema`` answer, as ``function_calling`` sends it.
+    """The tool that asks for a ``schema`` answer, its parameters without patterns.
 
-    Its parameters leave out every ``pattern``: tool-call grammars (llama.cpp, which
-    llama-cpp-python's server and Ollama use) drop the whole schema for "any JSON" when a
-    pattern is not anchored, and read an anchored one on the raw JSON text, where a ``.`` also
-    matches the closing quote, so the string never ends and the model writes until its token
-    cap (both seen in the real-model lane). The rest of the schema (ids as enums or required
-    keys, lengths, bounded numbers as enums) is what the grammar enforces; the caller validates
-    the answer against ``schema`` itself, patterns included.
+    ``function_calling`` sends it, and ``json_schema`` its parameters to every server but
+    OpenAI's own. It leaves out every ``pattern``: llama.cpp's schema-to-grammar converter (used by
+    llama-cpp-python's server, llama.cpp's own and Ollama) rejects a pattern that is not
+    anchored (llama-cpp-python then allows any JSON), and reads an anchored one on the raw JSON
+    text, where a ``.`` also matches the closing quote, so the string never ends and the model
+    writes until its token cap (both seen in the real-model lane). The rest of the schema (ids
+    as enums or required keys, lengths, bounded numbers as enums) is what the grammar enforces;
+    the caller validates the answer against ``schema`` itself, patterns included. OpenAI's own
+    strict schemas read patterns right and get the pydantic class.
     """
     from langchain_core.utils.function_calling import convert_to_openai_tool
 

@@ -162,6 +162,17 @@ async def test_a_tool_call_carries_what_grammars_enforce_and_the_answer_is_valid
     assert "Field required" in feedback[2]
 
 
+async def test_a_json_schema_for_a_compatible_server_has_no_pattern_either() -> None:
+    answers = iter([{"text": " ", "score": 2}, {"text": "Fine.", "score": 2}])
+    chat = FakeOpenAIChat({"Said": lambda _: next(answers)}, methods=("json_schema",))
+    with LoopbackWebServer(chat) as server:  # llama.cpp's server and Ollama take JSON schemas
+        said, usage = await call_structured(model_on(server), Said, [HumanMessage("say")])
+    assert type(said) is Said and said.text == "Fine." and usage.calls == 2
+    sent = chat.requests[0]["response_format"]["json_schema"]
+    assert sent["name"] == "Said" and "pattern" not in sent["schema"]["properties"]["text"]
+    assert "should match pattern" in chat.requests[1]["messages"][-1]["content"]
+
+
 async def test_a_prompt_larger_than_the_stated_window_is_cut_to_fit_with_a_notice(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
