@@ -1,7 +1,7 @@
 """Every answer schema is one a tool-call grammar enforces whole (issue 16 §1, §3).
 
-The real-model lane found it: llama.cpp ignores ``minimum``/``maximum`` (a 16Personalities
-rating of 150 followed the grammar); the unanchored ``\\S`` of "not blank" made it drop every
+The real-model lane found it: llama.cpp ignores ``minimum``/``maximum`` (the 16Personalities
+rating broke its 0..100 bound); the unanchored ``\\S`` of "not blank" made it drop every
 schema holding a text field for "any JSON", so claim and item ids went unenforced; and an
 anchored "not blank" pattern made every such string endless, since the grammar reads the
 pattern on the raw JSON text, where ``.`` also matches the closing quote.
