@@ -28,7 +28,11 @@ ValueT = TypeVar("ValueT")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 NON_BLANK = r"\S"
-"""The pattern of text that must say something (search semantics, as JSON schema's)."""
+"""The pattern of text that must say something (search semantics, as JSON schema's).
+
+A tool call does not carry it: grammars read patterns on the raw JSON text
+(:func:`personae.llm_endpoint.tool_call_schema`), so there the schema says ``minLength: 1``
+and validation applies the pattern."""
 
 
 def non_blank(description: str) -> Any:
@@ -41,6 +45,22 @@ def one_of(values: Sequence[Any]) -> Any:
     if not values:
         raise ValueError("an enum needs at least one value")
     return Literal[tuple(values)]
+
+
+def bounded(low: int, high: int, description: str | None = None, *, tenths: bool = False) -> Any:
+    """A number field within ``low..high`` whose schema also lists every allowed value.
+
+    Tool-call grammars (llama.cpp, Ollama) ignore ``minimum``/``maximum`` but enforce an
+    ``enum``, so the bounds the code relies on reach the model as the values ``low..high``
+    (integers, or every tenth with ``tenths``: a score with one decimal). Validation keeps the
+    bounds, so a model that was not constrained may still answer 2.35.
+    """
+    if high < low:
+        raise ValueError(f"no number lies in {low}..{high}")
+    values: list[Any] = (
+        [n / 10 for n in range(low * 10, high * 10 + 1)] if tenths else list(range(low, high + 1))
+    )
+    return Field(ge=low, le=high, description=description, json_schema_extra={"enum": values})
 
 
 def list_of(item: Any) -> Any:

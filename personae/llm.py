@@ -35,6 +35,7 @@ from personae.llm_endpoint import (
     is_openai_itself,
     methods_to_try,
     remember_method,
+    tool_call_schema,
     with_endpoint_settings,
 )
 from personae.llm_errors import (
@@ -500,7 +501,34 @@ def _structured_runnable(
 ) -> Any:
     if not is_openai_client(model):
         return model.with_structured_output(schema, include_raw=True)
+    # Without patterns, which grammars misread; parsed as a dict, validated by _as_schema.
+    tool = tool_call_schema(schema)
+    if method == "function_calling":
+        return model.with_structured_output(tool, method=method, include_raw=True)
+    if method == "json_schema" and not is_openai_itself(model):
+        function = tool["function"]
+        response_format = {
+            "name": function["name"],
+            "description": function.get("description", ""),
+            "schema": function["parameters"],
+        }
+        return model.with_structured_output(response_format, method=method, include_raw=True)
     return model.with_structured_output(schema, method=method, include_raw=True)
+
+
+def _as_schema(result: dict[str, Any], schema: type[BaseModel]) -> dict[str, Any]:
+    """``result`` with its ``parsed`` tool arguments validated against ``schema``.
+
+    A tool call's arguments come back as a dict (:func:`tool_call_schema` sends no pydantic
+    class): they become a ``schema`` instance, or a ``parsing_error`` fed back on retry.
+    """
+    parsed = result.get("parsed")
+    if not isinstance(parsed, dict) or result.get("parsing_error") is not None:
+        return result
+    try:
+        return {**result, "parsed": schema.model_validate(parsed)}
+    except ValidationError as invalid:
+        return {**result, "parsed": None, "parsing_error": invalid}
 
 
 def _format_instruction(
@@ -663,7 +691,7 @@ async def _invoke_structured(
             remember_method(model, method)
             return {"raw": None, "parsed": None, "parsing_error": malformed}, sent, cut
         remember_method(model, method)
-        return result, sent, cut
+        return _as_schema(result, schema), sent, cut
     raise _refused_every_method(model, refused)
 
 

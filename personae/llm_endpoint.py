@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     # and must load without LangChain.
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import BaseMessage
+    from pydantic import BaseModel
 
 StructuredOutput = Literal["auto", "json_schema", "function_calling", "json_mode"]
 METHODS: tuple[StructuredOutput, ...] = ("json_schema", "function_calling", "json_mode")
@@ -257,6 +258,39 @@ def window_in(body: Any, name: str) -> int | None:
 
 def _positive(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def tool_call_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The tool that asks for a ``schema`` answer, its parameters without patterns.
+
+    ``function_calling`` sends it, and ``json_schema`` its parameters to every server but
+    OpenAI's own. It leaves out every ``pattern``: llama.cpp's schema-to-grammar converter (used by
+    llama-cpp-python's server, llama.cpp's own and Ollama) rejects a pattern that is not
+    anchored (llama-cpp-python then allows any JSON), and reads an anchored one on the raw JSON
+    text, where a ``.`` also matches the closing quote, so the string never ends and the model
+    writes until its token cap (both seen in the real-model lane). The rest of the schema (ids
+    as enums or required keys, lengths, bounded numbers as enums) is what the grammar enforces;
+    the caller validates the answer against ``schema`` itself, patterns included. OpenAI's own
+    strict schemas read patterns right and get the pydantic class.
+    """
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    tool = convert_to_openai_tool(schema)
+    parameters = _without_patterns(tool["function"]["parameters"])
+    return {**tool, "function": {**tool["function"], "parameters": parameters}}
+
+
+def _without_patterns(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_without_patterns(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    is_string_schema = schema.get("type") == "string"
+    return {
+        key: value if key in ("enum", "const") else _without_patterns(value)
+        for key, value in schema.items()
+        if not (key == "pattern" and is_string_schema)
+    }
 
 
 def approximate_tokens(messages: Sequence[BaseMessage], extra: Any = None) -> int:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 from personae.agents.answer_schemas import (
     answers_by_key,
     ask_in_batch_or_alone,
+    bounded,
     keyed_answers,
     one_of,
 )
@@ -78,8 +79,8 @@ class PoleRating(BaseModel):
     """An expert's rating of one 16Personalities dimension: the first pole's percentage."""
 
     analysis: str = Field(description="Short analysis of what the answers show.")
-    first_percent: float = Field(
-        ge=0, le=100, description="Percentage of the first pole (the second pole is the rest)."
+    first_percent: float = bounded(
+        0, 100, "Percentage of the first pole (the second pole is the rest)."
     )
 
 
@@ -87,7 +88,7 @@ class ScaleRating(BaseModel):
     """An expert's rating of one BFI dimension on 1-5."""
 
     analysis: str = Field(description="Short analysis of what the answers show.")
-    score: float = Field(ge=1, le=5, description="1 = not at all, 3 = neutral, 5 = strongly.")
+    score: float = bounded(1, 5, "1 = not at all, 3 = neutral, 5 = strongly.", tenths=True)
 
 
 Choice = Literal["1", "2", "3", "4", "5", "6", "7", "x"]

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.answer_schemas import bounded
+
 PROMPT_VERSION = "amadeus-qa-judges-1"
 
 ACC_SYSTEM = """You grade a role-playing agent's answer to a question about its character.
@@ -69,14 +71,14 @@ class AnswerReflection(BaseModel):
     """ACC_L: how well the response reflects the correct answer, 1-10."""
 
     reason: str = Field(description="One sentence justifying the score.")
-    score: int = Field(ge=1, le=10, description="1 = not at all, 10 = fully and accurately.")
+    score: int = bounded(1, 10, "1 = not at all, 10 = fully and accurately.")
 
 
 class HallucinationScore(BaseModel):
     """HS: degree of hallucination, 1 (faithful) to 10 (invented)."""
 
     reason: str = Field(description="One sentence naming any added or distorted fact.")
-    score: int = Field(ge=1, le=10, description="1 = only supported facts, 10 = mostly invented.")
+    score: int = bounded(1, 10, "1 = only supported facts, 10 = mostly invented.")
 
 
 def acc_messages(question: str, answer: str, response: str) -> list[BaseMessage]:

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
 
-from personae.agents.answer_schemas import list_of, per_call_schema
+from personae.agents.answer_schemas import bounded, list_of, per_call_schema
 from personae.memory.arcane.records import (
     ArcDirection,
     AxisBase,
@@ -351,7 +351,7 @@ PhaseT = TypeVar("PhaseT", InducedPhase, MergedPhase)
 
 def _bounded_phase(base: type[PhaseT], chapters: int) -> type[PhaseT]:
     """``base`` whose ``chapter_range`` holds two chapters of 1..``chapters``."""
-    chapter = Annotated[int, Field(ge=1, le=chapters)]
+    chapter = Annotated[int, bounded(1, chapters)]
     return create_model(
         base.__name__,
         __base__=base,

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Annotated
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, create_model
 
-from personae.agents.answer_schemas import per_call_schema
+from personae.agents.answer_schemas import bounded, per_call_schema
 
 # Table 35 (ARCANE App. P.4): per-response evaluator (APF / RPF / RAE), verbatim.
 PHASE_JUDGE_SYSTEM = """You are an evaluator of character-grounded narrative responses. Compare a model's response to the Reference and score it on three dimensions, each from 1 to __SCALE__, using a phase-fidelity / mechanism framework.
@@ -152,7 +152,7 @@ class TrajectoryJudgement(BaseModel):
 @per_call_schema(maxsize=8)
 def phase_judgement_schema(scale: int) -> type[PhaseJudgement]:
     """T35's answer on a 1..``scale`` rubric: every score an integer within it."""
-    score = Annotated[int, Field(ge=1, le=scale)]
+    score = Annotated[int, bounded(1, scale)]
     scores = create_model(
         "PhaseScores", __base__=PhaseScores, apf=(score, ...), rpf=(score, ...), rae=(score, ...)
     )
@@ -162,7 +162,7 @@ def phase_judgement_schema(scale: int) -> type[PhaseJudgement]:
 @per_call_schema(maxsize=8)
 def trajectory_judgement_schema(scale: int) -> type[TrajectoryJudgement]:
     """T36's answer on a 1..``scale`` rubric: every score an integer within it."""
-    score = Annotated[int, Field(ge=1, le=scale)]
+    score = Annotated[int, bounded(1, scale)]
     scores = create_model(
         "TrajectoryScores",
         __base__=TrajectoryScores,

@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import SkipJsonSchema
 
-from personae.agents.answer_schemas import list_of, per_call_schema
+from personae.agents.answer_schemas import bounded, list_of, per_call_schema
 from personae.agents.arcane.designers import DraftResponse
 
 # Table 26 (ARCANE App. P.2): Q-Voice validator, verbatim.
@@ -245,7 +245,7 @@ def phasefit_schema(n: int) -> type[PhaseFit]:
     return create_model(
         "PhaseFit",
         __base__=PhaseFit,
-        most_likely_phase_idx=(int, Field(ge=0, le=n - 1, description=f"a phase idx, 0..{n - 1}")),
+        most_likely_phase_idx=(int, bounded(0, n - 1, f"a phase idx, 0..{n - 1}")),
     )
 
 
@@ -255,7 +255,7 @@ def discrimination_schema(n: int) -> type[Discrimination]:
     pair = create_model(
         "WeakPair",
         __base__=WeakPair,
-        from_phase_idx=(int, Field(ge=0, le=max(n - 2, 0), description="k of the pair (k, k+1)")),
+        from_phase_idx=(int, bounded(0, max(n - 2, 0), "k of the pair (k, k+1)")),
     )
     return create_model(
         "Discrimination",

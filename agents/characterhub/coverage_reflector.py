@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.answer_schemas import bounded
 from personae.agents.characterhub.evidence_summarizer import CitedFact
 from personae.agents.characterhub.query_planner import anchor_query
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
@@ -34,7 +35,7 @@ class DimensionCoverage(BaseModel):
     """Coverage of one dimension and follow-up queries when thin."""
 
     dimension: Dimension = Field(description="One of the profiling dimensions.")
-    score: float = Field(ge=0, le=1, description="0 = nothing known, 1 = fully covered.")
+    score: float = bounded(0, 1, "0 = nothing known, 1 = fully covered.", tenths=True)
     follow_up_queries: list[str] = Field(
         default_factory=list, description="New search queries for a thin dimension."
     )

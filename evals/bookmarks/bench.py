@@ -25,6 +25,7 @@ import importlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -298,6 +299,44 @@ class SilentProgress:
         """Ignore."""
 
 
+class LineProgress(SilentProgress):
+    """One plain line on stderr per finished instance (used when stderr is not a terminal).
+
+    A run under ``nohup``, CI or a job scheduler writes its stderr to a log: a line per
+    instance (done of all, what finished, time so far) says there how far it got, where a bar
+    would fill the log with control codes. ``stream`` is where the lines go (stderr by default).
+    """
+
+    def __init__(self, stream: Any = None) -> None:
+        self._stream = stream
+        self._total = self._done = 0
+        self._started = time.monotonic()
+
+    def _write(self, line: str) -> None:
+        stream = self._stream or sys.stderr
+        stream.write(f"personae: {line}\n")
+        stream.flush()
+
+    def start(self, total: int, skipped: int) -> None:
+        """Say how many instances will run."""
+        self._total, self._started = total, time.monotonic()
+        before = f" ({skipped} done by an earlier run)" if skipped else ""
+        self._write(f"bench: {total} instances to run{before}")
+
+    def advance(self, record: Mapping[str, Any]) -> None:
+        """One line: instances done of all, the one that finished, minutes so far."""
+        self._done += 1
+        minutes = (time.monotonic() - self._started) / 60
+        self._write(
+            f"bench {self._done}/{self._total}: {record['method']} {record['artifact']} "
+            f"{record['character']} done ({minutes:.1f} min)"
+        )
+
+    def note(self, message: str) -> None:
+        """Print the notice on the same stream."""
+        self._write(message)
+
+
 class RichProgress(SilentProgress):
     """A rich progress bar on stderr (used when stderr is a TTY): instances done of all, ETA.
 
@@ -343,8 +382,8 @@ class RichProgress(SilentProgress):
 
 
 def default_progress() -> ProgressSink:
-    """A rich bar when stderr is a terminal, otherwise silence (logs stay clean)."""
-    return RichProgress() if sys.stderr.isatty() else SilentProgress()
+    """A rich bar when stderr is a terminal, otherwise a plain line per instance (the log)."""
+    return RichProgress() if sys.stderr.isatty() else LineProgress()
 
 
 def result_key(record: Mapping[str, Any]) -> ResultKey:

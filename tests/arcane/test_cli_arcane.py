@@ -36,7 +36,11 @@ def test_prepare_summarizes_once_and_indexes(
     assert main([*argv, "--model", "openai:scripted"]) == 0
     rows = [json.loads(x) for x in (novel.folder / "summaries.jsonl").read_text().splitlines()]
     assert sorted(r["chapter"] for r in rows) == [1, 2, 3, 4, 5, 6]
-    assert "6 chapters summarized" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "6 chapters summarized" in captured.out
+    # stderr is not a terminal here: a log, which gets a progress line per chapter
+    progress = sorted(line for line in captured.err.splitlines() if "summary of chapter" in line)
+    assert progress == [f"• The River: summary of chapter {n}" for n in range(1, 7)]
     calls = len(model.calls)
     assert main([*argv, "--model", "openai:scripted"]) == 0
     assert len(model.calls) == calls

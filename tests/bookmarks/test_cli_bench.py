@@ -39,12 +39,13 @@ def _bench(story: Path, out: Path, *extra: str) -> int:
 
 
 def _one_line_error(err: str) -> str:
-    """The error line, alone on stderr but for the cost estimate printed before any call."""
-    if err.startswith("personae: estimated: "):
-        err = err.split("\n", 1)[1]
-    assert err.startswith("personae: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    return err
+    """The error line: stderr's last, after the cost estimate and the progress lines (stderr
+    is not a terminal here: a log, which gets a line per instance)."""
+    lines = err.splitlines(keepends=True)
+    before = [line for line in lines[:-1] if not line.startswith("personae: bench")]
+    assert all(line.startswith("personae: estimated: ") for line in before), err
+    assert lines[-1].startswith("personae: error: ") and "Traceback" not in err, err
+    return lines[-1]
 
 
 def test_two_methods_end_to_end_then_a_resumed_rerun(
@@ -52,7 +53,10 @@ def test_two_methods_end_to_end_then_a_resumed_rerun(
 ) -> None:
     story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
     assert _bench(story, out, "--method", "vanilla,bookmarks", "--limit", "2") == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "personae: bench: 8 instances to run\n" in captured.err  # the log's progress
+    assert "personae: bench 8/8: " in captured.err
     assert "| Fandom | tiny | Avg. |" in printed
     assert "| vanilla | 50.00 | 50.00 |" in printed and "| bookmarks | 50.00 | 50.00 |" in printed
     assert "Pooled (instances)" in printed

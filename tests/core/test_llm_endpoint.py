@@ -17,6 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
 from personae import llm_endpoint
+from personae.agents.answer_schemas import bounded, non_blank
 from personae.errors import ConfigurationError, RemoteError
 from personae.llm import (
     call_structured,
@@ -129,6 +130,47 @@ async def test_a_malformed_json_schema_answer_is_retried_with_feedback() -> None
     assert pick.id == "S2" and usage.calls == 2
     feedback = chat.requests[1]["messages"][-1]["content"]
     assert feedback.startswith("Your previous answer was invalid") and "Pick" in feedback
+
+
+class Said(BaseModel):
+    """A rating and what was said."""
+
+    text: str = non_blank("what was said")
+    score: int = bounded(1, 5)
+
+
+async def test_a_tool_call_carries_what_grammars_enforce_and_the_answer_is_validated() -> None:
+    blank, too_high, incomplete = (
+        {"text": "  ", "score": 3},
+        {"text": "Y", "score": 9},
+        {"text": "N"},
+    )
+    answers = iter([blank, too_high, incomplete, {"text": "Fine.", "score": 4}])
+    chat = FakeOpenAIChat({"Said": lambda _: next(answers)}, methods=("function_calling",))
+    with LoopbackWebServer(chat) as server:
+        model = model_on(server, structured_output="function_calling")
+        said, usage = await call_structured(model, Said, [HumanMessage("say")], retries=3)
+    assert type(said) is Said and (said.text, said.score) == ("Fine.", 4) and usage.calls == 4
+    parameters = chat.requests[0]["tools"][0]["function"]["parameters"]
+    # no pattern (a grammar reads it on the raw JSON: the string would never end), the bounds
+    # as an enum (a grammar ignores minimum and maximum)
+    text = {"type": "string", "minLength": 1, "description": "what was said"}
+    assert parameters["properties"]["text"] == text
+    assert parameters["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    feedback = [body["messages"][-1]["content"] for body in chat.requests[1:]]
+    assert "should match pattern" in feedback[0] and "less than or equal to 5" in feedback[1]
+    assert "Field required" in feedback[2]
+
+
+async def test_a_json_schema_for_a_compatible_server_has_no_pattern_either() -> None:
+    answers = iter([{"text": " ", "score": 2}, {"text": "Fine.", "score": 2}])
+    chat = FakeOpenAIChat({"Said": lambda _: next(answers)}, methods=("json_schema",))
+    with LoopbackWebServer(chat) as server:  # llama.cpp's server and Ollama take JSON schemas
+        said, usage = await call_structured(model_on(server), Said, [HumanMessage("say")])
+    assert type(said) is Said and said.text == "Fine." and usage.calls == 2
+    sent = chat.requests[0]["response_format"]["json_schema"]
+    assert sent["name"] == "Said" and "pattern" not in sent["schema"]["properties"]["text"]
+    assert "should match pattern" in chat.requests[1]["messages"][-1]["content"]
 
 
 async def test_a_prompt_larger_than_the_stated_window_is_cut_to_fit_with_a_notice(

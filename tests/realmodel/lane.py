@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 _PROMPT = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _EVAL = re.compile(r"\beval time =\s*([\d.]+) ms /\s*(\d+) runs")
+_TOTAL = re.compile(r"\btotal time =\s*([\d.]+) ms")
 _ACCESS = re.compile(r'"POST /v1/chat/completions HTTP/1\.1" (\d+)')
 
 
@@ -153,6 +154,8 @@ class Throughput:
     prompt_seconds: float
     generated_tokens: int
     generated_seconds: float
+    engine_seconds: float
+    """The requests' total time as the engine timed it (prompt, generation, grammar, sampling)."""
 
     def line(self) -> str:
         """One line of figures."""
@@ -162,7 +165,7 @@ class Throughput:
             f"{self.requests} chat requests ({self.refused} refused); prompts "
             f"{self.prompt_tokens} tokens at "
             f"{prompt_rate:.0f} tokens/s; generated {self.generated_tokens} tokens at "
-            f"{gen_rate:.1f} tokens/s"
+            f"{gen_rate:.1f} tokens/s; engine busy {self.engine_seconds:.0f} s"
         )
 
 
@@ -173,7 +176,7 @@ def throughput(log: Path) -> Throughput:
     is neither counted nor timed.
     """
     requests = refused = prompt = generated = 0
-    prompt_ms = generated_ms = 0.0
+    prompt_ms = generated_ms = total_ms = 0.0
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
         if match := _PROMPT.search(line):
             prompt_ms += float(match.group(1))
@@ -181,10 +184,20 @@ def throughput(log: Path) -> Throughput:
         elif match := _EVAL.search(line):
             generated_ms += float(match.group(1))
             generated += int(match.group(2))
+        elif match := _TOTAL.search(line):
+            total_ms += float(match.group(1))
         elif match := _ACCESS.search(line):
             requests += 1
             refused += match.group(1) != "200"
-    return Throughput(requests, refused, prompt, prompt_ms / 1000, generated, generated_ms / 1000)
+    return Throughput(
+        requests,
+        refused,
+        prompt,
+        prompt_ms / 1000,
+        generated,
+        generated_ms / 1000,
+        total_ms / 1000,
+    )
 
 
 def main(pytest_args: list[str]) -> int:
@@ -207,6 +220,7 @@ def main(pytest_args: list[str]) -> int:
     tests_started = time.monotonic()
     try:
         command = [sys.executable, "-m", "pytest", "-m", "realmodel", "tests/realmodel", "-v"]
+        command += ["--durations=0", "--durations-min=1"]  # each job's time, in the log
         code = subprocess.call([*command, *pytest_args], cwd=ROOT, env=env)
     finally:
         server.stop()

@@ -67,6 +67,12 @@ def register(commands: Any) -> None:
     act.set_defaults(handler=run_act)
 
 
+def _progress(line: str) -> None:
+    """One plain line on stderr (a terminal, or the log when it is not one)."""
+    sys.stderr.write(f"• {line}\n")
+    sys.stderr.flush()
+
+
 def run_prepare(args: argparse.Namespace) -> int:
     """Summarize missing chapters and index the chunks; print what it cost."""
     import asyncio
@@ -91,6 +97,7 @@ def run_prepare(args: argparse.Namespace) -> int:
             embedding=embedding,
             concurrency=args.concurrency,
             chroma=context.chroma_settings(),
+            progress=lambda line: _progress(f"{novel.title}: {line}"),
         )
     )
     sys.stdout.write(
