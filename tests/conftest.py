@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +48,49 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is absent (it only exists on developer machines and in CI)")
     return SHARED
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--cpu-report",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print the N tests and files that cost the most CPU (setup, call and teardown)",
+    )
+
+
+_CPU: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    """CPU of this process and of the child processes it has waited for."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """Per-test CPU (this process's threads and the processes a test ran and waited for)."""
+    if not item.config.getoption("--cpu-report"):
+        yield
+        return
+    start = _cpu_seconds()
+    yield
+    _CPU[item.nodeid] = _cpu_seconds() - start
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    top = config.getoption("--cpu-report")
+    if not top or not _CPU:
+        return
+    files: dict[str, float] = {}
+    for nodeid, seconds in _CPU.items():
+        files[nodeid.split("::")[0]] = files.get(nodeid.split("::")[0], 0.0) + seconds
+    write = terminalreporter.write_line
+    write(f"CPU in tests: {sum(_CPU.values()):.1f} s over {len(_CPU)} tests")
+    for title, table in (("tests", _CPU), ("files", files)):
+        write(f"the {top} costliest {title} (CPU seconds):")
+        for name, seconds in sorted(table.items(), key=lambda kv: -kv[1])[:top]:
+            write(f"{seconds:8.2f}  {name}")
