@@ -61,13 +61,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 _CPU: dict[str, float] = {}
+_SYSTEM: dict[str, float] = {}
 
 
-def _cpu_seconds() -> float:
-    """CPU of this process and of the child processes it has waited for."""
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU (user + system, and system alone) of this process and of the child processes it
+    has waited for."""
     mine = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+    system = mine.ru_stime + children.ru_stime
+    return mine.ru_utime + children.ru_utime + system, system
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -76,9 +79,10 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     if not item.config.getoption("--cpu-report"):
         yield
         return
-    start = _cpu_seconds()
+    total, system = _cpu_seconds()
     yield
-    _CPU[item.nodeid] = _cpu_seconds() - start
+    after, system_after = _cpu_seconds()
+    _CPU[item.nodeid], _SYSTEM[item.nodeid] = after - total, system_after - system
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -89,8 +93,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for nodeid, seconds in _CPU.items():
         files[nodeid.split("::")[0]] = files.get(nodeid.split("::")[0], 0.0) + seconds
     write = terminalreporter.write_line
-    write(f"CPU in tests: {sum(_CPU.values()):.1f} s over {len(_CPU)} tests")
-    for title, table in (("tests", _CPU), ("files", files)):
+    write(
+        f"CPU in tests: {sum(_CPU.values()):.1f} s ({sum(_SYSTEM.values()):.1f} s system) "
+        f"over {len(_CPU)} tests"
+    )
+    tables = (("tests", _CPU), ("files", files), ("tests in system time", _SYSTEM))
+    for title, table in tables:
         write(f"the {top} costliest {title} (CPU seconds):")
         for name, seconds in sorted(table.items(), key=lambda kv: -kv[1])[:top]:
             write(f"{seconds:8.2f}  {name}")
