@@ -674,9 +674,11 @@ async def _invoke_structured(
     """
     methods = methods_to_try(model)
     refused: list[tuple[StructuredOutput, Exception]] = []
+    # The schema counts toward the prompt only where _capped fits one to a window (~0.5 ms).
+    shape = schema.model_json_schema() if is_openai_client(model) else None
     for method in methods:
         prompt = _format_instruction(history, schema) if method == "json_mode" else list(history)
-        capped, sent, cut = await _capped(model, prompt, schema.model_json_schema())
+        capped, sent, cut = await _capped(model, prompt, shape)
         runnable = _structured_runnable(capped, schema, method)
         try:
             result = await _ainvoke(runnable, sent, model, probing=len(methods) > 1)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, ValidationError
+from source_tree import parsed
 
 from personae.agents.amadeus.incharacter_rater import PoleRating, choice_conversion_schema
 from personae.agents.answer_schemas import answers_by_key
@@ -60,7 +61,7 @@ def structured_calls() -> list[tuple[str, str, ast.Call]]:
     found = []
     for folder in ("agents", "graphs", "evals"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = parsed(path)
             for function in ast.walk(tree):
                 if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                     continue
@@ -90,7 +91,7 @@ def test_no_structured_call_checks_what_its_schema_does_not_state() -> None:
 def test_every_per_call_schema_factory_has_its_invariant_here() -> None:
     factories = set()
     for path in (ROOT / "agents").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.FunctionDef) and node.name.endswith("_schema"):
                 if not node.name.startswith("_") and node.name != "per_call_schema":
                     factories.add(node.name)

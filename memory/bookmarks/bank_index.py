@@ -29,7 +29,11 @@ collection's write stamp it reflects (see :mod:`personae.memory.bookmarks.bank_i
 which persists it beside the collection); another process writing the same collection at the
 same time is not supported (as for the bank's id counter). Memory: the vectors (4 bytes x
 dimensions per bookmark: 150 MB at 100,000 bookmarks of 384 dimensions) and about 100 bytes
-per bookmark for its id, question and place; no object per bookmark.
+per bookmark for its id, question and place; no object per bookmark. A loaded snapshot's sorted
+vectors stay memory-mapped from its file (:mod:`~personae.memory.bookmarks.bank_index_file`):
+only the pages searches read are resident, and a search at target q reads the rows synced by
+q, a prefix of each scope (one ``act`` step at mid-story on a 100,000-bookmark bank: 305 MiB
+peak instead of 407). Exact float32 as before: the products, distances and ties are the same.
 """
 
 from __future__ import annotations
@@ -91,12 +95,34 @@ class ScopeArrays:
     positions: np.ndarray
     numbers: np.ndarray
     vectors: np.ndarray
+    """The rows' vectors, one row each (a snapshot's: memory-mapped from its file)."""
     offsets: np.ndarray | None = None
     """Where each row's whole record starts in the records file (-1: not there)."""
     lengths: np.ndarray | None = None
     """Its length in bytes."""
     order: np.ndarray | None = None
-    """When set, the rows are ``vectors[order]`` (a :meth:`BankIndex.snapshot`, not copied)."""
+    """When set, the rows are slots ``order`` of ``vectors`` followed by ``tail`` (a
+    :meth:`BankIndex.snapshot`, not copied)."""
+    tail: np.ndarray | None = None
+    """With ``order``: the scope's unsorted rows, slots from ``len(vectors)`` on."""
+
+    def matrix(self, start: int, stop: int) -> np.ndarray:
+        """The vectors of sorted rows ``[start, stop)`` as one new matrix."""
+        if self.order is None:
+            return np.array(self.vectors[start:stop], dtype=np.float32)
+        return _gathered(self.vectors, self.tail, self.order[start:stop])
+
+
+def _gathered(head: np.ndarray, tail: np.ndarray | None, slots: np.ndarray) -> np.ndarray:
+    """Rows ``slots`` of ``head`` followed by ``tail``, without joining the two."""
+    inside = slots < len(head)
+    if inside.all():
+        return np.take(head, slots, axis=0)
+    assert tail is not None
+    out = np.empty((len(slots), head.shape[1]), dtype=np.float32)
+    out[inside] = head[slots[inside]]
+    out[~inside] = tail[slots[~inside] - len(head)]
+    return out
 
 
 @dataclass
@@ -113,11 +139,17 @@ class _Products:
 
 
 class _Scope:
-    """The rows of one scope: sorted part ``[0, base)``, unsorted tail ``[base, size)``."""
+    """The rows of one scope: sorted part ``[0, base)``, unsorted tail ``[base, size)``.
+
+    Their vectors are two matrices: ``head`` holds exactly the sorted rows (a loaded snapshot's
+    is memory-mapped from the file, so only the pages a search reads become resident), ``tail``
+    the rows written since (in memory, grown as they come). Appending never copies the head.
+    """
 
     def __init__(self, name: str, dimensions: int, capacity: int = 16) -> None:
         self.name = name
-        self.vectors = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.head = np.zeros((0, dimensions), dtype=np.float32)
+        self.tail = np.zeros((capacity, dimensions), dtype=np.float32)
         self.positions = np.zeros(capacity, dtype=np.int64)
         self.numbers = np.zeros(capacity, dtype=np.int64)
         self.offsets = np.full(capacity, -1, dtype=np.int64)
@@ -135,26 +167,29 @@ class _Scope:
     @classmethod
     def of(cls, arrays: ScopeArrays) -> _Scope:
         """A scope holding ``arrays`` (already sorted), without copying the matrix."""
-        scope = cls(arrays.name, arrays.vectors.shape[1], 0)
-        scope.vectors, scope.positions, scope.numbers = (
-            arrays.vectors,
-            arrays.positions,
-            arrays.numbers,
-        )
-        scope.ids, scope.questions = arrays.ids, arrays.questions
         size = len(arrays.ids)
+        scope = cls(arrays.name, arrays.vectors.shape[1], 0)
+        scope.head = arrays.vectors[:size]
+        scope.positions, scope.numbers = arrays.positions, arrays.numbers
+        scope.ids, scope.questions = arrays.ids, arrays.questions
         if arrays.offsets is not None and arrays.lengths is not None:
             scope.offsets, scope.lengths = arrays.offsets, arrays.lengths
         else:
             scope.offsets = np.full(size, -1, dtype=np.int64)
             scope.lengths = np.zeros(size, dtype=np.int64)
         scope.keys = arrays.positions[:size].copy()
-        scope.base = len(arrays.ids)
+        scope.base = size
         return scope
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def vector(self, slot: int) -> np.ndarray:
+        """Row ``slot``'s vector (a view: writing it writes the row)."""
+        matrix, row = (self.head, slot) if slot < self.base else (self.tail, slot - self.base)
+        vector: np.ndarray = matrix[row]
+        return vector
 
     def row(self, slot: int) -> IndexedBookmark:
         return IndexedBookmark(
@@ -162,15 +197,15 @@ class _Scope:
             self.name,
             int(self.positions[slot]),
             self.questions[slot],
-            self.vectors[slot].copy(),
+            self.vector(slot).copy(),
         )
 
     def append(self, row: IndexedBookmark) -> int:
         """Add ``row`` to the tail; its slot."""
         slot = self.size
         capacity = max(16, slot + slot // 2)
-        if slot >= len(self.vectors):
-            self.vectors = _grown(self.vectors, capacity)
+        if slot - self.base >= len(self.tail):
+            self.tail = _grown(self.tail, max(16, len(self.tail) + len(self.tail) // 2 + 1))
         if slot >= len(self.positions):
             self.positions = _grown(self.positions, capacity)
         if slot >= len(self.numbers):
@@ -179,7 +214,7 @@ class _Scope:
             self.offsets = _grown(self.offsets, capacity)
             self.lengths = _grown(self.lengths, capacity)
         self.offsets[slot] = -1
-        self.vectors[slot] = row.vector
+        self.tail[slot - self.base] = row.vector
         self.positions[slot] = row.position
         self.numbers[slot] = id_number(row.id)
         self.ids.append(row.id)
@@ -191,8 +226,8 @@ class _Scope:
         if slot < self.base and row.position < self.keys[slot]:
             self.kill(slot)  # moved back before its sort key: it would be missed in place
             return self.append(row)
-        if not np.array_equal(self.vectors[slot], row.vector):
-            self.vectors[slot] = row.vector
+        if not np.array_equal(self.vector(slot), row.vector):
+            self.vector(slot)[:] = row.vector  # a mapped head: copy-on-write, the file unchanged
             self.generation += 1
         self.positions[slot] = row.position
         self.questions[slot] = row.question
@@ -207,27 +242,21 @@ class _Scope:
         limit = max(TAIL_MIN, self.base // 8)
         return self.size - self.base > limit or self.dead > limit
 
+    def sorted_slots(self) -> np.ndarray:
+        """The live slots in (position, number) order."""
+        live = np.flatnonzero(self.positions[: self.size] != DEAD)
+        return live[np.lexsort((self.numbers[live], self.positions[live]))]
+
     def arrays(self) -> ScopeArrays:
-        """The live rows sorted by (position, number), as new arrays with room to grow."""
-        count = self.size
-        live = np.flatnonzero(self.positions[:count] != DEAD)
-        order = live[np.lexsort((self.numbers[live], self.positions[live]))]
-        arrays = sorted_arrays(
+        """The live rows sorted by (position, number), as new arrays (one copy of the matrix)."""
+        order = self.sorted_slots()
+        return ScopeArrays(
             self.name,
             [self.ids[i] for i in order],
             [self.questions[i] for i in order],
             self.positions[order],
             self.numbers[order],
-            self.vectors,
-            order,
-        )
-        return ScopeArrays(
-            arrays.name,
-            arrays.ids,
-            arrays.questions,
-            arrays.positions,
-            arrays.numbers,
-            arrays.vectors,
+            _gathered(self.head, self.tail, order),
             self.offsets[order],
             self.lengths[order],
         )
@@ -242,15 +271,12 @@ def sorted_arrays(
     vectors: np.ndarray,
     order: np.ndarray,
 ) -> ScopeArrays:
-    """A scope's :class:`ScopeArrays` whose matrix is ``vectors[order]``.
+    """A scope's :class:`ScopeArrays` whose matrix is ``vectors[order]`` (copied once).
 
-    Copied once into a buffer with an eighth of spare rows (zero pages: resident only once
-    written), so the next writes append without copying the matrix again.
+    No spare rows: the next writes go to the scope's tail, never into this matrix.
     """
-    rows = len(order)
-    buffer = np.zeros((rows + max(TAIL_MIN, rows // 8), vectors.shape[1]), dtype=np.float32)
-    np.take(vectors, order, axis=0, out=buffer[:rows])
-    return ScopeArrays(name, ids, questions, positions, numbers, buffer)
+    sorted_vectors = np.take(np.asarray(vectors, dtype=np.float32), order, axis=0)
+    return ScopeArrays(name, ids, questions, positions, numbers, sorted_vectors)
 
 
 class _Places:
@@ -421,9 +447,7 @@ class BankIndex:
         with self._lock:
             views = []
             for scope in self._scopes.values():
-                count = scope.size
-                live = np.flatnonzero(scope.positions[:count] != DEAD)
-                order = live[np.lexsort((scope.numbers[live], scope.positions[live]))]
+                order = scope.sorted_slots()
                 views.append(
                     ScopeArrays(
                         scope.name,
@@ -431,10 +455,11 @@ class BankIndex:
                         [scope.questions[i] for i in order],
                         scope.positions[order],
                         scope.numbers[order],
-                        scope.vectors,
+                        scope.head,
                         scope.offsets[order],
                         scope.lengths[order],
                         order,
+                        scope.tail,
                     )
                 )
             return views
@@ -650,11 +675,11 @@ class BankIndex:
             cached = _Products(view.generation, np.zeros(0, np.float32), np.zeros(0, np.float32))
         head, tail = cached.head, cached.tail
         with one_blas_thread():
-            # Products over the scope's contiguous matrix (no copy), only rows not met yet.
+            # Products over the scope's contiguous matrices (no copy), only rows not met yet.
             if prefix > len(head):
-                head = np.concatenate([head, view.vectors[len(head) : prefix] @ query])
+                head = np.concatenate([head, view.head[len(head) : prefix] @ query])
             if view.count - view.base > len(tail):
-                fresh = view.vectors[view.base + len(tail) : view.count] @ query
+                fresh = view.tail[len(tail) : view.count - view.base] @ query
                 tail = np.concatenate([tail, fresh])
         with self._lock:
             self._products[key] = _Products(view.generation, head, tail)
@@ -682,7 +707,8 @@ class _View:
     """A scope's arrays as one search reads them (taken under the lock, read outside it)."""
 
     name: str
-    vectors: np.ndarray
+    head: np.ndarray
+    tail: np.ndarray
     positions: np.ndarray
     numbers: np.ndarray
     keys: np.ndarray
@@ -696,7 +722,8 @@ class _View:
     def of(cls, scope: _Scope) -> _View:
         return cls(
             scope.name,
-            scope.vectors,
+            scope.head,
+            scope.tail,
             scope.positions,
             scope.numbers,
             scope.keys,
@@ -709,8 +736,8 @@ class _View:
 
     @classmethod
     def empty(cls) -> _View:
-        nothing = np.zeros(0, dtype=np.int64)
-        return cls("", np.zeros((0, 0), np.float32), nothing, nothing, nothing, [], [], 0, 0, 0)
+        nothing, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, 0), np.float32)
+        return cls("", matrix, matrix, nothing, nothing, nothing, [], [], 0, 0, 0)
 
     def row(self, slot: int) -> IndexedBookmark:
         return IndexedBookmark(
@@ -718,7 +745,7 @@ class _View:
             self.name,
             int(self.positions[slot]),
             self.questions[slot],
-            self.vectors[slot].copy(),
+            (self.head[slot] if slot < self.base else self.tail[slot - self.base]).copy(),
         )
 
 

@@ -7,7 +7,9 @@ kept in two files in ``<memory dir>/bank-index/``, named by the collection's nam
 
 - ``<name>.<id>.npz``: a snapshot (numpy arrays: per scope the sorted vectors, positions,
   creation numbers, ids and questions; a JSON header with the format version, collection id,
-  embedding, dimensions, row count, next id number and the collection's write stamp);
+  embedding, dimensions, row count, next id number and the collection's write stamp). Stored
+  uncompressed, each matrix aligned to 64 bytes in the file, so a process maps the vectors
+  (copy-on-write) instead of reading them: a search makes resident only the pages it reads;
 - ``<name>.<id>.log.jsonl``: the rows each write stored since, one line per write, with the
   write stamp it gave the collection;
 - ``<name>.<id>.<token>.records``: every whole record (its stored JSON) one after another,
@@ -145,7 +147,7 @@ class IndexFile:
             scopes, start = [], 0
             for number, (name, size) in enumerate(header["scopes"]):
                 end = start + int(size)
-                vectors = _read(archive, f"vectors_{number}", headroom=True)
+                vectors = _mapped(archive, f"vectors_{number}", self.snapshot_path)
                 if vectors.shape[1:] != (int(header["dimensions"]),):
                     raise ValueError("the snapshot's vectors disagree with its header")
                 scopes.append(
@@ -213,7 +215,8 @@ class IndexFile:
                         with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                             np.lib.format.write_array(member, np.ascontiguousarray(array))
                     for number, scope in enumerate(scopes):
-                        with archive.open(f"vectors_{number}.npy", "w", force_zip64=True) as member:
+                        aligned = _aligned_entry(f"vectors_{number}.npy", archive.start_dir)
+                        with archive.open(aligned, "w", force_zip64=True) as member:
                             _write_rows(member, scope, dimensions)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -288,10 +291,29 @@ def _write_rows(member: Any, scope: ScopeArrays, dimensions: int) -> None:
     rows = len(scope.ids)
     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False}
     np.lib.format.write_array_header_2_0(member, {**header, "shape": (rows, dimensions)})
-    order = scope.order if scope.order is not None else np.arange(rows)
     for start in range(0, rows, _GATHER):
-        chunk = np.take(scope.vectors, order[start : start + _GATHER], axis=0)
-        member.write(np.ascontiguousarray(chunk, dtype=np.float32).tobytes())
+        member.write(scope.matrix(start, min(rows, start + _GATHER)).tobytes())
+
+
+ALIGNMENT = 64
+"""Where a snapshot's matrices start in the file (a multiple of this): mapped, they are aligned
+as numpy and BLAS want them. The ``.npy`` header is itself padded to 64 bytes."""
+_ALIGN_EXTRA = 0xD935
+"""The zip "extra field" id Android's ``zipalign`` uses for the same padding."""
+
+
+def _aligned_entry(name: str, offset: int) -> zipfile.ZipInfo:
+    """A stored, zip64 member written at ``offset`` whose data starts at a multiple of 64.
+
+    A zip member's data follows its local header (30 bytes, the name, the extra field and, in
+    zip64, 20 more bytes); the extra field gets the padding that aligns what follows.
+    """
+    entry = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    entry.compress_type = zipfile.ZIP_STORED
+    header = 30 + len(name.encode("utf-8")) + 20 + 6
+    pad = -(offset + header) % ALIGNMENT
+    entry.extra = struct.pack("<HHH", _ALIGN_EXTRA, 2 + pad, ALIGNMENT) + bytes(pad)
+    return entry
 
 
 def _places(scope: ScopeArrays) -> tuple[np.ndarray, np.ndarray]:
@@ -310,15 +332,11 @@ def _row(record: list[Any]) -> IndexedBookmark:
     return IndexedBookmark(str(bookmark_id), str(scope), int(position), str(question), array)
 
 
-def _read(archive: zipfile.ZipFile, name: str, headroom: bool = False) -> np.ndarray:
-    """Array ``name`` of the snapshot, read from the file straight into its final buffer.
+def _data_start(archive: zipfile.ZipFile, name: str) -> tuple[int, tuple[int, ...], np.dtype]:
+    """Where array ``name``'s bytes start in the snapshot file, its shape and dtype.
 
     The snapshot's members are stored uncompressed, so each array's bytes lie in the file as
-    they are: they are read into the array's own buffer (``zipfile``'s reader would hand them
-    over as one ``bytes`` object first, a second copy of the matrix). With ``headroom`` the
-    buffer has room for an eighth more rows (at least
-    :data:`~personae.memory.bookmarks.bank_index.TAIL_MIN`) so the next writes append without
-    copying the matrix; the spare rows are zero pages the system maps only when written.
+    they are, after the member's local header and the ``.npy`` header.
     """
     info = archive.getinfo(f"{name}.npy")
     if info.compress_type != zipfile.ZIP_STORED or archive.fp is None:
@@ -337,17 +355,51 @@ def _read(archive: zipfile.ZipFile, name: str, headroom: bool = False) -> np.nda
         shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
     if fortran or dtype.hasobject:
         raise ValueError(f"{name}: unexpected array layout")
+    return handle.tell(), tuple(shape), dtype
+
+
+def _read(archive: zipfile.ZipFile, name: str, headroom: bool = False) -> np.ndarray:
+    """Array ``name`` of the snapshot, read from the file straight into its final buffer.
+
+    Read into the array's own buffer (``zipfile``'s reader would hand the bytes over as one
+    ``bytes`` object first, a second copy). With ``headroom`` the buffer has room for an eighth
+    more rows (at least :data:`~personae.memory.bookmarks.bank_index.TAIL_MIN`) so the next
+    writes append without copying it; the spare rows are zero pages the system maps only when
+    written.
+    """
+    start, shape, dtype = _data_start(archive, name)
+    handle = cast(io.BufferedIOBase, archive.fp)
     rows = shape[0] if shape else 1
     capacity = rows + max(TAIL_MIN, rows // 8) if headroom else rows
     buffer = np.zeros((capacity, *shape[1:]), dtype=dtype)
     view = memoryview(cast(Any, buffer[:rows])).cast("B")
     done = 0
     while done < len(view):
-        got = cast(io.BufferedIOBase, handle).readinto(view[done:])
+        got = handle.readinto(view[done:])
         if not got:
             raise EOFError(f"{name}: the snapshot is truncated")
         done += got
     return buffer
+
+
+def _mapped(archive: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
+    """Matrix ``name`` of the snapshot mapped from the file, copy-on-write.
+
+    Why: a process then holds only the pages its searches read (a search at target q reads the
+    rows synced by q: a prefix of each scope), not every vector of the bank (150 MB at 100,000
+    bookmarks); an index write into a row changes the process's copy of that page, never the
+    file. A matrix not aligned in the file (written before :data:`ALIGNMENT`) is read instead.
+    """
+    start, shape, dtype = _data_start(archive, name)
+    if len(shape) != 2 or dtype != np.float32:
+        raise ValueError(f"{name}: not a float32 matrix")
+    size = shape[0] * shape[1] * dtype.itemsize
+    if start + size > path.stat().st_size:
+        raise EOFError(f"{name}: the snapshot is truncated")
+    if start % ALIGNMENT or not size:
+        return _read(archive, name)
+    mapped = np.memmap(path, dtype=dtype, mode="c", offset=start, shape=shape)
+    return np.asarray(mapped)  # a plain array over the map (which it keeps alive)
 
 
 def _blob(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

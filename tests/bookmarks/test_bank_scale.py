@@ -272,6 +272,57 @@ def test_the_index_file_is_loaded_and_a_stale_or_missing_one_rebuilt_from_chroma
     assert _found(damaged) == again and reads
 
 
+def _mapped(array: np.ndarray) -> bool:
+    owner: Any = array
+    while not isinstance(owner, np.memmap) and isinstance(owner, np.ndarray):
+        owner = owner.base
+    return isinstance(owner, np.memmap)
+
+
+def test_a_loaded_snapshot_maps_its_vectors_and_never_writes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loaded vectors are mapped from the snapshot (a process holds only the pages it reads);
+    a row written in place changes the process's copy, never the file."""
+    rng = np.random.default_rng(4)
+
+    def row(number: int, position: int) -> IndexedBookmark:
+        v = rng.standard_normal(16).astype(np.float32)
+        return IndexedBookmark(
+            f"bm-{number}", "state", position, f"q{number}", v / np.linalg.norm(v)
+        )
+
+    index = BankIndex()
+    index.put([row(n, n % 30) for n in range(300)])
+    index.stamp = "s1"
+    files = IndexFile(tmp_path, "bank", "c1")
+    files.save(index, "hashing", "c1")
+    before = files.snapshot_path.read_bytes()
+    loaded = BankIndex()
+    assert files.load(loaded, bank_index_file.Expected("c1", "hashing", "s1"))
+    head = loaded._scopes["state"].head
+    assert _mapped(head) and head.flags.aligned
+    query = row(999, 0).vector
+    assert [(r.id, d) for r, d in loaded.nearest(query, "state", 20, 10)] == [
+        (r.id, d) for r, d in index.nearest(query, "state", 20, 10)
+    ]
+    original = [r.id for r, _ in index.nearest(query, "state", 29, 10)]
+    moved = IndexedBookmark("bm-5", "state", 5, "q5", query)  # same slot, a new vector
+    for changed in (index, loaded):
+        changed.put([moved])
+        assert changed.nearest(query, "state", 20, 1)[0][0].id == "bm-5"
+    assert [r.id for r, _ in loaded.nearest(query, "state", 29, 10)] == [
+        r.id for r, _ in index.nearest(query, "state", 29, 10)
+    ]
+    assert files.snapshot_path.read_bytes() == before
+    # A snapshot whose matrices are not aligned (written before they were) is read instead.
+    monkeypatch.setattr(bank_index_file, "ALIGNMENT", 1 << 40)
+    read = BankIndex()
+    assert files.load(read, bank_index_file.Expected("c1", "hashing", "s1"))
+    assert not _mapped(read._scopes["state"].head)
+    assert [r.id for r, _ in read.nearest(query, "state", 29, 10)] == original
+
+
 def test_the_sorted_index_stays_exact_under_any_sequence_of_writes() -> None:
     """Positions moving on and back, scope changes, replaced vectors, exact ties, re-sorts."""
     rng = np.random.default_rng(8)

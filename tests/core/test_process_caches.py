@@ -7,6 +7,7 @@ import importlib
 from pathlib import Path
 
 from bookmarks_world import write_storyline
+from source_tree import parsed
 
 from personae.graphs.bookmarks.resources import resources_for
 from personae.llm import resolve_chat_model
@@ -62,7 +63,7 @@ def module_caches() -> dict[str, list[str]]:
         for path in (ROOT / folder).rglob("*.py"):
             if path.name == "process_caches.py":
                 continue
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            for node in parsed(path).body:
                 names: list[str] = []
                 if isinstance(node, ast.Assign) and _is_cache_value(node.value):
                     names = [t.id for t in node.targets if isinstance(t, ast.Name)]
@@ -78,7 +79,7 @@ def module_caches() -> dict[str, list[str]]:
 
 def _cleared_in(path: str) -> str:
     """The source of a module's ``clears_on_reset(...)`` calls and of the functions they pass."""
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    tree = parsed(ROOT / path)
     functions = {
         node.name: ast.unparse(node) for node in tree.body if isinstance(node, ast.FunctionDef)
     }
@@ -108,7 +109,7 @@ def per_call_schema_builders() -> list[str]:
     found = []
     for path in (ROOT / "agents").rglob("*.py"):
         module = ".".join(("personae", *path.relative_to(ROOT).with_suffix("").parts))
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in parsed(path).body:
             if isinstance(node, ast.FunctionDef) and any(
                 "per_call_schema" in ast.unparse(d) for d in node.decorator_list
             ):
@@ -125,8 +126,9 @@ def test_every_per_call_schema_builder_is_cleared_on_reset() -> None:
 
 
 def test_reset_runtime_clears_every_registered_cache() -> None:
+    holding = list(module_caches())
     for folder in FOLDERS:  # every module that holds a cache, imported
-        for path in module_caches():
+        for path in holding:
             if path.startswith(folder):
                 parts = Path(path).with_suffix("").parts
                 importlib.import_module(".".join(("personae", *parts[parts[0] == "personae" :])))
