@@ -29,6 +29,9 @@ def loopback_llm(
         monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         monkeypatch.setenv("PERSONAE_STRUCTURED_OUTPUT", "json_schema")
+        # A connection the loopback server drops under many concurrent calls is retried, as
+        # a real server's would be (the suite's default budget is 0).
+        monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "10")
         yield fake
 
 
