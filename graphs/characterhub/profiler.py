@@ -103,7 +103,10 @@ async def resolve_character(
         "notices": notices,
         "round": 1,
         "method": runtime.context.method,
-        "canon": decide_canon(state["name"], state.get("franchise")),
+        "canon": decide_canon(state["name"], state.get("franchise"))
+        if runtime.context.canon_rule
+        else "",
+        "models": runtime.context.model_records(),
     }
 
 
@@ -349,7 +352,7 @@ async def rewrite_profile(
     known = {s["id"] for s in sources}
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_first_person(
-            runtime.context.llm("strong"),
+            runtime.context.role_llm("rewrite"),
             name=state["name"],
             franchise=state.get("franchise"),
             facts_by_dimension=notes,
