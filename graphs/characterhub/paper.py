@@ -114,9 +114,7 @@ async def _unedited_rewrite(
 async def rewrite_paper_profile_node(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Table 8 over DRInfo: the paper's prompt alone and its answer unedited; with our check
-    opted in, the model also lists its facts with their source ids (checked next).
-    """
+    """Table 8 over DRInfo, unedited; with our opt-in check, its facts listed and checked next."""
     sources = state.get("sources", [])
     documents = state.get("documents", [])
     drinfo = str(documents[-1]["text"]) if documents else ""
