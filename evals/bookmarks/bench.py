@@ -66,13 +66,16 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-reuse": {"k_candidates": 0},
     "no-derive": {"derive": False},
     "no-near": {"near_window": 0},
+    "ibu": {"incremental_behavior": True},
     "with-profile": {"with_profile": True},
 }
 """The BOOKMARKS ablations (the paper's Table 3 and the released runner's profile grounding):
 name → context fields they set. ``no-reuse`` keeps no candidate (K' = 0), so every question
 starts a new bookmark; ``no-derive`` turns derive decisions into new bookmarks; ``no-near``
-drops the near bookmarks from grounding; ``with-profile`` adds the running ETA profile."""
-ABLATABLE = frozenset({"bookmarks"})
+drops the near bookmarks from grounding; ``ibu`` (Table 3's "Incremental Behavior Update")
+syncs behavioral bookmarks chunk by chunk like states; ``with-profile`` adds the running ETA
+profile."""
+ABLATABLE = frozenset({"bookmarks", "bookmarks-personae"})
 """Methods that accept ablations."""
 
 
@@ -83,13 +86,20 @@ class MethodSpec:
     module: str
     context: str
     graph: str = "graph"
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    """Context fields that make the method (ours: the same graph with our prompts)."""
 
 
 METHODS: dict[str, MethodSpec] = {
     "vanilla": MethodSpec("personae.graphs.bookmarks.baseline_vanilla", "VanillaContext"),
     "ricl": MethodSpec("personae.graphs.bookmarks.baseline_ricl", "RICLContext"),
     "eta": MethodSpec("personae.graphs.bookmarks.baseline_eta", "ETAContext"),
-    "bookmarks": MethodSpec("personae.graphs.bookmarks.graph", "BookmarksContext"),
+    "bookmarks": MethodSpec(
+        "personae.graphs.bookmarks.graph", "BookmarksContext", fields={"prompts": "released"}
+    ),
+    "bookmarks-personae": MethodSpec(
+        "personae.graphs.bookmarks.graph", "BookmarksContext", fields={"prompts": "personae"}
+    ),
 }
 """Method name → graph module; tests and plugins may add entries."""
 
@@ -215,8 +225,10 @@ class BenchConfig:
     concurrency: int = 2
     """(method, artifact) runs at once; the characters of one artifact never run in parallel."""
     scene_size: int = 10
-    hide_title: bool = False
-    """Leave the story's title out of every prompt (it invites recall of later plot)."""
+    hide_title: bool = True
+    """Leave the story's title out of every prompt (the default, as the released prompts)."""
+    roles: str = "paper"
+    """The BOOKMARKS role preset: ``paper`` (§5.1) or ``released`` (the released runner)."""
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
@@ -759,7 +771,9 @@ def _context(
 ) -> ActingContext:
     """The method's context for one artifact: shared settings, ablations, its own memory."""
     known = {f.name for f in fields(context_cls)}
-    overrides = method_run.overrides()
+    overrides = {**METHODS[method_run.method].fields, **method_run.overrides()}
+    if "roles" in known:
+        overrides.setdefault("roles", config.roles)
     missing = sorted(set(overrides) - known)
     if missing:
         raise ConfigurationError(
@@ -796,6 +810,7 @@ def _write_outputs(
         "complete": complete,
         "instances": len(mine),
         "hide_title": config.hide_title,
+        "roles": config.roles,
         "temperature": config.temperature,
         "top_p": config.top_p,
         "ablations": _ablations_of(mine, runs),

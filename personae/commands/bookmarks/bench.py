@@ -21,14 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.bookmarks.options import add_roles_flag, add_title_flags
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
 DEFAULT_OUT = Path("runs/bench")
-METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
-ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "with-profile")
+METHOD_NAMES = ("bookmarks", "bookmarks-personae", "vanilla", "ricl", "eta")
+ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "ibu", "with-profile")
 """Kept in step with ``personae.evals.bookmarks.bench.ABLATIONS`` (a test checks)."""
 
 
@@ -47,7 +48,8 @@ def register(commands: Any) -> None:
         dest="methods",
         metavar="METHOD",
         help=f"method to run, repeatable or comma-separated: {'|'.join(METHOD_NAMES)} "
-        "(default bookmarks); ablate bookmarks with +NAME: "
+        "(default bookmarks: the paper's method with the released runner's prompts; "
+        "bookmarks-personae: ours); ablate either with +NAME: "
         f"{', '.join('bookmarks+' + a for a in ABLATION_NAMES)} (combine: bookmarks+no-derive+no-reuse)",
     )
     bookmarks.add_argument(
@@ -68,13 +70,15 @@ def register(commands: Any) -> None:
         help="storylines (x methods) at once; one storyline's characters always run in one "
         "story order, so results do not depend on it",
     )
-    bookmarks.add_argument(
-        "--hide-title",
-        action="store_true",
-        help="leave the story title out of every prompt (it invites recall of later plot)",
-    )
+    add_roles_flag(bookmarks)
+    add_title_flags(bookmarks)
     add_max_failures_flag(bookmarks, "bench instances")
-    add_model_flags(bookmarks, judge=True)
+    add_model_flags(
+        bookmarks,
+        judge=True,
+        judge_default="openai:gpt-4.1, the paper's",
+        temperature_default="0 for every role, as the released runner's 1e-8",
+    )
     add_embedding_flag(bookmarks)
     bookmarks.set_defaults(handler=run_bookmarks)
 
@@ -107,6 +111,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         limit=args.limit,
         concurrency=args.concurrency,
         hide_title=args.hide_title,
+        roles=args.roles,
         embedding=args.embedding,
         **model_fields(args),
         max_failures=args.max_failures,
