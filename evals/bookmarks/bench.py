@@ -39,7 +39,9 @@ from personae.degraded import FailureBudget
 from personae.errors import ConfigurationError, InputError, NothingUsableError, PersonaeError
 from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
+from personae.evals.bookmarks.paper_settings import bench_rows
 from personae.evals.bookmarks.report import write_report
+from personae.evals.paper_settings import PaperSetting, rows_json
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
@@ -723,6 +725,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         steps=steps,
     )
     announce_cost(config, work, done, sink)
+    settings = bench_rows(config, {label: context for label, _, context, _ in work})
     total = sum(len(p) for *_, p in work)
     remaining = sum(
         1
@@ -743,7 +746,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         raise _first_error(errors) from None
     finally:
         sink.close()
-        summary, summary_path, report_paths = _write_outputs(config, complete, runs)
+        summary, summary_path, report_paths = _write_outputs(config, complete, runs, settings)
     if run.failed and not summary["instances"]:
         first = summary["failed"]["failures"][0]
         raise NothingUsableError(
@@ -796,7 +799,10 @@ def _context(
 
 
 def _write_outputs(
-    config: BenchConfig, complete: bool, runs: Sequence[MethodRun] = ()
+    config: BenchConfig,
+    complete: bool,
+    runs: Sequence[MethodRun] = (),
+    settings: Sequence[PaperSetting] = (),
 ) -> tuple[dict[str, Any], Path, tuple[Path, Path]]:
     """summary.json and the reports from every result of this judge (atomic writes)."""
     records, _ = read_results(config.out_dir / RESULTS_FILE)
@@ -814,6 +820,7 @@ def _write_outputs(
         "temperature": config.temperature,
         "top_p": config.top_p,
         "ablations": _ablations_of(mine, runs),
+        "paper_settings": rows_json(settings),
         "failed": {"instances": len(failures), "failures": failures},
         "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
         **summarize(mine),

@@ -19,6 +19,7 @@ from personae.evals.bookmarks.metrics import (
     overall_hit_rate,
     score_table,
 )
+from personae.evals.paper_settings import settings_markdown
 from personae.files import write_text_atomic
 
 REPORT_MD = "report.md"
@@ -345,10 +346,19 @@ def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> st
                 "## Hit rate along the storyline",
                 note,
                 *([svg] if svg else []),
+                *settings_section(summary),
             ]
         )
         + "\n"
     )
+
+
+def settings_section(summary: Mapping[str, Any]) -> list[str]:
+    """The paper's settings beside the run's (empty for summaries written before them)."""
+    rows = summary.get("paper_settings") or []
+    if not rows:
+        return []
+    return ["## Settings: the paper's and this run's", "\n".join(settings_markdown(rows))]
 
 
 def render_html(summary: Mapping[str, Any], records: Sequence[Record]) -> str:

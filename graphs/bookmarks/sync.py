@@ -383,10 +383,9 @@ async def sync_bookmark(
 ) -> SyncResult:
     """Sync ``bookmark`` to ``target`` with its type's operator, reading only [p, target).
 
-    A bookmark already at or after ``target`` comes back unchanged (a copy), with nothing read
-    and no call. The fast model does chunk updates and evidence checks (unless ``classifier``
-    is given); the strong ``model`` writes summaries. Raises :class:`InputError` for a target
-    outside [0, len(storyline)].
+    A bookmark at or after ``target`` comes back unchanged (a copy, nothing read). The fast
+    model checks (unless ``classifier``), ``model`` summarises. A target outside
+    [0, len(storyline)] is an :class:`InputError`.
     """
     _check_range(bookmark, target, storyline)
     if bookmark.position >= target:

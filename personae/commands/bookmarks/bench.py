@@ -94,6 +94,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
     from personae.evals.bookmarks.report import score_tables_markdown
+    from personae.evals.paper_settings import PaperSetting, settings_text
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
@@ -129,6 +130,12 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     )
     if outcome.summary["artifacts"]:
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
+    rows = [
+        PaperSetting(r["setting"], r["paper"], r["used"])
+        for r in outcome.summary.get("paper_settings", [])
+    ]
+    if rows:
+        sys.stderr.write(settings_text("BOOKMARKS Table 2", rows))
     plural = "s" if outcome.resumed > 1 else ""
     resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
     failed = outcome.summary.get("failed", {}).get("instances", 0)
