@@ -435,9 +435,10 @@ async def ground_context(
     """Active bookmarks plus those synced near the target; answers as valid at the target.
 
     Active bookmarks come from the step's save (the stored copies), so they are not read from
-    the bank again; only the near ones are (none with ``near_window`` 0).
-    With ``with_profile`` the character's running ETA profile comes first, as the released
-    runner's grounding is ``profile + bookmark report``.
+    the bank again; only the near ones are (none with ``near_window`` 0). The paper's method
+    shows them as the released report (``# Query`` / ``# Answer`` / ``---``); under the released
+    roles (or ``with_profile``) the character's running ETA profile comes first, as the
+    released runner's grounding is ``profile + bookmark report``.
     """
     context, target = runtime.context, state["position"]
     resources = await _resources(runtime)

@@ -4,15 +4,17 @@ Why incremental: a bookmark at position p already reflects actions [0, p), so sy
 reads only the unseen suffix [p, t) (plus, for context, a few earlier actions) instead of the
 whole story. Each bookmark type has its own operator (the paper's three):
 
-- state: fixed-size chunks of [p, t), each one fast-model call that resets, updates or keeps
-  the answer;
+- state: fixed-size chunks of [p, t), each checked by the fast model: reset, update or keep
+  the answer (the released prompts: a check, then an update call on "update"; ours: one call);
 - behavioral: the proposing character's actions in [p, t), each checked in its 10-action local
   scene as direct evidence for the pattern (behind a classifier interface), then a summary of
   all the evidence gathered so far (later evidence favoured) when new evidence arrived;
 - concept: keyword hits in [p, t) through the storyline index, merged +-radius context windows,
   the best windows summarised with the previous answer.
 
-The BOOKMARKS graph gives every operator the fast model (the paper's section 5.1).
+``SyncSettings.prompts`` picks the released runner's prompts (the paper's method) or ours;
+``incremental_behavior`` is the paper's IBU ablation. The BOOKMARKS graph gives the checks the
+fast model and the summaries the model its role preset names (§5.1: the fast one too).
 
 The fairness invariant: no operator ever reads a position >= t. Every storyline read goes
 through :func:`_read`, which refuses such a window, and the tests audit every prompt. Positions
