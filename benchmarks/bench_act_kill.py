@@ -33,7 +33,7 @@ from personae.loopback import LoopbackWebServer  # noqa: E402
 
 
 def act_argv(story: Path, position: int, memory: Path, *extra: str) -> list[str]:
-    return ["act", str(story), "--character", "Haruhi", "--at", str(position), "--json",
+    return ["act", "--method", "bookmarks-personae", str(story), "--character", "Haruhi", "--at", str(position), "--json",
             "--memory", str(memory), *extra]  # fmt: skip
 
 

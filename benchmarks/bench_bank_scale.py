@@ -279,7 +279,17 @@ def run_act(memory: Path, story: Path) -> dict[str, Any]:
         "sys.argv[0] = 'personae'\n"
         "run()\n"
     )
-    argv = ["act", str(story), "--character", "Haruhi", "--at", str(ACTIONS // 2), "--json"]
+    argv = [
+        "act",
+        "--method",
+        "bookmarks-personae",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        str(ACTIONS // 2),
+        "--json",
+    ]
     with LoopbackWebServer(HeldChat()) as server:
         chat = server.route
         done = subprocess.run(

@@ -40,6 +40,9 @@ from personae.graphs.bookmarks.resources import forget_resources  # noqa: E402
 from personae.memory.bookmarks.storyline import open_storyline  # noqa: E402
 from personae.testing import override_models  # noqa: E402
 
+METHOD = "bookmarks-personae"
+"""The method measured (ours: the figures in the README; ``bookmarks`` for the paper's)."""
+
 
 def counts(path: Path) -> tuple[int, int]:
     """(released-runner instances, per-character-half instances) of a storyline."""
@@ -57,7 +60,7 @@ async def one_run(paths: list[Path], limit: int | None, concurrency: int, latenc
     with override_models(model), tempfile.TemporaryDirectory() as out:
         config = BenchConfig(
             storylines=tuple(str(p) for p in paths),
-            methods=("bookmarks",),
+            methods=(METHOD,),
             out_dir=Path(out),
             model="openai:scripted",
             fast_model="openai:scripted",
@@ -85,12 +88,12 @@ async def run(args: argparse.Namespace) -> None:
         )
     one, wall_one, summary = await one_run(paths, args.limit, 1, args.latency)
     four, wall_four, _ = await one_run(paths, args.limit, 4, args.latency)
-    method = summary["methods"]["bookmarks"]
+    method = summary["methods"][METHOD]
     read, scratch = method["actions_read"], method["actions_from_scratch"]
     taken = f"--limit {args.limit} per character" if args.limit else "whole artifacts"
     print(f"this run: {len(one)} instances ({taken}), one global order per artifact")
     for artifact, figures in summary["artifacts"].items():
-        mine = figures["bookmarks"]
+        mine = figures[METHOD]
         print(
             f"  {artifact}: {mine['n']} instances, read {mine['actions_read']:,} vs "
             f"{mine['actions_from_scratch']:,} from scratch (saves {mine['saved']:.1%}), hit "

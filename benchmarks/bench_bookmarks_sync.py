@@ -1,7 +1,7 @@
 """How much reading incremental sync saves: the BOOKMARKS agent over a shared storyline.
 
 Run: uv run python benchmarks/bench_bookmarks_sync.py [--characters Haruhi] [--limit 60]
-     [--preload 100000]
+     [--preload 100000] [--method bookmarks|bookmarks-personae]
 
 Runs the real graph (real sync operators, real Chroma bank in a temporary folder) with a
 deterministic scripted model on ../shared/data/bookmarks/title2action_series.haruhi.json, over
@@ -86,8 +86,61 @@ def _match(messages: list[BaseMessage]) -> dict[str, Any]:
     wanted = content_tokens(text.split("\n")[1])
     for short_id, question in re.findall(r"^(B\d+): Q: (.*?) \| A:", text, re.M):
         if len(wanted & content_tokens(question)) >= 2:
-            return {"decision": "derive", "candidate": short_id}
-    return {"decision": "none", "candidate": None}
+            return {"choice": f"derive {short_id}"}
+    return {"choice": "none"}
+
+
+def _released_propose(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The same questions as :func:`_propose`, as the released prompt asks for them."""
+    text = _last_user(messages)
+    found = re.search(r"it's (.+)'s turn to make the next", text)
+    me = found.group(1) if found else "the character"
+    scene = text.split("# Scene\n", 1)[-1].split("\n\n", 1)[0]
+    present = Counter(
+        name
+        for _, who, _ in SCENE_LINE.findall(scene)
+        for name in who.split(", ")
+        if name not in (me, "Other", "Environment")
+    )
+    queries = [{"tag": "state", "query": f"Where is {me} now and what is {me} doing?"}]
+    if present:
+        other = present.most_common(1)[0][0]
+        queries.append({"tag": "behavioral", "query": f"How does {me} usually treat {other}?"})
+    queries += [{"tag": "concept", "query": f"Who is {n}?"} for n, _ in present.most_common(3)]
+    return {"queries": queries[:5]}
+
+
+def _relation(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The released matcher: derive from a candidate about the same people, else none."""
+    text = _last_user(messages)
+    old = text.split("Existing bookmark query:\n", 1)[1].split("\n", 1)[0]
+    new = text.split("New bookmark query:\n", 1)[1].split("\n", 1)[0]
+    if old == new:
+        return {"relation": "reuse"}
+    return {"relation": "derive" if len(content_tokens(old) & content_tokens(new)) >= 2 else "none"}
+
+
+def _check(messages: list[BaseMessage]) -> dict[str, Any]:
+    chunk = _last_user(messages).split("After the following scene:\n", 1)[-1]
+    return {"decision": "update" if SCENE_LINE.findall(chunk) else "none"}
+
+
+def _state_answer(messages: list[BaseMessage]) -> dict[str, Any]:
+    lines = SCENE_LINE.findall(_last_user(messages).split("After the following scene:\n")[-1])
+    position, _, action = lines[-1] if lines else ("?", "", "nothing yet")
+    return {"answer": f"Latest ([{position}]): {action[:120]}"}
+
+
+def _evidence(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = _last_user(messages)
+    action = text.split("\n# Action by ", 1)[1].split("\n", 2)[1]
+    query = text.split("# Query\n", 1)[1].split("\n", 1)[0]
+    return {"answer": "yes" if content_tokens(query) & content_tokens(action) else "no"}
+
+
+def _keyword(messages: list[BaseMessage]) -> dict[str, Any]:
+    found = re.search(r"Who is (.+?)\?", _last_user(messages))
+    return {"keyword": found.group(1) if found else "Haruhi"}
 
 
 def _state(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -102,9 +155,7 @@ def _verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
     text = _last_user(messages)
     pattern = content_tokens(text.split("\n")[1])
     items = re.findall(r"^(A\d+):\n(?:    .*\n)*>>> (.*)$", text, re.M)
-    return {
-        "verdicts": [{"id": i, "supports": bool(pattern & content_tokens(a))} for i, a in items]
-    }
+    return {i: bool(pattern & content_tokens(a)) for i, a in items}  # keyed by the ids shown
 
 
 def _summary(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -114,7 +165,7 @@ def _summary(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def _act(messages: list[BaseMessage]) -> dict[str, Any]:
-    found = re.search(r"\) of (.+) in the scene above", _last_user(messages))
+    found = re.search(r"\) of (.+) in the following scene", _last_user(messages))
     return {"action": f"{found.group(1) if found else 'Someone'} reacts to the scene."}
 
 
@@ -145,6 +196,13 @@ def scripted_model() -> ScriptedChatModel:
             "NextAction": _act,
             "DerivedAnswer": _derive,
             "KeyMoveVerdict": _judge,
+            "ReleasedQueries": _released_propose,
+            "Relation": _relation,
+            "StateCheck": _check,
+            "StateAnswer": _state_answer,
+            "EvidenceAnswer": _evidence,
+            "ConceptKeyword": _keyword,
+            "ConceptUpdate": _summary,
         }
     )
 
@@ -225,6 +283,7 @@ async def run(args: argparse.Namespace) -> None:
             memory_dir=memory,
             model="openai:scripted",
             fast_model="openai:scripted",
+            prompts="released" if args.method == "bookmarks" else "personae",
         )
         start = time.perf_counter()
         for position, character in todo:
@@ -287,6 +346,12 @@ def main() -> None:
     parser.add_argument("--storyline", type=Path, default=STORYLINE)
     parser.add_argument("--characters", nargs="*", default=[])
     parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument(
+        "--method",
+        choices=("bookmarks", "bookmarks-personae"),
+        default="bookmarks",
+        help="the paper's method (the released prompts) or ours",
+    )
     parser.add_argument("--preload", type=int, default=0, help="generated bookmarks first")
     args = parser.parse_args()
     if not args.storyline.is_file():

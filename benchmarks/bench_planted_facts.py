@@ -102,19 +102,19 @@ def scripted(lies: list[str]) -> ScriptedChatModel:
     def claims(messages: list[BaseMessage]) -> dict[str, Any]:
         prompt = prompt_text(messages)
         blocks = re.split(r"## Claim (\d+): ", prompt)[1:]
-        checks = []
+        checks = {}  # the answer's keys are the claim numbers shown (a per-call schema)
         for number, body in zip(blocks[::2], blocks[1::2], strict=True):
             claim, _, cited = body.partition("\nCited text:\n")
             wanted = words(claim)
             ok = bool(wanted) and len(wanted & words(cited)) >= 0.8 * len(wanted)
-            checks.append({"id": int(number), "verdict": "supported" if ok else "unsupported"})
-        return {"checks": checks}
+            checks[number] = "supported" if ok else "unsupported"
+        return checks
 
     def prose(messages: list[BaseMessage]) -> dict[str, Any]:
         prompt = prompt_text(messages)
         fact_part, _, sentence_part = prompt.partition("## Sentences of the profile\n")
         known = [words(line) for line in fact_part.splitlines() if re.match(r"\d+\. ", line)]
-        answer = []
+        answer = {}  # keyed by the sentence numbers shown
         for line in sentence_part.splitlines():
             match = re.match(r"(\d+)\. (.*)", line)
             if not match:
@@ -125,8 +125,8 @@ def scripted(lies: list[str]) -> ScriptedChatModel:
             else:
                 backed = any(len(said & fact) >= 0.6 * len(said) for fact in known)
                 verdict = "supported" if backed else "unsupported"
-            answer.append({"id": int(match.group(1)), "verdict": verdict})
-        return {"sentences": answer}
+            answer[match.group(1)] = {"verdict": verdict}
+        return answer
 
     return ScriptedChatModel(
         responders={
@@ -138,6 +138,8 @@ def scripted(lies: list[str]) -> ScriptedChatModel:
             "ProseCheck": prose,
             "SearchQueries": lambda _m: {"queries": ["Kenshiro"]},
             "ResearchDocument": document,
+            # The paper method's Table 8 rewrite without our checks: plain text, the same prose.
+            "text": lambda m: str(draft(m)["profile"]),
         }
     )
 

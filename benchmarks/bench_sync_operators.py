@@ -130,7 +130,7 @@ def scratch_calls(
 
 async def schedule(storyline: Storyline, index: StorylineIndex, args: argparse.Namespace) -> None:
     until = min(args.until, len(storyline))
-    settings = SyncSettings()
+    settings = SyncSettings(prompts="personae")  # the figures in the README are ours
     print(
         f"\n== Incremental schedule on {storyline.name} ({len(storyline)} actions): "
         f"sync every {args.every} actions up to {until} =="

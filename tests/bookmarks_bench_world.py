@@ -94,7 +94,7 @@ def scripted_model(fail_after: int | None = None) -> ScriptedChatModel:
         if fail_after is not None and acted["n"] > fail_after:
             raise RemoteError("the LLM server went away", "rerun to resume")
         target = _target(messages)
-        name = re.search(r"You are (\w+)", prompt_text(messages))
+        name = re.search(r"next action \(.*?\) of (\w+) in the", prompt_text(messages), re.S)
         who = name.group(1) if name else "?"
         right = target % 2 == 0 and target < len(ROWS)
         return {"action": true_action(target) if right else f"{who} {WRONG}"}

@@ -130,13 +130,54 @@ def _updated_profile(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def _act(messages: list[BaseMessage]) -> dict[str, Any]:
-    name = re.search(r"next action \(.*\) of (\w+) in the scene", last_user_text(messages), re.S)
+    name = re.search(r"next action \(.*?\) of (\w+) in the", last_user_text(messages), re.S)
     return {"action": f"{name.group(1) if name else 'Someone'} smiles at the brigade."}
 
 
+def _propose_released(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The released proposer: the same questions as ours, tagged as the released prompt asks."""
+    text = prompt_text(messages)
+    turn = re.search(r"it's (\w+)'s turn to make the next", text)
+    name = turn.group(1) if turn else "Haruhi"
+    scene = text.split("# Scene\n", 1)[-1].split("\n\n", 1)[0]
+    others = sorted({n for n in re.findall(r"^\[\d+\] \((\w+)", scene, re.M)} - {name, "Other"})
+    queries = [
+        {"tag": "behavioral", "query": f"How does {name} usually treat the club?"},
+        {"tag": "state", "query": f"Where is {name} now and who is with them?"},
+    ]
+    if others:
+        queries.append({"tag": "concept", "query": f"Who is {others[0]} to {name}?"})
+    return {"queries": queries}
+
+
+def _relation(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = last_user_text(messages)
+    old = text.split("Existing bookmark query:\n", 1)[1].split("\n", 1)[0]
+    new = text.split("New bookmark query:\n", 1)[1].split("\n", 1)[0]
+    return {"relation": "reuse" if old == new else "derive"}
+
+
+def _keyword(messages: list[BaseMessage]) -> dict[str, Any]:
+    found = re.search(r"Who is (\w+) to", last_user_text(messages))
+    return {"keyword": found.group(1) if found else "Kyon"}
+
+
+RELEASED_RESPONDERS: dict[str, Any] = {
+    "ReleasedQueries": _propose_released,
+    "Relation": _relation,
+    "StateCheck": lambda m: {"decision": "update"},
+    "StateAnswer": lambda m: {"answer": _answer("state")(m)["answer"]},
+    "EvidenceAnswer": lambda m: {"answer": "yes"},
+    "ConceptKeyword": _keyword,
+    "ConceptUpdate": _answer("concept"),
+}
+"""Answers to the released prompts (``--method bookmarks``), in the same spirit as ours."""
+
+
 def scripted_model(**overrides: Any) -> ScriptedChatModel:
-    """Answers every role of the graph (propose, match, the three syncs, act)."""
+    """Answers every role of the graph, both prompt sets (propose, match, syncs, act)."""
     responders: dict[str, Any] = {
+        **RELEASED_RESPONDERS,
         "ProposedQuestions": _propose,
         "MatchChoice": _match,
         "DerivedAnswer": _derive,

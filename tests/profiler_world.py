@@ -209,5 +209,15 @@ def scripted_model(score: float = 0.9, follow_up: bool = True) -> ScriptedChatMo
             "ProseCheck": prose_checks,
             "SearchQueries": paper_queries,
             "ResearchDocument": paper_document,
+            "text": paper_profile,
         }
     )
+
+
+PAPER_PROFILE = "I am Kenshiro, successor of Hokuto Shinken. [S1]\n\nI protect the weak."
+"""The Table 8 rewrite's answer (plain text: the paper's method asks for nothing else)."""
+
+
+def paper_profile(messages: list[BaseMessage]) -> str:
+    """The paper method's Table 8 answer."""
+    return PAPER_PROFILE

@@ -136,8 +136,10 @@ def test_every_graph_runs_with_the_readme_context(studio: Studio, graph: str, me
     before = len(studio.llm.requests)
     result = studio.run(graph, run_input(graph, studio.web_url), run_context(graph, memory))
     check_result(graph, memory, result)
-    # Models come from the server's environment: PERSONAE_MODEL alone serves both roles.
-    assert studio.models_called(before) == {STRONG}
+    # Models come from the server's environment: PERSONAE_MODEL alone serves both roles; the
+    # ARCANE evaluation's judge is its own setting (default the paper's), never the model.
+    judge = {"deepseek/deepseek-v4-flash"} if graph == "arcane_eval" else set()
+    assert studio.models_called(before) == {STRONG} | judge
     if graph in ("bookmarks", "vanilla", "ricl", "eta"):
         prompts = json.dumps([r["messages"] for r in studio.llm.requests[before:]])
         assert "scene 119." in prompts and "scene 120." not in prompts  # nothing at the target

@@ -43,6 +43,7 @@ PROMPT_VERSION = "incharacter-ours-1"
 PARTICIPANT = "<the participant>"
 EXPERIMENTER = "<the experimenter>"
 
+# InCharacter's expert-rating protocol, the assessment behind AMADEUS Tables 4-5 (our wording).
 RATER_SYSTEM = """You are an expert in psychometrics and personality psychology. An experimenter
 interviewed a participant with questions from a personality questionnaire. You read a few of
 the participant's answers and assess the participant on one personality dimension.
@@ -58,6 +59,7 @@ MBTI_TASK = """Rate the participant on the {dimension} dimension: give the perce
 BFI_TASK = """Rate the participant's {dimension} on a scale from 1 to 5: 1 = not {dimension} at
 all, 3 = neutral, 5 = strongly {dimension}. Decimals are allowed."""
 
+# InCharacter's option-conversion protocol, for AMADEUS Tables 4-5 (our wording).
 CONVERT_SYSTEM = """You convert interview answers into questionnaire choices. For each numbered
 statement you get the conversation in which an experimenter asked the participant about it.
 Decide how strongly the participant agrees with the statement, on this scale:

@@ -26,17 +26,20 @@ from personae.agents.answer_schemas import bounded
 
 PROMPT_VERSION = "amadeus-qa-judges-1"
 
+# AMADEUS Table 6 rubric (ACC, "Metrics"): binary, contains the ground-truth answer.
 ACC_SYSTEM = """You grade a role-playing agent's answer to a question about its character.
 Decide whether the character's response contains the correct answer given as ground truth.
 Wording, first person and role-play style do not matter; the facts of the ground truth must be
 there (a response that hedges between a right and a wrong answer, or gives only part of a
 multi-part answer, does not contain it)."""
 
+# AMADEUS Table 6 rubric (ACC_L, "Metrics"): 1-10, how well the response reflects the answer.
 ACC_L_SYSTEM = """You grade a role-playing agent's answer to a question about its character.
 Score from 1 to 10 how well the character's response reflects the correct answer given as
 ground truth: 10 = states it fully and accurately; 7 = mostly, with minor omissions;
 4 = partly, or vaguely; 1 = not at all, or contradicts it. Role-play style does not matter."""
 
+# AMADEUS Table 6 rubric (HS, "Metrics"): 1-10 hallucination given query, chunks and answer.
 HS_SYSTEM = """You measure hallucination in a role-playing agent's response. You get the question,
 the persona passages the agent was given, the ground-truth answer (when there is one) and the
 response. Score from 1 to 10 the degree of hallucination: 1 = the response faithfully reflects

@@ -362,7 +362,7 @@ def designer_messages(
             n=n, n_minus_1=n - 1, character=arc.character, phase_lines=phase_lines(arc, stages)
         ),
     }
-    target = arc.target_character
+    target = arc.relational_target
     if probe_type == "in_scenario":
         relational = IS_RELATIONAL.format(character=arc.character, target=target) if target else ""
         user = IS_USER.format(

@@ -87,8 +87,8 @@ def arc_context_block(
         f"Pole start: {arc.pole_start}",
         f"Pole end: {arc.pole_end}",
     ]
-    if arc.target_character:
-        lines.append(f"Relational target: {arc.target_character}")
+    if arc.relational_target:
+        lines.append(f"Relational target: {arc.relational_target}")
     lines.append("Trajectory phases:")
     for k, phase in enumerate(arc.trajectory):
         a, b = phase.chapter_range

@@ -1,11 +1,12 @@
 """The actor role: the character's next action given the scene and grounding memory.
 
-The prompt follows the released BOOKMARKS predictor (``predict.py``): the grounding as a
-background summary, the current scene, then "infer the next action" in the artifact's format:
-an utterance ``Name: line`` for conversational (Bandori) storylines, a concise third-person
-action for the others (Fandom). Every method uses this one actor, so methods differ only in
-their grounding. The story title is optional (``--hide-title``): naming a famous work invites
-recall of its later plot.
+The prompt is the released BOOKMARKS predictor's (``predict.py``), verbatim: the grounding as a
+background summary, the current scene, then "infer the next action" in the artifact's format
+(an utterance ``Name: ...`` for conversational Bandori storylines, "a concise sentence" for the
+others). Every method uses this one actor, so methods differ only in their grounding, which each
+renders itself (the BOOKMARKS report, retrieved pairs, a profile). The released prompt names no
+story: the title is shown only on request (``--show-title``, ours), as a system line, since a
+famous title invites recall of later plot.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from personae.agents.answer_schemas import non_blank
@@ -21,23 +22,31 @@ from personae.errors import NothingUsableError
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
 
-ACTOR_SYSTEM = """You are {character}, a character in {story}. Stay in character."""
-
-ACTOR_USER = """# Background Summary
+# Released BOOKMARKS runner, src/bookmarks/predict.py, next_action_prediction (commit 2489d17):
+# verbatim; the output block shows the JSON the schema enforces where the released one shows a
+# ```python {...}``` dict of the same two keys.
+ACTOR_PROMPT = """# Background Summary
 {grounding}
 ---
-# Current Scene (most recent last)
+# Current Scene
 {scene}
 ---
-Infer the next action ({output_hint}) of {character} in the scene above."""
+Infer the next action ({output_hint}) of {character} in the following scene:
+
+Output in the following format:
+{{
+    "reasoning": "...",
+    "action": "...",
+}}"""
 
 OUTPUT_HINTS: dict[str, str] = {
-    "action": "a concise sentence in the third person that starts with {character}'s name, as "
-    "the storyline's own actions are written; do not narrate other characters",
-    "utterance": "a concise sentence, {character}: ...",
+    "action": "A concise sentence",
+    "utterance": "A concise sentence, {character}: ...",
 }
-"""The released predictor's output hint per acting format (the action one spells out the
-third-person form of the Fandom references)."""
+"""The released predictor's ``output_hint`` per acting format."""
+
+TITLE_SYSTEM = """You are {character}, a character in {story}."""
+"""Ours, only with ``--show-title``: the released prompt names no story."""
 
 
 def story_label(story: str | None) -> str:
@@ -60,6 +69,28 @@ def render_scene(scene: Sequence[StoryAction]) -> str:
     return "\n".join(a.render() for a in scene) or "(the story has just begun)"
 
 
+def actor_messages(
+    *,
+    character: str,
+    story: str | None,
+    scene: Sequence[StoryAction],
+    grounding: Sequence[str],
+    acting_format: ActingFormat = "action",
+) -> list[BaseMessage]:
+    """The released prediction prompt (after the title line, when one is shown).
+
+    ``grounding`` is the method's memory as lines, shown as they are (nothing for Vanilla).
+    """
+    prompt = ACTOR_PROMPT.format(
+        grounding="\n".join(grounding),
+        scene=render_scene(scene),
+        character=character,
+        output_hint=OUTPUT_HINTS[acting_format].format(character=character),
+    )
+    title = [SystemMessage(TITLE_SYSTEM.format(character=character, story=story_label(story)))]
+    return [*(title if story else []), HumanMessage(prompt)]
+
+
 async def act(
     model: BaseChatModel,
     *,
@@ -76,17 +107,13 @@ async def act(
     action is the step's output: with no valid one after retries nothing usable is left
     (:class:`~personae.errors.NothingUsableError`; a bench records the instance as failed).
     """
-    messages = [
-        SystemMessage(ACTOR_SYSTEM.format(character=character, story=story_label(story))),
-        HumanMessage(
-            ACTOR_USER.format(
-                grounding="\n".join(f"- {line}" for line in grounding) or "(nothing yet)",
-                scene=render_scene(scene),
-                character=character,
-                output_hint=OUTPUT_HINTS[acting_format].format(character=character),
-            )
-        ),
-    ]
+    messages = actor_messages(
+        character=character,
+        story=story,
+        scene=scene,
+        grounding=grounding,
+        acting_format=acting_format,
+    )
     try:
         answer, usage = await call_structured(model, NextAction, messages)
     except InvalidAnswerError as failed:

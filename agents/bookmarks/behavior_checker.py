@@ -1,5 +1,10 @@
 """The behavior checker role: which of a character's actions are evidence for a behavior pattern.
 
+Two prompt sets. ``released`` (the paper's method): the released runner's
+``update_behavioral_bookmark`` prompt, verbatim, one action per call (:func:`released_check_prompt`
+renders it: the text the paper's DeBERTa classifier was distilled on), a yes / no answer, and the
+released summary over the whole evidence list. ``personae`` (ours): the batched check below.
+
 Behavioral bookmarks ask general, reusable questions ("How does Kyon react when Haruhi drags
 him into a scheme?"). Syncing one means checking each unseen action of the character, in its
 local scene, as direct evidence for the pattern, then summarising all the evidence. The check
@@ -26,11 +31,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from personae.agents.answer_schemas import (
     answers_by_key,
@@ -38,14 +43,64 @@ from personae.agents.answer_schemas import (
     keyed_answers,
     non_blank,
 )
+from personae.agents.bookmarks.actor import render_scene
 from personae.fanout import gather_all
-from personae.llm import LLMUsage, call_structured
+from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
 MAX_PARALLEL_BATCHES = 4
 """Classifier calls in flight at once for one bookmark (the graph already fans out)."""
 
-# The released BOOKMARKS code's behavioral filter, asked for each item (scene + marked action).
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, update_behavioral_bookmark (commit
+# 2489d17): the yes/no evidence check, verbatim (scene = the 10 actions before the checked one).
+RELEASED_CHECK = """# Scene
+{scene}
+# Action by {character}
+{action}
+
+We are using the following behavioral query as a filter over past scenes:
+
+# Query
+{query}
+
+Question:
+Does THIS specific action by {character} in THIS scene provide direct evidence
+for the behavior that the query is asking about?
+
+Answer "yes" ONLY if BOTH of the following are true:
+- The situation described in the query (characters, conditions, emotional state,
+  context, etc.) actually holds in this scene.
+- {character}'s action shown above is a concrete example of that behavior in
+  this situation (not just vaguely related or partially matching).
+
+If any required condition in the query is missing, unclear, or only weakly
+related, answer "no".
+
+Directly answer with a single word: yes or no."""
+
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, update_behavioral_bookmark (commit
+# 2489d17): the summary over all accumulated evidence, verbatim (action_list: a Python list).
+RELEASED_SUMMARY = """You are given a list of filtered character actions for {character} that all match a particular behavioral query.
+
+# Character action samples (chronologically ordered):
+{action_list}
+
+# Behavioral query:
+{query}
+
+Important:
+- The action list is sorted chronologically from earliest to latest.
+- If earlier and later actions appear to conflict, prioritize the pattern implied by the later actions.
+- Focus ONLY on behavioral patterns grounded in the provided samples.
+
+Your task:
+Summarize how the character, {character}, behaves in a concise, general sentence or two.
+Do NOT add new traits, motivations, or interpretations that are not supported by the actions.
+
+Format:
+Return ONLY the final summarized answer, no explanation."""
+
+# Ours (--method bookmarks-personae), after the released filter: items batched under ids.
 CHECK_SYSTEM = """We are using a behavioral query as a filter over past scenes of a story. Each
 item shows the scene (the earlier actions) and then the action to judge (marked >>>).
 
@@ -69,7 +124,7 @@ CHECK_USER = """## Query
 
 Give a verdict for each id: {ids}."""
 
-# The released BOOKMARKS code's behavior summary over the filtered evidence.
+# Ours (--method bookmarks-personae): the released summary's rules as a system message.
 SUMMARY_SYSTEM = """You are given a list of filtered character actions for {character} that all
 match a particular behavioral query.
 
@@ -98,6 +153,8 @@ class BehaviorItem:
 
     action: StoryAction
     scene: tuple[StoryAction, ...]
+    character: str = ""
+    """The bookmark's character (whose action this is)."""
 
 
 class BehaviorEvidenceClassifier(Protocol):
@@ -133,6 +190,74 @@ def render_item(item_id: str, item: BehaviorItem) -> str:
     lines += [f"    {a.render()}" for a in item.scene]
     lines.append(f">>> {item.action.render()}")
     return "\n".join(lines)
+
+
+def released_check_prompt(pattern: str, item: BehaviorItem) -> str:
+    """The released yes/no prompt for one item: what the paper's classifier was distilled on.
+
+    Actions are shown as every BOOKMARKS prompt shows them (``[position] (characters) text``).
+    """
+    return RELEASED_CHECK.format(
+        scene=render_scene(item.scene),
+        character=item.character or ", ".join(item.action.characters),
+        action=item.action.render(),
+        query=pattern,
+    )
+
+
+class EvidenceAnswer(BaseModel):
+    """The released check's single word."""
+
+    answer: Literal["yes", "no"] = Field(description="yes or no.")
+
+
+class ReleasedBehaviorClassifier:
+    """The paper's evidence filter: the released prompt, one action per call, yes / no."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        """Classify with ``model`` (the paper: the fast model, or a distilled classifier)."""
+        self.model = model
+
+    async def classify(
+        self, pattern: str, items: Sequence[BehaviorItem]
+    ) -> tuple[list[bool], LLMUsage]:
+        """One call per item; an item with no valid answer after retries is "no" (counted)."""
+        limit = asyncio.Semaphore(MAX_PARALLEL_BATCHES)
+
+        async def ask(item: BehaviorItem) -> tuple[bool, LLMUsage]:
+            prompt = released_check_prompt(pattern, item)
+            async with limit:
+                try:
+                    answer, usage = await call_structured(
+                        self.model, EvidenceAnswer, [HumanMessage(prompt)]
+                    )
+                except InvalidAnswerError as failed:
+                    return False, failed.usage + LLMUsage(degraded=1)
+            return answer.answer == "yes", usage
+
+        results = await gather_all(ask(item) for item in items)
+        return [found for found, _ in results], sum((u for _, u in results), LLMUsage())
+
+
+async def summarize_behavior_released(
+    model: BaseChatModel,
+    question: str,
+    character: str,
+    evidence_actions: Sequence[StoryAction],
+) -> tuple[str, LLMUsage]:
+    """The released summary over every evidence action, oldest first (none: no call).
+
+    ``action_list`` is the Python list of the rendered actions, as the released runner prints
+    it. A summary still invalid after retries raises :class:`~personae.llm.InvalidAnswerError`.
+    """
+    ordered = sorted(evidence_actions, key=lambda a: a.position)
+    if not ordered:
+        return "", LLMUsage()
+    prompt = RELEASED_SUMMARY.format(
+        character=character, action_list=repr([a.render() for a in ordered]), query=question
+    )
+    summary, usage = await call_structured(model, BehaviorSummary, [HumanMessage(prompt)])
+    return summary.answer.strip(), usage
 
 
 class LLMBehaviorClassifier:

@@ -21,10 +21,9 @@ from personae.agents.answer_schemas import non_blank
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
-DERIVE_PROMPT = """# Current Scene
-{scene}
-
-You are initializing a new bookmark from an existing bookmark.
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, derive_bookmark_answer (commit 2489d17):
+# verbatim; {scene_block} is SCENE_BLOCK when a scene is given (always, in the graph).
+DERIVE_PROMPT = """{scene_block}You are initializing a new bookmark from an existing bookmark.
 
 # Existing bookmark query
 {parent_question}
@@ -41,7 +40,10 @@ Requirements:
 - Be concise.
 - Be conservative.
 - Do not invent unsupported details.
-- If the existing bookmark is not enough, answer exactly: unknown"""
+- If the existing bookmark is not enough, output exactly: unknown
+
+Return only the answer."""
+SCENE_BLOCK = "# Current Scene\n{scene}\n\n"
 
 UNKNOWN = "unknown"
 
@@ -67,8 +69,9 @@ async def derive_answer(
     answer still invalid after retries degrades to unknown (``""``), counted in
     ``usage.degraded``: the child starts empty at the parent's position.
     """
+    shown = "\n".join(a.text for a in scene)
     prompt = DERIVE_PROMPT.format(
-        scene="\n".join(a.text for a in scene) or "(the story has just begun)",
+        scene_block=SCENE_BLOCK.format(scene=shown) if shown else "",
         parent_question=parent_question,
         parent_answer=parent_answer or UNKNOWN,
         question=question,

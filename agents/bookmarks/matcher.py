@@ -1,6 +1,10 @@
 """The bookmark matcher: reuse an existing bookmark, derive from one, or start a new one.
 
-The paper's "match" step for one proposed question. The candidates (already filtered by the
+The paper's "match" step for one proposed question, two ways. ``released`` (the paper's method):
+the released runner's ``bookmark_relation`` prompt, one call per candidate in the candidates'
+order (the released ``overlap_rate``: shared stop-word-filtered tokens over the smaller token
+set), the first "reuse" or "derive" winning; its answer is one of the three words (an enum).
+``personae`` (ours): all candidates in one call. The candidates (already filtered by the
 bank: same type, synced by the target, sharing a content word) are shown as ``B1..Bn``. The
 answer is one choice from an enum built for the call (``none``, ``reuse B1``, ``derive B1``,
 ...), so the model can never point at a bookmark that is not a candidate, nor reuse one without
@@ -23,9 +27,117 @@ from personae.agents.answer_schemas import one_of, per_call_schema
 from personae.agents.bookmarks.question_proposer import question_key
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.bookmark import Bookmark
+from personae.memory.bookmarks.lexical import tokens
 
 Decision = Literal["reuse", "derive", "none"]
 
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, bookmark_relation (commit 2489d17):
+# verbatim; the answer is one word, which the schema states (reuse / derive / none).
+RELEASED_RELATION = """You are checking whether an existing bookmark can support a new bookmark.
+
+Tag: {tag}
+
+Existing bookmark query:
+{old_query}
+
+Existing bookmark answer:
+{old_answer}
+
+New bookmark query:
+{new_query}
+
+Decide the relation from the existing bookmark to the new bookmark.
+
+Return exactly one word:
+
+reuse
+- The two queries should share the same maintained bookmark slot.
+- They ask for essentially the same information over time.
+
+derive
+- The existing bookmark should not be reused as the same slot.
+- But its current synchronized answer can be used to initialize the new bookmark.
+
+none
+- The existing bookmark is not sufficiently relevant.
+
+Be conservative:
+- Use "reuse" only for near-equivalent maintained memory targets.
+- Use "derive" for closely related but non-identical queries.
+- Use "none" otherwise.
+
+Directly output one word: reuse, derive, or none."""
+
+RELEASED_STOPWORDS = frozenset(
+    "a an the is are was were be being been do does did done to of in on at by for with about "
+    "from into through during before after above below up down out off over under and or but "
+    "if then else when while as what which who whom whose where why how this that these those "
+    "it its he she they them their there now current currently right usually generally tend "
+    "tends".split()
+)
+"""The released ``overlap_rate``'s stop words (src/bookmarks/bookmarks.py, commit 2489d17)."""
+
+
+class Relation(BaseModel):
+    """The released matcher's one word."""
+
+    relation: Decision = Field(description="reuse, derive, or none.")
+
+
+def overlap_rate(a: str, b: str) -> float:
+    """The released candidate ranking: shared non-stop-word tokens over the smaller set."""
+    left = {t for t in tokens(a) if t not in RELEASED_STOPWORDS}
+    right = {t for t in tokens(b) if t not in RELEASED_STOPWORDS}
+    if not left or not right:
+        return 0.0
+    return len(left & right) / min(len(left), len(right))
+
+
+def released_candidates(question: str, candidates: Sequence[Bookmark], k: int) -> list[Bookmark]:
+    """The released runner's top-``k``: position past 0, ranked by :func:`overlap_rate`.
+
+    Ties keep the bank's order (most shared tokens, then nearest question).
+    """
+    ranked = sorted(
+        (b for b in candidates if b.position > 0 and overlap_rate(question, b.question) > 0),
+        key=lambda b: -overlap_rate(question, b.question),
+    )
+    return ranked[: max(0, k)]
+
+
+async def match_released(
+    model: BaseChatModel,
+    *,
+    question: str,
+    type: str,
+    candidates: Sequence[Bookmark],
+    target: int,
+) -> tuple[Match, LLMUsage]:
+    """The paper's matching: one released ``bookmark_relation`` call per candidate, in order.
+
+    The first candidate judged "reuse" or "derive" wins and no later one is asked. A call still
+    invalid after retries counts as "none" for that candidate (``usage.degraded``).
+    """
+    usage = LLMUsage()
+    for bookmark in candidates:
+        prompt = RELEASED_RELATION.format(
+            tag=type,
+            old_query=bookmark.question,
+            old_answer=bookmark.answer_at(min(bookmark.position, target)) or "unknown",
+            new_query=question,
+        )
+        try:
+            answer, used = await call_structured(model, Relation, [HumanMessage(prompt)])
+        except InvalidAnswerError as failed:
+            usage = usage + failed.usage + LLMUsage(degraded=1)
+            continue
+        usage = usage + used
+        if answer.relation != "none":
+            return Match(answer.relation, bookmark), usage
+    return Match("none", None), usage
+
+
+# Ours (--method bookmarks-personae): all candidates in one call, ids as an enum.
 MATCHER_SYSTEM = """You manage a bank of bookmarks: questions about a story, each with its answer
 so far. Given a new question and candidate bookmarks, decide:
 - "reuse <id>": a candidate asks the SAME thing (its answer, brought up to date, answers the

@@ -1,7 +1,13 @@
 """The question proposer: K typed questions whose answers would help the character act next.
 
-The paper's "propose" step. The model suggests questions; the code keeps at most K, only the
-three known types, no duplicates, no re-asks of questions already answered "unknown" for this
+The paper's "propose" step, with two prompt sets. ``released`` (the paper's method,
+``--method bookmarks``) is the released runner's ``init_bookmarks`` prompt, verbatim but for the
+output block (JSON of the same shape instead of a Python list); the model sees the scene, and
+under the released runner's roles also the character's running profile and the search history
+(the bookmarks synced just before, "unknown" answers marking failed trials). The code keeps the
+first K and nothing else: what to avoid is the prompt's job, as in the released runner.
+``personae`` (ours, ``--method bookmarks-personae``): the code keeps at most K, only the three
+known types, no duplicates, no re-asks of questions already answered "unknown" for this
 character, and concept questions only when their keyword is an entity that really occurs in the
 scene or among the characters seen so far (a model cannot send the concept scan after a name
 it invented).
@@ -16,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from personae.agents.answer_schemas import non_blank
 from personae.agents.bookmarks.actor import render_scene, story_label
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.lexical import tokens
@@ -30,6 +37,84 @@ FILLER_WORDS = frozenset(
 )
 """Words that do not change what a question asks (question words like who/where do)."""
 
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, init_bookmarks (commit 2489d17): the
+# proposal prompt, verbatim; only its last block asks for JSON ({"queries": [...]}) where the
+# released one asks for a ```python queries = [...]``` block, since the answer's schema is
+# enforced here. {profile} and {history} are shown under the released runner's roles only.
+RELEASED_PROPOSER = """# Scene
+{scene}
+
+{profile_block}Now, it's {character}'s turn to make the next {predict_target}.
+To precisely ground {character}'s {predict_target},
+we need more information about the state of the current story.
+The system supports three kinds of search queries:
+
+1. concept search:
+   - Used to look up the meaning or details of a concrete concept
+     mentioned earlier in the story.
+   - Must query a named concept or entity. (e.g., What is "..." ...?)
+   - Example: What is "Star Beat" as mentioned in this conversation?
+
+2. state search:
+   - Used to iteratively update and recover the *current* state of the world
+     up to this point in the story.
+   - Never use chronical words like **before/after the scene** or **recent** in the query 
+     because the search is done recursively, always ask about **now**.
+   - Example: Where are the band members right now?
+
+3. behavioral search:
+   - Used to recall or infer how a {character} tends to behave
+     in a particular situation or under certain conditions, based on the story so far.
+   - Behavioral queries should be phrased in a **general** way so that many past
+     scenes can potentially match the condition, rather than referring to one
+     extremely specific single moment. (simply speaking, make it fewer than 15 words.)
+   - Example: How does Arisa usually react when someone makes an impulsive decision?
+
+{history_block}Your task:
+Propose {k} most crucial search queries as questions to check
+before deciding {character}'s next {predict_target}.
+You may freely use any of the three query types above, as long as
+the query is useful for grounding {character}'s next {predict_target}.
+**However, you should make sure each query is meaningful, targeting at
+information not given in the scene.**
+
+Important (for each query):
+- Keep the question simple and concise, "unknown" in the history
+  means a failed trial, don't try that direction again and
+  **avoid even relevant queries** unless no other important information
+  to gather, the storyline might just does not mention it.
+- Don't focus only on the content, after the content to express
+  is clear, search for how the character generally express it,
+  especially given that the personality of the character will
+  affect the content they will explicitly express.
+- For the question, make sure there is no coreference involved:
+  the question must explicitly mention all subjects and objects
+  instead of using pronouns like "she", "they", "there", or "that".
+- The question should be about the story world, characters, and events,
+  not about the model or the querying system itself.
+- When query tagged as "behavioral", keep the condition general enough that
+  it could match multiple past scenes, not a single unique instance.
+- For the query, you MUST assign a tag field with one of:
+  "concept", "state", or "behavioral",
+  indicating which search type this query is intended for.
+  only tag as "concept" when searching a named concept or entity.
+- Keep each query concise and high potential for information gathering.
+
+Output in the following form:
+
+{{"queries": [
+    {{"query": "...", "tag": "..."}},
+    {{"query": "...", "tag": "..."}},
+    ...
+]}}"""
+RELEASED_PROFILE_BLOCK = "# Profile of {character}\n{profile}\n\n"
+"""The released prompt's profile block ("[empty]" before the first profile update)."""
+RELEASED_HISTORY_BLOCK = "Search history:\n{history}\n\n"
+"""The released prompt's search history block (the report of the bookmarks synced just before)."""
+PREDICT_TARGETS = {"action": "action", "utterance": "utterance"}
+"""The released ``predict_target``: "utterance" for Bandori artifacts, else "action"."""
+
+# Ours (--method bookmarks-personae): no paper rubric; written for the code's checks below.
 PROPOSER_SYSTEM = """You help {character}, a character in {story}, decide what to do next.
 Propose up to {k} questions whose answers, looked up in the story so far, would most help
 predict {character}'s very next {target} in the current scene. Each question has a type:
@@ -79,6 +164,80 @@ class ProposedQuestions(BaseModel):
     """The questions proposed for this scene."""
 
     questions: list[ProposedQuestion] = Field(description="Up to K distinct typed questions.")
+
+
+class ReleasedQuery(BaseModel):
+    """One search query, as the released prompt asks for it."""
+
+    query: str = non_blank("The question, in English.")
+    tag: QuestionType = Field(description='"concept", "state" or "behavioral".')
+
+
+class ReleasedQueries(BaseModel):
+    """The released proposer's answer."""
+
+    queries: list[ReleasedQuery] = Field(description="The most crucial search queries.")
+
+
+def released_proposer_prompt(
+    *,
+    character: str,
+    scene: Sequence[StoryAction],
+    k: int,
+    acting_format: ActingFormat,
+    profile: str | None = None,
+    history: str | None = None,
+) -> str:
+    """The released ``init_bookmarks`` prompt; ``profile`` / ``history`` ``None``: not shown."""
+    return RELEASED_PROPOSER.format(
+        scene=render_scene(scene),
+        profile_block=RELEASED_PROFILE_BLOCK.format(
+            character=character, profile=profile or "[empty]"
+        )
+        if profile is not None
+        else "",
+        history_block=RELEASED_HISTORY_BLOCK.format(history=history or "")
+        if history is not None
+        else "",
+        character=character,
+        predict_target=PREDICT_TARGETS[acting_format],
+        k=k,
+    )
+
+
+async def propose_released_questions(
+    model: BaseChatModel,
+    *,
+    character: str,
+    scene: Sequence[StoryAction],
+    k: int = 5,
+    acting_format: ActingFormat = "action",
+    profile: str | None = None,
+    history: str | None = None,
+) -> tuple[list[ProposedQuestion], LLMUsage, int]:
+    """The paper's proposal: the released prompt, its first ``k`` queries kept (``[:k]``).
+
+    Returns the questions, the usage and how many the code dropped (beyond ``k``). An answer
+    still invalid after retries degrades to no question (``usage.degraded``).
+    """
+    if k <= 0:
+        return [], LLMUsage(), 0
+    prompt = released_proposer_prompt(
+        character=character,
+        scene=scene,
+        k=k,
+        acting_format=acting_format,
+        profile=profile,
+        history=history,
+    )
+    try:
+        answer, usage = await call_structured(model, ReleasedQueries, [HumanMessage(prompt)])
+    except InvalidAnswerError as failed:
+        return [], failed.usage + LLMUsage(degraded=1), 0
+    kept = [
+        ProposedQuestion(type=q.tag, question=" ".join(q.query.split())) for q in answer.queries[:k]
+    ]
+    return kept, usage, len(answer.queries) - len(kept)
 
 
 def question_key(question: str) -> frozenset[str]:

@@ -1,5 +1,11 @@
 """The state syncer role: one chunk of unseen actions -> reset / update / no change of an answer.
 
+Two prompt sets. ``released`` (the paper's method): the released runner's ``llm_check`` asks
+whether the chunk resets ("unknown"), updates or leaves the answer ("none"), and only on
+"update" does ``llm_update`` write the new answer, keeping the trace of important transitions:
+two calls for an update, one otherwise. ``personae`` (ours) is below: one call with the
+operation and the answer.
+
 State bookmarks ask about the current situation ("Where is Kyon right now?"), so the answer is
 carried forward chunk by chunk. The model decides how the chunk changes it; the code enforces
 the decision: ``no_change`` keeps the old answer verbatim (whatever the model wrote), ``reset``
@@ -24,6 +30,84 @@ from personae.llm import LLMUsage, call_structured
 from personae.memory.bookmarks.storyline import StoryAction
 
 StateOperation = Literal["reset", "update", "no_change"]
+
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, llm_check (commit 2489d17), verbatim;
+# the answer is one of the three words (an enum).
+RELEASED_CHECK = """Before the following scene,
+Current answer to "{query}": "{answer}"
+
+After the following scene:
+{chunk}
+
+Considering this scene, how should we treat the current answer to "{query}"?
+
+Please answer with exactly one of:
+- "reset"  -> the current answer is now outdated or contradicted and should be set to "unknown"
+- "update" -> the scene triggers state transition or provides more accurate information so the answer should be updated
+- "none"   -> the scene does not contain relevant update or information to affect the current answer"""
+
+# Released BOOKMARKS runner, src/bookmarks/bookmarks.py, llm_update (commit 2489d17), verbatim.
+RELEASED_UPDATE = """Current maintained answer to "{query}":
+"{answer}"
+
+After the following scene:
+{chunk}
+
+The answer to "{query}" is detected to be updated.
+
+Please directly output the new maintained answer concisely.
+Important:
+- Preserve the trace of important transitions instead of only giving the latest state.
+- Record how the answer changed when the transition matters for future understanding.
+- Keep it compact; do not summarize unrelated events.
+- If the previous answer is still relevant, incorporate it as transition history.
+- Do not explain your reasoning.
+
+Output only the updated answer."""
+UNKNOWN = "unknown"
+"""The released runner's empty answer."""
+
+
+class StateCheck(BaseModel):
+    """The released check's one word."""
+
+    decision: Literal["reset", "update", "none"] = Field(description="reset, update, or none.")
+
+
+def render_chunk(chunk: Sequence[StoryAction]) -> str:
+    """A chunk of actions, one per line, as every BOOKMARKS prompt shows actions."""
+    return "\n".join(a.render() for a in chunk) or "(no actions)"
+
+
+async def update_state_released(
+    model: BaseChatModel, *, question: str, answer: str, chunk: Sequence[StoryAction]
+) -> tuple[StateStep, LLMUsage]:
+    """The paper's state step: the released check, then the released update on "update".
+
+    ``answer`` ``""`` is unknown (shown as "unknown"); "reset" makes it unknown again. A call
+    still invalid after retries raises :class:`~personae.llm.InvalidAnswerError` (the sync stops
+    before this chunk).
+    """
+    shown, text = answer or UNKNOWN, render_chunk(chunk)
+    check = RELEASED_CHECK.format(query=question, answer=shown, chunk=text)
+    verdict, usage = await call_structured(model, StateCheck, [HumanMessage(check)])
+    if verdict.decision == "none":
+        return StateStep("no_change", answer), usage
+    if verdict.decision == "reset":
+        return StateStep("reset", ""), usage
+    request = RELEASED_UPDATE.format(query=question, answer=shown, chunk=text)
+    updated, used = await call_structured(model, StateAnswer, [HumanMessage(request)])
+    new = updated.answer.strip()
+    return StateStep("update", "" if new.casefold() == UNKNOWN else new), usage + used
+
+
+class StateAnswer(BaseModel):
+    """The released update's answer."""
+
+    answer: str = non_blank("The new maintained answer, concise.")
+
+
+# Ours (--method bookmarks-personae): one call gives the operation and the answer.
 
 STATE_SYNC_SYSTEM = """You keep the answer to a question about the CURRENT situation of a story
 up to date while reading it chunk by chunk. For each new chunk choose one operation:

@@ -32,6 +32,8 @@ You should include the character's personality (very important), background, phy
 # CharacterHub, Appendix F, Table 7: iterative search prompt, verbatim.
 ITERATIVE_SEARCH_PROMPT = """Please continue searching to verify and expand on the knowledge you have already collected, such as searching for closely related people, events, objects, and other entities."""
 
+# Ours: the search tool's description (the paper's agent has its own tools); ``canon`` is empty
+# unless the canon rule is on (ours: always for planned runs, opt-in for the paper method).
 AGENT_SYSTEM = """You are a search agent with one tool: a search over the web and the
 character's wiki. The character is {entity}{franchise}. {canon}"""
 
@@ -103,7 +105,7 @@ def agent_messages(
         SystemMessage(
             AGENT_SYSTEM.format(
                 entity=entity, franchise=f" ({franchise})" if franchise else "", canon=canon
-            )
+            ).strip()
         ),
         HumanMessage(FIRST_SEARCH_PROMPT.format(entity=entity)),
     ]

@@ -1,12 +1,14 @@
 """The profile rewriters: a first-person profile from the refined, cited evidence.
 
-Two roles on the strong model. ``rewrite_first_person`` is ours (the ``planned`` method): it
-reads the cited notes per dimension and the passages they cite. ``rewrite_paper_profile`` is the
-paper's Table 8 prompt over the R² document (the ``paper`` method). Both follow the canon rule
-the code decided once for the run (cross-version mix-ups are the main error the paper reports),
-and both list the facts the profile states, each citing source ids: the answer's schema is
-built per call (the known ids as an enum, a non-blank profile), the code drops facts left with
-no id, and then checks each fact against the passages it cites.
+The rewrite role (``rewrite_model``, default the strong model). ``rewrite_first_person`` is ours
+(the ``planned`` method): it reads the cited notes per dimension and the passages they cite.
+``rewrite_paper_profile_text`` is the paper's Table 8 prompt over the R² document, verbatim, its
+answer kept as written (the ``paper`` method). With our citation check on (always for
+``planned``, opt-in for ``paper``: ``rewrite_paper_profile``), the rewrite also lists the facts
+the profile states, each citing source ids: the answer's schema is built per call (the known ids
+as an enum, a non-blank profile), the code drops facts left with no id, and then checks each
+fact against the passages it cites. The canon rule (cross-version mix-ups are the main error the
+paper reports) is ours: on for ``planned``, opt-in for ``paper``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pydantic import BaseModel, Field, create_model
 
 from personae.agents.answer_schemas import list_of, non_blank, per_call_schema
 from personae.agents.characterhub.evidence_summarizer import CitedFact, cited_fact_schema
-from personae.llm import LLMUsage, call_structured
+from personae.errors import NothingUsableError
+from personae.llm import LLMUsage, call_structured, call_text
 from personae.memory.characterhub.dimensions import DIMENSIONS
 
 REWRITER_SYSTEM = """You write the profile of the fictional character {name} ({franchise}) in
@@ -130,6 +133,22 @@ def _id_order(source_id: str) -> tuple[int, str]:
     return (int(digits), source_id) if digits.isdigit() else (1 << 30, source_id)
 
 
+async def rewrite_paper_profile_text(
+    model: BaseChatModel, *, name: str, document: str, canon: str = ""
+) -> tuple[ProfileDraft, LLMUsage]:
+    """Table 8 verbatim over the R² ``document``; the answer is the profile, as written.
+
+    The paper's rewrite: no fact list, nothing checked. ``canon`` (ours, opt-in) is added
+    after the prompt when given. An empty answer leaves nothing to write:
+    :class:`~personae.errors.NothingUsableError`.
+    """
+    request = PAPER_REWRITE_PROMPT.format(entity=name) + (f"\n\n{canon}" if canon else "")
+    text, usage = await call_text(model, [HumanMessage(document), HumanMessage(request)])
+    if not text.strip():
+        raise NothingUsableError(f"the profile rewrite of {name!r} came back empty")
+    return ProfileDraft(profile=text.strip(), facts=[], conflicts=[]), usage
+
+
 async def rewrite_paper_profile(
     model: BaseChatModel,
     *,
@@ -148,7 +167,7 @@ async def rewrite_paper_profile(
         HumanMessage(
             PAPER_REWRITE_PROMPT.format(entity=name)
             + "\n\n"
-            + PAPER_FACTS_REQUEST.format(canon=canon, dimensions=", ".join(DIMENSIONS))
+            + PAPER_FACTS_REQUEST.format(canon=canon, dimensions=", ".join(DIMENSIONS)).strip()
             + (f"\n\n{reminder}" if reminder else "")
         ),
     ]

@@ -32,6 +32,7 @@ from personae.agents.amadeus.qa_judge import (
 from personae.answer_store import AnswerStore
 from personae.degraded import FailureBudget
 from personae.errors import InputError, NothingUsableError
+from personae.evals.paper_settings import PaperSetting, rows_json, settings_markdown
 from personae.fanout import gather_all
 from personae.files import (
     append_jsonl,
@@ -122,6 +123,8 @@ class QARun:
     progress: Callable[[str], None] = field(default=lambda line: None)
     max_failures: FailureBudget = field(default_factory=FailureBudget)
     """Items whose judgment is still invalid after retries tolerated before the run stops."""
+    settings: Sequence[PaperSetting] = ()
+    """The paper's settings beside this run's, kept in ``summary.json`` and the report."""
 
 
 @dataclass
@@ -248,6 +251,7 @@ async def run_persona_qa(run: QARun) -> dict[str, Any]:
         raise NothingUsableError(f"no QA item could be judged ({failures.failed} failed)")
     summary = summarise(records, run.agent.method)
     summary["degraded"] = {"items": len(run.items) - len(records)}
+    summary["paper_settings"] = rows_json(run.settings)
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, run.out_dir / "report.md", render_report(summary))
     return summary
@@ -302,4 +306,7 @@ def render_report(summary: Mapping[str, Any]) -> str:
     degraded = (summary.get("degraded") or {}).get("items", 0)
     if degraded:
         lines += ["", f"Degraded: {degraded} item(s) not judged (a rerun judges them again)."]
+    if summary.get("paper_settings"):
+        lines += ["", "## Settings: the paper's and this run's", ""]
+        lines += settings_markdown(summary["paper_settings"])
     return "\n".join(lines) + "\n"

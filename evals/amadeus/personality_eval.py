@@ -39,6 +39,7 @@ from personae.evals.amadeus.personality_scoring import (
     split_batches,
     type_metrics,
 )
+from personae.evals.paper_settings import PaperSetting, rows_json, settings_markdown
 from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
@@ -48,6 +49,10 @@ from personae.llm_endpoint import chosen_methods
 logger = logging.getLogger(__name__)
 
 Assess = Literal["er", "oc"]
+INTERVIEW_QUERY = "{experimenter}:「{question}」"
+"""How InCharacter asks each item: said by the character's interviewer (``experimenter`` in its
+character list, a character of the same work: Harry for Hermione), in the ``role:「text」`` form
+of ChatHaruhi's ``chat(role=experimenter, text=question)``, which its interviews go through."""
 RESULTS = "results.jsonl"
 OC_BATCH = 20
 """Items per option-conversion call."""
@@ -96,6 +101,8 @@ class PersonalityRun:
     """Judge cache folder."""
     max_failures: FailureBudget = field(default_factory=FailureBudget)
     """Degraded assessments (rating batches, OC items, HS judgments) tolerated."""
+    settings: Sequence[PaperSetting] = ()
+    """The paper's settings beside this run's, kept in ``summary.json`` and the report."""
 
 
 def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -138,6 +145,11 @@ def _items(run: PersonalityRun) -> list[Item]:
     return items
 
 
+def interview_query(who: Interviewee, item: Item) -> str:
+    """The message the character gets for ``item``: the question, said by its interviewer."""
+    return INTERVIEW_QUERY.format(experimenter=who.experimenter, question=item.question)
+
+
 async def _interview(
     run: PersonalityRun,
     who: Interviewee,
@@ -146,9 +158,10 @@ async def _interview(
     recorder: _Recorder,
     gate: asyncio.Semaphore,
 ) -> None:
+    query = interview_query(who, item)
     async with gate:
         result = await graph.ainvoke(
-            {"character": who.indexed_as, "query": item.question}, context=run.agent
+            {"character": who.indexed_as, "query": query}, context=run.agent
         )
         hs, degraded = await _hallucination(run, item.question, result)
     recorder.count_degraded(degraded, run.max_failures)
@@ -161,6 +174,8 @@ async def _interview(
             "id": item.id,
             "dimension": item.dimension,
             "question": item.question,
+            "interviewer": who.experimenter,
+            "query": query,
             "response": result["response"],
             "knowledge": [c["id"] for c in result["knowledge"]],
             "selected": [c["id"] for c in result["selected"]],
@@ -350,6 +365,7 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
         )
     summary = summarise(run, recorder.done)
     summary["degraded"] = {"assessments": recorder.degraded}
+    summary["paper_settings"] = rows_json(run.settings)
     if methods := chosen_methods():  # how structured answers were asked for, per endpoint
         summary["structured_output"] = methods
     await asyncio.to_thread(write_json_atomic, run.out_dir / "summary.json", summary)
@@ -470,4 +486,7 @@ def render_report(summary: Mapping[str, Any]) -> str:
         f"- {row['character']}: {row['persona_kind']} {row['persona_source']}".rstrip()
         for row in summary["characters"]
     ]
+    if summary.get("paper_settings"):
+        lines += ["", "## Settings: the paper's and this run's", ""]
+        lines += settings_markdown(summary["paper_settings"])
     return "\n".join(lines) + "\n"

@@ -153,7 +153,7 @@ async def code_propositions(
     """Code P1-P4 for every (sampled probe, condition); a coder failing 3 times is skipped."""
     gate = asyncio.Semaphore(max(1, concurrency))
     axes = {(a.character, a.axis_id): a for a in arcs}
-    model, name = context.model_for(coder_model)
+    model, name = context.judge_for(coder_model)
 
     async def one(row: Mapping[str, Any], label: str, record: Mapping[str, Any]) -> dict[str, Any]:
         probe = probes[row["probe_id"]]

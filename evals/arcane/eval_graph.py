@@ -19,8 +19,9 @@ import operator
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -30,6 +31,7 @@ from typing_extensions import TypedDict
 
 from personae.agents.arcane import judges
 from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
+from personae.answer_store import AnswerStore
 from personae.degraded import DEFAULT_MAX_FAILURES, FailureBudget
 from personae.errors import InputError
 from personae.fanout import gather_all
@@ -45,22 +47,35 @@ from personae.process_caches import clears_on_reset
 from personae.run_context import described
 
 RESULTS = "results.jsonl"
+DROPPED = "dropped_probes.jsonl"
+"""Probes left out because every phase is unavailable (no answer to judge), one line each."""
+DEFAULT_JUDGE = "openai:deepseek/deepseek-v4-flash"
+"""The paper's judge (App. F: ``deepseek/deepseek-v4-flash`` on OpenRouter): the evaluation's
+own default, never the role-play model, which would grade its own answers."""
 
 
 @described
 @dataclass(frozen=True, kw_only=True)
 class ArcaneEvalContext(ChunkStoreContext):
-    """Run settings of the evaluation; ``model`` is the role-play model under test."""
+    """Run settings of the evaluation; ``model`` is the role-play model under test.
+
+    The judge has its own setting (default the paper's, at temperature 0); role-play is sampled
+    with the server's defaults, as in the paper (a run's ``temperature`` still wins).
+    """
+
+    default_judge: ClassVar[str] = DEFAULT_JUDGE
 
     judge_model: str = ""
-    """Judge model (the paper: deepseek/deepseek-v4-flash at T = 0). Empty: PERSONAE_JUDGE_MODEL,
-    else the role-play model."""
+    """Judge model. Empty: PERSONAE_JUDGE_MODEL, else openai:deepseek/deepseek-v4-flash (the
+    paper's judge, on the run's OpenAI-compatible server, e.g. OpenRouter), sampled at T = 0."""
     judge_scale: int = 100
     """Score maximum (__SCALE__)."""
     judge_include_thought: bool = True
     """False: the no-thought ablation (the judge does not see ref_thought)."""
     expert_model: str = ""
     """TimeChara experts' model. Empty: the role-play model."""
+    expert_temperature: float = 0.0
+    """TimeChara experts' temperature (the paper: T = 0)."""
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
@@ -77,6 +92,22 @@ class ArcaneEvalContext(ChunkStoreContext):
         object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
         FailureBudget(self.max_failures)  # a malformed limit fails here, not mid-run
 
+    def judge_llm(self) -> tuple[BaseChatModel, str]:
+        """The judge's chat model, sampled as the ``judge`` role, and its cache name."""
+        return self.judge_for(self.judge_model)
+
+    def run_settings(self) -> dict[str, Any]:
+        """What every result records about how it was made: judge, sampling, experts, sizes."""
+        return {
+            "judge_sampling": self.sampling("judge"),
+            "roleplay_sampling": self.sampling("strong"),
+            "expert_model": self.cache_name(self.expert_model or self.model),
+            "expert_temperature": self.expert_temperature,
+            "embedding": self.embedding,
+            "rag_k": self.rag_k,
+            "summary_max_chapters": self.summary_max_chapters,
+        }
+
     def roleplay_context(self) -> RoleplayContext:
         """The role-play graph's context for this evaluation."""
         return self.derived(
@@ -90,6 +121,7 @@ class ArcaneEvalContext(ChunkStoreContext):
             data_dir=self.data_dir,
             cache_dir=self.cache_dir,
             expert_model=self.expert_model,
+            expert_temperature=self.expert_temperature,
             embedding=self.embedding,
             chroma_host=self.chroma_host,
             chroma_port=self.chroma_port,
@@ -152,6 +184,8 @@ class UnitRecord(TypedDict):
     """Judge model."""
     judge_include_thought: bool
     """False: the no-thought judge (App. F)."""
+    settings: dict[str, Any]
+    """The run's sampling and judge settings, recorded beside the paper's."""
     phases: list[PhaseResult]
     """Each available phase's answer and scores."""
     unavailable_phases: list[int]
@@ -215,8 +249,17 @@ def done_keys(out_dir: Path) -> set[str]:
     return keys
 
 
+def has_available_phase(probe: ProbeRecord) -> bool:
+    """Whether any phase of ``probe`` can be role-played (App. B keeps "the rest of the probe")."""
+    return any(not p.unavailable for p in probe.phase_responses)
+
+
 def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]:
-    """Every (probe, mode) not yet done; one-line errors for unknown modes, missing probes."""
+    """Every (probe, mode) not yet done; one-line errors for unknown modes, missing probes.
+
+    A probe whose every phase is unavailable has no answer to judge: it is dropped, as the
+    paper drops probes without judge scores, and listed in ``dropped_probes.jsonl``.
+    """
     known = (*MODES, *ABLATION_MODES)
     bad = [m for m in state["modes"] if m not in known]
     if bad or not state["modes"]:
@@ -234,7 +277,11 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
         if wanted is not None:
             probes = [p for p in probes if p.probe_id in set(wanted)]
         thought = context.judge_include_thought
-        for probe in probes[: state["limit"]] if state["limit"] else probes:
+        chosen = probes[: state["limit"]] if state["limit"] else probes
+        record_dropped(
+            Path(state["out_dir"]), [p.probe_id for p in chosen if not has_available_phase(p)]
+        )
+        for probe in (p for p in chosen if has_available_phase(p)):
             for mode in state["modes"]:
                 if (
                     unit_key(probe.probe_id, mode, context.model, context.judge_model, thought)
@@ -248,6 +295,23 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
                         )
                     )
     return units, skipped
+
+
+def record_dropped(out_dir: Path, probe_ids: list[str]) -> None:
+    """Append the probes not in ``dropped_probes.jsonl`` yet (the report counts them)."""
+    if not probe_ids:
+        return
+    known = {row.get("probe_id") for row in read_jsonl(out_dir / DROPPED)}
+    for probe_id in probe_ids:
+        if probe_id not in known:
+            append_jsonl(
+                out_dir / DROPPED, {"probe_id": probe_id, "reason": "every phase unavailable"}
+            )
+
+
+def dropped_probes(out_dir: Path) -> list[str]:
+    """Probe ids left out of ``out_dir``'s evaluation because every phase is unavailable."""
+    return sorted({str(row["probe_id"]) for row in read_jsonl(out_dir / DROPPED)})
 
 
 async def plan_units(state: EvalState, runtime: Runtime[ArcaneEvalContext]) -> dict[str, Any]:
@@ -307,6 +371,11 @@ async def _roleplay(unit: Unit, phase: PhaseResponse, context: ArcaneEvalContext
     return result
 
 
+def _judge_store(context: ArcaneEvalContext, unit: Unit) -> AnswerStore:
+    """The judge's cache, scoped by mode: two modes never share a verdict, even on one answer."""
+    return context.cache().scoped(f"judge:{unit['mode']}")
+
+
 async def _judge_phase(
     unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
 ) -> tuple[dict[str, int] | None, LLMUsage]:
@@ -322,11 +391,11 @@ async def _judge_phase(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.model_for(context.judge_model)
+    model, name = context.judge_llm()
     schema = judges.phase_judgement_schema(context.judge_scale)
     try:
         answer, usage = await call_structured(
-            model, schema, messages, store=context.cache(), model_name=name
+            model, schema, messages, store=_judge_store(context, unit), model_name=name
         )
     except InvalidAnswerError as failed:  # 3 invalid answers: recorded missing (spec default 31)
         return None, failed.usage + LLMUsage(degraded=1)
@@ -346,11 +415,11 @@ async def _judge_trajectory(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.model_for(context.judge_model)
+    model, name = context.judge_llm()
     schema = judges.trajectory_judgement_schema(context.judge_scale)
     try:
         answer, usage = await call_structured(
-            model, schema, messages, store=context.cache(), model_name=name
+            model, schema, messages, store=_judge_store(context, unit), model_name=name
         )
     except InvalidAnswerError as failed:
         return None, failed.usage + LLMUsage(degraded=1)
@@ -404,6 +473,7 @@ async def _evaluate(state: Unit, context: ArcaneEvalContext) -> dict[str, Any]:
         "model": context.model,
         "judge": context.judge_model,
         "judge_include_thought": context.judge_include_thought,
+        "settings": context.run_settings(),
         "phases": [
             {
                 "phase_idx": p.phase_idx,

@@ -241,7 +241,7 @@ async def rejudge(
             scale=scale,
             include_thought=include_thought,
         )
-        model, name = context.model_for(judge)
+        model, name = context.judge_for(judge)
         if condition == "orig":
             name += "#retest"  # a fresh call, not the main run's cached answer
         async with gate:

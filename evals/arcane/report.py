@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from personae.evals.arcane.metrics import CATEGORIES, METRICS
+from personae.evals.paper_settings import settings_markdown
 
 COLUMNS = [(c, m) for c in CATEGORIES for m in METRICS]
 SHORT = {"in_scenario": "IS", "in_world": "IW", "out_of_world": "OW"}
@@ -138,6 +139,18 @@ def novel_sections(
     return [(n, table2_rows(s), gap_lines(s)) for n, s in by_novel.items()]
 
 
+def judge_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Who judged, at which sampling (the paper: deepseek-v4-flash at T = 0)."""
+    rows = {r["setting"]: r["used"] for r in summary.get("paper_settings", [])}
+    if "judge" not in rows:
+        return []
+    return [
+        f"Judge: {rows['judge']}, sampling {rows.get('judge sampling', '-')}; role-play sampling "
+        f"{rows.get('role-play sampling', '-')} (the paper: deepseek-v4-flash at T = 0, role-play "
+        "at the server's default)."
+    ]
+
+
 def render(
     summary: Mapping[str, Any],
     title: str,
@@ -147,15 +160,21 @@ def render(
     rows = table2_rows(summary)
     svg = phase_svg(summary["phase_curves"])
     missing = sum(r["missing_phase_judgements"] + r["missing_ptf"] for r in summary["rows"])
+    dropped = len(summary.get("dropped_probes", []))
     notes = [
         "Scores 1-100 (ARCANE judge, Tables 35-36). Per category: mean over probes; Overall: "
         "unweighted mean of the 12 cells (as in the paper's Table 2).",
+        *judge_lines(summary),
         f"Judgements missing after 3 attempts or undefined (PTF below 2 phases): {missing}.",
+        f"Probes dropped, every phase unavailable (no judge score): {dropped}.",
         *gap_lines(summary),
         *tier_lines(summary),
     ]
     sections = novel_sections(by_novel or {})
     md_parts = [f"# {title}", markdown_table(rows), *notes, "## Fidelity along the phases", svg]
+    if summary.get("paper_settings"):
+        table = settings_markdown(summary["paper_settings"])
+        md_parts += ["## Settings: the paper's and this run's", "\n".join(table)]
     html_parts = [f"<h1>{html.escape(title)}</h1>", html_table(rows)]
     html_parts += [f"<p>{html.escape(n)}</p>" for n in notes]
     html_parts += ["<h2>Fidelity along the phases</h2>", svg]

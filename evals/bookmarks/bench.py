@@ -40,7 +40,9 @@ from personae.degraded import FailureBudget
 from personae.errors import ConfigurationError, InputError, NothingUsableError, PersonaeError
 from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
+from personae.evals.bookmarks.paper_settings import bench_rows
 from personae.evals.bookmarks.report import write_report
+from personae.evals.paper_settings import PaperSetting, rows_json
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
 from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
@@ -67,13 +69,16 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-reuse": {"k_candidates": 0},
     "no-derive": {"derive": False},
     "no-near": {"near_window": 0},
+    "ibu": {"incremental_behavior": True},
     "with-profile": {"with_profile": True},
 }
 """The BOOKMARKS ablations (the paper's Table 3 and the released runner's profile grounding):
 name → context fields they set. ``no-reuse`` keeps no candidate (K' = 0), so every question
 starts a new bookmark; ``no-derive`` turns derive decisions into new bookmarks; ``no-near``
-drops the near bookmarks from grounding; ``with-profile`` adds the running ETA profile."""
-ABLATABLE = frozenset({"bookmarks"})
+drops the near bookmarks from grounding; ``ibu`` (Table 3's "Incremental Behavior Update")
+syncs behavioral bookmarks chunk by chunk like states; ``with-profile`` adds the running ETA
+profile."""
+ABLATABLE = frozenset({"bookmarks", "bookmarks-personae"})
 """Methods that accept ablations."""
 
 
@@ -84,13 +89,20 @@ class MethodSpec:
     module: str
     context: str
     graph: str = "graph"
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    """Context fields that make the method (ours: the same graph with our prompts)."""
 
 
 METHODS: dict[str, MethodSpec] = {
     "vanilla": MethodSpec("personae.graphs.bookmarks.baseline_vanilla", "VanillaContext"),
     "ricl": MethodSpec("personae.graphs.bookmarks.baseline_ricl", "RICLContext"),
     "eta": MethodSpec("personae.graphs.bookmarks.baseline_eta", "ETAContext"),
-    "bookmarks": MethodSpec("personae.graphs.bookmarks.graph", "BookmarksContext"),
+    "bookmarks": MethodSpec(
+        "personae.graphs.bookmarks.graph", "BookmarksContext", fields={"prompts": "released"}
+    ),
+    "bookmarks-personae": MethodSpec(
+        "personae.graphs.bookmarks.graph", "BookmarksContext", fields={"prompts": "personae"}
+    ),
 }
 """Method name → graph module; tests and plugins may add entries."""
 
@@ -216,8 +228,10 @@ class BenchConfig:
     concurrency: int = 2
     """(method, artifact) runs at once; the characters of one artifact never run in parallel."""
     scene_size: int = 10
-    hide_title: bool = False
-    """Leave the story's title out of every prompt (it invites recall of later plot)."""
+    hide_title: bool = True
+    """Leave the story's title out of every prompt (the default, as the released prompts)."""
+    roles: str = "paper"
+    """The BOOKMARKS role preset: ``paper`` (§5.1) or ``released`` (the released runner)."""
     judge_cache: Path | None = None
     """Judge answer cache folder; default ``<out_dir>/judge_cache`` (the CLI uses the shared
     ``PERSONAE_CACHE_DIR/judge``, so verdicts are reused across output folders)."""
@@ -753,6 +767,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         steps=steps,
     )
     announce_cost(config, work, done, sink)
+    settings = bench_rows(config, {label: context for label, _, context, _ in work})
     total = sum(len(p) for *_, p in work)
     remaining = sum(
         1
@@ -773,7 +788,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         raise _first_error(errors) from None
     finally:
         sink.close()
-        summary, summary_path, report_paths = _write_outputs(config, complete, runs)
+        summary, summary_path, report_paths = _write_outputs(config, complete, runs, settings)
     if run.failed and not summary["instances"]:
         first = summary["failed"]["failures"][0]
         raise NothingUsableError(
@@ -810,7 +825,9 @@ def _context(
 ) -> ActingContext:
     """The method's context for one artifact: shared settings, ablations, its own memory."""
     known = {f.name for f in fields(context_cls)}
-    overrides = method_run.overrides()
+    overrides = {**METHODS[method_run.method].fields, **method_run.overrides()}
+    if "roles" in known:
+        overrides.setdefault("roles", config.roles)
     missing = sorted(set(overrides) - known)
     if missing:
         raise ConfigurationError(
@@ -833,7 +850,10 @@ def _context(
 
 
 def _write_outputs(
-    config: BenchConfig, complete: bool, runs: Sequence[MethodRun] = ()
+    config: BenchConfig,
+    complete: bool,
+    runs: Sequence[MethodRun] = (),
+    settings: Sequence[PaperSetting] = (),
 ) -> tuple[dict[str, Any], Path, tuple[Path, Path]]:
     """summary.json and the reports from every result of this judge (atomic writes)."""
     records, _ = read_results(config.out_dir / RESULTS_FILE)
@@ -847,9 +867,11 @@ def _write_outputs(
         "complete": complete,
         "instances": len(mine),
         "hide_title": config.hide_title,
+        "roles": config.roles,
         "temperature": config.temperature,
         "top_p": config.top_p,
         "ablations": _ablations_of(mine, runs),
+        "paper_settings": rows_json(settings),
         "failed": {"instances": len(failures), "failures": failures},
         "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
         **summarize(mine),

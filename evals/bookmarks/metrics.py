@@ -189,23 +189,47 @@ def score_table(
     return artifacts, rows
 
 
-def hit_rate_curve(records: Iterable[Record]) -> list[tuple[int, float]]:
-    """Cumulative hit rate (reuse + derive over questions) by target position, story order.
+HIT_RATE_WINDOW = 20
+"""Steps each point of the hit-rate plot covers (a moving window over the steps)."""
 
-    Records of every character are merged by position, as the bank is shared along the story.
-    Positions where no question has been asked yet are left out.
+
+def hit_rate_curve(
+    records: Iterable[Record], window: int = HIT_RATE_WINDOW
+) -> list[tuple[int, float]]:
+    """Hit rate (reuse + derive over questions) of the last ``window`` steps, by position.
+
+    A moving window, not a running total: the paper's Figure 3 shows the hit rate fluctuating
+    along the storyline ("when the story moves to a new situation, more new bookmarks are
+    required"), which a cumulative rate flattens. Records of every character are merged by
+    position, as the bank is shared along the story. Steps with no question are left out.
     """
-    rows = sorted(
-        (r for r in records if "reuse" in (r.get("stats") or {})),
-        key=lambda r: (int(r["position"]), str(r["character"])),
-    )
-    hits = questions = 0
+    rows = [
+        r
+        for r in sorted(
+            (r for r in records if "reuse" in (r.get("stats") or {})),
+            key=lambda r: (int(r["position"]), str(r["character"])),
+        )
+        if _questions(r)
+    ]
     curve: list[tuple[int, float]] = []
-    for row in rows:
-        stats = row["stats"]
-        hits += int(stats.get("reuse", 0)) + int(stats.get("derive", 0))
-        questions += int(stats.get("reuse", 0)) + int(stats.get("derive", 0))
-        questions += int(stats.get("new", 0))
-        if questions:
-            curve.append((int(row["position"]), hits / questions))
+    for end in range(len(rows)):
+        recent = rows[max(0, end - window + 1) : end + 1]
+        hits = sum(_hits(r) for r in recent)
+        curve.append((int(rows[end]["position"]), hits / sum(_questions(r) for r in recent)))
     return curve
+
+
+def overall_hit_rate(records: Iterable[Record]) -> float | None:
+    """Reuse + derive over all questions (the figure a legend quotes); ``None``: no question."""
+    rows = [r for r in records if "reuse" in (r.get("stats") or {})]
+    questions = sum(_questions(r) for r in rows)
+    return sum(_hits(r) for r in rows) / questions if questions else None
+
+
+def _hits(record: Record) -> int:
+    stats = record["stats"]
+    return int(stats.get("reuse", 0)) + int(stats.get("derive", 0))
+
+
+def _questions(record: Record) -> int:
+    return _hits(record) + int(record["stats"].get("new", 0))

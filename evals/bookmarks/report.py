@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from personae.evals.bookmarks.metrics import Record, hit_rate_curve, score_table
+from personae.evals.bookmarks.metrics import (
+    HIT_RATE_WINDOW,
+    Record,
+    hit_rate_curve,
+    overall_hit_rate,
+    score_table,
+)
+from personae.evals.paper_settings import settings_markdown
 from personae.files import write_text_atomic
 
 REPORT_MD = "report.md"
@@ -192,18 +199,23 @@ def html_table(rows: Sequence[Sequence[str]]) -> str:
     )
 
 
-def hit_rate_svg(curves: Mapping[str, Sequence[tuple[int, float]]], width: int = 560) -> str:
-    """An SVG line plot of cumulative hit rate (y, 0–100 %) against story position (x).
+def hit_rate_svg(
+    curves: Mapping[str, Sequence[tuple[int, float]]],
+    width: int = 560,
+    overall: Mapping[str, float | None] | None = None,
+) -> str:
+    """An SVG line plot of the moving-window hit rate (y, 0–100 %) along the story (x).
 
     One line per artifact; x is scaled per artifact to its own position range, so storylines
     of different lengths share the plot (the axis shows each artifact's range in the legend).
+    The legend quotes each artifact's ``overall`` rate (default: its curve's last point).
     """
     height, left, right, top, bottom = 240, 48, 16, 16, 40
     plot_w, plot_h = width - left - right, height - top - bottom
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" '
-        'aria-label="Cumulative bookmark hit rate along the storyline">',
+        'aria-label="Bookmark hit rate along the storyline (moving window)">',
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>',
     ]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -238,7 +250,9 @@ def hit_rate_svg(curves: Mapping[str, Sequence[tuple[int, float]]], width: int =
             for x, y in curve
         )
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>')
-        label = html.escape(f"{artifact} ({first}–{last}): {100 * curve[-1][1]:.0f}%")
+        total = (overall or {}).get(artifact)
+        shown = curve[-1][1] if total is None else total
+        label = html.escape(f"{artifact} ({first}–{last}): {100 * shown:.0f}% overall")
         parts.append(
             f'<text x="{left + 8}" y="{top + 16 + 14 * index}" font-size="11" fill="{color}">'
             f"{label}</text>"
@@ -251,10 +265,13 @@ def hit_rate_section(records: Sequence[Record]) -> tuple[str, str]:
     """(svg or empty, note): the bookmarks method's hit-rate plot, or why there is none."""
     runs = [r for r in records if r["method"] == "bookmarks"]
     curves: dict[str, list[tuple[int, float]]] = {}
+    overall: dict[str, float | None] = {}
     for artifact in sorted({str(r["artifact"]) for r in runs}):
-        curve = hit_rate_curve(r for r in runs if r["artifact"] == artifact)
+        mine = [r for r in runs if r["artifact"] == artifact]
+        curve = hit_rate_curve(mine)
         if curve:
             curves[artifact] = curve
+            overall[artifact] = overall_hit_rate(mine)
     empty = questionless_steps(runs)
     if not curves:
         if runs:
@@ -269,11 +286,13 @@ def hit_rate_section(records: Sequence[Record]) -> tuple[str, str]:
             "No bookmarks run is present, so there is no hit-rate plot (run --method bookmarks).",
         )
     note = (
-        "Cumulative share of proposed questions matched to an existing bookmark (reuse + derive)."
+        "Share of proposed questions matched to an existing bookmark (reuse + derive) over the "
+        f"last {HIT_RATE_WINDOW} steps, along the story (as the paper's Figure 3, which shows it "
+        "fluctuating); the legend gives each storyline's overall rate."
     )
     if empty:
         note += f" {empty} of {len(runs)} steps kept no question and are left out of the plot."
-    return hit_rate_svg(curves), note
+    return hit_rate_svg(curves, overall=overall), note
 
 
 def questionless_steps(runs: Sequence[Record]) -> int:
@@ -327,10 +346,19 @@ def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> st
                 "## Hit rate along the storyline",
                 note,
                 *([svg] if svg else []),
+                *settings_section(summary),
             ]
         )
         + "\n"
     )
+
+
+def settings_section(summary: Mapping[str, Any]) -> list[str]:
+    """The paper's settings beside the run's (empty for summaries written before them)."""
+    rows = summary.get("paper_settings") or []
+    if not rows:
+        return []
+    return ["## Settings: the paper's and this run's", "\n".join(settings_markdown(rows))]
 
 
 def render_html(summary: Mapping[str, Any], records: Sequence[Record]) -> str:

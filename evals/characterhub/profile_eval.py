@@ -93,6 +93,8 @@ class ProfileDocument(BaseModel):
     wiki_page: str | None = None
     excluded_urls: list[str] = Field(default_factory=list)
     """Pages the profile was made without (``--exclude-url``); empty in older files."""
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The model roles that made it, with their sampling; empty in older files."""
 
     def text(self, kind: TextKind) -> str:
         """The text of ``kind`` (the profile or DRInfo)."""

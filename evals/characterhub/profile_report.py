@@ -13,6 +13,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from personae.evals.paper_settings import settings_markdown
+
 TABLE1_ORDER = (
     "personality",
     "ability",
@@ -185,6 +187,9 @@ def markdown_report(report: Mapping[str, Any]) -> str:
             "",
         ]
     lines += ["## Models and settings", "", *_settings_lines(report), ""]
+    if report.get("paper_settings"):
+        lines += ["## Settings: the paper's and this run's", ""]
+        lines += [*settings_markdown(report["paper_settings"]), ""]
     return "\n".join(lines)
 
 

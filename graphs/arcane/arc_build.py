@@ -328,11 +328,21 @@ def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_ax
     return "process_chapter" if state["cursor"] <= state["chapters"] else "induce_axes"
 
 
+def state_summary(state: streams.ChapterState) -> dict[str, object]:
+    """What T14 reads of one chapter of the state stream."""
+    return {
+        "chapter": state.chapter,
+        "present": state.present_in_chapter,
+        "summary": state.chapter_summary,
+        "change_magnitude": state.change_magnitude,
+    }
+
+
 async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T14 on each stream independently (events; state-stream summaries)."""
     (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
     events: list[object] = [e.model_dump(mode="json") for c in events_of(state) for e in c.events]
-    summaries = _state_summaries(state)
+    summaries: list[object] = [state_summary(s) for s in states_of(state)]
     schema = axes.induction_schema(state["chapters"])
 
     def messages(data: list[object], is_state: bool) -> list[BaseMessage]:
@@ -360,19 +370,6 @@ async def induce_axes(state: ArcBuildState, runtime: Runtime[ArcBuildContext]) -
         "degraded": lost_a + lost_b,
         "calls": [(used_a + used_b).as_dict()],
     }
-
-
-def _state_summaries(state: ArcBuildState) -> list[object]:
-    """The state stream as T14 reads it: each chapter's summary, presence and change."""
-    return [
-        {
-            "chapter": s.chapter,
-            "present": s.present_in_chapter,
-            "summary": s.chapter_summary,
-            "change_magnitude": s.change_magnitude,
-        }
-        for s in states_of(state)
-    ]
 
 
 async def _induce(

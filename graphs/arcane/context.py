@@ -7,8 +7,10 @@ when the context is built (``PERSONAE_DATA_DIR``, ``PERSONAE_CACHE_DIR``), never
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -18,11 +20,18 @@ from personae.answer_store import AnswerStore
 from personae.graphs.store_context import EmbeddingContext
 from personae.run_context import LLMContext, described
 
+JUDGE_SAMPLING: Mapping[str, str] = {"temperature": "judge=0"}
+"""Judges and coders at T = 0 (App. D: "the TimeCHARA two-stage hint extractor and the LLM judge
+both run at T = 0"; App. G's coder: "temperature 0"); role-play, arcs and probes keep the
+server's default sampling, as the paper's do. A run's ``temperature`` still wins."""
+
 
 @described
 @dataclass(frozen=True, kw_only=True)
 class ArcaneContext(LLMContext):
     """Models, the folder holding ``novels/`` and the LLM answer cache."""
+
+    default_sampling: ClassVar[Mapping[str, str]] = JUDGE_SAMPLING
 
     data_dir: str = ""
     """Folder holding novels/. Empty: PERSONAE_DATA_DIR, else ./data."""
@@ -47,6 +56,10 @@ class ArcaneContext(LLMContext):
         """
         chosen = spec or self.model
         return self.chat_model(chosen, "strong"), self.cache_name(chosen)
+
+    def judge_for(self, spec: str) -> tuple[BaseChatModel, str]:
+        """The chat model of ``spec`` sampled as the ``judge`` role (T = 0), and its cache name."""
+        return self.chat_model(spec, "judge"), self.cache_name(spec)
 
 
 @described

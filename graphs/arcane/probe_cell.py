@@ -487,7 +487,22 @@ async def validate_responses(
         if r.unavailable
     ]
     usage = sum((u for _, u in results), LLMUsage())
+    if responses and all(r.unavailable for r in responses):
+        lost.append(f"{_probe_id(state)}: {ALL_UNAVAILABLE}")
     return {"responses": [dump(r) for r in responses], "dropped": lost, "calls": [usage.as_dict()]}
+
+
+ALL_UNAVAILABLE = "every phase unavailable: probe dropped"
+"""The reason a cell whose responses all failed gives no probe (App. B keeps "the rest of the
+probe": with no rest there is nothing to role-play or judge, so it is dropped, and counted)."""
+
+
+def route_validated(state: CellState) -> Literal["check_probe", "__end__"]:
+    """A probe whose every phase is unavailable is dropped before the probe-level checks."""
+    responses = state.get("responses") or []
+    if responses and all(r["unavailable"] for r in responses):
+        return "__end__"
+    return "check_probe"
 
 
 def _world_context(state: CellState) -> str:
@@ -623,7 +638,7 @@ cell_builder.add_node(discriminate_phases)
 cell_builder.add_edge(START, "ground_scene")
 cell_builder.add_conditional_edges("ground_scene", route_grounded, ["draft_probe", END])
 cell_builder.add_conditional_edges("draft_probe", route_drafted, ["validate_responses", END])
-cell_builder.add_edge("validate_responses", "check_probe")
+cell_builder.add_conditional_edges("validate_responses", route_validated, ["check_probe", END])
 cell_builder.add_conditional_edges("check_probe", route_probe, ["discriminate_phases", END])
 cell_builder.add_edge("discriminate_phases", END)
 cell_graph = cell_builder.compile(name="probe_cell")

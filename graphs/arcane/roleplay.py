@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -41,7 +42,7 @@ from personae.agents.arcane.roleplayer import (
 )
 from personae.errors import InputError
 from personae.graphs.arcane.context import ChunkStoreContext
-from personae.llm import LLMUsage, call_text
+from personae.llm import LLMUsage, call_text, with_sampling
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel, open_novel
 from personae.memory.arcane.records import (
@@ -64,6 +65,9 @@ class RoleplayContext(ChunkStoreContext):
 
     expert_model: str = ""
     """TimeChara experts' model. Empty: the role-play model (spec default 45)."""
+    expert_temperature: float = 0.0
+    """TimeChara experts' temperature (App. D: the two-stage hint extractor runs at T = 0,
+    whatever the role-play sampling)."""
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
@@ -143,7 +147,7 @@ class RoleplayTask(TypedDict):
     question: str
     """Question text."""
     target: str | None
-    """Relational axis target, if any."""
+    """The relational axis's target (T31's "[If the axis is relational:]"); None otherwise."""
     axis_ids: list[str]
     """Axes for the Arc payload."""
     cache_scope: str
@@ -235,7 +239,7 @@ def resolve_task(res: NovelResources, state: RoleplayInput, arc_scope: str) -> R
         character, qc = probe.character, phase.query_chapter
         scenario, question = probe.scenario, probe.question
         axis_ids = [probe.axis_id] if arc_scope == "axis" else _axes(res, character)
-        target, scope = (arc.target_character if arc else None), probe.probe_id
+        target, scope = (arc.relational_target if arc else None), probe.probe_id
     else:
         qc = novel.check_chapter(int(state.get("chapter", 0)))
         character = novel.check_character(str(state.get("character", "")), through=qc)
@@ -374,6 +378,12 @@ async def build_context(state: RoleplayState, runtime: Runtime[RoleplayContext])
     return {"context": block, "context_chapters": chapters}
 
 
+def expert_llm(context: RoleplayContext) -> tuple[BaseChatModel, str]:
+    """The TimeChara experts' model at ``expert_temperature`` (the paper's T = 0)."""
+    model, name = context.model_for(context.expert_model)
+    return with_sampling(model, {"temperature": context.expert_temperature}), name
+
+
 async def ask_temporal_expert(
     state: RoleplayState, runtime: Runtime[RoleplayContext]
 ) -> dict[str, Any]:
@@ -385,7 +395,7 @@ async def ask_temporal_expert(
         scenario=task["scenario"],
         question=task["question"],
     )
-    model, name = runtime.context.model_for(runtime.context.expert_model)
+    model, name = expert_llm(runtime.context)
     answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
     total = LLMUsage.from_dict(state["usage"]) + usage
     return {"predicted_chapter": timechara.parse_chapter(answer), "usage": total.as_dict()}
@@ -410,7 +420,7 @@ async def ask_spatial_expert(
         scenario=task["scenario"],
         question=task["question"],
     )
-    model, name = runtime.context.model_for(runtime.context.expert_model)
+    model, name = expert_llm(runtime.context)
     answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
     total = LLMUsage.from_dict(state["usage"]) + usage
     return {"presence": timechara.parse_presence(answer), "usage": total.as_dict()}

@@ -60,9 +60,10 @@ class ActingContext(ChromaContext):
     """Directory of the persistent memory (embedded Chroma, JSON); null keeps it in process."""
     scene_size: int = 10
     """Actions shown as the current scene."""
-    hide_title: bool = False
-    """Leave the story's title out of every prompt (a famous title invites recall of later
-    plot; ``--hide-title``)."""
+    hide_title: bool = True
+    """Leave the story's title out of every prompt (the default: the released prompts name no
+    story, and a famous title invites recall of later plot); false names it (``--show-title``,
+    ours)."""
 
     def story_title(self, name: str) -> str | None:
         """The title prompts show for storyline ``name``: ``None`` when hidden."""

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -32,6 +33,10 @@ from langgraph.types import Overwrite, Send
 from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.actor import act
+from personae.agents.bookmarks.question_proposer import (
+    ProposedQuestion,
+    propose_released_questions,
+)
 from personae.agents.bookmarks.question_proposer import propose_questions as ask_proposer
 from personae.errors import ConfigurationError
 from personae.fanout import gather_all
@@ -77,6 +82,19 @@ retries, each kept as it was, unknown or not evidence, per role)."""
 
 
 _SYNC_DEFAULTS = bookmark_sync.SyncSettings()
+RolePreset = Literal["paper", "released"]
+"""Model roles as the paper's text gives them, or as the released runner assigns them."""
+Task = Literal["propose", "match", "check", "summarize"]
+"""Kinds of calls besides acting: propose questions; match and derive; state and evidence
+checks; behavior summaries, concept keywords and concept answers."""
+STRONG_TASKS: dict[str, frozenset[str]] = {
+    "paper": frozenset(),
+    "released": frozenset({"propose", "match", "summarize"}),
+}
+"""Calls the strong model makes under each preset (acting always; the rest on the fast one).
+The paper (§5.1): "gpt-5.4-mini is applied for all other calls". The released runner: --model
+(proposer, matcher, derive, concept keyword and update, behavior summary, profile) and
+--disc-model (state check and update, behavioral yes / no)."""
 
 
 @described
@@ -99,9 +117,22 @@ class BookmarksContext(EmbeddingContext):
     near_window: int = 5
     """Bookmarks synced within this many actions before the target also ground the actor
     (0: none, the "w/o near notes" ablation)."""
+    prompts: bookmark_sync.PromptSet = "released"
+    """released: the released runner's proposer, matcher, sync and actor prompts (the paper's
+    method, ``bookmarks``); personae: ours (``bookmarks-personae``)."""
+    roles: RolePreset = "paper"
+    """Which model runs which call, and what the proposer and actor see. paper (§5.1): the
+    strong model acts (and updates ETA profiles), the fast one makes every other call, grounding
+    is the bookmarks; released (the released runner's defaults): the strong model also proposes,
+    matches, derives and writes the behavior and concept answers, the fast one checks states and
+    behavior evidence, and the proposer and actor also see the running profile (the proposer the
+    search history too)."""
+    incremental_behavior: bool = _SYNC_DEFAULTS.incremental_behavior
+    """The IBU ablation (Table 3): behavioral bookmarks synced chunk by chunk like states."""
     with_profile: bool = False
     """Also ground on the character's running ETA profile, as the released runner does
-    (off by default: the paper's text grounds on bookmarks only)."""
+    (always under the released roles; off under the paper's, whose text grounds on bookmarks
+    only)."""
     profile_every: int = 16
     """With ``with_profile``: the profile is brought up to date every this many actions."""
     profile_chunk: int = 64
@@ -127,6 +158,15 @@ class BookmarksContext(EmbeddingContext):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1", "use 1 or more")
         self.sync_settings()
+
+    def task_llm(self, task: Task) -> BaseChatModel:
+        """The chat model of one kind of call under this run's role preset."""
+        return self.llm("strong" if task in STRONG_TASKS[self.roles] else "fast")
+
+    @property
+    def grounds_on_profile(self) -> bool:
+        """Whether the running ETA profile grounds the actor (released roles, or asked)."""
+        return self.with_profile or self.roles == "released"
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
         """The sync operators' settings taken from this context (every SyncSettings field)."""
@@ -214,16 +254,19 @@ async def propose_questions(
     storyline = resources.storyline
     character = storyline.check_character(state["character"])
     target = storyline.check_position(state["position"])
-    questions, usage, dropped = await ask_proposer(
-        context.llm("fast"),
-        character=character,
-        story=context.story_title(storyline.name),
-        scene=storyline.scene(target, context.scene_size),
-        characters=characters_before(storyline, target),
-        k=context.k_questions,
-        do_not_ask=resources.unknown.questions(character, before=target),
-        acting_format=storyline.acting_format,
-    )
+    if context.prompts == "released":
+        questions, usage, dropped = await _propose_released(context, resources, character, target)
+    else:
+        questions, usage, dropped = await ask_proposer(
+            context.task_llm("propose"),
+            character=character,
+            story=context.story_title(storyline.name),
+            scene=storyline.scene(target, context.scene_size),
+            characters=characters_before(storyline, target),
+            k=context.k_questions,
+            do_not_ask=resources.unknown.questions(character, before=target),
+            acting_format=storyline.acting_format,
+        )
     return {
         "questions": [
             Question(type=q.type, question=q.question, keyword=q.keyword) for q in questions
@@ -231,6 +274,39 @@ async def propose_questions(
         "propose_usage": {**usage.as_dict(), "questions_dropped": dropped},
         "synced": Overwrite([]),
     }
+
+
+async def _propose_released(
+    context: BookmarksContext, resources: BookmarkResources, character: str, target: int
+) -> tuple[list[ProposedQuestion], LLMUsage, int]:
+    """The released proposer; under the released roles it also sees profile and history."""
+    storyline, profile, history, usage = resources.storyline, None, None, LLMUsage()
+    if context.roles == "released":
+        profile, usage = await running_profile(context, storyline.name, character, target)
+        near = await asyncio.to_thread(
+            resources.bank.near, target, character=character, window=context.near_window
+        )
+        history = released_report([grounding_entry(b, target) for b in near])
+    questions, used, dropped = await propose_released_questions(
+        context.task_llm("propose"),
+        character=character,
+        scene=storyline.scene(target, context.scene_size),
+        k=context.k_questions,
+        acting_format=storyline.acting_format,
+        profile=profile,
+        history=history,
+    )
+    return questions, usage + used, dropped
+
+
+def released_report(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The released ``build_report``: ``# Query: ...`` / ``# Answer: ...`` / ``---`` per bookmark.
+
+    An answer not found yet shows as "unknown", which the proposer reads as a failed trial.
+    """
+    return "\n".join(
+        f"# Query: {e['question']}\n# Answer: {e['answer'] or 'unknown'}\n---" for e in entries
+    )
 
 
 async def match_bookmarks(
@@ -245,7 +321,7 @@ async def match_bookmarks(
     """
     context, resources = runtime.context, await _resources(runtime)
     target, character, questions = state["position"], state["character"], state["questions"]
-    settings, fast_model = context.step_settings(), context.llm("fast")
+    settings, fast_model = context.step_settings(), context.task_llm("match")
     scene = resources.storyline.scene(target, context.scene_size)
     found = await asyncio.to_thread(
         find_candidates, resources, questions, character=character, target=target, settings=settings
@@ -320,7 +396,8 @@ async def sync_bookmark(state: SyncTask, runtime: Runtime[BookmarksContext]) -> 
         await _resources(runtime),
         start,
         target=state["position"],
-        fast_model=context.llm("fast"),
+        fast_model=context.task_llm("check"),
+        model=context.task_llm("summarize"),
         settings=context.step_settings(),
     )
     return {"synced": [outcome_record(outcome, created=bool(state["created"]))]}
@@ -358,9 +435,10 @@ async def ground_context(
     """Active bookmarks plus those synced near the target; answers as valid at the target.
 
     Active bookmarks come from the step's save (the stored copies), so they are not read from
-    the bank again; only the near ones are (none with ``near_window`` 0).
-    With ``with_profile`` the character's running ETA profile comes first, as the released
-    runner's grounding is ``profile + bookmark report``.
+    the bank again; only the near ones are (none with ``near_window`` 0). The paper's method
+    shows them as the released report (``# Query`` / ``# Answer`` / ``---``); under the released
+    roles (or ``with_profile``) the character's running ETA profile comes first, as the
+    released runner's grounding is ``profile + bookmark report``.
     """
     context, target = runtime.context, state["position"]
     resources = await _resources(runtime)
@@ -373,13 +451,19 @@ async def ground_context(
             window=context.near_window,
         )
     entries = [*state.get("saved", []), *(grounding_entry(b, target) for b in near)]
-    known = [e for e in {e["id"]: e for e in entries}.values() if e["answer"]]
-    lines = [grounding_line(e) for e in known]
+    unique = list({e["id"]: e for e in entries}.values())
+    known = [e for e in unique if e["answer"]]
+    if context.prompts == "released":  # the released report, "unknown" answers included
+        lines = [released_report(unique)] if unique else []
+    else:
+        lines = [grounding_line(e) for e in known]
     usage = LLMUsage()
-    if context.with_profile:
+    if context.grounds_on_profile:  # the released runner's grounding: profile + report
         name = resources.storyline.name
         profile, usage = await running_profile(context, name, state["character"], target)
-        lines = [f"Profile: {profile}", *lines] if profile else lines
+        if profile:
+            released = context.prompts == "released"
+            lines = [profile, "", *lines] if released else [f"Profile: {profile}", *lines]
     return {"grounding": lines, "bookmarks": known, "ground_usage": usage.as_dict()}
 
 

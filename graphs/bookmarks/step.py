@@ -10,8 +10,10 @@ Keeping them in one place is the point: the tool once re-implemented them and dr
 unknown list, a fixed K', its own sync settings). Both read their settings from a
 :class:`BookmarkStepSettings` built from the same context fields.
 
-The roles follow the paper's section 5.1: every call here (match, derive, sync checks and
-summaries) runs on the fast model; only acting uses the strong one.
+The models come from the caller (the graph's role preset): under the paper's roles (§5.1) every
+call here (match, derive, sync checks and summaries) runs on the fast model; under the released
+runner's, match, derive and summaries run on the strong one. ``settings.sync.prompts`` picks the
+released runner's prompts and candidate ranking (the paper's method) or ours.
 """
 
 from __future__ import annotations
@@ -25,11 +27,17 @@ from langchain_core.language_models import BaseChatModel
 from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.deriver import derive_answer
-from personae.agents.bookmarks.matcher import Decision, Match, match_question
+from personae.agents.bookmarks.matcher import (
+    Decision,
+    Match,
+    match_question,
+    match_released,
+    released_candidates,
+)
 from personae.graphs.bookmarks import sync as bookmark_sync
 from personae.graphs.bookmarks.resources import BookmarkResources
 from personae.llm import LLMUsage
-from personae.memory.bookmarks.bank import BookmarkBank
+from personae.memory.bookmarks.bank import CANDIDATE_POOL, BookmarkBank
 from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -141,11 +149,21 @@ def find_candidates(
     One embedding call, one product per scope, one read of the winners. Blocks (embedding,
     Chroma): async callers use a thread.
     """
-    return resources.bank.candidates_many(
+    released = settings.sync.prompts == "released"
+    if released and settings.k_candidates <= 0:
+        return [[] for _ in questions]
+    found = resources.bank.candidates_many(
         [(q["question"], BookmarkType(q["type"]), character) for q in questions],
         synced_by=target,
-        k=settings.k_candidates,
+        k=max(CANDIDATE_POOL, settings.k_candidates) if released else settings.k_candidates,
     )
+    if not released:
+        return found
+    # The released ranking over the bank's lexical pool: overlap rate, top K'.
+    return [
+        released_candidates(q["question"], pool, settings.k_candidates)
+        for q, pool in zip(questions, found, strict=True)
+    ]
 
 
 async def resolve_question(
@@ -178,7 +196,8 @@ async def resolve_question(
             target=target,
             settings=settings,
         )
-    match, usage = await match_question(
+    matcher = match_released if settings.sync.prompts == "released" else match_question
+    match, usage = await matcher(
         fast_model,
         question=question["question"],
         type=question["type"],
@@ -250,10 +269,13 @@ async def sync_active(
     target: int,
     fast_model: BaseChatModel,
     settings: BookmarkStepSettings,
+    model: BaseChatModel | None = None,
 ) -> SyncOutcome:
     """Sync one active bookmark (a new one, or a bank id) to ``target``; nothing is stored.
 
-    :func:`save_step` stores the step's synced bookmarks together.
+    ``fast_model`` makes the state and evidence checks, ``model`` (default the same) the
+    behavior summaries and concept answers. :func:`save_step` stores the step's synced
+    bookmarks together.
     """
     if isinstance(bookmark, str):
         # ``at``: a bookmark already synced past the target brings back the versions it needs.
@@ -265,7 +287,7 @@ async def sync_active(
         index=resources.index,
         settings=settings.sync,
         fast_model=fast_model,
-        model=fast_model,  # section 5.1: summaries are "other calls", on the fast model too
+        model=model or fast_model,  # §5.1: summaries are "other calls", on the fast model too
     )
     scratch = bookmark_sync.actions_from_scratch(
         bookmark,

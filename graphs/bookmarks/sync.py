@@ -4,15 +4,17 @@ Why incremental: a bookmark at position p already reflects actions [0, p), so sy
 reads only the unseen suffix [p, t) (plus, for context, a few earlier actions) instead of the
 whole story. Each bookmark type has its own operator (the paper's three):
 
-- state: fixed-size chunks of [p, t), each one fast-model call that resets, updates or keeps
-  the answer;
+- state: fixed-size chunks of [p, t), each checked by the fast model: reset, update or keep
+  the answer (the released prompts: a check, then an update call on "update"; ours: one call);
 - behavioral: the proposing character's actions in [p, t), each checked in its 10-action local
   scene as direct evidence for the pattern (behind a classifier interface), then a summary of
   all the evidence gathered so far (later evidence favoured) when new evidence arrived;
 - concept: keyword hits in [p, t) through the storyline index, merged +-radius context windows,
   the best windows summarised with the previous answer.
 
-The BOOKMARKS graph gives every operator the fast model (the paper's section 5.1).
+``SyncSettings.prompts`` picks the released runner's prompts (the paper's method) or ours;
+``incremental_behavior`` is the paper's IBU ablation. The BOOKMARKS graph gives the checks the
+fast model and the summaries the model its role preset names (§5.1: the fast one too).
 
 The fairness invariant: no operator ever reads a position >= t. Every storyline read goes
 through :func:`_read`, which refuses such a window, and the tests audit every prompt. Positions
@@ -28,6 +30,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 
@@ -35,10 +38,16 @@ from personae.agents.bookmarks.behavior_checker import (
     BehaviorEvidenceClassifier,
     BehaviorItem,
     LLMBehaviorClassifier,
+    ReleasedBehaviorClassifier,
     summarize_behavior,
+    summarize_behavior_released,
 )
-from personae.agents.bookmarks.concept_summarizer import summarize_concept
-from personae.agents.bookmarks.state_syncer import update_state_answer
+from personae.agents.bookmarks.concept_summarizer import (
+    extract_keyword,
+    summarize_concept,
+    update_concept_released,
+)
+from personae.agents.bookmarks.state_syncer import update_state_answer, update_state_released
 from personae.errors import ConfigurationError, InputError
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType, StateTransition
@@ -55,9 +64,19 @@ _QUESTION_WORDS = frozenset(
 _CAPITALISED_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 
 
+PromptSet = Literal["released", "personae"]
+"""``released``: the released runner's prompts (the paper's method); ``personae``: ours."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SyncSettings:
     """How the three operators read the story (the paper's defaults)."""
+
+    prompts: PromptSet = "released"
+    """Which prompts the operators use: the released runner's (the paper's method) or ours."""
+    incremental_behavior: bool = False
+    """The paper's IBU ablation (Table 3, "Incremental Behavior Update"): behavioral bookmarks
+    synced like state ones, chunk by chunk, instead of by checked evidence."""
 
     state_chunk: int = 64
     """State operator: actions per chunk (one fast-model call each)."""
@@ -160,14 +179,20 @@ async def sync_state(
     transitions = list(bookmark.transitions)
     for low in range(start, target, settings.state_chunk):
         high = min(low + settings.state_chunk, target)
+        chunk = _read(storyline, low, high, target=target)
         try:
-            step, cost = await update_state_answer(
-                fast_model,
-                question=bookmark.question,
-                character=bookmark.character,
-                answer=answer,
-                chunk=_read(storyline, low, high, target=target),
-            )
+            if settings.prompts == "released":
+                step, cost = await update_state_released(
+                    fast_model, question=bookmark.question, answer=answer, chunk=chunk
+                )
+            else:
+                step, cost = await update_state_answer(
+                    fast_model,
+                    question=bookmark.question,
+                    character=bookmark.character,
+                    answer=answer,
+                    chunk=chunk,
+                )
         except InvalidAnswerError as failed:
             usage, synced_to = usage + failed.usage + LLMUsage(degraded=1), low
             break
@@ -185,12 +210,12 @@ def _character_positions(storyline: Storyline, character: str, start: int, stop:
 
 
 def _behavior_items(
-    storyline: Storyline, positions: Sequence[int], scene_size: int, target: int
+    storyline: Storyline, positions: Sequence[int], scene_size: int, target: int, character: str
 ) -> list[BehaviorItem]:
     items = []
     for position in positions:
         window = _read(storyline, max(0, position - scene_size), position + 1, target=target)
-        items.append(BehaviorItem(action=window[-1], scene=window[:-1]))
+        items.append(BehaviorItem(action=window[-1], scene=window[:-1], character=character))
     return items
 
 
@@ -214,7 +239,7 @@ async def sync_behavior(
     todo = _character_positions(storyline, bookmark.character, bookmark.position, target)
     if not todo:
         return SyncResult(_synced(bookmark, target), 0, LLMUsage())
-    items = _behavior_items(storyline, todo, settings.local_scene, target)
+    items = _behavior_items(storyline, todo, settings.local_scene, target, bookmark.character)
     verdicts, usage = await classifier.classify(bookmark.question, items)
     if len(verdicts) != len(items):
         raise ValueError(f"the classifier gave {len(verdicts)} verdicts for {len(items)} items")
@@ -225,10 +250,11 @@ async def sync_behavior(
     evidence = sorted(set(bookmark.evidence).union(found))
     shown = [q for q in evidence if q < target]  # all of it: the summary weighs every piece
     actions = [_read(storyline, q, q + 1, target=target)[0] for q in shown]
+    summarize = (
+        summarize_behavior_released if settings.prompts == "released" else summarize_behavior
+    )
     try:
-        answer, cost = await summarize_behavior(
-            model, bookmark.question, bookmark.character, actions
-        )
+        answer, cost = await summarize(model, bookmark.question, bookmark.character, actions)
     except InvalidAnswerError as failed:
         answer, cost = bookmark.answer, failed.usage + LLMUsage(degraded=1)
     read += [(q, q + 1) for q in shown]
@@ -253,15 +279,21 @@ def question_entity(question: str) -> str | None:
 
 
 def _top_windows(
-    windows: Sequence[tuple[int, int]], hits: Sequence[int], top: int
+    windows: Sequence[tuple[int, int]], hits: Sequence[int], top: int, *, earliest: bool = False
 ) -> list[tuple[int, int]]:
-    """The ``top`` windows with most hits (then most recent), back in story order."""
+    """The ``top`` windows with most hits, back in story order.
+
+    Ties go to the earliest window (the released runner's rule, ``earliest``) or, in ours, to
+    the most recent one.
+    """
 
     def hit_count(window: tuple[int, int]) -> int:
         return bisect_left(hits, window[1]) - bisect_left(hits, window[0])
 
-    ranked = sorted(windows, key=lambda w: (-hit_count(w), -w[1]))[:top]
-    return sorted(ranked)
+    def rank(window: tuple[int, int]) -> tuple[int, int]:
+        return (-hit_count(window), window[0] if earliest else -window[1])
+
+    return sorted(sorted(windows, key=rank)[:top])
 
 
 def _concept_windows(
@@ -274,7 +306,8 @@ def _concept_windows(
     merged = index.context_windows(hits, settings.concept_radius, end=target)
     span = 2 * (2 * settings.concept_radius + 1)
     windows = [piece for window in merged for piece in _split_window(window, span)]
-    return keyword, _top_windows(windows, hits, settings.concept_top_windows)
+    earliest = settings.prompts == "released"
+    return keyword, _top_windows(windows, hits, settings.concept_top_windows, earliest=earliest)
 
 
 def _split_window(window: tuple[int, int], span: int) -> list[tuple[int, int]]:
@@ -311,12 +344,21 @@ async def sync_concept(
     """
     if bookmark.position >= target:
         return _unchanged(bookmark)
+    found = LLMUsage()
+    if settings.prompts == "released" and not bookmark.keyword:
+        try:  # the released runner extracts the keyword once per bookmark
+            extracted, found = await extract_keyword(model, bookmark.question)
+        except InvalidAnswerError as failed:
+            unchanged = bookmark.model_copy(deep=True)
+            return SyncResult(unchanged, 0, failed.usage + LLMUsage(degraded=1))
+        bookmark = bookmark.model_copy(update={"keyword": extracted or None})
     keyword, windows = _concept_windows(bookmark, bookmark.position, target, index, settings)
     if keyword is None or not windows:
-        return SyncResult(_synced(bookmark, target, keyword=keyword), 0, LLMUsage())
+        return SyncResult(_synced(bookmark, target, keyword=keyword), 0, found)
     passages = [_read(storyline, low, high, target=target) for low, high in windows]
+    update = update_concept_released if settings.prompts == "released" else summarize_concept
     try:
-        answer, usage = await summarize_concept(
+        answer, usage = await update(
             model,
             question=bookmark.question,
             keyword=keyword,
@@ -324,10 +366,10 @@ async def sync_concept(
             previous_answer=bookmark.answer,
         )
     except InvalidAnswerError as failed:
-        unchanged = bookmark.model_copy(deep=True)
-        return SyncResult(unchanged, 0, failed.usage + LLMUsage(degraded=1))
+        unchanged = bookmark.model_copy(deep=True, update={"keyword": keyword})
+        return SyncResult(unchanged, 0, found + failed.usage + LLMUsage(degraded=1))
     updated = _synced(bookmark, target, answer=answer, keyword=keyword)
-    return SyncResult(updated, _covered(windows), usage)
+    return SyncResult(updated, _covered(windows), found + usage)
 
 
 async def sync_bookmark(
@@ -343,21 +385,21 @@ async def sync_bookmark(
 ) -> SyncResult:
     """Sync ``bookmark`` to ``target`` with its type's operator, reading only [p, target).
 
-    A bookmark already at or after ``target`` comes back unchanged (a copy), with nothing read
-    and no call. The fast model does chunk updates and evidence checks (unless ``classifier``
-    is given); the strong ``model`` writes summaries. Raises :class:`InputError` for a target
-    outside [0, len(storyline)].
+    A bookmark at or after ``target`` comes back unchanged (a copy, nothing read). The fast
+    model checks (unless ``classifier``), ``model`` summarises. A target outside
+    [0, len(storyline)] is an :class:`InputError`.
     """
     _check_range(bookmark, target, storyline)
     if bookmark.position >= target:
         return _unchanged(bookmark)
     kind = BookmarkType(bookmark.type)
-    if kind is BookmarkType.STATE:
+    incremental = kind is BookmarkType.BEHAVIORAL and settings.incremental_behavior
+    if kind is BookmarkType.STATE or incremental:  # IBU: behavior kept like a state
         return await sync_state(
             bookmark, target, storyline=storyline, fast_model=fast_model, settings=settings
         )
     if kind is BookmarkType.BEHAVIORAL:
-        checker = classifier or LLMBehaviorClassifier(fast_model, settings.behavior_batch)
+        checker = classifier or default_classifier(fast_model, settings)
         return await sync_behavior(
             bookmark,
             target,
@@ -369,6 +411,13 @@ async def sync_bookmark(
     return await sync_concept(
         bookmark, target, storyline=storyline, index=index, model=model, settings=settings
     )
+
+
+def default_classifier(model: BaseChatModel, settings: SyncSettings) -> BehaviorEvidenceClassifier:
+    """The LLM evidence check of the settings' prompt set (the released one: one action a call)."""
+    if settings.prompts == "released":
+        return ReleasedBehaviorClassifier(model)
+    return LLMBehaviorClassifier(model, settings.behavior_batch)
 
 
 def actions_from_scratch(
@@ -388,7 +437,9 @@ def actions_from_scratch(
     """
     _check_range(bookmark, target, storyline)
     kind = BookmarkType(bookmark.type)
-    if kind is BookmarkType.STATE:
+    if kind is BookmarkType.STATE or (
+        kind is BookmarkType.BEHAVIORAL and settings.incremental_behavior
+    ):
         return target
     if kind is BookmarkType.BEHAVIORAL:
         todo = _character_positions(storyline, bookmark.character, 0, target)

@@ -15,7 +15,10 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from personae.agents.characterhub.deep_searcher import propose_searches, write_document
-from personae.agents.characterhub.profile_rewriter import rewrite_paper_profile
+from personae.agents.characterhub.profile_rewriter import (
+    rewrite_paper_profile,
+    rewrite_paper_profile_text,
+)
 from personae.errors import InputError
 from personae.graphs.characterhub.evidence import (
     draft_with_citations,
@@ -42,7 +45,7 @@ async def propose_paper_searches(
     """The agent's searches for this round (Table 7 first or iterative instruction)."""
     context = profiler_context(runtime)
     queries, usage, dropped = await propose_searches(
-        context.llm("strong"),
+        context.role_llm("search"),
         entity=state["name"],
         franchise=state.get("franchise"),
         canon=state["canon"],
@@ -68,7 +71,7 @@ async def write_paper_document(
     document, usage = first or "", {}
     if shown:
         document, used = await write_document(
-            context.llm("strong"),
+            context.role_llm("search"),
             entity=state["name"],
             franchise=state.get("franchise"),
             canon=state["canon"],
@@ -97,10 +100,21 @@ def route_after_document(
     return "rewrite_paper_profile" if state.get("stop_reason") else "propose_paper_searches"
 
 
+async def _unedited_rewrite(
+    state: ProfilerState, context: ProfilerContext, drinfo: str
+) -> dict[str, Any]:
+    """Table 8 alone over DRInfo; the answer is the profile (no fact list, nothing checked)."""
+    draft, used = await rewrite_paper_profile_text(
+        context.role_llm("rewrite"), name=state["name"], document=drinfo, canon=state["canon"]
+    )
+    profile = {"profile": draft.profile.strip(), "conflicts": [], "drinfo": drinfo}
+    return {**profile, "draft_facts": [], "usage": used.as_dict()}
+
+
 async def rewrite_paper_profile_node(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Table 8 over the last document (DRInfo); its facts are checked in the next node."""
+    """Table 8 over DRInfo, unedited; with our opt-in check, its facts listed and checked next."""
     sources = state.get("sources", [])
     documents = state.get("documents", [])
     drinfo = str(documents[-1]["text"]) if documents else ""
@@ -110,9 +124,12 @@ async def rewrite_paper_profile_node(
             "check the name, --franchise or --wiki, or set TAVILY_API_KEY for web search",
         )
     known = {s["id"] for s in sources}
+    context = profiler_context(runtime)
+    if not context.check_citations:  # the paper's method: Table 8 verbatim, its answer as is
+        return await _unedited_rewrite(state, context, drinfo)
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_paper_profile(
-            profiler_context(runtime).llm("strong"),
+            context.role_llm("rewrite"),
             name=state["name"],
             document=drinfo,
             known_ids=known,

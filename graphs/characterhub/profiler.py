@@ -105,7 +105,8 @@ async def resolve_character(
         "notices": notices,
         "round": 1,
         "method": context.method,
-        "canon": decide_canon(state["name"], state.get("franchise")),
+        "canon": decide_canon(state["name"], state.get("franchise")) if context.canon_rule else "",
+        "models": context.model_records(),
     }
 
 
@@ -361,7 +362,7 @@ async def rewrite_profile(
     context = profiler_context(runtime)
     draft, kept, usage = await draft_with_citations(
         lambda reminder: rewrite_first_person(
-            context.llm("strong"),
+            context.role_llm("rewrite"),
             name=state["name"],
             franchise=state.get("franchise"),
             facts_by_dimension=notes,

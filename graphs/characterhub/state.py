@@ -5,12 +5,19 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from personae.agents.characterhub.prose_checker import ProseCheckRecord
+from personae.graphs.characterhub.roles import (
+    PAPER_SAMPLING,
+    parse_role_sampling,
+    role_record,
+    sampled,
+)
 from personae.run_context import LLMContext, context_of, described
 from personae.settings import parse_duration
 
@@ -173,7 +180,9 @@ class ProfileOutput(TypedDict):
     """The raw deep-search output the rewrite read ("DRInfo"): the R² document (``paper``) or
     the cited notes (``planned``); the evaluation scores it beside the profile."""
     canon: str
-    """The canon rule, decided once per run from the name and franchise."""
+    """The canon rule, decided once per run from the name and franchise (empty when off)."""
+    models: dict[str, dict[str, Any]]
+    """Every model role the run used (search, rewrite, fast) with its sampling."""
     conflicts: list[str]
     """Conflicts between sources/versions and how they were resolved."""
     dimensions: dict[str, list[ProfileFact]]
@@ -218,6 +227,7 @@ class ProfilerState(ProfileInput):
     profile: str
     drinfo: str
     canon: str
+    models: dict[str, dict[str, Any]]
     prose_check: ProseCheckRecord | None
     unsupported_facts: Annotated[list[FactNote], operator.add]
     unchecked_facts: Annotated[list[FactNote], operator.add]
@@ -307,9 +317,26 @@ class ProfilerContext(LLMContext):
     """Cap of one passage's text: a web page or a whole wiki section with its subsections."""
     evidence_chars: int = 60_000
     """Passage text shown to the model in one call (shared evenly between passages)."""
-    check_citations: bool = True
-    """Check each fact against the passage it cites and each prose sentence against the kept
-    facts (fast model); unsupported ones are dropped and counted."""
+    check_citations: bool | None = None
+    """Ours: check each fact against the passage it cites and each prose sentence against the
+    kept facts (fast model); unsupported ones are dropped and counted. Empty (null): on for
+    ``planned``, off for ``paper`` (the paper's Table 8 output is kept as written)."""
+    canon_rule: bool | None = None
+    """Ours: tell the search and rewrite prompts which version of the character is canon (or
+    to keep versions apart). Empty (null): on for ``planned``, off for ``paper`` (its Table 7
+    and 8 prompts have no such rule)."""
+    search_model: str = ""
+    """The paper method's search agent (R¹/R² searches and documents; the paper: Gemini-2.5-Pro).
+    Empty: the strong model."""
+    rewrite_model: str = ""
+    """The profile rewriter of both methods (the paper: Qwen-plus). Empty: the strong model."""
+    search_sampling: str = ""
+    """The search agent's sampling, ``temperature=1.0,top_p=0.95,top_k=64`` (any of the
+    three; top-k is sent in the request body to servers other than OpenAI's API). Empty: the
+    paper's Table 3 values under ``paper``, the strong role's sampling under ``planned``."""
+    rewrite_sampling: str = ""
+    """The rewriter's sampling, same form. Empty: Table 3's 0.85 / 0.8 / 50 under ``paper``, the
+    strong role's sampling under ``planned``."""
     fandom_template: str = ""
     """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery). Empty:
     PERSONAE_FANDOM_TEMPLATE, else https://{slug}.fandom.com."""
@@ -331,6 +358,15 @@ class ProfilerContext(LLMContext):
         """Fill models, Tavily and cache from the settings where the run left them empty."""
         super().__post_init__()
         settings = self.settings
+        ours = self.method == "planned"
+        for name in ("check_citations", "canon_rule"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, ours)
+        for role in ("search", "rewrite"):
+            text = getattr(self, f"{role}_sampling")
+            parse_role_sampling(text, f"{role}_sampling")  # a bad value fails here
+            if not text and not ours:
+                object.__setattr__(self, f"{role}_sampling", PAPER_SAMPLING[role])
         object.__setattr__(
             self, "tavily_base_url", self.tavily_base_url or settings.tavily_base_url
         )
@@ -341,6 +377,39 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "_cache_ttl_seconds", ttl)
         if not self.fandom_template:
             object.__setattr__(self, "fandom_template", settings.fandom_template)
+
+    def role_sampling(self, role: Literal["search", "rewrite"]) -> dict[str, float | int]:
+        """The sampling of the search agent or the rewriter (see ``search_sampling``)."""
+        text = getattr(self, f"{role}_sampling")
+        if text:
+            return parse_role_sampling(text, f"{role}_sampling")
+        return dict(self.sampling("strong"))
+
+    def role_llm(self, role: Literal["search", "rewrite"]) -> BaseChatModel:
+        """The search agent's or the rewriter's chat model, sampled as its role is."""
+        spec = getattr(self, f"{role}_model") or self.model
+        return sampled(
+            self.chat_model(spec, "strong"), self.role_sampling(role), self.openai_base_url
+        )
+
+    def model_records(self) -> dict[str, dict[str, Any]]:
+        """Every role this run uses, with its model and sampling (``profile.json``'s ``models``)."""
+        records = {
+            "rewrite": role_record(
+                self.cache_name(self.rewrite_model or self.model),
+                self.role_sampling("rewrite"),
+                self.openai_base_url,
+            )
+        }
+        if self.method == "paper":
+            records["search"] = role_record(
+                self.cache_name(self.search_model or self.model),
+                self.role_sampling("search"),
+                self.openai_base_url,
+            )
+        if self.method == "planned" or self.check_citations:
+            records["fast"] = {"model": self.cache_name(self.fast_model), **self.sampling("fast")}
+        return records
 
     @property
     def cache_ttl_seconds(self) -> float | None:

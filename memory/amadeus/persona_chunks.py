@@ -6,9 +6,12 @@ spec default), and each chunk c_i gets its hierarchical context H_i appended, ĉ
 (Eq. 4-5), which is embedded with it. ATS is the ablation without H_i; ``fixed`` is the paper's
 "Vanilla" splitter with one size for every character (1,000 / 200 characters, spec default).
 
-Lengths are characters (the paper measures its data in "written characters"). Each leaf
-section is split on its own, so a chunk never crosses a section boundary and has exactly one
-H_i. The splitter is a recursive character splitter with LangChain's
+Lengths are characters (the paper measures its data in "written characters"). ACTS and ATS
+split each leaf section on its own, so a chunk never crosses a section boundary and has exactly
+one H_i. Vanilla ignores the hierarchy, as the paper's Table 1 describes it ("splitting chunks
+with a fixed length and overlap"): it cuts the whole document, headings included as the lines
+they are in Markdown, so a chunk may run across a heading; its ``path`` (shown, never embedded)
+is the section it starts in. The splitter is a recursive character splitter with LangChain's
 ``RecursiveCharacterTextSplitter`` merge rule (separators ``\n\n``, ``\n``, ``. ``, `` ``, ``""``;
 a separator is dropped at a split and re-inserted when pieces merge), written here in a few
 lines rather than adding a dependency. No LLM call.
@@ -17,6 +20,7 @@ lines rather than adding a dependency. No LLM call.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -207,7 +211,66 @@ def split_persona(
         fixed_overlap=fixed_overlap,
         max_chunk_chars=max_chunk_chars,
     )
+    if settings.splitter == "fixed":
+        return _document_chunks(doc, settings)
     chunks: list[PersonaChunk] = []
     for section in doc.sections:
         chunks += _section_chunks(doc, section, settings, len(chunks))
+    return chunks
+
+
+def document_text(doc: PersonaDoc) -> tuple[str, list[tuple[int, PersonaSection]]]:
+    """The persona as one Markdown text, and where each section starts in it.
+
+    A heading line is written where the path changes (``##`` per level), as the document's
+    Markdown has it; the Vanilla splitter cuts this text with no regard for the sections.
+    """
+    parts: list[str] = []
+    starts: list[tuple[int, PersonaSection]] = []
+    previous: tuple[str, ...] = ()
+    offset = 0
+    for section in doc.sections:
+        shared = 0
+        while shared < min(len(previous), len(section.path)):
+            if previous[shared] != section.path[shared]:
+                break
+            shared += 1
+        headings = [
+            f"{'#' * (level + 2)} {section.path[level]}"
+            for level in range(shared, len(section.path))
+        ]
+        text = "\n\n".join([*headings, section.text])
+        starts.append((offset, section))
+        parts.append(text)
+        offset += len(text) + 2  # the blank line joining it to the next part
+        previous = section.path
+    return "\n\n".join(parts), starts
+
+
+def _document_chunks(doc: PersonaDoc, settings: SplitSettings) -> list[PersonaChunk]:
+    """Vanilla: fixed-size chunks of the whole document, across section boundaries."""
+    body, starts = document_text(doc)
+    offsets = [start for start, _ in starts]
+    chunks: list[PersonaChunk] = []
+    cursor = 0
+    for ordinal, raw in enumerate(split_text(body, settings.size, settings.overlap)):
+        found = body.find(raw, cursor)
+        start = found if found >= 0 else cursor
+        cursor = start + 1
+        section = starts[max(0, bisect_right(offsets, start) - 1)][1]
+        chunks.append(
+            PersonaChunk(
+                id=_chunk_id(doc.character, settings.splitter, (), start, raw),
+                character=doc.character,
+                path=section.path,
+                section_hash=section.section_hash,
+                ordinal=ordinal,
+                start=start,
+                raw=raw,
+                text=raw,
+                splitter=settings.splitter,
+                l_max=settings.size,
+                l_o=settings.overlap,
+            )
+        )
     return chunks

@@ -124,6 +124,15 @@ class ArcRecord(AxisBase):
     validated_by: Literal["critics", "humans", "none"] = "critics"
     arc_richness: Literal["rich", "moderate", "flat"] = "moderate"
 
+    @property
+    def relational_target(self) -> str | None:
+        """The second party of a relational axis; ``None`` for an intrapersonal one.
+
+        What the prompts' "[If the axis is relational:]" blocks (T22-T24, T31) key on: the axis
+        type, never a ``target_character`` an intrapersonal axis happens to carry.
+        """
+        return self.target_character if self.axis_type == "relational" else None
+
     @model_serializer(mode="wrap")
     def _in_app_c_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)

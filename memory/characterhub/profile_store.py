@@ -110,6 +110,8 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         # The raw deep-search output (R2, "DRInfo"): the paper scores it beside the profile.
         "drinfo": result.get("drinfo") or "",
         "canon": result.get("canon", ""),
+        # Every model role that made it (search, rewrite, fast), each with its sampling.
+        "models": dict(result.get("models") or {}),
         "conflicts": list(result.get("conflicts", [])),
         "dimensions": {d: list(result.get("dimensions", {}).get(d, [])) for d in DIMENSIONS},
         # ``content`` is the raw evidence text: evaluation measures its knowledge density.

@@ -41,8 +41,19 @@ class ModelFields(TypedDict):
     top_p: str
 
 
-def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap model") -> None:
-    """Add ``--model`` and ``--fast-model`` (and ``--judge-model`` when ``judge``)."""
+def add_model_flags(
+    parser: Any,
+    *,
+    judge: bool = False,
+    fast_help: str = "cheap model",
+    judge_default: str = "the strong model",
+    temperature_default: str = "the server's",
+) -> None:
+    """Add ``--model`` and ``--fast-model`` (and ``--judge-model`` when ``judge``).
+
+    ``judge_default`` and ``temperature_default`` say in ``--help`` what the command uses when
+    neither the flag nor the variable is set (an evaluation's own judge, a graph's sampling).
+    """
     parser.add_argument("--model", help="strong model provider:model (PERSONAE_MODEL)")
     parser.add_argument(
         "--fast-model",
@@ -51,12 +62,12 @@ def add_model_flags(parser: Any, *, judge: bool = False, fast_help: str = "cheap
     if judge:
         parser.add_argument(
             "--judge-model",
-            help="judge model provider:model (PERSONAE_JUDGE_MODEL; default the strong model)",
+            help=f"judge model provider:model (PERSONAE_JUDGE_MODEL; default {judge_default})",
         )
     parser.add_argument(
         "--temperature",
         help="sampling temperature, one number or per role: judge=0,strong=0.85 "
-        "(PERSONAE_TEMPERATURE; default the server's)",
+        f"(PERSONAE_TEMPERATURE; default {temperature_default})",
     )
     parser.add_argument(
         "--top-p", help="nucleus sampling top-p, same forms as --temperature (PERSONAE_TOP_P)"

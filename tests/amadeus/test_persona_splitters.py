@@ -137,3 +137,26 @@ def test_max_chunk_chars_caps_l_max_and_long_chunks_are_warned(
         == 0
     )
     assert capsys.readouterr().err == ""
+
+
+def test_vanilla_splits_the_whole_document_across_headings() -> None:
+    """Table 1's Vanilla ignores the hierarchy: a fixed-size chunk runs over section boundaries."""
+    doc = parse_markdown(
+        "# X\n\n## Activity\n\n### Act I\n\n"
+        + "a" * 300
+        + "\n\n### Act II\n\n"
+        + "b" * 300
+        + "\n\n## Belief\n\n"
+        + "c" * 200
+        + "\n",
+        "X",
+    )
+    assert len(doc.sections) == 3
+    fixed = split_persona(doc, "fixed")
+    assert len(fixed) == 1  # per-section splitting gave 3 chunks, one per leaf section
+    assert "### Act II" in fixed[0].raw and "a" * 300 in fixed[0].raw and "c" * 200 in fixed[0].raw
+    assert fixed[0].text == fixed[0].raw and "[Context:" not in fixed[0].text
+    assert fixed[0].path == ("Activity", "Act I")  # the section it starts in, shown only
+    small = split_persona(doc, "fixed", fixed_size=400, fixed_overlap=100)
+    assert any("a" * 300 in c.raw and "### Act II" in c.raw for c in small)  # across a heading
+    assert {c.path for c in small} >= {("Activity", "Act I"), ("Belief",)}

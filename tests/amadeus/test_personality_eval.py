@@ -126,7 +126,10 @@ def test_rerun_resumes_and_option_conversion_keys_by_category(
     assert main(_argv(tmp_path, "--character", "Hermione", "--assess", "oc")) == 0
     estimate = next(e for e in capsys.readouterr().err.splitlines() if "estimated" in e)
     assert "1 character(s) x 8 items, OC rating" in estimate  # the judge rates: it is named
-    assert estimate.endswith("model openai:scripted, rater and judge openai:scripted")
+    assert estimate.endswith(
+        "model openai:scripted, guided selection openai:scripted, "
+        "attribute extractor openai:scripted, rater and judge openai:scripted"
+    )
     assert len(model.calls_for("text")) == interviews  # nothing asked twice
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     scores = summary["characters"][0]["scores"]

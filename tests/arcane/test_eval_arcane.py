@@ -299,3 +299,58 @@ def test_arcane_report_without_results_is_one_line_exit_2(
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "personae eval arcane" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_probe_with_every_phase_unavailable_is_dropped_and_counted(
+    tmp_path: Path, judge: tuple[Judge, ScriptedChatModel]
+) -> None:
+    _, model = judge
+    novel = prepared_novel(tmp_path)
+    empty = probe_record().model_copy(update={"probe_id": "the_river_ada_final_intra_01_iw_a2"})
+    for phase in empty.phase_responses:
+        phase.unavailable = True
+    write_jsonl_atomic(novel.folder / "probes.jsonl", [probe_record(), empty])
+    out = tmp_path / "run"
+    assert _eval(tmp_path, out, "--modes", "vanilla") == 0
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["probe_id"] for r in rows] == ["the_river_ada_final_intra_01_iw_a1"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["dropped_probes"] == ["the_river_ada_final_intra_01_iw_a2"]
+    assert (
+        "Probes dropped, every phase unavailable (no judge score): 1."
+        in (out / "report.md").read_text()
+    )
+    assert _eval(tmp_path, out, "--modes", "vanilla") == 0  # counted once, not per run
+    assert (
+        json.loads((out / "summary.json").read_text())["dropped_probes"]
+        == summary["dropped_probes"]
+    )
+
+
+def test_vanilla_and_timechara_without_a_hint_never_share_an_answer_or_a_verdict(
+    tmp_path: Path, judge: tuple[Judge, ScriptedChatModel]
+) -> None:
+    """The two modes send the same role-play prompt: each is its own sample and verdict."""
+    _, model = judge
+    prepared_novel(tmp_path)
+    assert _eval(tmp_path, tmp_path / "run", "--modes", "vanilla,timechara") == 0
+    plays = [
+        m
+        for m in model.calls_for("text")
+        if "Chapter: N" not in prompt_text(m) and "Presence: present" not in prompt_text(m)
+    ]
+    assert len(plays) == 6  # 3 phases x 2 modes, none answered from the other mode's entry
+    assert len(model.calls_for("PhaseJudgement")) == 6
+    assert len(model.calls_for("TrajectoryJudgement")) == 2
+
+
+def test_the_judge_defaults_to_the_papers_not_the_model_under_test() -> None:
+    from personae.evals.arcane.eval_graph import DEFAULT_JUDGE, ArcaneEvalContext
+
+    context = ArcaneEvalContext(model="openai:qwen3-8b")
+    assert context.judge_model == DEFAULT_JUDGE == "openai:deepseek/deepseek-v4-flash"
+    assert context.sampling("judge") == {"temperature": 0.0}
+    assert context.sampling("strong") == {}  # role-play at the server's default
+    assert ArcaneEvalContext(model="openai:x", temperature="0.7").sampling("judge") == {
+        "temperature": 0.7
+    }

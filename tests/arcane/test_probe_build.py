@@ -218,3 +218,16 @@ async def test_a_draft_or_discrimination_still_invalid_degrades_the_cell_or_its_
     result = await _build(tmp_path / "again", ["in_world"])
     assert probes_of(result) == [] and result["usage"]["degraded"] == 3
     assert sum("no valid draft after retries" in d for d in result["dropped"]) == 3
+
+
+async def test_a_probe_whose_every_phase_is_unavailable_is_dropped_and_counted(
+    tmp_path: Path, script: tuple[ProbeScript, ScriptedChatModel]
+) -> None:
+    """App. B keeps "the rest of the probe": with no rest, nothing is kept (and it is said)."""
+    probe_script, model = script
+    probe_script.voice_fails = {0: 99, 1: 99, 2: 99}
+    result = await _build(tmp_path, ["in_world"])
+    assert probes_of(result) == []
+    dropped = [d for d in result["dropped"] if "every phase unavailable" in d]
+    assert len(dropped) == 3  # one per anchor phase (3 cells)
+    assert model.calls_for("Discrimination") == []  # no probe-level check for a dropped probe

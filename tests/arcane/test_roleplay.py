@@ -162,3 +162,31 @@ async def test_missing_inputs_say_which_command_to_run(
         await _run(tmp_path, mode="vanilla", character="Ada", chapter=9, scenario="x")
     with pytest.raises(InputError, match="never mentioned"):
         await _run(tmp_path, mode="vanilla", character="Zed", chapter=3, scenario="x")
+
+
+async def test_interacting_with_is_keyed_on_a_relational_axis(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """T31: "[If the axis is relational:] You are interacting with <target_character>."."""
+    from personae.memory.arcane.records import write_jsonl_atomic
+
+    novel = prepared_novel(tmp_path)
+    probe = {"probe_id": "the_river_ada_final_intra_01_iw_a1", "phase_idx": 1, "mode": "vanilla"}
+    intra = arc_record().model_copy(update={"target_character": "Bram"})
+    write_jsonl_atomic(novel.folder / "arcs.jsonl", [intra])
+    assert "interacting with" not in (await _run(tmp_path, **probe))["system"]
+    relational = intra.model_copy(update={"axis_type": "relational"})
+    write_jsonl_atomic(novel.folder / "arcs.jsonl", [relational])
+    assert "You are interacting with Bram." in (await _run(tmp_path, **probe))["system"]
+
+
+def test_designers_key_the_relational_block_on_the_axis_type() -> None:
+    """T22-T24's "[Relational arcs only:]" block: an intrapersonal axis never gets it."""
+    from personae.agents.arcane.designers import designer_messages
+
+    intra = arc_record().model_copy(update={"target_character": "Bram"})
+    relational = intra.model_copy(update={"axis_type": "relational"})
+    for kind in ("in_world", "in_scenario"):
+        common: Any = {"novel_title": "The River", "k": 1, "decision_variable": "trust"}
+        assert "RELATIONAL TARGET" not in prompt_text(designer_messages(kind, arc=intra, **common))
+        assert "RELATIONAL TARGET" in prompt_text(designer_messages(kind, arc=relational, **common))

@@ -305,7 +305,7 @@ async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Pat
     hit = next(r for r in records if r["position"] == 4)
     assert hit["prediction"] == "A: line 4" and hit["truth"] == "A: line 4" and hit["score"] == 100
     actor_prompt = prompt_text(model.calls_for("NextAction")[0])
-    assert "(a concise sentence, A: ...)" in actor_prompt
+    assert "(A concise sentence, A: ...)" in actor_prompt
     judge_prompt = prompt_text(model.calls_for("KeyMoveVerdict")[0])
     assert '"Name: line"' in judge_prompt and "# Scene\nA: line 0\nB: line 1" in judge_prompt
     assert outcome.summary["benchmarks"] == {"band": "Bandori"}

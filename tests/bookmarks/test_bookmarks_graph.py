@@ -54,7 +54,7 @@ def context(story: Path, memory: Path, **changes: Any) -> BookmarksContext:
         memory_dir=str(memory),
         model="openai:bm-test",
         fast_model="openai:bm-test",
-        **changes,
+        **{"prompts": "personae", **changes},  # ours; the released prompts: test_released_*
     )
 
 
@@ -104,7 +104,7 @@ async def test_first_step_creates_three_typed_bookmarks_synced_from_scratch(
     ]
     assert [b["id"] for b in result["bookmarks"]] == ["bm-0", "bm-1", "bm-2"]
     actor_prompt = prompt_text(model.calls_for("NextAction")[0])
-    assert "- Q: Where is Haruhi now and who is with them? A: as of [39]" in actor_prompt
+    assert "\nQ: Where is Haruhi now and who is with them? A: as of [39]" in actor_prompt
 
 
 async def test_second_step_reuses_and_reads_only_the_unseen_suffix(
@@ -262,7 +262,7 @@ from personae.graphs.bookmarks.graph import BookmarksContext, graph
 from personae.testing import override_models
 override_models(scripted_model())
 context = BookmarksContext(storyline_path={story!r}, memory_dir={memory!r},
-    model="openai:bm-test", fast_model="openai:bm-test")
+    model="openai:bm-test", fast_model="openai:bm-test", prompts="personae")
 result = asyncio.run(graph.ainvoke({{"character": "Haruhi", "position": 40}}, context=context))
 print(json.dumps(result["stats"]))
 """
@@ -314,9 +314,9 @@ async def test_concurrent_steps_sharing_a_bookmark_keep_positions_forward(
 async def test_settings_are_checked_and_zero_candidates_means_always_new(
     story: Path, tmp_path: Path, model: ScriptedChatModel
 ) -> None:
-    assert context(story, tmp_path / "mem").sync_settings() == SyncSettings()
+    assert context(story, tmp_path / "mem").sync_settings() == SyncSettings(prompts="personae")
     assert context(story, tmp_path / "mem", local_scene=0).sync_settings() == SyncSettings(
-        local_scene=0
+        local_scene=0, prompts="personae"
     )
     with pytest.raises(ConfigurationError, match="state_chunk must be at least 1"):
         context(story, tmp_path / "mem", state_chunk=0)
@@ -393,11 +393,14 @@ async def test_hidden_title_and_utterance_format_reach_every_prompt(
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
     (tmp_path / "band2members.json").write_text(json.dumps({"club": list(NAMES)}))
-    result = await step(context(story, tmp_path / "mem", hide_title=True), model, "Haruhi", 40)
+    result = await step(context(story, tmp_path / "mem"), model, "Haruhi", 40)  # title hidden
     assert result["action"] == "Haruhi: Haruhi smiles at the brigade."  # utterance prefix
     assert not any('"club"' in prompt_text(messages) for _, messages in model.calls)
-    assert "(a concise sentence, Haruhi: ...)" in prompt_text(model.calls_for("NextAction")[0])
+    assert "(A concise sentence, Haruhi: ...)" in prompt_text(model.calls_for("NextAction")[0])
     assert "next utterance" in prompt_text(model.calls_for("ProposedQuestions")[0])
+    model.calls.clear()
+    shown = await step(context(story, tmp_path / "m2", hide_title=False), model, "Haruhi", 40)
+    assert shown["action"] and 'the story "club"' in prompt_text(model.calls_for("NextAction")[0])
 
 
 async def test_a_step_writes_the_bank_once_and_a_failed_step_writes_nothing(

@@ -73,7 +73,7 @@ def test_a_killed_act_step_reruns_only_the_calls_in_flight(
 
     def act(memory: Path) -> list[str]:
         return ["act", str(story), "--character", "Haruhi", "--at", "40", "--json",
-                "--memory", str(memory)]  # fmt: skip
+                "--method", "bookmarks-personae", "--memory", str(memory)]  # fmt: skip
 
     cold_out, cold_calls = run_cold(server, act(tmp_path / "cold"))
     memory = tmp_path / "mem"
@@ -102,7 +102,7 @@ def test_a_killed_benchmark_step_resumes_with_its_finished_syncs(
 
     def bench(out: Path) -> list[str]:
         return ["bench", "bookmarks", str(story), "--characters", "Haruhi", "--limit", "1",
-                "--out", str(out)]  # fmt: skip
+                "--method", "bookmarks-personae", "--out", str(out)]  # fmt: skip
 
     cold_out, cold_calls = run_cold(server, bench(tmp_path / "cold"))
     out = tmp_path / "bench"

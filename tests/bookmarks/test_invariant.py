@@ -76,6 +76,7 @@ async def run_targets(
         memory_dir=str(memory),
         model="openai:bm-inv",
         fast_model="openai:bm-inv",
+        prompts="personae",
     )
     for character, target in steps:
         actions.touched.clear()

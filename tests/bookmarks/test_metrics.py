@@ -4,7 +4,12 @@ from typing import Any
 
 import pytest
 
-from personae.evals.bookmarks.metrics import hit_rate_curve, score_table, summarize
+from personae.evals.bookmarks.metrics import (
+    hit_rate_curve,
+    overall_hit_rate,
+    score_table,
+    summarize,
+)
 
 
 def _record(
@@ -129,11 +134,27 @@ def test_score_table_leaves_missing_cells_empty() -> None:
     assert rows[0] == ("vanilla", [100, None], 100)
 
 
-def test_cumulative_hit_rate_in_story_order() -> None:
+def test_hit_rate_in_story_order() -> None:
     bookmarks_a = [r for r in RECORDS if r["method"] == "bookmarks" and r["artifact"] == "a"]
     assert hit_rate_curve(reversed(bookmarks_a)) == [(10, 0.6), (12, 0.3)]
     vanilla = [r for r in RECORDS if r["method"] == "vanilla"]
     assert hit_rate_curve(vanilla) == []
+
+
+def test_hit_rate_is_a_moving_window_that_can_fall_as_figure_3_shows() -> None:
+    """20 steps that all reuse, then 10 that all start new bookmarks: the curve drops to 50 %."""
+    steps = [
+        {
+            "position": p,
+            "character": "K",
+            "stats": {"reuse": int(p < 20), "derive": 0, "new": int(p >= 20)},
+        }
+        for p in range(30)
+    ]
+    curve = hit_rate_curve(steps)
+    assert curve[19] == (19, 1.0) and curve[-1] == (29, 0.5)  # a running total would be 0.667
+    assert overall_hit_rate(steps) == pytest.approx(20 / 30)
+    assert [rate for _, rate in hit_rate_curve(steps, window=5)][-1] == 0.0
 
 
 def test_empty_input() -> None:

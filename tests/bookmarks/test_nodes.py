@@ -42,6 +42,7 @@ def runtime(tmp_path: Path, model: ScriptedChatModel) -> Runtime[BookmarksContex
         memory_dir=str(tmp_path / "mem"),
         model="openai:bm-nodes",
         fast_model="openai:bm-nodes",
+        prompts="personae",
     )
     return Runtime(context=context)
 

@@ -30,7 +30,7 @@ def context(tmp_path: Path, **fields: Any) -> BookmarksContext:
         memory_dir=str(tmp_path / "mem"),
         model="openai:t",
         fast_model="openai:t",
-        **fields,
+        **{"prompts": "personae", **fields},
     )
 
 

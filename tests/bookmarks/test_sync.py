@@ -30,6 +30,9 @@ from personae.memory.bookmarks.storyline import StoryAction, Storyline, load_sto
 from personae.testing import ScriptedChatModel, prompt_text
 from personae.tools.bookmarks.storyline_index import StorylineIndex, index_for
 
+OURS = SyncSettings(prompts="personae")
+"""These tests exercise our operators' prompts (``--method bookmarks-personae``); the released
+ones (the paper's method) are tested in test_released_prompts.py."""
 _POSITION = re.compile(r"\[(\d+)\]")
 _ITEM_ID = re.compile(r"^(A\d+):", re.MULTILINE)
 
@@ -108,7 +111,9 @@ def positions_in_prompts(model: ScriptedChatModel) -> set[int]:
 async def test_state_chunks_cover_exactly_the_unseen_suffix() -> None:
     storyline = plain_story(200)
     model = scripted()
-    result = await sync_state(bookmark("state", 10), 150, storyline=storyline, fast_model=model)
+    result = await sync_state(
+        bookmark("state", 10), 150, storyline=storyline, fast_model=model, settings=OURS
+    )
     chunks = [
         sorted(int(p) for p in _POSITION.findall(prompt_text(m)))
         for m in model.calls_for("StateUpdate")
@@ -128,7 +133,7 @@ async def test_a_state_chunk_still_invalid_stops_the_sync_before_it_for_the_next
 
     model = scripted(state=blank_on_the_second_chunk)
     result = await sync_state(
-        bookmark("state", 10), 150, storyline=plain_story(200), fast_model=model
+        bookmark("state", 10), 150, storyline=plain_story(200), fast_model=model, settings=OURS
     )
     assert result.bookmark.position == 74 and result.bookmark.answer == "state answer"
     assert [t.position for t in result.bookmark.transitions] == [74]
@@ -144,13 +149,19 @@ async def test_a_behavior_or_concept_summary_still_invalid_keeps_the_answer() ->
     index = index_for(storyline)
     behavioral = bookmark("behavioral", 0, answer="He sighs.")
     result = await sync_bookmark(
-        behavioral, 40, storyline=storyline, index=index, fast_model=model, model=model
+        behavioral,
+        40,
+        storyline=storyline,
+        index=index,
+        fast_model=model,
+        model=model,
+        settings=OURS,
     )
     assert result.bookmark.answer == "He sighs." and result.bookmark.evidence
     assert result.bookmark.position == 40 and result.usage.degraded == 1
     concept = bookmark("concept", 0, keyword="SOS Brigade", answer="A club.")
     result = await sync_bookmark(
-        concept, 40, storyline=storyline, index=index, fast_model=model, model=model
+        concept, 40, storyline=storyline, index=index, fast_model=model, model=model, settings=OURS
     )
     assert result.bookmark.answer == "A club." and result.bookmark.position == 0  # read again
     assert result.usage.degraded == 1
@@ -172,7 +183,7 @@ async def test_state_reset_replaces_no_change_keeps_update_revises() -> None:
         30,
         storyline=plain_story(40),
         fast_model=model,
-        settings=SyncSettings(state_chunk=10),
+        settings=SyncSettings(prompts="personae", state_chunk=10),
     )
     prompts = [prompt_text(m) for m in model.calls_for("StateUpdate")]
     assert "Kyon is asleep." in prompts[0]
@@ -197,7 +208,7 @@ async def test_state_transitions_are_capped_to_the_latest() -> None:
         61,
         storyline=plain_story(80),
         fast_model=scripted(),
-        settings=SyncSettings(state_chunk=10),
+        settings=SyncSettings(prompts="personae", state_chunk=10),
     )
     kept = result.bookmark.transitions
     assert len(kept) == MAX_TRANSITIONS
@@ -216,7 +227,7 @@ async def test_behavior_checks_each_unseen_action_of_the_character_in_its_scene(
     classifier = FakeClassifier(supporting={8})
     model = scripted(summary="Kyon sighs and goes along.")
     start = bookmark("behavioral", 1, evidence=[0], answer="Kyon sighs.")
-    settings = SyncSettings(local_scene=3)
+    settings = SyncSettings(prompts="personae", local_scene=3)
     result = await sync_behavior(
         start, 9, storyline=storyline, classifier=classifier, model=model, settings=settings
     )
@@ -238,7 +249,12 @@ async def test_behavior_scene_is_clipped_at_the_story_start() -> None:
     storyline = story([("Haruhi", "runs"), ("Kyon", "follows"), ("Kyon", "stops")])
     classifier = FakeClassifier(supporting=set())
     result = await sync_behavior(
-        bookmark("behavioral"), 3, storyline=storyline, classifier=classifier, model=scripted()
+        bookmark("behavioral"),
+        3,
+        storyline=storyline,
+        classifier=classifier,
+        model=scripted(),
+        settings=OURS,
     )
     assert [[a.position for a in i.scene] for i in classifier.seen[0]] == [[0], [0, 1]]
     assert result.actions_read == 3
@@ -248,7 +264,12 @@ async def test_behavior_without_new_evidence_keeps_answer_and_skips_the_summary(
     model = scripted()
     start = bookmark("behavioral", 0, evidence=[0], answer="old pattern")
     result = await sync_behavior(
-        start, 30, storyline=plain_story(40), classifier=FakeClassifier(set()), model=model
+        start,
+        30,
+        storyline=plain_story(40),
+        classifier=FakeClassifier(set()),
+        model=model,
+        settings=OURS,
     )
     assert model.calls == []
     assert result.bookmark.answer == "old pattern" and result.bookmark.evidence == [0]
@@ -260,7 +281,12 @@ async def test_behavior_with_no_action_of_the_character_calls_nothing() -> None:
     classifier = FakeClassifier({0})
     model = scripted()
     result = await sync_behavior(
-        bookmark("behavioral", 1), 21, storyline=storyline, classifier=classifier, model=model
+        bookmark("behavioral", 1),
+        21,
+        storyline=storyline,
+        classifier=classifier,
+        model=model,
+        settings=OURS,
     )
     assert classifier.seen == [] and model.calls == []
     assert result.actions_read == 0 and result.usage == LLMUsage()
@@ -277,7 +303,7 @@ async def test_behavior_through_the_llm_classifier_batches_calls() -> None:
         index=index_for(storyline),
         fast_model=model,
         model=model,
-        settings=SyncSettings(behavior_batch=8),
+        settings=SyncSettings(prompts="personae", behavior_batch=8),
     )  # 19 actions of Kyon in [0, 95)
     batches = model.calls_for("EvidenceVerdicts")
     assert len(batches) == 3  # ceil(19 / 8)
@@ -301,6 +327,7 @@ async def test_behavior_classifier_with_wrong_verdict_count_is_rejected() -> Non
             storyline=plain_story(40),
             classifier=Broken(),
             model=scripted(),
+            settings=OURS,
         )
 
 
@@ -319,7 +346,7 @@ async def concept(
     target: int,
     model: ScriptedChatModel,
     storyline: Storyline | None = None,
-    **settings: int,
+    **settings: Any,
 ) -> SyncResult:
     """``sync_concept`` over ``storyline`` (default: the brigade story) and its index."""
     storyline = storyline or brigade_story()
@@ -329,7 +356,7 @@ async def concept(
         storyline=storyline,
         index=index_for(storyline),
         model=model,
-        settings=SyncSettings(**settings),
+        settings=SyncSettings(prompts="personae", **settings),
     )
 
 
@@ -401,7 +428,7 @@ async def test_dense_mentions_are_cut_into_bounded_passages() -> None:
             200,
             storyline=storyline,
             index=index_for(storyline),
-            settings=SyncSettings(concept_radius=2, concept_top_windows=3),
+            settings=SyncSettings(prompts="personae", concept_radius=2, concept_top_windows=3),
         )
         == 30
     )
@@ -438,7 +465,13 @@ async def test_bookmark_at_or_after_target_reads_nothing(kind: str, position: in
     model = scripted()
     start = bookmark(kind, position, keyword="SOS Brigade", answer="kept")
     result = await sync_bookmark(
-        start, 50, storyline=storyline, index=index_for(storyline), fast_model=model, model=model
+        start,
+        50,
+        storyline=storyline,
+        index=index_for(storyline),
+        fast_model=model,
+        model=model,
+        settings=OURS,
     )
     assert model.calls == [] and result.actions_read == 0 and result.usage == LLMUsage()
     assert result.bookmark == start and result.bookmark is not start
@@ -456,11 +489,14 @@ async def test_bad_targets_and_settings_are_clear_errors() -> None:
             index=index_for(storyline),
             fast_model=model,
             model=model,
+            settings=OURS,
         )
     with pytest.raises(InputError, match="out of range"):
-        actions_from_scratch(bookmark("state"), -1, storyline=storyline, index=index_for(storyline))
+        actions_from_scratch(
+            bookmark("state"), -1, storyline=storyline, index=index_for(storyline), settings=OURS
+        )
     with pytest.raises(ConfigurationError, match="state_chunk must be at least 1"):
-        SyncSettings(state_chunk=0)
+        SyncSettings(prompts="personae", state_chunk=0)
 
 
 def test_actions_from_scratch_arithmetic() -> None:
@@ -471,11 +507,11 @@ def test_actions_from_scratch_arithmetic() -> None:
         rows[apple] = ("Haruhi", "eats an Apple")
     storyline = story(rows)
     index = StorylineIndex(storyline)
-    settings = SyncSettings(local_scene=3, concept_radius=2)
+    settings = SyncSettings(prompts="personae", local_scene=3, concept_radius=2)
 
-    def scratch(kind: str, target: int, **s: int) -> int:
+    def scratch(kind: str, target: int, **s: Any) -> int:
         mark = bookmark(kind, 7, keyword="Apple")
-        used = SyncSettings(**{"local_scene": 3, "concept_radius": 2, **s})
+        used = SyncSettings(prompts="personae", **{"local_scene": 3, "concept_radius": 2, **s})
         count: int = actions_from_scratch(
             mark, target, storyline=storyline, index=index, settings=used
         )
@@ -510,7 +546,9 @@ async def test_no_operator_ever_reads_at_or_after_its_target(
     audited_reads = 0
     index = index_for(storyline)
     rng = random.Random(f"no-future-{kind}")
-    settings = SyncSettings(state_chunk=7, behavior_batch=3, local_scene=3, concept_radius=4)
+    settings = SyncSettings(
+        prompts="personae", state_chunk=7, behavior_batch=3, local_scene=3, concept_radius=4
+    )
     for _ in range(60):
         target = rng.randrange(1, len(storyline) + 1)
         start = rng.randrange(0, target)
@@ -553,10 +591,16 @@ async def test_syncing_from_zero_reads_exactly_what_from_scratch_counts(kind: st
         model = scripted(supports=lambda position: False)
         mark = bookmark(kind, 0, keyword="SOS Brigade")
         result = await sync_bookmark(
-            mark, target, storyline=storyline, index=index, fast_model=model, model=model
+            mark,
+            target,
+            storyline=storyline,
+            index=index,
+            fast_model=model,
+            model=model,
+            settings=OURS,
         )
         assert result.actions_read == actions_from_scratch(
-            mark, target, storyline=storyline, index=index
+            mark, target, storyline=storyline, index=index, settings=OURS
         )
 
 
@@ -576,11 +620,19 @@ async def test_incremental_steps_on_haruhi_read_far_less_than_from_scratch(
     for target in range(16, 700, 16):
         for kind, mark in marks.items():
             result = await sync_bookmark(
-                mark, target, storyline=storyline, index=index, fast_model=model, model=model
+                mark,
+                target,
+                storyline=storyline,
+                index=index,
+                fast_model=model,
+                model=model,
+                settings=OURS,
             )
             marks[kind] = result.bookmark
             read[kind] += result.actions_read
-            scratch[kind] += actions_from_scratch(mark, target, storyline=storyline, index=index)
+            scratch[kind] += actions_from_scratch(
+                mark, target, storyline=storyline, index=index, settings=OURS
+            )
     assert all(q < 688 for q in positions_in_prompts(model))
     assert marks["concept"].keyword == "SOS Brigade" and marks["concept"].answer
     assert marks["behavioral"].evidence and marks["behavioral"].answer
@@ -592,6 +644,6 @@ async def test_incremental_steps_on_haruhi_read_far_less_than_from_scratch(
 def test_the_released_defaults() -> None:
     """64-action state chunks, a 10-action local scene checked one action per call, +-8 concept
     windows and the top 8 (``BOOKMARKS_Koishiday_2026``'s runner defaults)."""
-    settings = SyncSettings()
+    settings = SyncSettings(prompts="personae")
     assert (settings.state_chunk, settings.local_scene, settings.behavior_batch) == (64, 10, 1)
     assert (settings.concept_radius, settings.concept_top_windows) == (8, 8)

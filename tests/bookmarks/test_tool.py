@@ -12,8 +12,13 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from personae.graphs.bookmarks.resources import forget_resources
+from personae.graphs.bookmarks.step import BookmarkStepSettings
+from personae.graphs.bookmarks.sync import SyncSettings
 from personae.graphs.bookmarks.tool import create_storyline_memory_tool
 from personae.testing import ScriptedChatModel, prompt_text
+
+OURS = BookmarkStepSettings(sync=SyncSettings(prompts="personae"))
+"""Our prompts (``bookmarks-personae``); the tool's default is the paper's (released) ones."""
 
 
 @pytest.fixture
@@ -26,7 +31,7 @@ def model() -> Iterator[ScriptedChatModel]:
 def tool(tmp_path: Path, model: ScriptedChatModel) -> BaseTool:
     story = write_storyline(tmp_path / "club.jsonl")
     made: BaseTool = create_storyline_memory_tool(
-        str(story), memory_dir=str(tmp_path / "mem"), model=model, fast_model=model
+        str(story), memory_dir=str(tmp_path / "mem"), model=model, fast_model=model, settings=OURS
     )
     return made
 
@@ -125,7 +130,9 @@ async def test_the_tool_runs_the_graphs_step_with_its_settings(
 
     story = write_storyline(tmp_path / "club.jsonl")
     memory = str(tmp_path / "mem")
-    context = BookmarksContext(storyline_path=str(story), memory_dir=memory, k_candidates=0)
+    context = BookmarksContext(
+        storyline_path=str(story), memory_dir=memory, k_candidates=0, prompts="personae"
+    )
     tool = create_storyline_memory_tool(
         str(story), memory_dir=memory, fast_model=model, settings=context.step_settings()
     )
@@ -139,7 +146,7 @@ async def test_the_tool_runs_the_graphs_step_with_its_settings(
     assert "new;" in again and not model.calls_for("MatchChoice")  # K' = 0: never reuse
 
     derive_tool = create_storyline_memory_tool(
-        str(story), memory_dir=str(tmp_path / "other"), fast_model=model
+        str(story), memory_dir=str(tmp_path / "other"), fast_model=model, settings=OURS
     )
     model.responders["StateUpdate"] = scripted_model().responders["StateUpdate"]
     await ask(derive_tool, model, 50, question="Where is Kyon now?")

@@ -130,11 +130,16 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
     assert (paper["method"], planned["method"]) == ("paper", "planned")
     assert paper["drinfo"].startswith("# Kenshiro (R2)") and paper["stop_reason"] == "paper_rounds"
     assert planned["drinfo"].startswith("# Kenshiro\n\n## Identity")
-    assert paper["prose_check"]["sentences"] == 1 and planned["prose_check"] is None
-    assert planned["usage"]["facts_checked"] == 0  # --no-check-citations
+    # The paper's method: Table 8's output unedited, no check; planned with its check off.
+    assert paper["prose_check"] is None and planned["prose_check"] is None
+    assert paper["usage"]["facts_checked"] == planned["usage"]["facts_checked"] == 0
+    assert paper["canon"] == "" and planned["canon"].startswith("Canon: Fist of the North Star")
+    assert set(paper["models"]) == {"search", "rewrite"}  # no fast model: nothing checked
+    assert paper["models"]["rewrite"]["top_k"] == 50
     assert {q["search_depth"] for q in tavily.queries} == {"advanced"}
     err = capsys.readouterr().err
     assert "R1: " in err and "R2: " in err and "citation check: 0 facts" in err
+    assert "CharacterHub profiling (--method paper): the paper's settings | this run's" in err
 
 
 def test_without_tavily_key_profiles_from_wiki_and_says_so(
@@ -255,7 +260,9 @@ def test_batch_dedupes_and_skips_done(
     )
     out = tmp_path / "out"
     assert main(["profile", "--batch", str(batch), "--out", str(out), "--concurrency", "2"]) == 0
-    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    assert (
+        "2 profiled, 0 already done, 1 duplicates, 0 filtered, 0 failed" in capsys.readouterr().out
+    )
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
         FOLDER,
         FOLDER.replace("kenshiro", "raoh"),
@@ -282,7 +289,9 @@ def test_batch_keeps_one_name_of_two_franchises_apart_and_skips_by_the_folder_ke
     )
     out = tmp_path / "out"
     assert main(["profile", "--batch", str(batch), "--out", str(out)]) == 0
-    assert "2 profiled, 0 already done, 1 duplicates, 0 failed" in capsys.readouterr().out
+    assert (
+        "2 profiled, 0 already done, 1 duplicates, 0 filtered, 0 failed" in capsys.readouterr().out
+    )
     folders = sorted(p.name for p in out.iterdir() if p.is_dir())
     assert folders == [FOLDER, "kenshiro--souten-no-ken"]
     franchises = {

@@ -11,6 +11,7 @@ from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
 from langchain_core.messages import BaseMessage
 from profiler_world import (
     FALSE_MARK,
+    PAPER_PROFILE,
     fake_web,
     profiler_context,
     scripted_model,
@@ -67,12 +68,39 @@ async def test_paper_method_runs_r1_then_r2_then_table_8(
     assert "Re-check every statement of your previous document" in prompt_text(second)
     assert set(shown_ids(second)) == {s["id"] for s in result["sources"]}
     assert result["drinfo"].startswith("# Kenshiro (R2)")  # DRInfo is the R² document
-    (rewrite,) = model.calls_for("ProfileDraft")
-    assert prompt_text(rewrite).startswith(result["drinfo"])
-    assert PAPER_REWRITE_PROMPT.format(entity="Kenshiro") in prompt_text(rewrite)
+    # Table 8 verbatim after the R² document, nothing else asked; its answer kept as written.
+    assert model.calls_for("ProfileDraft") == []
+    (rewrite,) = model.calls_for("text")
+    assert [m.content for m in rewrite] == [
+        result["drinfo"],
+        PAPER_REWRITE_PROMPT.format(entity="Kenshiro"),
+    ]
+    assert result["profile"] == PAPER_PROFILE
+    assert result["prose_check"] is None and result["usage"]["facts_checked"] == 0
+    assert model.calls_for("ClaimChecks") == [] and model.calls_for("ProseCheck") == []
     assert model.calls_for("QueryPlan") == [] and model.calls_for("CoverageReview") == []
-    assert result["canon"] == decide_canon("Kenshiro", "Fist of the North Star")
+    assert result["canon"] == ""  # no canon rule: the paper's prompts have none
+    assert all("Canon:" not in prompt_text(m) for _, m in model.calls)
     assert set(cited_ids(result["drinfo"])) <= {s["id"] for s in result["sources"]}
+    assert result["models"]["search"] == {
+        "model": "openai:methods-test",
+        "temperature": 1.0,
+        "top_p": 0.95,
+        "top_k": 64,
+        "top_k_sent": False,
+    }
+    assert result["models"]["rewrite"]["temperature"] == 0.85
+    assert result["models"]["rewrite"]["top_k"] == 50
+
+
+async def test_the_paper_method_keeps_the_table_8_output_unedited(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    """A sentence no source states stays: the paper's method checks nothing after Table 8."""
+    model.responders["text"] = lambda m: f"{PAPER_PROFILE} I am the {FALSE_MARK}."
+    result = await run(server, method="paper")
+    assert result["profile"] == f"{PAPER_PROFILE} I am the {FALSE_MARK}."
+    assert result["usage"].get("sentences_unsupported", 0) == 0
 
 
 async def test_the_paper_agent_s_queries_beyond_its_budget_are_counted(
@@ -131,8 +159,9 @@ def planting(model: ScriptedChatModel) -> ScriptedChatModel:
 async def test_false_facts_with_real_ids_are_dropped_and_counted(
     server: LoopbackWebServer, model: ScriptedChatModel, method: str
 ) -> None:
+    """Our checks: always on for planned, opted in for the paper method."""
     planting(model)
-    result = await run(server, method=method)
+    result = await run(server, method=method, check_citations=True)
     facts = [f["text"] for facts in result["dimensions"].values() for f in facts]
     assert facts and not any(FALSE_MARK in f for f in facts)
     assert FALSE_MARK not in result["profile"]
@@ -179,9 +208,14 @@ def test_canon_is_the_named_version_or_none() -> None:
 async def test_canon_rule_reaches_every_prompt_of_the_run(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
-    await run(server, method="paper")
+    await run(server, method="paper", canon_rule=True, check_citations=True)  # opted in
     rule = decide_canon("Kenshiro", "Fist of the North Star")
     for schema in ("SearchQueries", "ResearchDocument", "ProfileDraft"):
+        assert model.calls_for(schema), schema
+        assert all(rule in prompt_text(m) for m in model.calls_for(schema)), schema
+    model.calls.clear()
+    await run(server)  # planned: on by default
+    for schema in ("EvidenceNotes", "ProfileDraft"):
         assert all(rule in prompt_text(m) for m in model.calls_for(schema)), schema
 
 

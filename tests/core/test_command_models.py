@@ -180,7 +180,7 @@ def test_act_with_model_alone_runs_everything_on_it(
     assert code == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("Haruhi smiles at the brigade.\n")
     called = {name for name, _ in scripted.calls}
-    assert {"ProposedQuestions", "StateUpdate", "NextAction"} <= called
+    assert {"ReleasedQueries", "StateCheck", "NextAction"} <= called  # the paper's method
 
 
 def test_cache_names_tell_openai_compatible_servers_apart(

@@ -10,8 +10,8 @@ fresh conversation unless ``--thread`` is given).
 
 The flags fill the AMADEUS run context, which takes what they leave out from the settings
 (precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL`` (``--model``: role-play and, unless ``--gs-model``, Guided Selection and the
-Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``, ``PERSONAE_EMBEDDINGS`` (unless
+``PERSONAE_MODEL`` (``--model``: role-play and, unless ``--gs-model`` / ``--ae-model``, Guided
+Selection and the Attribute Extractor), ``CHROMA_HOST`` / ``CHROMA_PORT``, ``PERSONAE_EMBEDDINGS`` (unless
 ``--embedding``: the index of that embedding is used).
 """
 
@@ -54,12 +54,23 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print each turn as JSON")
     parser.add_argument("--thread", help="conversation name (kept in MEMORY/chats.sqlite)")
     parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
-    parser.add_argument(
-        "--gs-model", help="Guided Selection and Attribute Extractor model (default --model)"
-    )
+    add_selection_model_flags(parser)
     add_index_flags(parser)
     add_model_flags(parser)
     parser.set_defaults(handler=run)
+
+
+def add_selection_model_flags(parser: Any) -> None:
+    """``--gs-model`` and ``--ae-model``: the paper runs both on GPT-4.1 whatever role-plays."""
+    parser.add_argument(
+        "--gs-model",
+        help="Guided Selection model provider:model (the paper: openai:gpt-4.1; default --model)",
+    )
+    parser.add_argument(
+        "--ae-model",
+        help="Attribute Extractor model provider:model (the paper: openai:gpt-4.1; "
+        "default --gs-model, else --model)",
+    )
 
 
 def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +89,7 @@ def agent_context(args: argparse.Namespace) -> AmadeusContext:
     context = AmadeusContext(
         method=args.method,
         gs_model=getattr(args, "gs_model", None) or "",
+        ae_model=getattr(args, "ae_model", None) or "",
         memory_dir=str(args.memory),
         splitter=args.splitter,
         embedding=args.embedding or "",

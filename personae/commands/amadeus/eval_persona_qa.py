@@ -25,6 +25,7 @@ from personae.errors import InputError
 
 def register(protocols: Any) -> None:
     """Add ``eval persona-qa``."""
+    from personae.commands.amadeus.chat import add_selection_model_flags
     from personae.commands.amadeus.persona import add_index_flags
     from personae.commands.models import add_model_flags
 
@@ -42,6 +43,7 @@ def register(protocols: Any) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="items at once")
     parser.add_argument("--gs-wave", type=int, default=1, help="Guided Selection checks at once")
     add_max_failures_flag(parser, "QA items")
+    add_selection_model_flags(parser)
     add_index_flags(parser)
     add_model_flags(parser, judge=True)
     parser.set_defaults(handler=run)
@@ -57,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.chat import agent_context
     from personae.commands.amadeus.persona import index_options
+    from personae.evals.amadeus.paper_settings import persona_qa_settings
     from personae.evals.amadeus.persona_qa import QARun, load_qa, render_report, run_persona_qa
+    from personae.evals.paper_settings import settings_text
     from personae.memory.amadeus.persona_store import open_persona_index
 
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
@@ -76,6 +80,13 @@ def run(args: argparse.Namespace) -> int:
             chroma_host=options.chroma_host,
             chroma_port=options.chroma_port,
         )
+    settings = persona_qa_settings(
+        agent,
+        items=len(items),
+        characters=len({item.character for item in items}),
+        judge=agent.cache_name(judge),
+    )
+    sys.stderr.write(settings_text("AMADEUS Table 6", settings))
     summary = asyncio.run(
         run_persona_qa(
             QARun(
@@ -88,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 progress=_progress,
                 max_failures=args.max_failures,
+                settings=settings,
             )
         )
     )

@@ -34,6 +34,7 @@ PERSONA_FIX = (
 
 def register(protocols: Any) -> None:
     """Add ``eval personality``."""
+    from personae.commands.amadeus.chat import add_selection_model_flags
     from personae.commands.amadeus.persona import add_index_flags
     from personae.commands.models import add_model_flags
 
@@ -70,6 +71,7 @@ def register(protocols: Any) -> None:
         "--hs", action="store_true", help="also judge each answer's Hallucination Score (Table 6)"
     )
     add_max_failures_flag(parser, "assessments")
+    add_selection_model_flags(parser)
     add_index_flags(parser)
     add_model_flags(parser, judge=True)
     parser.set_defaults(handler=run)
@@ -177,7 +179,13 @@ def announce_cost(
     estimate = estimate_personality(
         questionnaire, characters, method=method, assess=args.assess, limit=args.limit, hs=args.hs
     )
-    named = {"model": models.cache_name(models.model), "rater and judge": models.cache_name(judge)}
+    gs = models.gs_model or models.model
+    named = {
+        "model": models.cache_name(models.model),
+        "guided selection": models.cache_name(gs),
+        "attribute extractor": models.cache_name(models.ae_model or gs),
+        "rater and judge": models.cache_name(judge),
+    }
     sys.stderr.write(estimate_line(estimate, named))
 
 
@@ -187,8 +195,10 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.chat import agent_context
     from personae.commands.amadeus.persona import index_options
+    from personae.evals.amadeus.paper_settings import personality_settings
     from personae.evals.amadeus.personality_data import load_questionnaire
     from personae.evals.amadeus.personality_eval import PersonalityRun, run_personality_eval
+    from personae.evals.paper_settings import settings_text
 
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
@@ -199,6 +209,17 @@ def run(args: argparse.Namespace) -> int:
     options = index_options(args, agent)
     interviewees = resolve_interviewees(args, questionnaire, options, agent.settings)
     announce_cost(args, questionnaire, len(interviewees), agent.method, agent, judge)
+    settings = personality_settings(
+        agent,
+        questionnaire=questionnaire.name,
+        items=sum(
+            len(questionnaire.by_dimension(d)[: args.limit]) for d in questionnaire.dimensions
+        ),
+        characters=len(interviewees),
+        assess=args.assess,
+        rater=agent.cache_name(judge),
+    )
+    sys.stderr.write(settings_text("AMADEUS Tables 4-5", settings))
     summary = asyncio.run(
         run_personality_eval(
             PersonalityRun(
@@ -215,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
                 judge_name=agent.cache_name(judge),
                 cache_dir=agent.settings.cache_dir / "judge",
                 max_failures=args.max_failures,
+                settings=settings,
             )
         )
     )

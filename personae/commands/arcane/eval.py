@@ -87,7 +87,12 @@ def register(protocols: Any) -> None:
     )
     add_max_failures_flag(arcane, "judgments")
     add_data_flag(arcane)
-    add_model_flags(arcane, judge=True)
+    add_model_flags(
+        arcane,
+        judge=True,
+        judge_default="openai:deepseek/deepseek-v4-flash, the paper's",
+        temperature_default="judge=0 (the paper's judge), role-play at the server's",
+    )
     arcane.set_defaults(handler=run_arcane)
 
 
@@ -127,6 +132,7 @@ def run_arcane(args: argparse.Namespace) -> int:
         return run_ablation(args)
     check_out(args.out)
     context = eval_context(args)
+    announce_settings(context, [context.model, *args.also_model], modes)
     if args.server:
         from personae.commands.arcane.eval_server import evaluate_on_server
 
@@ -135,6 +141,14 @@ def run_arcane(args: argparse.Namespace) -> int:
         evaluate(args, context, [context.model, *args.also_model], modes)
     write_reports(args.out)
     return 0
+
+
+def announce_settings(context: Any, models: list[str], modes: list[str]) -> None:
+    """Print the paper's settings beside this run's before the first model call."""
+    from personae.evals.arcane.paper_settings import context_rows
+    from personae.evals.paper_settings import settings_text
+
+    sys.stderr.write(settings_text("ARCANE Table 2", context_rows(context, models, modes)))
 
 
 def eval_context(args: argparse.Namespace) -> Any:
@@ -336,10 +350,12 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
     The per-novel breakdown (App. L) is added when the results span several novels, or always
     with ``per_novel``. One-line error when ``out`` holds no results.
     """
-    from personae.evals.arcane.eval_graph import RESULTS
+    from personae.evals.arcane.eval_graph import RESULTS, dropped_probes
     from personae.evals.arcane.metrics import per_novel as split_by_novel
     from personae.evals.arcane.metrics import summarize, tier_lifts
+    from personae.evals.arcane.paper_settings import record_rows
     from personae.evals.arcane.report import markdown_table, render, table2_rows
+    from personae.evals.paper_settings import rows_json
     from personae.files import read_jsonl, write_json_atomic, write_text_atomic
     from personae.llm_endpoint import chosen_methods
 
@@ -361,6 +377,8 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
             f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
         )
     summary = summarize(records)
+    summary["paper_settings"] = rows_json(record_rows(records))
+    summary["dropped_probes"] = dropped_probes(out)
     if central:
         known = {str(r.get("character", "")).casefold() for r in records}
         unknown = [n for n in central if n.casefold() not in known]

@@ -47,7 +47,12 @@ def register(protocols: Any) -> None:
         "--no-thought", action="store_true", help="judge without ref_thought (App. F ablation)"
     )
     add_data_flag(parser)
-    add_model_flags(parser, judge=True)
+    add_model_flags(
+        parser,
+        judge=True,
+        judge_default="each result's own judge",
+        temperature_default="judge=0 (the paper's judge)",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -21,6 +21,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from personae.commands.bookmarks.options import (
+    add_method_flag,
+    add_roles_flag,
+    add_title_flags,
+    prompt_set,
+)
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.files import check_writable_dir
@@ -43,11 +49,9 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--memory", type=Path, help="bookmark bank folder (kept between runs)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--hide-title",
-        action="store_true",
-        help="leave the story title out of every prompt (it invites recall of later plot)",
-    )
+    add_method_flag(parser)
+    add_roles_flag(parser)
+    add_title_flags(parser)
     parser.add_argument(
         "--scene",
         action="store_true",
@@ -139,6 +143,8 @@ def act_context(args: argparse.Namespace) -> BookmarksContext:
         memory_dir=str(args.memory) if args.memory else None,
         embedding=args.embedding,
         hide_title=args.hide_title,
+        prompts=prompt_set(args.method),
+        roles=args.roles,
         **model_fields(args),
     )
     context.llm("strong")

@@ -21,14 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.bookmarks.options import add_roles_flag, add_title_flags
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 from personae.files import CACHE_FIX, check_writable_dir
 
 DEFAULT_OUT = Path("runs/bench")
-METHOD_NAMES = ("bookmarks", "vanilla", "ricl", "eta")
-ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "with-profile")
+METHOD_NAMES = ("bookmarks", "bookmarks-personae", "vanilla", "ricl", "eta")
+ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "ibu", "with-profile")
 """Kept in step with ``personae.evals.bookmarks.bench.ABLATIONS`` (a test checks)."""
 
 
@@ -47,7 +48,8 @@ def register(commands: Any) -> None:
         dest="methods",
         metavar="METHOD",
         help=f"method to run, repeatable or comma-separated: {'|'.join(METHOD_NAMES)} "
-        "(default bookmarks); ablate bookmarks with +NAME: "
+        "(default bookmarks: the paper's method with the released runner's prompts; "
+        "bookmarks-personae: ours); ablate either with +NAME: "
         f"{', '.join('bookmarks+' + a for a in ABLATION_NAMES)} (combine: bookmarks+no-derive+no-reuse)",
     )
     bookmarks.add_argument(
@@ -68,11 +70,8 @@ def register(commands: Any) -> None:
         help="storylines (x methods) at once; one storyline's characters always run in one "
         "story order, so results do not depend on it",
     )
-    bookmarks.add_argument(
-        "--hide-title",
-        action="store_true",
-        help="leave the story title out of every prompt (it invites recall of later plot)",
-    )
+    add_roles_flag(bookmarks)
+    add_title_flags(bookmarks)
     bookmarks.add_argument(
         "--server",
         metavar="URL",
@@ -81,7 +80,12 @@ def register(commands: Any) -> None:
         "thread per instance, resumable; results are written here as a local run writes them",
     )
     add_max_failures_flag(bookmarks, "bench instances")
-    add_model_flags(bookmarks, judge=True)
+    add_model_flags(
+        bookmarks,
+        judge=True,
+        judge_default="openai:gpt-4.1, the paper's",
+        temperature_default="0 for every role, as the released runner's 1e-8",
+    )
     add_embedding_flag(bookmarks)
     bookmarks.set_defaults(handler=run_bookmarks)
 
@@ -97,6 +101,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
     from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
     from personae.evals.bookmarks.report import score_tables_markdown
+    from personae.evals.paper_settings import PaperSetting, settings_text
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
@@ -114,6 +119,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         limit=args.limit,
         concurrency=args.concurrency,
         hide_title=args.hide_title,
+        roles=args.roles,
         embedding=args.embedding,
         **model_fields(args),
         max_failures=args.max_failures,
@@ -132,6 +138,12 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     )
     if outcome.summary["artifacts"]:
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
+    rows = [
+        PaperSetting(r["setting"], r["paper"], r["used"])
+        for r in outcome.summary.get("paper_settings", [])
+    ]
+    if rows:
+        sys.stderr.write(settings_text("BOOKMARKS Table 2", rows))
     plural = "s" if outcome.resumed > 1 else ""
     resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
     failed = outcome.summary.get("failed", {}).get("instances", 0)

@@ -148,3 +148,22 @@ def duplicates(
     if rule == "paper":
         return paper_duplicates(a, b, aliases)
     return personae_duplicates(a, b, aliases)
+
+
+def paper_quality_reason(
+    franchise: str | None, aliases: Mapping[str, str] | None = None
+) -> str | None:
+    """Why CharacterHub's quality control (§3.1) drops a row, or ``None`` when it is kept.
+
+    "We filter out characters whose franchise information is missing or cannot be matched to a
+    hand-crafted alias table": a row without a franchise is dropped; with an alias table, so is
+    a row whose franchise is neither one of its aliases nor one of its franchises. Without a
+    table there is nothing to match against, and only the first condition applies.
+    """
+    if not franchise or not franchise.strip():
+        return "no franchise"
+    if aliases:
+        known = {plain(k) for k in aliases} | {plain(v) for v in aliases.values()}
+        if plain(franchise) not in known:
+            return f"franchise {franchise.strip()!r} not in the alias table"
+    return None

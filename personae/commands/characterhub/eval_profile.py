@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         ProfileDocument,
         ProfileEvalContext,
     )
+    from personae.evals.paper_settings import PaperSetting
     from personae.llm import ModelRole
     from personae.run_context import LLMContext
     from personae.settings import Settings
@@ -115,6 +116,21 @@ def make_context(args: argparse.Namespace, models: LLMContext) -> ProfileEvalCon
             "judge": models.describe(judge, "judge"),
             "extractor": models.describe(extractor, role),
         },
+    )
+
+
+def paper_rows(
+    args: argparse.Namespace, context: ProfileEvalContext, documents: list[ProfileDocument]
+) -> list[PaperSetting]:
+    """The paper's evaluation settings beside this run's (and the profiles' own models)."""
+    from personae.evals.characterhub.paper_settings import evaluation_rows
+
+    chunks = "whole page" if args.chunk_tokens is None else f"{args.chunk_tokens}-token chunks"
+    return evaluation_rows(
+        context.settings,
+        extraction=chunks,
+        judge_batch="whole knowledge list" if args.judge_batch is None else str(args.judge_batch),
+        profile_models=[document.models for document in documents],
     )
 
 
@@ -245,6 +261,7 @@ def run_profile(args: argparse.Namespace) -> int:
         html_report,
         markdown_report,
     )
+    from personae.evals.paper_settings import rows_json, settings_text
     from personae.files import (
         CACHE_FIX,
         check_writable_dir,
@@ -267,10 +284,13 @@ def run_profile(args: argparse.Namespace) -> int:
     async def evaluate() -> dict[str, Any]:
         cases = await build_cases(args, group_documents(documents), models.settings)
         announce_cost(cases, context)
+        sys.stderr.write(settings_text("CharacterHub Table 1", rows))
         report: dict[str, Any] = await evaluate_characters(cases, context, progress=_progress)
         return report
 
+    rows = paper_rows(args, context, [document for _, document in documents])
     report = asyncio.run(evaluate())
+    report["paper_settings"] = rows_json(rows)
     markdown, page = markdown_report(report), html_report(report)
     write_text_atomic(out.with_suffix(".md"), markdown)
     write_text_atomic(out.with_suffix(".html"), page)

@@ -98,9 +98,40 @@ def register(commands: Any) -> None:
         help="fill card.json's system_prompt (empty by default: front-ends keep their own)",
     )
     parser.add_argument(
-        "--no-check-citations",
-        action="store_true",
-        help="keep facts and sentences without checking them against their passages",
+        "--check-citations",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ours: check each fact against its passage and each sentence against the kept facts, "
+        "dropping unsupported ones (default: on for planned, off for paper, whose Table 8 "
+        "output is kept as written)",
+    )
+    parser.add_argument(
+        "--canon-rule",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ours: tell the prompts which version of the character is canon (default: on for "
+        "planned, off for paper, whose prompts have no such rule)",
+    )
+    parser.add_argument(
+        "--search-model",
+        help="the paper method's search agent provider:model (the paper: Gemini-2.5-Pro; "
+        "default --model)",
+    )
+    parser.add_argument(
+        "--rewrite-model",
+        help="the profile rewriter provider:model (the paper: Qwen-plus; default --model)",
+    )
+    parser.add_argument(
+        "--search-sampling",
+        metavar="temperature=T,top_p=P,top_k=K",
+        help="the search agent's sampling (default with --method paper: Table 3's "
+        "temperature=1.0,top_p=0.95,top_k=64; top_k is sent to servers other than OpenAI's API)",
+    )
+    parser.add_argument(
+        "--rewrite-sampling",
+        metavar="temperature=T,top_p=P,top_k=K",
+        help="the rewriter's sampling (default with --method paper: Table 3's "
+        "temperature=0.85,top_p=0.8,top_k=50)",
     )
     parser.add_argument(
         "--exclude-url", action="append", default=[], help="page never used as a source"
@@ -194,7 +225,12 @@ def make_context(args: argparse.Namespace) -> ProfilerContext:
         raw_content_results=args.raw_content_results,
         passage_chars=args.passage_chars,
         evidence_chars=args.evidence_chars,
-        check_citations=not args.no_check_citations,
+        check_citations=args.check_citations,
+        canon_rule=args.canon_rule,
+        search_model=args.search_model or "",
+        rewrite_model=args.rewrite_model or "",
+        search_sampling=args.search_sampling or "",
+        rewrite_sampling=args.rewrite_sampling or "",
         exclude_urls=tuple(args.exclude_url),
         cache_ttl=args.cache_ttl or "",
         **model_fields(args),
@@ -404,6 +440,32 @@ def _progress() -> Progress:
     return plain
 
 
+def quality_filter(
+    rows: list[BatchRow], aliases: dict[str, str] | None
+) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
+    """CharacterHub's quality control: rows kept, and rows dropped with the reason."""
+    from personae.commands.characterhub.dedup import paper_quality_reason
+
+    kept: list[BatchRow] = []
+    removed: list[tuple[BatchRow, str]] = []
+    for row in rows:
+        reason = paper_quality_reason(row.franchise, aliases)
+        if reason is None:
+            kept.append(row)
+        else:
+            removed.append((row, reason))
+    return kept, removed
+
+
+def progress_settings(context: ProfilerContext) -> None:
+    """Print CharacterHub's settings beside this run's (also kept in each profile.json)."""
+    from personae.evals.characterhub.paper_settings import profile_rows
+    from personae.evals.paper_settings import settings_text
+
+    title = f"CharacterHub profiling (--method {context.method})"
+    sys.stderr.write(settings_text(title, profile_rows(context)))
+
+
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
     from personae.memory.characterhub.profile_store import profile_key
@@ -416,11 +478,14 @@ def run(args: argparse.Namespace) -> int:
     context = make_context(args)
     context.llm("strong")  # no LLM or a bad spec fails here, before any fetch
     context.llm("fast")
+    context.role_llm("rewrite")
+    context.role_llm("search")
     if context.cache_dir:
         check_writable_dir(Path(context.cache_dir), "PERSONAE_CACHE_DIR", CACHE_FIX)
     if not args.batch:
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
         paths = asyncio.run(profile_single(row, context, args, progress))
+        progress_settings(context)
         sys.stdout.write(f"{paths.profile_json}\n")
         return 0
     aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
@@ -432,12 +497,24 @@ def run(args: argparse.Namespace) -> int:
     )
     for duplicate, original in dropped:
         progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
+    filtered = 0
+    if args.dedup == "paper":  # §3.1: de-duplication, then the quality filter
+        kept, removed = quality_filter(kept, aliases)
+        for row, reason in removed:
+            progress(f"skipped {row.name!r}: {reason} (the paper's quality filter)")
+        filtered = len(removed)
+        if aliases is None:
+            progress(
+                "notice: no --franchise-aliases: the quality filter drops rows without a "
+                "franchise only (the paper also drops franchises its alias table lacks)"
+            )
     if args.server:
         from personae.commands.characterhub.batch_server import profile_rows_on_server
 
         report = asyncio.run(profile_rows_on_server(kept, context, args, progress))
     else:
         report = asyncio.run(profile_rows(kept, context, args, progress))
+    progress_settings(context)
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
     if report.failed and not (report.written or report.skipped):
@@ -447,7 +524,7 @@ def run(args: argparse.Namespace) -> int:
         )
     sys.stdout.write(
         f"{len(report.written)} profiled, {len(report.skipped)} already done, "
-        f"{len(dropped)} duplicates, {len(report.failed)} failed\n"
+        f"{len(dropped)} duplicates, {filtered} filtered, {len(report.failed)} failed\n"
     )
     # A failed character degrades the batch, not the run; rerunning retries it.
     print_degraded(len(report.failed), {"characters_failed": len(report.failed)})
