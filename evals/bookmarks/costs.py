@@ -7,8 +7,8 @@ each character's first instance, whose new bookmarks are synced from the start o
 to the target: that catch-up grows with the target's position; later steps sync only what
 happened since. The per-action and per-step figures below are those of the scripted bench world
 (``benchmarks/bench_estimates.py`` prints the estimate beside the usage of such a run), for our
-prompts (``bookmarks-personae``); the paper's method costs :data:`RELEASED_FACTORS` times as
-much. Prompts dominate, and a real model's longer answers add to them.
+prompts (``bookmarks-personae``); the paper's method costs :data:`RELEASED_CATCHUP` and
+:data:`RELEASED_STEP` times as much. Prompts dominate, and a real model's longer answers add to them.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ CATCHUP_TOKENS_PER_ACTION = 112
 STEP_CALLS = 5.6
 STEP_TOKENS = 4050
 """What a later BOOKMARKS step spends (a proposal, matching, a short sync, the actor)."""
-RELEASED_FACTORS = (1.56, 1.21)
+RELEASED_CATCHUP = (1.08, 1.07)
+RELEASED_STEP = (1.86, 1.51)
 """Calls and tokens of the paper's method (the released prompts: a state check then an update,
-one matcher call per candidate, a keyword call per concept bookmark) over ours, measured on the
-same 60 Haruhi steps: 14.5 vs 9.3 calls and 570k vs 469k tokens per run
-(``benchmarks/bench_bookmarks_sync.py --method bookmarks`` / ``bookmarks-personae``)."""
+one matcher call per candidate, a keyword call per concept bookmark) over ours, at a character's
+first instance and at a later step, fitted to the scripted bench of haruhi + Poppin'Party at 3
+and 8 instances per character (``benchmarks/bench_estimates.py --only bench``): the checks of a
+catch-up cost about the same, a later step's matching about twice as many calls."""
 JUDGE_TOKENS = 425
 """One judge call: the scene, the truth, the prediction and the rubric."""
 
@@ -55,13 +57,14 @@ def estimate_bench(work: Sequence[tuple[str, Sequence[BenchInstance]]]) -> Estim
             for instance in pending:
                 first.setdefault(instance.character, instance.position)
             later = len(pending) - len(first)
-            call_factor, token_factor = RELEASED_FACTORS if method == "bookmarks" else (1.0, 1.0)
-            calls += call_factor * (
-                CATCHUP_CALLS_PER_ACTION * sum(first.values()) + STEP_CALLS * later
-            )
-            tokens += token_factor * (
-                CATCHUP_TOKENS_PER_ACTION * sum(first.values()) + STEP_TOKENS * later
-            )
+            paper = method == "bookmarks"
+            catch_calls, catch_tokens = RELEASED_CATCHUP if paper else (1.0, 1.0)
+            step_calls, step_tokens = RELEASED_STEP if paper else (1.0, 1.0)
+            behind = sum(first.values())
+            calls += catch_calls * CATCHUP_CALLS_PER_ACTION * behind
+            calls += step_calls * STEP_CALLS * later
+            tokens += catch_tokens * CATCHUP_TOKENS_PER_ACTION * behind
+            tokens += step_tokens * STEP_TOKENS * later
         else:
             per_calls, per_tokens = PER_INSTANCE.get(method, (1.0, 310))
             calls += per_calls * len(pending)
