@@ -70,7 +70,7 @@ def test_the_react_agent_uses_the_four_tools_and_survives_a_failing_one(
     answer = capsys.readouterr().out
     assert "I am Kenshiro" in answer and ANSWER in answer
     assert "(bookmark " in answer and "(as of chapter 2, arc mode)" in answer
-    assert "error: unknown character 'Nobody'" in answer  # the failed call, reported
+    assert "unknown character 'Nobody'" in answer  # the failed call, reported
     last = agent_world.llm.agent_requests[-1]["messages"]
     tool_messages = [m for m in last if m["role"] == "tool"]
     assert len(tool_messages) == len(CALLS)  # every call answered, the failing one too

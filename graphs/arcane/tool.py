@@ -29,7 +29,10 @@ class ArcaneActArgs(BaseModel):
     novel: str = Field(description="An imported novel's slug or title, e.g. 'pride_and_prejudice'.")
     character: str = Field(description="The character who answers, e.g. 'Elizabeth'.")
     chapter: int = Field(
-        ge=1, description="The chapter the character is at: nothing after it is known."
+        # No ``ge=1``: tool-call grammars ignore numeric bounds; the graph checks the range
+        # (1..the novel's chapters, which the schema cannot know) and answers a tool error.
+        description="The chapter the character is at (1 to the novel's last): nothing after "
+        "it is known."
     )
     scenario: str = Field(min_length=1, description="The situation the character is in.")
     question: str | None = Field(
