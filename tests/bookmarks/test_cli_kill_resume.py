@@ -148,8 +148,9 @@ def test_a_killed_act_step_resumes_from_postgres(
     """PERSONAE_CHECKPOINTER=postgresql://...: the kill -9 test above, checkpoints in Postgres."""
     story = write_storyline(tmp_path / "club.jsonl")
     memory = tmp_path / "mem"
+    # The kill point follows our prompt set's calls, as in the SQLite test above.
     act = ["act", str(story), "--character", "Haruhi", "--at", "40", "--json",
-           "--memory", str(memory)]  # fmt: skip
+           "--method", "bookmarks-personae", "--memory", str(memory)]  # fmt: skip
     cold_out, cold_calls = run_cold(server, [*act[:-1], str(tmp_path / "cold")])
     server.route = chat = HeldChat(mid_sync)
     child = start_cli(act, server.url)  # the child inherits PERSONAE_CHECKPOINTER
