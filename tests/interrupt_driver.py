@@ -3,7 +3,8 @@
 ``python interrupt_driver.py LOG ARGS...`` overrides every model with a scripted model
 (``DRIVER_WORLD``: ``profiler``, the default, or ``bookmarks`` for the BOOKMARKS method and its
 judge; ``DRIVER_LATENCY`` seconds per call), appends one line per model call to
-LOG (the schema's name), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
+LOG (the schema's name), never answers a call whose schema is ``DRIVER_HOLD`` (so a kill
+after that line is always inside that call, whatever the machine's load), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
 parsing them (so a SIGINT after ``ready`` always lands inside the command, never in the
 driver's own set-up). The parent test serves the fake web and sends SIGINT.
 
@@ -20,6 +21,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import os  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -48,11 +50,14 @@ def main() -> None:
     log = Path(sys.argv[1])
     model = world_model()
     model.latency = float(os.environ.get("DRIVER_LATENCY", "0.2"))
+    hold = os.environ.get("DRIVER_HOLD", "")
     for name, respond in list(model.responders.items()):
 
         def logged(messages: list[BaseMessage], name: str = name, respond: Any = respond) -> Any:
             with log.open("a") as handle:
                 handle.write(f"{name}\n")
+            if name == hold:
+                time.sleep(3600)  # the test kills the process inside this call
             return respond(messages)
 
         model.responders[name] = logged

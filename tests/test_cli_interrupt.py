@@ -34,10 +34,16 @@ def web() -> Iterator[str]:
 
 
 def start(
-    tmp_path: Path, url: str, *argv: str, world: str = "profiler", latency: float = 0.1
+    tmp_path: Path,
+    url: str,
+    *argv: str,
+    world: str = "profiler",
+    latency: float = 0.1,
+    hold: str = "",
 ) -> subprocess.Popen[str]:
     """The CLI in a child process; each model call takes ``latency`` seconds (a run to
-    interrupt needs time between calls for the signal to land; a rerun needs none)."""
+    interrupt needs time between calls for the signal to land; a rerun needs none) and a
+    call with schema ``hold`` never returns (a kill after it is logged lands inside it)."""
     env = dict(
         os.environ,
         TAVILY_API_KEY="tvly-test",
@@ -45,6 +51,7 @@ def start(
         PERSONAE_MODEL="openai:driver",
         DRIVER_LATENCY=str(latency),
         DRIVER_WORLD=world,
+        DRIVER_HOLD=hold,
     )
     return subprocess.Popen(
         [sys.executable, str(DRIVER), str(tmp_path / "calls.log"), *argv],
@@ -153,8 +160,10 @@ def test_kill_inside_the_checks_then_the_rerun_runs_the_checks(tmp_path: Path, w
     ``profile``; the rerun must resume the checks, not write that draft as finished."""
     out = tmp_path / "profiles"
     argv = ("profile", "Kenshiro", "--franchise", HOKUTO, "--wiki", web, "--out", str(out))
-    child = start(tmp_path, web, *argv, "--max-rounds", "1")
-    wait_for(tmp_path, "ProseCheck", 1, child)  # asked only inside verify_profile
+    # ProseCheck is asked only inside verify_profile; held, so the kill lands inside the
+    # node on any machine (answered, the node could finish before the kill under load).
+    child = start(tmp_path, web, *argv, "--max-rounds", "1", hold="ProseCheck")
+    wait_for(tmp_path, "ProseCheck", 1, child)
     child.kill()
     child.communicate(timeout=30)
     paths = paths_for(out, "Kenshiro", HOKUTO)
