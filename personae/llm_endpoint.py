@@ -216,9 +216,12 @@ async def _ask_window(url: str, name: str, key: str) -> int | None:
     """The window the server at ``url`` states for ``name``, or ``None`` when it says nothing."""
     import httpx
 
+    from personae.tls import shared_ssl_context
+
     root = url[: -len("/v1")] if url.endswith("/v1") else url
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers) as client:
+    verify = shared_ssl_context()  # not a CA bundle loaded per probe (~40 ms of CPU)
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers, verify=verify) as client:
         for address in (f"{url}/models", f"{root}/props"):
             try:
                 response = await client.get(address)

@@ -6,8 +6,11 @@ a chapter after the query chapter is caught by looking for ``MARK<m>`` with ``m 
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -15,7 +18,7 @@ from typing import Any, cast
 from langchain_core.messages import BaseMessage
 
 from personae.memory.arcane.novel_chunks import ChunkIndex
-from personae.memory.arcane.novel_store import Novel, open_novel, save_novel
+from personae.memory.arcane.novel_store import Novel, novels_root, open_novel, save_novel
 from personae.memory.arcane.records import (
     ArcRecord,
     PhaseResponse,
@@ -23,6 +26,7 @@ from personae.memory.arcane.records import (
     TrajectoryPhase,
     write_jsonl_atomic,
 )
+from personae.memory.embeddings import DEFAULT_EMBEDDINGS, TextEmbedding, open_embedding
 from personae.testing import prompt_text
 from personae.tools.arcane.novel_text import segment_novel
 
@@ -141,8 +145,29 @@ def probe_record() -> ProbeRecord:
     )
 
 
+_PREPARED: dict[TextEmbedding, Path] = {}
+"""The embedding in effect (by identity: an override is another object) -> a folder holding
+the prepared novel, built once per process."""
+
+
 def prepared_novel(data: Path) -> Novel:
-    """The synthetic novel with summaries, the chunk index, one arc and one probe."""
+    """The synthetic novel with summaries, the chunk index, one arc and one probe.
+
+    Built once per process and embedding, then copied (Chroma's files included): 38 tests
+    start from it, and building its chunk index is most of their CPU.
+    """
+    embedding = open_embedding(DEFAULT_EMBEDDINGS)
+    if embedding not in _PREPARED:
+        template = Path(tempfile.mkdtemp(prefix="arcane-world-"))
+        atexit.register(shutil.rmtree, template, ignore_errors=True)
+        _build_prepared_novel(template)
+        _PREPARED[embedding] = template
+    folder = open_novel(_PREPARED[embedding], "The River").folder
+    shutil.copytree(folder, novels_root(data) / folder.name)
+    return open_novel(data, "The River")
+
+
+def _build_prepared_novel(data: Path) -> Novel:
     novel = imported_novel(data)
     lines = [
         json.dumps({"chapter": i, "summary": f"Summary of chapter {i}: MARK{i} events."})

@@ -108,6 +108,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``endtoend`` is also ``slow``: the edit loop (``-m "not slow"``) skips
+    whole benchmark and recipe runs; ``scripts/test`` runs them in its in-process half."""
+    for item in items:
+        if item.get_closest_marker("endtoend") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--cpu-report",

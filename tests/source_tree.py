@@ -16,3 +16,10 @@ from pathlib import Path
 def parsed(path: Path) -> ast.Module:
     """The syntax tree of the Python file at ``path``."""
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@cache
+def walked(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of :func:`parsed`'s tree, in ``ast.walk`` order (walked once per session:
+    a walk of the package costs about as much as parsing it, and eight tests walk it)."""
+    return tuple(ast.walk(parsed(path)))

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, ValidationError
-from source_tree import parsed
+from source_tree import parsed, walked
 
 from personae.agents.amadeus.incharacter_rater import PoleRating, choice_conversion_schema
 from personae.agents.answer_schemas import answers_by_key
@@ -91,7 +91,7 @@ def test_no_structured_call_checks_what_its_schema_does_not_state() -> None:
 def test_every_per_call_schema_factory_has_its_invariant_here() -> None:
     factories = set()
     for path in (ROOT / "agents").rglob("*.py"):
-        for node in ast.walk(parsed(path)):
+        for node in walked(path):
             if isinstance(node, ast.FunctionDef) and node.name.endswith("_schema"):
                 if not node.name.startswith("_") and node.name != "per_call_schema":
                     factories.add(node.name)

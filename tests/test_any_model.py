@@ -25,6 +25,9 @@ from personae.errors import NothingUsableError
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel, override_models
 
+pytestmark = pytest.mark.endtoend
+
+
 NOTHING_USABLE = "personae: error: nothing usable left: "
 
 

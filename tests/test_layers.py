@@ -15,7 +15,7 @@ import importlib
 import typing
 from pathlib import Path
 
-from source_tree import parsed
+from source_tree import walked
 from studio_world import GRAPHS, graph_module
 from typing_extensions import TypedDict, is_typeddict
 
@@ -67,7 +67,7 @@ def layer_of_file(path: Path) -> str:
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for node in ast.walk(parsed(path)):
+    for node in walked(path):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module))
         elif isinstance(node, ast.Import):
@@ -171,7 +171,7 @@ def test_graph_nodes_are_under_forty_lines() -> None:
     lengths: dict[str, list[tuple[str, int]]] = {}
     nodes: set[str] = set()
     for path in (ROOT / "graphs").rglob("*.py"):
-        for node in ast.walk(parsed(path)):
+        for node in walked(path):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 lengths.setdefault(node.name, []).append((str(path.relative_to(ROOT)), size))
@@ -200,7 +200,7 @@ def import_cycles() -> list[list[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         wanted = {module for _, module in imported_modules(path)}
-        for node in ast.walk(parsed(path)):
+        for node in walked(path):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 wanted |= {f"{node.module}.{alias.name}" for alias in node.names}  # submodules
         graph[name] = {m for m in wanted if m in modules and m != name}

@@ -14,8 +14,6 @@ import ipaddress
 import json
 import logging
 import socket
-import ssl
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -34,6 +32,7 @@ from personae.errors import InputError, RemoteError
 from personae.files import write_json_atomic
 from personae.process_caches import clears_on_reset
 from personae.settings import Settings, user_agent
+from personae.tls import shared_ssl_context as shared_ssl_context  # re-exported
 
 logger = logging.getLogger(__name__)
 
@@ -243,26 +242,6 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-_SSL_CONTEXT: ssl.SSLContext | None = None
-_SSL_LOCK = threading.Lock()
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """The process's one TLS client context, made at first use and shared by every client.
-
-    Why: building a context loads the whole CA bundle (certifi's, or ``SSL_CERT_FILE`` as
-    httpx reads it), 25-55 ms of CPU, and httpx builds one per client and per transport: two
-    per :class:`PoliteHttpClient`, about a third of a profile's CPU. A context is safe to
-    share between threads and event loops; its settings (verification on, the CA bundle) are
-    the same for every client of the process.
-    """
-    global _SSL_CONTEXT
-    with _SSL_LOCK:
-        if _SSL_CONTEXT is None:
-            _SSL_CONTEXT = httpx.create_ssl_context()
-        return _SSL_CONTEXT
-
-
 class _PinnedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport with the connection pool on a :class:`_PinnedBackend`."""
 
@@ -347,6 +326,7 @@ class PoliteHttpClient:
             timeout=httpx.Timeout(timeout),
             headers={"User-Agent": user_agent},
             follow_redirects=False,
+            verify=shared_ssl_context(),  # for any transport httpx adds (proxies from the env)
         )
 
     @classmethod

@@ -59,12 +59,13 @@ async def list_models(settings: Settings) -> tuple[Check, list[str] | None]:
     import httpx
 
     from personae.llm_errors import SETTINGS_FIX, failure_kind
+    from personae.tls import shared_ssl_context
 
     base = (settings.openai_base_url or "https://api.openai.com/v1").rstrip("/")
     key = settings.openai_api_key
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        async with httpx.AsyncClient(timeout=LIST_TIMEOUT) as client:
+        async with httpx.AsyncClient(timeout=LIST_TIMEOUT, verify=shared_ssl_context()) as client:
             response = await client.get(f"{base}/models", headers=headers)
     except httpx.HTTPError as error:
         kind = failure_kind(error)

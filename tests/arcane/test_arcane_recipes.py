@@ -50,6 +50,7 @@ def _responders() -> dict[str, Any]:
     return found
 
 
+@pytest.mark.endtoend
 def test_table_2_recipe_judges_with_its_own_model_at_temperature_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,6 +19,9 @@ from personae.graphs.bookmarks.resources import forget_resources
 from personae.memory.embeddings import TextEmbedding, embed_text, override_embeddings
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
+pytestmark = pytest.mark.endtoend
+
+
 JUDGED: list[tuple[int, int]] = []
 """(index in model.calls when the judge was called, target position of the judged instance)."""
 

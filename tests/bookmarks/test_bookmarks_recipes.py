@@ -41,6 +41,7 @@ def _bench(story: Path, out: Path, *extra: str) -> int:
         forget_resources()
 
 
+@pytest.mark.endtoend
 def test_table_2_recipe_runs_the_four_methods_with_the_paper_s_judge_and_roles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -95,6 +95,7 @@ async def test_no_step_touches_the_target_or_later_synthetic(
     await run_targets(story, tmp_path / "mem", model, monkeypatch, steps)
 
 
+@pytest.mark.endtoend
 async def test_no_step_touches_the_target_or_later_on_haruhi(
     shared_dir: Path, tmp_path: Path, model: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:

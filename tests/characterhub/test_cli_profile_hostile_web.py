@@ -101,6 +101,7 @@ def test_hostile_results_are_dropped_counted_and_reported(
     assert not any("huge-page" in u for u in urls)
 
 
+@pytest.mark.endtoend
 def test_an_over_size_character_page_is_skipped_and_the_profile_goes_on(
     capped: None,
     monkeypatch: pytest.MonkeyPatch,

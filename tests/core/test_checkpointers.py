@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from arcane_world import imported_novel
 from langgraph.graph import START, StateGraph
+from source_tree import walked
 from typing_extensions import TypedDict
 
 from personae.checkpointers import checkpoints_exist, open_checkpointer, schema_for
@@ -52,7 +53,7 @@ def test_every_command_opens_its_saver_through_personae_checkpointers() -> None:
         for path in (ROOT / folder).rglob("*.py"):
             if path == ROOT / "personae/checkpointers.py":
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in walked(path):
                 if isinstance(node, ast.ImportFrom) and node.module:
                     names = {alias.name for alias in node.names}
                     if names & savers:

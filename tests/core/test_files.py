@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from source_tree import parsed
+from source_tree import walked
 
 from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_text_atomic
 
@@ -73,7 +73,7 @@ def _json_line_readers() -> list[str]:
         for path in (root / folder).rglob("*.py"):
             if path == root / "personae" / "files.py":
                 continue
-            for node in ast.walk(parsed(path)):
+            for node in walked(path):
                 if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     continue
                 called = {

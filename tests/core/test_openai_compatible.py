@@ -64,3 +64,28 @@ def test_one_model_serves_one_asyncio_run_after_another() -> None:
             verdict, _ = asyncio.run(call_structured(model, Verdict, [HumanMessage("judge")]))
             assert verdict.label == "supported"
     assert len(fake.requests) == 3
+
+
+def test_openai_clients_share_the_process_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's async and sync clients load no CA bundle of their own (~40 ms of CPU each,
+    two per ChatOpenAI, one ChatOpenAI per model and server)."""
+    import ssl
+    from typing import Any
+
+    from personae.process_caches import reset_runtime
+    from personae.tls import shared_ssl_context
+
+    context = shared_ssl_context()
+    reset_runtime()  # a fresh ChatOpenAI below, not one cached by an earlier test
+    loads: list[Any] = []
+    real_load = ssl.SSLContext.load_verify_locations
+
+    def counting_load(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        real_load(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting_load)
+    model: Any = resolve_chat_model("openai:tls-check", base_url="http://127.0.0.1:9/v1")
+    assert loads == []
+    for client in (model.root_async_client, model.root_client):
+        assert client._client._transport._pool._ssl_context is context

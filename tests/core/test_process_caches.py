@@ -25,6 +25,9 @@ NOT_CACHES = {
     # The BLAS thread counts to restore while a thread limit is active: state of a `with`
     # block, restored when it ends, not something a lookup fills.
     "memory/blas.py": {"_saved"},
+    # The CLI's argument parser, built once: it holds no setting (each handler reads the
+    # environment at the edge) and parsing never changes it.
+    "personae/cli.py": {"_PARSERS"},
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from source_tree import parsed
+from source_tree import walked
 
 from personae.errors import ConfigurationError
 from personae.settings import SYSTEM_VARIABLES, VARIABLES, Settings, load_settings
@@ -38,7 +38,7 @@ def test_chroma_port_is_not_checked_without_a_chroma_server() -> None:
 def _environment_uses(path: Path) -> list[str]:
     """``file:line`` of every use of the process environment in ``path`` (reads and writes)."""
     found = []
-    for node in ast.walk(parsed(path)):
+    for node in walked(path):
         if isinstance(node, ast.Attribute) and node.attr in ENV_FUNCTIONS:
             found.append(f"{path.relative_to(ROOT)}:{node.lineno} ({node.attr})")  # os.environ...
         elif isinstance(node, ast.ImportFrom) and node.module in ("os", "posix"):

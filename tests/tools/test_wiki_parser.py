@@ -212,6 +212,7 @@ def nested_divs(depth: int) -> str:
     )
 
 
+@pytest.mark.endtoend
 def test_deeply_nested_page_parses_without_hanging_and_keeps_its_text() -> None:
     # 60,000 levels (600 KB): the old parser walked to the deepest element for every
     # newline it appended (quadratic: minutes); this one reads it in well under a second.
