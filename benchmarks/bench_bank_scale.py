@@ -376,8 +376,12 @@ def main() -> None:
                 shutil.rmtree(memory / "bank-index")
                 (memory / "bank-index.kept").rename(memory / "bank-index")
             if args.act and number == 0:
-                empty = run_act(Path(tmp) / "empty", story)
-                full = run_act(memory, story)
+                # Fresh copies: a step writes its memory, and a second run at the same
+                # position would resume that step instead of running it (--keep).
+                acted = Path(tempfile.mkdtemp(prefix="act-", dir=tmp))
+                empty = run_act(acted / "empty", story)
+                full = run_act(Path(shutil.copytree(memory, acted / "full")), story)
+                shutil.rmtree(acted)
                 print(
                     f"act: one step in a fresh CLI process, empty bank: {empty['wall']:.1f} s "
                     f"wall, {empty['cpu']:.1f} s CPU, peak {empty['peak']:.0f} MiB, "
