@@ -19,6 +19,9 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.output_parsers import BaseGenerationOutputParser, BaseOutputParser
+from langchain_core.outputs import ChatGeneration
+from langchain_core.runnables import RunnableSequence
 from pydantic import BaseModel, ValidationError
 
 from personae.answer_store import AnswerStore, model_name_of, sampling_of
@@ -504,11 +507,11 @@ def _structured_runnable(
     model: BaseChatModel, schema: type[BaseModel], method: StructuredOutput
 ) -> Any:
     if not is_openai_client(model):
-        return model.with_structured_output(schema, include_raw=True)
+        return _structured(model, schema)
     # Without patterns, which grammars misread; parsed as a dict, validated by _as_schema.
     tool = tool_call_schema(schema)
     if method == "function_calling":
-        return model.with_structured_output(tool, method=method, include_raw=True)
+        return _structured(model, tool, method=method)
     if method == "json_schema" and not is_openai_itself(model):
         function = tool["function"]
         response_format = {
@@ -516,8 +519,50 @@ def _structured_runnable(
             "description": function.get("description", ""),
             "schema": function["parameters"],
         }
-        return model.with_structured_output(response_format, method=method, include_raw=True)
-    return model.with_structured_output(schema, method=method, include_raw=True)
+        return _structured(model, response_format, method=method)
+    return _structured(model, schema, method=method)
+
+
+def _structured(model: BaseChatModel, target: Any, **options: Any) -> Any:
+    """``model.with_structured_output(target, include_raw=True, **options)``, made lean.
+
+    A :class:`_StructuredCall` when LangChain's chain without ``include_raw`` has the usual
+    ``model | parser`` shape; LangChain's own ``include_raw`` chain for any other shape.
+    """
+    chain = model.with_structured_output(target, **options)
+    steps = getattr(chain, "steps", None)
+    if isinstance(chain, RunnableSequence) and steps and len(steps) == 2:
+        return _StructuredCall(steps[0], steps[1])
+    return model.with_structured_output(target, include_raw=True, **options)
+
+
+class _StructuredCall:
+    """``with_structured_output(..., include_raw=True)`` without the chain LangChain builds for it.
+
+    Why: that chain (a map, two passthrough assigns and a fallback around the parser) runs its
+    sync lambdas and the parser each in a worker thread when awaited, four or five thread
+    hand-offs with their callbacks per structured call: about 1 ms of CPU a call and most of
+    a test run's system time, paid on every one of a benchmark's calls. Here the same bound
+    model (``with_structured_output(...)`` without ``include_raw`` is ``model | parser``) is
+    awaited and its parser run inline. Same result and the same rule: ``raw``, ``parsed``
+    and ``parsing_error`` (an exception from the parser, with ``parsed`` None); an exception
+    from the model propagates.
+    """
+
+    def __init__(self, model: Any, parser: Any) -> None:
+        self.model = model
+        self.parser = parser
+
+    async def ainvoke(self, payload: Any) -> dict[str, Any]:
+        raw = await self.model.ainvoke(payload)
+        try:
+            if isinstance(self.parser, BaseOutputParser | BaseGenerationOutputParser):
+                parsed = self.parser.parse_result([ChatGeneration(message=raw)])
+            else:
+                parsed = await self.parser.ainvoke(raw)
+        except Exception as error:  # LangChain's include_raw: any parser error is kept
+            return {"raw": raw, "parsed": None, "parsing_error": error}
+        return {"raw": raw, "parsed": parsed, "parsing_error": None}
 
 
 def _as_schema(result: dict[str, Any], schema: type[BaseModel]) -> dict[str, Any]:

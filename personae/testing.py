@@ -17,7 +17,6 @@ suite calls it around every test; a fixture of yours can too).
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import ipaddress
 import json
@@ -38,7 +37,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from personae.llm import ModelOverride, override_models, reset_model_overrides
-from personae.process_caches import clears_on_reset, reset_runtime
+from personae.process_caches import reset_runtime
 
 __all__ = [
     "ModelOverride",
@@ -58,7 +57,8 @@ Responder = Callable[[list[BaseMessage]], Any]
 
 
 _TOOL_SPECS: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
-clears_on_reset("testing.tool_specs", _TOOL_SPECS.clear)
+"""Schema class -> its OpenAI tool spec. Not cleared by ``reset_runtime``: a class's JSON
+schema never changes, and an entry dies with its class (weak keys)."""
 
 
 def _openai_tool(tool: Any) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def _openai_tool(tool: Any) -> dict[str, Any]:
     spec = _TOOL_SPECS.get(tool)
     if spec is None:
         spec = _TOOL_SPECS[tool] = dict(convert_to_openai_tool(tool))
-    return copy.deepcopy(spec)
+    return {**spec, "function": dict(spec["function"])}  # nothing below changes the schema
 
 
 class ScriptedChatModel(BaseChatModel):

@@ -59,6 +59,7 @@ def agent_world(tmp_path: Path, settings: Callable[[World], None]) -> Iterator[W
         yield world
 
 
+@pytest.mark.endtoend
 def test_the_react_agent_uses_the_four_tools_and_survives_a_failing_one(
     agent_world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,6 +85,7 @@ def test_the_react_agent_reports_a_missing_llm_in_one_line(
     assert err.count("\n") == 1 and "OPENAI_API_KEY" in err
 
 
+@pytest.mark.endtoend
 def test_the_parent_graph_profiles_indexes_and_talks(
     tmp_path: Path, settings: Callable[[World], None], capsys: pytest.CaptureFixture[str]
 ) -> None:

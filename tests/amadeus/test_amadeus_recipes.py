@@ -35,6 +35,7 @@ def _responders() -> dict[str, Any]:
     }
 
 
+@pytest.mark.endtoend
 def test_tables_4_5_recipe_uses_gs_and_ae_models_and_the_interviewer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,6 +73,7 @@ def _argv(tmp_path: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.endtoend
 def test_labelled_and_unlabelled_characters_with_recorded_sources(
     tmp_path: Path, shared_dir: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -193,6 +193,7 @@ async def test_a_method_that_is_not_installed(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.endtoend
 @pytest.mark.parametrize("concurrency", [1, 2, 3])
 async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
     tmp_path: Path, concurrency: int

@@ -604,6 +604,7 @@ async def test_syncing_from_zero_reads_exactly_what_from_scratch_counts(kind: st
         )
 
 
+@pytest.mark.endtoend
 async def test_incremental_steps_on_haruhi_read_far_less_than_from_scratch(
     shared_dir: Path,
 ) -> None:

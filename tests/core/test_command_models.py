@@ -252,6 +252,7 @@ def test_act_embedding_flag_picks_the_bank_embedding(
     assert "unknown embeddings 'glove'" in capsys.readouterr().err
 
 
+@pytest.mark.endtoend
 def test_bench_embedding_flag_reaches_every_chroma_method(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

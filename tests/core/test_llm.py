@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -119,3 +121,38 @@ def test_no_override_leaks_from_an_earlier_test() -> None:
     # Ordered after the test above, which left one applied: the autouse fixture cleared it.
     with pytest.raises(ConfigurationError, match="no LLM is configured"):
         on(load_settings({}), "openai:b")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"id": "S1"}, {"id": 5}, {"other": "x"}, "plain text, no tool call"],
+    ids=["valid", "wrong-type", "missing-key", "no-tool-call"],
+)
+async def test_the_lean_structured_call_answers_as_langchain_s_include_raw_chain(
+    answer: object,
+) -> None:
+    """``_StructuredCall`` (no thread hand-offs) gives what ``include_raw=True`` gives:
+    the same raw message, parsed value, and a parser error of the same type."""
+    from personae.llm import _structured, _StructuredCall
+
+    model = ScriptedChatModel(responders={"Pick": lambda _: answer})
+    prompt = [HumanMessage("pick")]
+    lean = _structured(model, Pick)
+    assert isinstance(lean, _StructuredCall)
+    mine = await lean.ainvoke(prompt)
+    theirs: Any = await model.with_structured_output(Pick, include_raw=True).ainvoke(prompt)
+    assert mine["raw"].tool_calls == theirs["raw"].tool_calls
+    assert mine["raw"].content == theirs["raw"].content
+    assert mine["parsed"] == theirs["parsed"]
+    assert type(mine["parsing_error"]) is type(theirs["parsing_error"])
+
+
+async def test_the_lean_structured_call_lets_a_model_error_through() -> None:
+    from personae.llm import _structured
+
+    def down(_: object) -> object:
+        raise ConnectionError("server went away")
+
+    model = ScriptedChatModel(responders={"Pick": down})
+    with pytest.raises(ConnectionError, match="server went away"):
+        await _structured(model, Pick).ainvoke([HumanMessage("pick")])
