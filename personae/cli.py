@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import logging
 import signal
@@ -59,9 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_PARSERS: list[argparse.ArgumentParser] = []
-
-
+@functools.cache
 def _parser() -> argparse.ArgumentParser:
     """The parser, built at the first :func:`main` of the process and kept.
 
@@ -69,9 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     suite calls :func:`main` hundreds of times. It holds no settings (defaults are read from
     the environment by each handler, at the edge) and parsing never changes it.
     """
-    if not _PARSERS:
-        _PARSERS.append(build_parser())
-    return _PARSERS[0]
+    return build_parser()
 
 
 VERBOSE_HELP = "show what Personae logs: errors it recovered from, skipped records (-vv: more)"

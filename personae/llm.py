@@ -19,7 +19,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.output_parsers import BaseGenerationOutputParser, BaseOutputParser
+from langchain_core.output_parsers import BaseLLMOutputParser
 from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import RunnableSequence
 from pydantic import BaseModel, ValidationError
@@ -557,7 +557,7 @@ class _StructuredCall:
     async def ainvoke(self, payload: Any) -> dict[str, Any]:
         raw = await self.model.ainvoke(payload)
         try:
-            if isinstance(self.parser, BaseOutputParser | BaseGenerationOutputParser):
+            if isinstance(self.parser, BaseLLMOutputParser):
                 parsed = self.parser.parse_result([ChatGeneration(message=raw)])
             else:
                 parsed = await self.parser.ainvoke(raw)

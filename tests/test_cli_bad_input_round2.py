@@ -7,11 +7,11 @@ Every case here printed a traceback before: the function that builds it says wha
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_errors import assert_one_line_error
 
 from personae.cli import main
 from personae.tools.arcane import novel_text
@@ -187,10 +187,7 @@ def test_bad_input_is_one_line_and_exit_2(
     argv = make(tmp_path)
     capsys.readouterr()
     assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith("personae: error: ")
-    assert re.search(problem, err), err
+    assert_one_line_error(capsys.readouterr().err, problem)
 
 
 def test_a_character_name_with_dots_indexes(

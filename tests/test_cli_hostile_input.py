@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_errors import assert_one_line_error
 
 from personae.cli import main
 from personae.evals.bookmarks.bench import read_results
@@ -73,10 +73,7 @@ def test_bad_files_give_one_line_and_exit_2(
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
     assert main(make(tmp_path)) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("personae: error: ")
-    assert re.search(problem, err), err
+    assert_one_line_error(capsys.readouterr().err, problem)
 
 
 def test_storylines_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:

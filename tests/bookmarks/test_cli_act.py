@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from bookmarks_world import (
     scripted_model_as,
     write_storyline,
 )
+from cli_errors import assert_one_line_error
 from fake_openai import FakeOpenAIChat
 from langchain_core.messages import convert_to_messages
 
@@ -110,8 +112,7 @@ def test_bad_input_is_one_line_exit_2(
     code = main(act(str(path), *argv, "--memory", str(tmp_path / "mem"), *MODELS))
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
-    assert captured.err.startswith("personae: error: ") and message in captured.err
-    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert_one_line_error(captured.err, re.escape(message))
     assert not (tmp_path / "mem").exists()
 
 

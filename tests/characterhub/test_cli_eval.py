@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_errors import assert_one_line_error
 from fake_web import FakeMediaWiki, FakeWeb
 from langchain_core.messages import BaseMessage
 from profile_eval_world import (
@@ -192,10 +192,7 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(
     out = tmp_path / "out" / "report.json"
     result = evaluate(profile, *chosen, "--out", str(out), *extra, model=case != "no model")
     assert result == code
-    err = capsys.readouterr().err
-    assert err.startswith("personae: error: ") and err.count("\n") == 1
-    assert "Traceback" not in err
-    assert re.search(message, err), err
+    assert_one_line_error(capsys.readouterr().err, message)
     assert not out.exists() and files_under(tmp_path) == before
     assert model.calls == []
 

@@ -27,7 +27,7 @@ NOT_CACHES = {
     "memory/blas.py": {"_saved"},
     # The CLI's argument parser, built once: it holds no setting (each handler reads the
     # environment at the edge) and parsing never changes it.
-    "personae/cli.py": {"_PARSERS"},
+    "personae/cli.py": {"_parser"},
     # The scripted model's tool spec per schema class: a class's JSON schema never changes,
     # and its entry dies with the class (weak keys).
     "personae/testing.py": {"_TOOL_SPECS"},
