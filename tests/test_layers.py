@@ -1,9 +1,11 @@
 """Folders import downward only, papers stay apart, and graph state holds typed records.
 
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
-never import each other) < ``graphs/`` < ``evals/`` < the CLI commands and the MCP server
-(``personae/mcp/``: an edge like the CLI). Inside each job folder
-(and ``personae/commands/``) one subfolder per paper; a paper's code imports another paper's
+never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/runners/``, one
+module per paper) < the CLI commands and the MCP server (``personae/mcp/``: an edge like the
+CLI) < the front door (``personae/__init__.py``, which names every public thing). Inside each
+job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
+module per paper; a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
 """
@@ -21,7 +23,17 @@ from typing_extensions import TypedDict, is_typeddict
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
-RANK = {"core": 0, "memory": 1, "tools": 2, "agents": 2, "graphs": 3, "evals": 4, "commands": 5}
+RANK = {
+    "core": 0,
+    "memory": 1,
+    "tools": 2,
+    "agents": 2,
+    "graphs": 3,
+    "evals": 4,
+    "runners": 5,
+    "commands": 6,
+    "front": 7,
+}
 FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 """Exact (file, module) pairs still pointing up; any other upward import fails the test."""
@@ -36,13 +48,15 @@ def layer_of_module(name: str) -> str | None:
         return parts[1]
     if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
         return "commands"  # the edges: the CLI and the MCP server
-    return "core"
+    if len(parts) > 1 and parts[1] == "runners":
+        return "runners"
+    return "core"  # ``personae`` itself: ``from personae import __version__``
 
 
 def paper_of_module(name: str) -> str | None:
     """The paper whose subfolder holds ``name`` (None: a folder root or core)."""
     parts = name.split(".")
-    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands"):
+    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands", "runners"):
         return parts[2] if parts[2] in PAPERS else None
     return None
 
@@ -53,6 +67,8 @@ def paper_of_file(path: Path) -> str | None:
         return relative[1] if relative[1] in PAPERS else None
     if relative[:2] == ("personae", "commands") and len(relative) > 3:
         return relative[2] if relative[2] in PAPERS else None
+    if relative[:2] == ("personae", "runners") and len(relative) == 3:
+        return relative[2].removesuffix(".py") if relative[2] != "__init__.py" else None
     return None
 
 
@@ -62,6 +78,10 @@ def layer_of_file(path: Path) -> str:
         return relative[0]
     if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
         return "commands"  # the edges: the CLI and the MCP server
+    if relative[:2] == ("personae", "runners"):
+        return "runners"
+    if relative == ("personae", "__init__.py"):
+        return "front"
     return "core"
 
 
