@@ -247,3 +247,13 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_no_import_cycle() -> None:
     """Lazy imports count: memory.embeddings opening memory.minilm must not be imported back."""
     assert import_cycles() == []
+
+
+def test_every_job_folder_says_what_it_holds() -> None:
+    """The folder names mislead on their own (``tools/`` holds no LangChain tool, ``agents/`` no
+    agent): each root ``__init__`` states what it holds and what lives elsewhere."""
+    docs = {
+        folder: importlib.import_module(f"personae.{folder}").__doc__ or "" for folder in FOLDERS
+    }
+    assert [f for f, doc in docs.items() if "Holds:" not in doc or "Not here:" not in doc] == []
+    assert "graphs/<paper>/tool.py" in docs["tools"] and "LLM roles, not agents" in docs["agents"]
