@@ -66,6 +66,4 @@ def source_packages(root: Path) -> set[str]:
 
 def wheel_packages(names: set[str]) -> set[str]:
     """The packages a wheel holds: each folder with an ``__init__.py``, dotted."""
-    return {
-        ".".join(Path(name).parent.parts) for name in names if name.endswith("/__init__.py")
-    }
+    return {".".join(Path(name).parent.parts) for name in names if name.endswith("/__init__.py")}
