@@ -10,6 +10,9 @@ chapter, through its arcs). Everything an app needs is imported from here::
   :func:`profile_character` (CharacterHub), :func:`predict_action` (BOOKMARKS),
   :func:`index_persona`, :func:`open_chat` and :func:`ask_character` (AMADEUS),
   :func:`import_novel`, :func:`build_arcs` and :func:`act_at_chapter` (ARCANE).
+- **Benchmarks and evaluations**, each paper's protocol (run, resume, write the reports):
+  :func:`evaluate_profiles` (CharacterHub), :func:`run_bench` (BOOKMARKS Table 2),
+  :func:`run_personality_eval` and :func:`run_persona_qa` (AMADEUS).
 - **Graph builders** (``build_*_graph``): the compiled LangGraph graphs, to run as subgraphs.
 - **Tool factories** (``create_*_tool``): LangChain tools for an agent of your own.
 - **Contexts** (``*Context``): each graph's run settings; what a run leaves empty comes from
@@ -39,6 +42,10 @@ if _SCRIPT in ("personae", "personae-script.py"):
 
 if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ loads each name
     from personae.errors import PersonaeError
+    from personae.evals.amadeus.persona_qa import QARun, run_persona_qa
+    from personae.evals.amadeus.personality_eval import PersonalityRun, run_personality_eval
+    from personae.evals.bookmarks.bench import BenchConfig, run_bench
+    from personae.evals.characterhub.profile_eval import evaluate_profiles
     from personae.graphs.amadeus.graph import AmadeusContext
     from personae.graphs.amadeus.graph import build_graph as build_amadeus_graph
     from personae.graphs.amadeus.tool import create_ask_character_tool
@@ -95,6 +102,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ArcBuild": ("personae.runners.arcane", "ArcBuild"),
     "act_at_chapter": ("personae.runners.arcane", "act_at_chapter"),
     "ChapterAnswer": ("personae.runners.arcane", "ChapterAnswer"),
+    # benchmarks and evaluations (each paper's protocol: run, resume, write the reports)
+    "evaluate_profiles": ("personae.evals.characterhub.profile_eval", "evaluate_profiles"),
+    "run_bench": ("personae.evals.bookmarks.bench", "run_bench"),
+    "BenchConfig": ("personae.evals.bookmarks.bench", "BenchConfig"),
+    "run_personality_eval": ("personae.evals.amadeus.personality_eval", "run_personality_eval"),
+    "PersonalityRun": ("personae.evals.amadeus.personality_eval", "PersonalityRun"),
+    "run_persona_qa": ("personae.evals.amadeus.persona_qa", "run_persona_qa"),
+    "QARun": ("personae.evals.amadeus.persona_qa", "QARun"),
     # graph builders
     "build_profiler_graph": ("personae.graphs.characterhub.profiler", "build_graph"),
     "build_bookmarks_graph": ("personae.graphs.bookmarks.graph", "build_graph"),
@@ -128,6 +143,7 @@ __all__ = [
     "AmadeusContext",
     "ArcBuild",
     "ArcBuildContext",
+    "BenchConfig",
     "BookmarksContext",
     "ChapterAnswer",
     "Chat",
@@ -136,8 +152,10 @@ __all__ = [
     "IndexedPersona",
     "LLMContext",
     "PersonaeError",
+    "PersonalityRun",
     "Profile",
     "ProfilerContext",
+    "QARun",
     "RoleplayContext",
     "Settings",
     "__version__",
@@ -153,6 +171,7 @@ __all__ = [
     "create_ask_character_tool",
     "create_profile_tool",
     "create_storyline_memory_tool",
+    "evaluate_profiles",
     "import_novel",
     "index_persona",
     "load_settings",
@@ -161,6 +180,9 @@ __all__ = [
     "predict_action",
     "profile_character",
     "profile_document",
+    "run_bench",
+    "run_persona_qa",
+    "run_personality_eval",
 ]
 
 

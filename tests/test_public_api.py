@@ -26,6 +26,9 @@ FROZEN = (
     "profile_character", "Profile", "predict_action", "ActionStep", "index_persona",
     "persona_index_settings", "IndexedPersona", "open_chat", "Chat", "ask_character", "ChatTurn",
     "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
+    # benchmarks and evaluations
+    "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
+    "run_persona_qa", "QARun",
     # graph builders
     "build_profiler_graph", "build_bookmarks_graph", "build_amadeus_graph",
     "build_arc_build_graph", "build_arcane_roleplay_graph",
