@@ -68,6 +68,8 @@ from personae.graphs.characterhub.state import (
 )
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
+from personae.tools.wiki import page_passages
+from personae.tools.wiki_page import WikiPage
 
 STOP_RULES = (
     "budget_llm_calls",
@@ -93,12 +95,21 @@ __all__ = ["assign_source_ids", "build_graph", "graph", "source_key"]
 async def resolve_character(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Find the character's wiki page; an ambiguous name raises unless the franchise picks one."""
+    """Find the character's wiki page; an ambiguous name raises unless the franchise picks one.
+
+    Under ``planned`` the page found is evidence: its sections are round 1's first passages,
+    before any search (:func:`page_evidence`). The paper's loop never reads it (§3.2: the agent
+    only sees what its own searches return), so ``paper`` does not either.
+    """
     context = profiler_context(runtime)
     wiki_base, page, notices = await find_character(
         state["name"], state.get("franchise"), state.get("wiki_url"), context
     )
+    evidence = page_evidence(page, context) if page and context.method == "planned" else []
+    if page and context.method == "planned" and not evidence:
+        notices = [*notices, f"{page.url} is excluded (--exclude-url): not read"]
     return {
+        "evidence": evidence,
         "wiki_base": wiki_base,
         "wiki_page": page.url if page else None,
         "name": page.title if page else state["name"].strip(),
@@ -108,6 +119,23 @@ async def resolve_character(
         "canon": decide_canon(state["name"], state.get("franchise")) if context.canon_rule else "",
         "models": context.model_records(),
     }
+
+
+def page_evidence(page: WikiPage, context: ProfilerContext) -> list[Passage]:
+    """The character's page as round-1 passages, at most half the model's reading budget.
+
+    The other half is left for what the searches find. Each section is a source of its own.
+    """
+    found = page_passages(
+        page,
+        passage_chars=context.passage_chars,
+        max_chars=max(context.passage_chars, context.evidence_chars // 2),
+        exclude_urls=context.exclude_urls,
+    )
+    return [
+        Passage(url=e.url, title=e.title, content=e.content, origin="wiki", query="", round=1)
+        for e in found
+    ]
 
 
 def route_method(state: ProfilerState) -> Literal["plan_queries", "propose_paper_searches"]:

@@ -242,7 +242,9 @@ def describe(node: str, update: Any) -> str | None:
     if not isinstance(update, dict):
         return None
     if node == "resolve_character":
-        return f"found {update.get('wiki_page') or 'no wiki page'}"
+        read = len(update.get("evidence", []))
+        found = f"found {update.get('wiki_page') or 'no wiki page'}"
+        return f"{found} ({read} passages of it read)" if read else found
     if node == "plan_queries":
         return f"planned {len(update.get('pending', []))} queries"
     if node == "summarize_evidence" and update.get("rounds"):
