@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from personae.agents.characterhub.canon import decide_canon
+from personae.agents.characterhub.canon import canon_of_rule, decide_canon
 from personae.agents.characterhub.citation_checker import check_citations
 from personae.agents.characterhub.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.characterhub.evidence_summarizer import CitedFact, summarize_round
@@ -108,6 +108,7 @@ async def resolve_character(
     evidence = page_evidence(page, context) if page and context.method == "planned" else []
     if page and context.method == "planned" and not evidence:
         notices = [*notices, f"{page.url} is excluded (--exclude-url): not read"]
+    rule = decide_canon(state["name"], state.get("franchise")) if context.canon_rule else ""
     return {
         "evidence": evidence,
         "wiki_base": wiki_base,
@@ -116,7 +117,8 @@ async def resolve_character(
         "notices": notices,
         "round": 1,
         "method": context.method,
-        "canon": decide_canon(state["name"], state.get("franchise")) if context.canon_rule else "",
+        "canon": rule,
+        "canon_version": canon_of_rule(rule),
         "models": context.model_records(),
     }
 
@@ -290,9 +292,9 @@ async def _cited_notes(
     return facts, {
         **(used + checked).as_dict(),
         "dropped_notes": dropped_notes,
-        "facts_checked": len(facts) + len(dropped),
-        "facts_unsupported": len(dropped),
-        "facts_unchecked": len(unchecked),
+        "notes_checked": len(facts) + len(dropped),
+        "notes_unsupported": len(dropped),
+        "notes_unchecked": len(unchecked),
     }
 
 

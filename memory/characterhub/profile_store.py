@@ -27,8 +27,9 @@ DROPPED_OUTPUT: dict[str, str] = {
     "dropped_follow_ups": "follow-up queries (beyond the per-dimension cap, empty or already run)",
     "dropped_ids": "cited source ids the code never gave the model",
     "dropped_notes": "notes left without a known source id",
+    "notes_unsupported": "round notes their cited passage does not state",
     "dropped_facts": "profile facts left without a known source id",
-    "facts_unsupported": "facts their cited passage does not state",
+    "facts_unsupported": "profile facts their cited passage does not state",
     "sentences_unsupported": "profile sentences no kept fact supports",
 }
 """The ``usage`` counters of model output the code dropped, and what each counts."""
@@ -36,7 +37,7 @@ DROPPED_RESULTS = (
     "web search results dropped (not an object, or no http(s) URL with a valid host and port)"
 )
 """What ``usage.results_dropped`` counts, as the terminal and ``profile.md`` say it."""
-DEGRADED_KINDS = ("facts_unchecked", "sentences_unchecked", "rounds_degraded")
+DEGRADED_KINDS = ("notes_unchecked", "facts_unchecked", "sentences_unchecked", "rounds_degraded")
 """The ``usage`` counters that detail ``usage.degraded`` (items still invalid after retries)."""
 
 
@@ -109,7 +110,9 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         "profile": result["profile"],
         # The raw deep-search output (R2, "DRInfo"): the paper scores it beside the profile.
         "drinfo": result.get("drinfo") or "",
-        "canon": result.get("canon", ""),
+        # The canon the run decided (a version, or none preferred), and the prompts' rule.
+        "canon": str(result.get("canon_version") or ""),
+        "canon_rule": str(result.get("canon") or ""),
         # Every model role that made it (search, rewrite, fast), each with its sampling.
         "models": dict(result.get("models") or {}),
         "conflicts": list(result.get("conflicts", [])),
