@@ -59,6 +59,16 @@ class ProfilePaths:
     profile_md: Path
     card_json: Path
 
+    @property
+    def draft_json(self) -> Path:
+        """An unchecked draft: what a run that ended with nothing usable had (see write_draft)."""
+        return self.directory / "draft.json"
+
+    @property
+    def draft_md(self) -> Path:
+        """The draft, readable."""
+        return self.directory / "draft.md"
+
 
 def slugify(name: str) -> str:
     """A filesystem-safe folder name: ASCII words joined by ``-``; a hash for non-Latin names."""
@@ -242,4 +252,49 @@ def write_profile(
     write_text_atomic(paths.profile_md, markdown)
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)
+    for stale in (paths.draft_json, paths.draft_md):  # a checked profile replaces the draft
+        stale.unlink(missing_ok=True)
     return paths
+
+
+UNCHECKED_NOTICE = "UNCHECKED DRAFT, not a profile: {reason}"
+
+
+def write_draft(
+    out_dir: Path,
+    result: Mapping[str, Any],
+    *,
+    name: str,
+    franchise: str | None,
+    reason: str,
+    excluded_urls: Sequence[str] = (),
+) -> Path:
+    """Keep what a run that ended with nothing usable had: ``draft.json`` and ``draft.md``.
+
+    The model answers were paid for; the user reads them, and a rerun with the flag the error
+    suggests reuses them (the checkpoint). Marked ``"checked": false`` and never written as
+    ``profile.json`` or a card, so a batch does not take the character for done. Facts are the
+    rewrite's draft facts (before any check); the rounds keep their notes.
+    """
+    draft = {
+        **result,
+        "profile": str(result.get("profile") or ""),  # the rewrite itself may have failed
+        "dimensions": _by_dimension(result.get("draft_facts") or []),
+    }
+    document = {**profile_document(draft), "checked": False, "reason": reason}
+    document["excluded_urls"] = list(excluded_urls)
+    document["notices"] = [UNCHECKED_NOTICE.format(reason=reason), *document["notices"]]
+    paths = paths_for(out_dir, name, franchise)
+    write_text_atomic(paths.draft_md, render_markdown(document))
+    write_json_atomic(paths.draft_json, document)
+    return paths.draft_json
+
+
+def _by_dimension(facts: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
+    for fact in facts:
+        if fact.get("dimension") in grouped:
+            grouped[fact["dimension"]].append(
+                {"text": fact.get("text", ""), "source_ids": list(fact.get("source_ids", []))}
+            )
+    return grouped
