@@ -46,10 +46,10 @@ def layer_of_module(name: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] in FOLDERS:
         return parts[1]
+    if len(parts) > 1 and parts[1] == "runners":
+        return "runners"  # one per paper: the whole job, below its thin callers
     if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
         return "commands"  # the edges: the CLI and the MCP server
-    if len(parts) > 1 and parts[1] == "runners":
-        return "runners"
     return "core"  # ``personae`` itself: ``from personae import __version__``
 
 
@@ -76,10 +76,10 @@ def layer_of_file(path: Path) -> str:
     relative = path.relative_to(ROOT).parts
     if relative[0] in FOLDERS:
         return relative[0]
-    if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
-        return "commands"  # the edges: the CLI and the MCP server
     if relative[:2] == ("personae", "runners"):
         return "runners"
+    if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
+        return "commands"  # the edges: the CLI and the MCP server
     if relative == ("personae", "__init__.py"):
         return "front"
     return "core"
