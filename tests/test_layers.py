@@ -257,3 +257,19 @@ def test_every_job_folder_says_what_it_holds() -> None:
     }
     assert [f for f, doc in docs.items() if "Holds:" not in doc or "Not here:" not in doc] == []
     assert "graphs/<paper>/tool.py" in docs["tools"] and "LLM roles, not agents" in docs["agents"]
+
+
+def test_no_graph_builder_takes_a_store_no_node_reads() -> None:
+    """``build_graph(checkpointer)``: a ``store`` parameter no node read and no caller passed
+    was removed from six builders (a LangGraph ``BaseStore`` comes back when a graph keeps
+    something across threads)."""
+    import inspect
+
+    modules = {graph_module(name) for name in GRAPHS}
+    with_store = [
+        module
+        for module in sorted(modules)
+        if hasattr(importlib.import_module(module), "build_graph")
+        and "store" in inspect.signature(importlib.import_module(module).build_graph).parameters
+    ]
+    assert len(modules) >= 9 and with_store == []
