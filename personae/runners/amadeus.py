@@ -134,7 +134,7 @@ async def index_persona(
     store = context or EmbeddingContext()
     options = index or persona_index_settings(context=store)
     if isinstance(source, Mapping):
-        doc = persona_from_profile(source, source=str(source.get("character", "profile")))
+        doc = persona_from_profile(source, source="the profile document")
         stats = await asyncio.to_thread(index_document, doc, options)
     else:
         doc, stats = await index_source(str(source), character, options, settings=store.settings)
