@@ -67,7 +67,7 @@ class AppState(AppInput):
 
 async def research(state: AppState, runtime: Runtime[AppContext]) -> dict[str, Any]:
     """The profiler subgraph, with its own context."""
-    request = {
+    request: Any = {  # the profiler's input (its ProfileInput TypedDict)
         "name": state["name"],
         "franchise": state["franchise"],
         "wiki_url": state["wiki_url"],

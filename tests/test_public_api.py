@@ -70,7 +70,7 @@ def test_every_public_name_loads_and_documents_itself(name: str) -> None:
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'profile_charcter'"):
-        _ = personae.profile_charcter  # type: ignore[attr-defined]
+        _ = personae.profile_charcter
     assert "predict_action" in dir(personae)
 
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
     from personae.graphs.amadeus.graph import AmadeusContext
     from personae.graphs.store_context import EmbeddingContext
-    from personae.tools.amadeus.indexing import IndexSettings, IndexStats
+    from personae.memory.amadeus.persona_store import IndexStats
+    from personae.tools.amadeus.indexing import IndexSettings
 
 CHAT_DB = "chats.sqlite"
 """The file in the persona memory folder that keeps the conversations (one thread each)."""
