@@ -163,3 +163,13 @@ def test_the_mcp_tools_call_only_the_public_api() -> None:
     }
     wrong = [w for w in non_public_imports(source, "mcp/tools.py") if w.split()[2] not in allowed]
     assert wrong == []
+
+
+def test_the_package_and_its_description_name_the_four_papers() -> None:
+    """Both once named two papers (CharacterHub, BOOKMARKS) after AMADEUS and ARCANE landed."""
+    import tomllib
+
+    description = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["description"]
+    summary = (personae.__doc__ or "").split("::")[0]
+    for paper in ("CharacterHub", "BOOKMARKS", "AMADEUS", "ARCANE"):
+        assert paper in description and paper in summary, paper
