@@ -384,7 +384,8 @@ def page_passages(
         passages.append(
             Evidence(url=url, title=page.title, content=content, origin="wiki", query="")
         )
-    kept, total = [], 0
+    kept: list[Evidence] = []
+    total = 0
     for passage in passages:
         total += len(passage.content)
         if total > max_chars and kept:

@@ -121,10 +121,12 @@ async def test_eval_flags_a_profile_citing_its_own_reference_page(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
     result = await run(server)
-    document = ProfileDocument(
-        character="Kenshiro",
-        profile=result["profile"],
-        sources=[{"id": s["id"], "url": s["url"]} for s in result["sources"]],
+    document = ProfileDocument.model_validate(
+        {
+            "character": "Kenshiro",
+            "profile": result["profile"],
+            "sources": [{"id": s["id"], "url": s["url"]} for s in result["sources"]],
+        }
     )
     leaked = leaked_source_ids(document, [f"{server.url}/wiki/Kenshiro"])
     assert leaked == [s["id"] for s in result["sources"]]
