@@ -109,3 +109,18 @@ def test_nothing_to_score_anywhere_still_writes_the_extracted_points_and_exits_3
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["characters"] == []
     assert report["left_out"][0]["knowledge_points"][0]["statement"] == "Toki flies."
+
+
+def test_an_extractor_listing_nothing_is_told_to_change_model_not_the_filter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    allowed, _ = write_profiles(tmp_path)
+    model = scripted_model()
+    model.responders["ExtractedKnowledge"] = lambda messages: {"knowledge_points": []}
+    override_models(specs={"openai:eval-empty": model})
+    out = tmp_path / "r.json"
+    argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out)]
+    assert main(["eval", "profile", *argv, "--model", "openai:eval-empty"]) == 3
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "(Toki: no knowledge point extracted from 'Toki' (0 dropped))" in last
+    assert last.endswith("use a stronger --extractor-model (one that lists the page's facts)")

@@ -313,6 +313,8 @@ def run_profile(args: argparse.Namespace) -> int:
         raise NothingUsableError(
             f"no character could be scored ({first['character']}: {first['left_out']}); "
             f"the extracted points are kept in {out}",
-            "rerun without --verify-evidence, or with a stronger --extractor-model",
+            "rerun without --verify-evidence, or with a stronger --extractor-model"
+            if args.verify_evidence
+            else "use a stronger --extractor-model (one that lists the page's facts)",
         )
     return 0
