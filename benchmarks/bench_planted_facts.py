@@ -174,6 +174,7 @@ async def one_run(method: str, checks: bool, lies: list[str], server: LoopbackWe
         f"prose {count(lies, document['profile'])}/{len(lies)}, "
         f"card {count(lies, card)}/{len(lies)}, "
         f"DRInfo {count(lies, document['drinfo'])}/{len(lies)}; "
+        f"notes dropped {document['usage'].get('notes_unsupported', 0)}, "
         f"facts dropped {document['usage'].get('facts_unsupported', 0)}, "
         f"sentences dropped {document['usage'].get('sentences_unsupported', 0)}"
     )

@@ -39,6 +39,7 @@ KEYWORD_TYPES = {
     "white hair": "appearance",
     "nuclear": "experience",
     "gentle": "personality",
+    "fly": "ability",  # the invented point, judged when the evidence filter is off
 }
 """How the scripted judge tells a reference point's dimension (it never sees the type)."""
 

@@ -18,7 +18,12 @@ from urllib.parse import quote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.evidence import Evidence
-from personae.tools.http import PoliteHttpClient, TooLargeError, UnreachableError
+from personae.tools.http import (
+    HttpStatusError,
+    PoliteHttpClient,
+    TooLargeError,
+    UnreachableError,
+)
 from personae.tools.page_text import cut_at_word
 from personae.tools.web_search import normalize_url
 from personae.tools.wiki_page import WikiPage, WikiSection
@@ -91,8 +96,11 @@ async def probe_mediawiki(
     Raises:
         InputError: The URL itself is unusable (not http(s), or a refused private host).
         UnreachableError: The host cannot be reached (offline, DNS): not a verdict on the URL.
+        RemoteError: No layout answered, and one answered a server error (HTTP 5xx after
+            retries): the wiki is failing, which says nothing about the URL either.
     """
     root = base_url.rstrip("/")
+    failing: HttpStatusError | None = None
     for path in (api_path,) if api_path else API_PATHS:
         api_url = root + path
         try:
@@ -101,6 +109,11 @@ async def probe_mediawiki(
             )
         except UnreachableError:
             raise
+        except HttpStatusError as error:
+            logger.info("no MediaWiki API at this layout: %s", error)
+            if error.status >= 500 and failing is None:
+                failing = error  # the server is failing: no verdict on the URL
+            continue
         except RemoteError as error:
             logger.info("no MediaWiki API at this layout: %s", error)
             continue  # not there (404, HTML instead of JSON): try the next layout
@@ -113,6 +126,11 @@ async def probe_mediawiki(
             return SiteInfo(
                 api_url=api_url, article_url=article, sitename=str(general.get("sitename", ""))
             )
+    if failing is not None:
+        raise RemoteError(
+            f"{root} is failing: {failing.problem}",
+            "try again later (the wiki's server answered with an error), or pass another --wiki",
+        )
     return None
 
 
@@ -366,7 +384,8 @@ def page_passages(
         passages.append(
             Evidence(url=url, title=page.title, content=content, origin="wiki", query="")
         )
-    kept, total = [], 0
+    kept: list[Evidence] = []
+    total = 0
     for passage in passages:
         total += len(passage.content)
         if total > max_chars and kept:

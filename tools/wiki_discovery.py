@@ -105,7 +105,7 @@ async def discover_wiki(
         )
     seen_in_search = await _slugs_in_search(searcher, franchise, character)
     slugs = list(dict.fromkeys([*seen_in_search, *fandom_slugs(franchise)]))[:max_candidates]
-    unreachable: list[UnreachableError] = []
+    unreachable: list[RemoteError] = []
     existing: list[str] = []
     for slug in slugs:
         base = domain_template.format(slug=slug).rstrip("/")
@@ -151,16 +151,17 @@ async def _slugs_in_search(
     return []
 
 
-async def _is_mediawiki(
-    http: PoliteHttpClient, base: str, unreachable: list[UnreachableError]
-) -> bool:
-    """Whether ``base`` answers ``meta=siteinfo``; a network failure is added to ``unreachable``."""
+async def _is_mediawiki(http: PoliteHttpClient, base: str, unreachable: list[RemoteError]) -> bool:
+    """Whether ``base`` answers ``meta=siteinfo``; a network or server failure is recorded.
+
+    It goes to ``unreachable``: a guessed wiki answering 503 says nothing about the franchise.
+    """
     try:
         return await probe_mediawiki(http, base) is not None
     except InputError as error:
         logger.info("candidate wiki refused: %s", error)
         return False  # a refused host is just a wrong guess
-    except UnreachableError as error:
+    except RemoteError as error:
         unreachable.append(error)
         return False
 
@@ -237,13 +238,24 @@ async def open_pinned_wiki(http: PoliteHttpClient, wiki_url: str) -> MediaWikiCl
         if await probe_mediawiki(http, base, api_path) is not None:
             return MediaWikiClient(base, http=http, api_path=api_path)
     announced = await _announced_api(http, given)
+    notices = []
     if announced is not None:
         base = announced.removesuffix("/api.php")
-        if await probe_mediawiki(http, base, "/api.php") is not None:
-            return MediaWikiClient(base, http=http, api_path="/api.php")
+        try:
+            if await probe_mediawiki(http, base, "/api.php") is not None:
+                return MediaWikiClient(base, http=http, api_path="/api.php")
+        except (InputError, RemoteError) as error:
+            # The page names an API elsewhere (another host, a mirror's origin) that cannot be
+            # used: the root derived from the URL may still be the wiki.
+            notices.append(
+                f"the API {announced} announced by {given} cannot be used ({error.problem}); "
+                f"trying {wiki_root(given)}"
+            )
     root = wiki_root(given)
     if root != given and await probe_mediawiki(http, root) is not None:
-        return MediaWikiClient(root, http=http)
+        client = MediaWikiClient(root, http=http)
+        client.notices.extend(notices)
+        return client
     raise NotAMediaWikiSite(
         f"{given} is not a MediaWiki site (no answer to meta=siteinfo at it, at an EditURI "
         f"link of its page, or at {root})",

@@ -6,9 +6,12 @@ Table 9) that ignores role-play-irrelevant material and merges equivalent facts.
 also measures knowledge density: points extracted from a text per 1k tokens of that text, for
 the wiki page, the deep-search output (DRInfo) and the profile alike.
 
-The model's points are checked in code: the evidence must be a quote that occurs in the input
-(whitespace, case and typographic quotes normalised) and the type one of the seven dimensions;
-a point that fails is dropped and counted, never scored.
+The model's points are checked in code: the type must be one of the seven dimensions, and a
+point's evidence is looked up as a quote in the input (whitespace, case and typographic quotes
+normalised). Each point records whether it was found (``quoted``); dropping the points whose
+evidence is not found is ours and opt-in (``verify_evidence``): Table 9's rule 2 invites
+evidence combined from two places, which no verbatim lookup finds, and the filter changes |K|,
+the paper's denominator.
 """
 
 from __future__ import annotations
@@ -140,6 +143,8 @@ class KnowledgePoint:
     evidence: str
     type: str
     chunk_id: str
+    quoted: bool = True
+    """Its evidence occurs in the input (what ``verify_evidence`` keeps)."""
 
 
 def normalize_quote(text: str) -> str:
@@ -159,9 +164,13 @@ def _quoted_in(evidence: str, normal_text: str) -> bool:
 
 
 def verify_points(
-    extracted: ExtractedKnowledge, *, chunk_id: str, text: str
+    extracted: ExtractedKnowledge, *, chunk_id: str, text: str, verify_evidence: bool = True
 ) -> tuple[list[KnowledgePoint], int]:
-    """Points whose evidence really occurs in ``text`` (duplicates merged), and how many dropped."""
+    """The points (empty and repeated ones dropped), and how many were dropped.
+
+    With ``verify_evidence`` a point whose evidence does not occur in ``text`` is dropped too;
+    without, it is kept with ``quoted=False``.
+    """
     kept: list[KnowledgePoint] = []
     seen: set[str] = set()
     normal_text = normalize_quote(text)
@@ -169,11 +178,12 @@ def verify_points(
     for point in extracted.knowledge_points:
         statement = point.knowledge.strip()
         key = normalize_quote(statement)
-        if not statement or not _quoted_in(point.evidence, normal_text) or key in seen:
+        quoted = _quoted_in(point.evidence, normal_text)
+        if not statement or (verify_evidence and not quoted) or key in seen:
             dropped += 1
             continue
         seen.add(key)
-        kept.append(KnowledgePoint(statement, point.evidence.strip(), point.type, chunk_id))
+        kept.append(KnowledgePoint(statement, point.evidence.strip(), point.type, chunk_id, quoted))
     return kept, dropped
 
 
@@ -218,6 +228,7 @@ async def extract_knowledge(
     chunk_id: str = "C1",
     cache: AnswerStore | None = None,
     model_name: str = "",
+    verify_evidence: bool = True,
 ) -> tuple[list[KnowledgePoint], int, LLMUsage]:
     """Verified knowledge points of ``input_text`` (JSON), the number dropped, and the usage.
 
@@ -229,5 +240,7 @@ async def extract_knowledge(
     extracted, usage = await call_structured(
         model, ExtractedKnowledge, prompt, store=cache, model_name=model_name
     )
-    kept, dropped = verify_points(extracted, chunk_id=chunk_id, text=plain_text)
+    kept, dropped = verify_points(
+        extracted, chunk_id=chunk_id, text=plain_text, verify_evidence=verify_evidence
+    )
     return kept, dropped, usage

@@ -38,7 +38,7 @@ from personae.agents.characterhub.knowledge_extractor import (
 from personae.agents.characterhub.support_judge import Alignment, judge_alignment
 from personae.answer_store import AnswerStore
 from personae.degraded import FailureBudget
-from personae.errors import InputError, NothingUsableError
+from personae.errors import InputError
 from personae.evals.characterhub.profile_metrics import (
     SupportScores,
     count_tokens,
@@ -125,6 +125,10 @@ class ProfileEvalContext:
     the list in batches of that size."""
     density: bool = True
     """Extract points from the profile and DRInfo too, for their knowledge density."""
+    verify_evidence: bool = False
+    """Ours, opt-in: drop the points whose evidence is not a quote of their input. Off under
+    the paper's protocol (Table 9's rule 2 invites evidence combined from two places, and the
+    filter changes |K|); the report counts the points it would drop either way."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """Models and sampling settings, recorded verbatim in the report."""
     max_failures: FailureBudget = field(default_factory=FailureBudget)
@@ -285,6 +289,7 @@ async def _extract(
                     chunk_id=chunk_id,
                     cache=run.cache,
                     model_name=run.context.extractor_model_name,
+                    verify_evidence=False,  # every point kept, marked; filtered by the caller
                 )
             except InvalidAnswerError as failed:  # degrade: this piece gives no point
                 return [], 0, failed.usage + LLMUsage(degraded=1)
@@ -378,7 +383,7 @@ async def _score_text(
     measured: int | None = None
     if run.context.density:
         own, _, extraction = await _extract(run, [text_piece(case.character, kind, text)])
-        measured = None if extraction.degraded else len(own)
+        measured = None if extraction.degraded else len(_checked(run, own))
         used = used + extraction
     overall, per_dimension = score_by_dimension(
         (p.type, a.verdict) for p, a in zip(points, judged, strict=True) if a is not None
@@ -403,14 +408,11 @@ async def evaluate_character(
     """One character's part of the report: reference, points, and every text's scores."""
     pieces = reference_pieces(case.reference, run.context.chunk_tokens)
     progress(f"{case.character}: extracting knowledge points ({len(pieces)} call(s))")
-    points, dropped, usage = await _extract(run, pieces)
+    extracted, dropped, usage = await _extract(run, pieces)
+    points = _checked(run, extracted)
+    unquoted = sum(not p.quoted for p in extracted)
     if not points:
-        failed = f", {usage.degraded} extraction(s) failed" if usage.degraded else ""
-        raise NothingUsableError(
-            f"no knowledge point of {case.reference.title!r} survived verification "
-            f"({dropped} dropped: evidence not found in the reference{failed})",
-            "use a stronger --extractor-model that quotes the reference exactly",
-        )
+        return _left_out(case, extracted, dropped, unquoted, usage, run), usage
     urls = reference_urls(case.reference, case.reference_source)
     jobs = [
         (path, doc, label, kind)
@@ -445,7 +447,10 @@ async def evaluate_character(
             "found_by": case.found_by,
             "leakage_urls": urls,
             "knowledge_points": len(points),
-            "dropped_points": dropped,
+            "dropped_points": dropped + (unquoted if run.context.verify_evidence else 0),
+            # Points whose evidence is not a quote of the page: what --verify-evidence drops.
+            "unquoted_points": unquoted,
+            "evidence_verified": run.context.verify_evidence,
             "density": density_entry(len(points), reference_text(case.reference)),
             "types": type_counts(points),
         },
@@ -453,6 +458,42 @@ async def evaluate_character(
         "texts": texts,
         "without_drinfo": missing,
     }, usage
+
+
+def _checked(run: _Run, points: Sequence[KnowledgePoint]) -> list[KnowledgePoint]:
+    """The points scored: all of them, or with ``verify_evidence`` only the quoted ones."""
+    return [p for p in points if p.quoted or not run.context.verify_evidence]
+
+
+def _left_out(
+    case: CharacterCase,
+    extracted: Sequence[KnowledgePoint],
+    dropped: int,
+    unquoted: int,
+    usage: LLMUsage,
+    run: _Run,
+) -> dict[str, Any]:
+    """A character with no point to score: why, and the points extracted (paid for, kept)."""
+    failed = f", {usage.degraded} extraction(s) failed" if usage.degraded else ""
+    if extracted:
+        reason = (
+            f"no knowledge point of {case.reference.title!r} survived --verify-evidence "
+            f"({unquoted} with evidence not found in the reference{failed})"
+        )
+    else:
+        reason = f"no knowledge point extracted from {case.reference.title!r} ({dropped} dropped{failed})"
+    return {
+        "character": case.character,
+        "left_out": reason,
+        "reference": {
+            "title": case.reference.title,
+            "url": case.reference.url,
+            "source": case.reference_source,
+            "found_by": case.found_by,
+        },
+        "knowledge_points": [{"id": f"K{n}", **asdict(p)} for n, p in enumerate(extracted, 1)],
+        "evidence_verified": run.context.verify_evidence,
+    }
 
 
 def micro_average(characters: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -500,8 +541,9 @@ async def evaluate_characters(
 
     Raises:
         RemoteError: A model failed, more judgments degraded than ``max_failures`` allows
-            (:class:`~personae.errors.TooManyFailuresError`), or no knowledge point of a
-            reference survived (:class:`~personae.errors.NothingUsableError`).
+            (:class:`~personae.errors.TooManyFailuresError`). A character whose reference
+            gives no point to score is not an error: it is listed under ``left_out`` with its
+            extracted points, and the caller decides (every character left out: nothing usable).
     """
     say = progress or (lambda _line: None)
     warnings = [w for w in (character_mismatch(case) for case in cases) if w]
@@ -514,7 +556,11 @@ async def evaluate_characters(
         evaluate_character(run, case, run_labels(case.documents), say) for case in cases
     )
     total = sum((used for _, used in answers), LLMUsage())
-    characters = [character for character, _ in answers]
+    # One character with nothing to score is reported and left out; the others are scored.
+    characters = [character for character, _ in answers if "left_out" not in character]
+    left_out = [character for character, _ in answers if "left_out" in character]
+    for character in left_out:
+        say(f"{character['character']}: left out: {character['left_out']}")
     reference_density = [c["reference"]["density"]["per_1k_tokens"] for c in characters]
     measured = [d for d in reference_density if d is not None]
     return {
@@ -532,7 +578,13 @@ async def evaluate_characters(
         "summary": micro_average(characters),
         "reference_mean_density": sum(measured) / len(measured) if measured else None,
         "characters": characters,
-        "degraded": {"total": total.degraded, "judgments": run.degraded},
+        "left_out": left_out,
+        "evidence_verified": context.verify_evidence,
+        "degraded": {
+            "total": total.degraded + len(left_out),
+            "judgments": run.degraded,
+            "characters_left_out": len(left_out),
+        },
         "usage": {
             **total.as_dict(),
             "cache_hits": run.cache.hits,

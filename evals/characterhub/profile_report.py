@@ -116,9 +116,26 @@ def reference_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[str]
                 ref["found_by"],
                 str(ref["knowledge_points"]),
                 str(ref["dropped_points"]),
+                str(ref.get("unquoted_points", 0)),
             ]
         )
-    return ["Character", "Reference", "Found by", "Points", "Dropped"], rows
+    return ["Character", "Reference", "Found by", "Points", "Dropped", "Unquoted"], rows
+
+
+def evidence_lines(report: Mapping[str, Any]) -> list[str]:
+    """What the evidence-quote filter dropped or would drop, and each character left out.
+
+    The filter is ours and opt-in (``--verify-evidence``); either way the reader sees how many
+    points it concerns, so |K| under the paper's protocol and under ours can be compared.
+    """
+    unquoted = sum(c["reference"].get("unquoted_points", 0) for c in report["characters"])
+    verb = "dropped" if report.get("evidence_verified") else "would drop (off by default)"
+    lines = [
+        f"evidence-quote filter (--verify-evidence): {verb} {unquoted} point(s) whose evidence "
+        "is not a quote of the reference page"
+    ]
+    lines += [f"left out: {c['character']}: {c['left_out']}" for c in report.get("left_out", [])]
+    return lines
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -175,6 +192,7 @@ def markdown_report(report: Mapping[str, Any]) -> str:
         *_markdown_table(*reference_rows(report)),
         "",
     ]
+    lines += [*(f"- {line}" for line in evidence_lines(report)), ""]
     warnings = leakage_warnings(report)
     if warnings:
         lines += ["**Leakage:**", "", *(f"- {w}" for w in warnings), ""]
@@ -212,6 +230,8 @@ def html_report(report: Mapping[str, Any]) -> str:
     warnings = "".join(f"<li>{html.escape(w)}</li>" for w in leakage_warnings(report))
     settings = "".join(f"<li>{html.escape(line[2:])}</li>" for line in _settings_lines(report))
     body = "".join(f"<h2>{html.escape(t)}</h2>{table}" for t, table in sections)
+    evidence = "".join(f"<li>{html.escape(line)}</li>" for line in evidence_lines(report))
+    body += f"<h2>Evidence and characters left out</h2><ul>{evidence}</ul>"
     if warnings:
         body += f"<h2>Leakage</h2><ul>{warnings}</ul>"
     body += f"<h2>Models and settings</h2><ul>{settings}</ul>"
@@ -239,6 +259,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines += ["", "Knowledge density (points per 1k tokens of the same text)"]
     lines += _plain_table(*density_rows(report))
     lines += ["", "References"] + _plain_table(*reference_rows(report))
+    lines += evidence_lines(report)
     lines += [f"leakage: {w}" for w in leakage_warnings(report)]
     usage = report["usage"]
     lines += [

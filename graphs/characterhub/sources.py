@@ -179,6 +179,7 @@ async def find_character(
             if wiki_url or not web:
                 raise
             return None, None, [f"no wiki used ({error.problem}); profiling from the web alone"]
+        notices += wiki.notices  # e.g. an announced API that could not be used
         given = (wiki_url or "").strip().rstrip("/").removesuffix("/api.php")
         if wiki_url and wiki.base_url != given:
             notices.append(f"--wiki {wiki_url} is an article; using its wiki {wiki.base_url}")

@@ -41,7 +41,8 @@ def profile_texts(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 def evaluate(*args: str, model: bool = True) -> int:
     flags = ["--model", "openai:eval-test"] if model else []
-    return main(["eval", "profile", *args, *flags])
+    # The world plants a point whose evidence quotes nothing: the filter (opt-in) drops it.
+    return main(["eval", "profile", *args, *flags, "--verify-evidence"])
 
 
 def files_under(root: Path) -> list[str]:
@@ -252,7 +253,7 @@ def test_degraded_judgments_are_left_out_counted_and_printed_below_the_limit(
     argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out), "--no-density"]
     assert evaluate(*argv, "--max-failures", "2") == 0
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["degraded"] == {"total": 2, "judgments": 2}
+    assert report["degraded"] == {"total": 2, "judgments": 2, "characters_left_out": 0}
     for text in report["characters"][0]["texts"]:
         assert text["overall"]["n"] == 5 and text["unjudged_points"] == 1
         assert sum(j["verdict"] is None for j in text["judgments"]) == 1
@@ -295,7 +296,7 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
         out = tmp_path / "report.json"
         code = main(
             ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
-            + ["--model", "openai:evaluator"]
+            + ["--model", "openai:evaluator", "--verify-evidence"]
         )
     assert code == 0
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -357,7 +358,13 @@ def test_a_folder_of_characters_and_methods_one_report_references_from_csv_or_fa
         monkeypatch.delenv("TAVILY_API_KEY", raising=False)
         code = main(
             ["eval", "profile", str(tmp_path / "runs"), "--references", str(csv_file)]
-            + ["--model", "openai:eval-many", "--out", str(tmp_path / "report")]
+            + [
+                "--model",
+                "openai:eval-many",
+                "--out",
+                str(tmp_path / "report"),
+                "--verify-evidence",
+            ]
         )
     assert code == 0
     report = json.loads((tmp_path / "report" / "eval-report.json").read_text(encoding="utf-8"))

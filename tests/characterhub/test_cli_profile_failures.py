@@ -86,3 +86,18 @@ def test_failed_web_searches_reach_the_terminal_json_and_markdown(
     assert f"Kenshiro: notice: {failed}" in err and f"Kenshiro: notice: {article}" in err
     markdown = paths.profile_md.read_text(encoding="utf-8")
     assert "> **Notices**" in markdown and "7 of 7 web searches failed" in markdown
+
+
+def test_a_wiki_answering_503_is_exit_3_with_the_status_not_bad_input(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    web, wiki, _ = fake_web()
+    wiki.fail_next(1000, 503)
+    with LoopbackWebServer(web.route) as failing:
+        code = main(["profile", "Kenshiro", "--wiki", failing.url, "--out", str(tmp_path)])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 3 and "not a MediaWiki" not in last
+    assert last.startswith(f"personae: error: {failing.url} is failing: ") and "HTTP 503" in last
+    assert not list(tmp_path.rglob("profile.json"))

@@ -101,3 +101,38 @@ def test_sentences_without_a_claim_never_keep_a_profile_alone(
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "(0 of 2 facts confirmed, 0 of 1 sentences supported, 1 without a claim)" in last
     assert not paths_for(tmp_path, "Kenshiro", HOKUTO).profile_json.exists()
+
+
+def test_a_batch_degrades_per_character_and_keeps_the_failed_ones_draft(
+    model: ScriptedChatModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from profiler_world import claim_checks, draft
+
+    def raoh_says_nothing_true(messages: list[BaseMessage]) -> dict[str, Any]:
+        answer: dict[str, Any] = draft(messages)
+        if "the fictional character Raoh " in prompt_text(messages):
+            answer["profile"] = "I am Raoh, King of Fist."
+        return answer
+
+    def raoh_unsupported(messages: list[BaseMessage]) -> dict[str, Any]:
+        verdict = "unsupported" if "I am Raoh" in prompt_text(messages) else "supported"
+        return dict(prose_verdicts(verdict)(messages))
+
+    model.responders.update(
+        ProfileDraft=raoh_says_nothing_true, ClaimChecks=claim_checks, ProseCheck=raoh_unsupported
+    )
+    rows = [f"{name},{HOKUTO},{os.environ['WIKI_URL']}" for name in ("Kenshiro", "Raoh")]
+    batch = tmp_path / "characters.csv"
+    batch.write_text("name,franchise,wiki\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["profile", "--batch", str(batch), "--out", str(out), "--max-rounds", "1"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err  # one character failed: the batch is degraded, not lost
+    assert "1 profiled, 0 already done, 0 duplicates, 0 filtered, 1 failed" in captured.out
+    assert "failed Raoh: nothing usable left: no sentence of 'Raoh'" in captured.err
+    assert "degraded: 1 (characters_failed 1)" in captured.err
+    assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
+    raoh = paths_for(out, "Raoh", HOKUTO)
+    assert not raoh.profile_json.exists() and raoh.draft_json.exists()

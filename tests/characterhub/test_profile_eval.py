@@ -28,7 +28,7 @@ from profile_eval_world import (
 from personae.agents.answer_schemas import answers_by_key
 from personae.agents.characterhub.support_judge import alignment_list_schema
 from personae.answer_store import AnswerStore
-from personae.errors import InputError, RemoteError
+from personae.errors import InputError
 from personae.evals.characterhub.profile_eval import (
     CharacterCase,
     ProfileDocument,
@@ -79,7 +79,7 @@ def context_for(
         extractor_model_name="openai:extractor",
         concurrency=concurrency,
         cache_dir=cache_dir,
-        **changes,
+        **{"verify_evidence": True, **changes},  # the world plants a point quoting nothing
     )
 
 
@@ -360,7 +360,9 @@ async def test_cache_ignores_damaged_entries_and_keys_on_model_and_prompt(
     assert (cache.hits, cache.misses) == (1, 1)
 
 
-async def test_no_surviving_point_is_a_clear_remote_error(tmp_path: Path) -> None:
+async def test_a_character_with_no_surviving_point_is_left_out_with_its_points(
+    tmp_path: Path,
+) -> None:
     def invent(_messages: list[BaseMessage]) -> dict[str, Any]:
         return {
             "knowledge_points": [
@@ -369,9 +371,14 @@ async def test_no_surviving_point_is_a_clear_remote_error(tmp_path: Path) -> Non
         }
 
     model = ScriptedChatModel(responders={"ExtractedKnowledge": invent})
-    with pytest.raises(RemoteError, match="no knowledge point of 'Toki' survived") as caught:
-        await run(tmp_path, model, None)
-    assert "\n" not in str(caught.value)
+    report = await run(tmp_path, model, None)
+    assert report["characters"] == [] and report["degraded"]["characters_left_out"] == 1
+    [left] = report["left_out"]
+    assert left["left_out"].startswith("no knowledge point of 'Toki' survived --verify-evidence")
+    # The extracted points were paid for: kept in the report, marked unquoted.
+    assert [(p["statement"], p["quoted"]) for p in left["knowledge_points"]] == [
+        ("Toki flies.", False)
+    ]
 
 
 @pytest.mark.parametrize(

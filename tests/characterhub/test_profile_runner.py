@@ -54,3 +54,31 @@ async def test_profile_character_writes_the_folder_and_resumes_without_a_call(
     )
     assert again.resumed and again.profile == first.profile
     assert len(model.calls) == paid  # written from the checkpoint
+
+
+def test_a_draft_keeps_facts_of_known_dimensions_and_nothing_to_keep_keeps_the_error(
+    tmp_path: Path,
+) -> None:
+    from personae.errors import NothingUsableError
+    from personae.graphs.characterhub.state import ProfilerContext
+    from personae.memory.characterhub.profile_store import write_draft
+    from personae.runners.characterhub import _kept_draft
+
+    facts = [
+        {"dimension": "identity", "text": "I am Toki.", "source_ids": ["S1"]},
+        {"dimension": "astrology", "text": "I am a Virgo.", "source_ids": ["S1"]},
+    ]
+    path = write_draft(
+        tmp_path,
+        {"name": "Toki", "draft_facts": facts, "sources": []},
+        name="Toki",
+        franchise=None,
+        reason="the profile rewrite failed",
+    )
+    draft = json.loads(path.read_text(encoding="utf-8"))
+    assert draft["profile"] == "" and draft["checked"] is False
+    assert draft["dimensions"]["identity"] == [{"text": "I am Toki.", "source_ids": ["S1"]}]
+    assert sum(len(v) for v in draft["dimensions"].values()) == 1  # no such dimension: left out
+    error = NothingUsableError("the profile rewrite failed")
+    kept = _kept_draft(error, {"name": "Toki"}, tmp_path, "Toki", None, ProfilerContext())
+    assert kept is error  # nothing was paid for that a draft could keep

@@ -19,6 +19,8 @@ from personae.graphs.characterhub.profiler import graph
 from personae.loopback import LoopbackWebServer
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.testing import ScriptedChatModel, override_models
+from personae.tools.wiki import page_passages
+from personae.tools.wiki_page import InfoboxField, WikiPage, WikiSection
 
 HOKUTO = "Fist of the North Star"
 
@@ -121,10 +123,37 @@ async def test_eval_flags_a_profile_citing_its_own_reference_page(
     server: LoopbackWebServer, model: ScriptedChatModel
 ) -> None:
     result = await run(server)
-    document = ProfileDocument(
-        character="Kenshiro",
-        profile=result["profile"],
-        sources=[{"id": s["id"], "url": s["url"]} for s in result["sources"]],
+    document = ProfileDocument.model_validate(
+        {
+            "character": "Kenshiro",
+            "profile": result["profile"],
+            "sources": [{"id": s["id"], "url": s["url"]} for s in result["sources"]],
+        }
     )
     leaked = leaked_source_ids(document, [f"{server.url}/wiki/Kenshiro"])
     assert leaked == [s["id"] for s in result["sources"]]
+
+
+def test_page_passages_are_the_infobox_then_each_top_section_with_its_subsections() -> None:
+    page = WikiPage(
+        title="Toki",
+        url="https://w.org/wiki/Toki",
+        infobox=(InfoboxField("Style", "Hokuto Shinken"),),
+        sections=(
+            WikiSection("", 1, "Toki is a healer."),
+            WikiSection("History", 2, "Toki grew up in the temple."),
+            WikiSection("Prison", 3, "Toki was imprisoned."),
+            WikiSection("Gallery", 2, "image captions"),
+            WikiSection("Trivia", 2, " "),
+        ),
+    )
+    found = page_passages(page, passage_chars=6000, max_chars=10_000)
+    assert [(e.url, e.content) for e in found] == [
+        ("https://w.org/wiki/Toki", "Infobox of Toki\nStyle: Hokuto Shinken"),
+        ("https://w.org/wiki/Toki", "Toki\nToki is a healer."),
+        (
+            "https://w.org/wiki/Toki#History",
+            "History\nToki grew up in the temple.\n\nPrison\nToki was imprisoned.",
+        ),
+    ]
+    assert all(e.origin == "wiki" for e in found)

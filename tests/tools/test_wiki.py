@@ -9,7 +9,7 @@ import pytest
 from fake_web import FakeMediaWiki, FakeWeb
 
 from personae.errors import InputError, RemoteError
-from personae.loopback import LoopbackWebServer, WebResponse
+from personae.loopback import LoopbackWebServer, WebResponse, free_port
 from personae.tools.evidence import Evidence
 from personae.tools.http import PoliteHttpClient
 from personae.tools.wiki import (
@@ -369,3 +369,40 @@ def test_edituri_link_is_read_whatever_its_attribute_order() -> None:
     assert edit_uri_api(page, "https://w.org/wiki/Toki") == "https://w.org/w/api.php"
     assert edit_uri_api("<link rel='EditURI' href='/x.php'>", "https://w.org/") is None
     assert edit_uri_api("<p>no head</p>", "https://w.org/") is None
+
+
+async def test_a_wiki_answering_503_is_a_remote_failure_naming_the_status() -> None:
+    """Not "is not a MediaWiki site" (bad input, exit 2): the server is failing (exit 3)."""
+    wiki = hokuto_wiki()
+    with LoopbackWebServer(FakeWeb(wiki=wiki).route) as server:
+        wiki.fail_next(100, 503)
+        async with PoliteHttpClient(
+            user_agent=UA, cache_dir=None, allowed_hosts=[server.url.split("//", 1)[1]],
+            max_retries=1, sleep=_no_wait,
+        ) as http:  # fmt: skip
+            with pytest.raises(RemoteError, match=r"is failing: .*HTTP 503") as caught:
+                await open_wiki(http=http, wiki_url=server.url)
+    assert not isinstance(caught.value, InputError) and caught.value.exit_code == 3
+
+
+async def _no_wait(delay: float) -> None:
+    return None
+
+
+async def test_an_unreachable_announced_api_falls_back_to_the_derived_root_with_a_notice() -> None:
+    """The article's EditURI names an API on a host that cannot be reached: the root derived
+    from the URL is tried next, and the client says what happened."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    wiki = hokuto_wiki()
+    wiki.server_url = dead  # absolute EditURI links pointing at a host nobody serves
+    with LoopbackWebServer(FakeWeb(wiki=wiki).route) as server:
+        hosts = [server.url.split("//", 1)[1], dead.split("//", 1)[1]]
+        async with PoliteHttpClient(
+            user_agent=UA, cache_dir=None, allowed_hosts=hosts, max_retries=0, sleep=_no_wait
+        ) as http:
+            found = await open_wiki(http=http, wiki_url=f"{server.url}/wiki/Toki")
+            page = await found.find_character_page("Kenshiro")
+    assert found.base_url == server.url and page.title == "Kenshiro"
+    [notice] = found.notices
+    assert notice.startswith(f"the API {dead}/api.php announced by {server.url}/wiki/Toki")
+    assert "cannot be used (cannot reach 127.0.0.1:" in notice and notice.endswith(server.url)

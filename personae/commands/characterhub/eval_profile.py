@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
-from personae.errors import InputError
+from personae.errors import InputError, NothingUsableError
 
 if TYPE_CHECKING:
     from personae.evals.characterhub.profile_eval import (
@@ -86,6 +86,12 @@ def register(protocols: Any) -> None:
         action="store_true",
         help="skip extracting points from each profile and DRInfo (their knowledge density)",
     )
+    profile.add_argument(
+        "--verify-evidence",
+        action="store_true",
+        help="ours: drop knowledge points whose evidence is not a quote of the reference (off "
+        "by default, as the paper's protocol; the report counts what it would drop)",
+    )
     profile.add_argument("--concurrency", type=int, default=8, help="model calls at once")
     add_max_failures_flag(profile, "judgments")
     profile.set_defaults(handler=run_profile)
@@ -111,6 +117,7 @@ def make_context(args: argparse.Namespace, models: LLMContext) -> ProfileEvalCon
         chunk_tokens=args.chunk_tokens,
         judge_batch=args.judge_batch,
         density=not args.no_density,
+        verify_evidence=args.verify_evidence,
         max_failures=args.max_failures,
         settings={
             "judge": models.describe(judge, "judge"),
@@ -297,5 +304,17 @@ def run_profile(args: argparse.Namespace) -> int:
     write_json_atomic(out, report)
     sys.stdout.write(format_report(report) + "\n")
     sys.stdout.write(f"report: {out} (+ .md, .html)\n")
-    print_degraded(report["degraded"]["total"], {"judgments": report["degraded"]["judgments"]})
+    degraded = report["degraded"]
+    kinds = {"judgments": degraded["judgments"], "characters": degraded["characters_left_out"]}
+    print_degraded(degraded["total"], kinds)
+    if report["left_out"] and not report["characters"]:
+        # The report still keeps every extracted point (paid for); nothing was scored.
+        first = report["left_out"][0]
+        raise NothingUsableError(
+            f"no character could be scored ({first['character']}: {first['left_out']}); "
+            f"the extracted points are kept in {out}",
+            "rerun without --verify-evidence, or with a stronger --extractor-model"
+            if args.verify_evidence
+            else "use a stronger --extractor-model (one that lists the page's facts)",
+        )
     return 0

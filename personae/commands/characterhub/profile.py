@@ -6,7 +6,9 @@ The flags fill the profiler's run context; what they leave out it takes from the
 ``TAVILY_API_KEY`` (none: wiki only), ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``,
 ``PERSONAE_CACHE_TTL`` (``--cache-ttl``), ``PERSONAE_CONTACT``, ``PERSONAE_FANDOM_TEMPLATE``. Runs are checkpointed in
 ``OUT/.checkpoints.sqlite`` so an interrupted profile resumes where it stopped instead of
-starting over.
+starting over. Each character is profiled by the CharacterHub runner
+(:func:`personae.runners.characterhub.profile_character`); this module parses flags, reads the
+batch and reports.
 """
 
 from __future__ import annotations
