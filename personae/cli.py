@@ -55,9 +55,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _invalid_choice(parser: argparse.ArgumentParser, name: str, word: str) -> str:
     """The message for ``word`` where argument ``name`` takes one of a few words."""
-    action = next(
-        a for a in parser._actions if a.choices and argparse._get_action_name(a) == name
-    )
+    action = next(a for a in parser._actions if a.choices and argparse._get_action_name(a) == name)
     if isinstance(action, argparse._SubParsersAction):
         shown = tree.visible_commands(parser)
         hidden = [command for command in action.choices if command not in shown]
@@ -201,13 +199,19 @@ def _python_handles_ctrl_c() -> None:
 
 
 def _unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> None:
-    """One line for words no parser took: "did you mean" over the flags of that command."""
+    """One line for words no parser took: "did you mean" over the flags of that command.
+
+    Called before parsing too (``extras`` empty): a mistyped required flag (``--charcter``)
+    is then named as the typo it is, not as the missing ``--character`` argparse would report.
+    """
     _path, command = tree.command_path(parser, argv)
-    flag = next((word.split("=", 1)[0] for word in extras if word.startswith("-")), None)
-    if flag is None:
-        command.error(f"unexpected argument{'s' * (len(extras) > 1)}: {' '.join(extras)}")
-    assert flag is not None
-    command.error(f"unknown flag {flag}" + tree.suggest(flag, tree.visible_flags(command)))
+    flag = tree.unknown_flag(command, argv) if not extras else None
+    if flag is None and extras:
+        flag = next((word.split("=", 1)[0] for word in extras if word.startswith("-")), None)
+        if flag is None:
+            command.error(f"unexpected argument{'s' * (len(extras) > 1)}: {' '.join(extras)}")
+    if flag is not None:
+        command.error(f"unknown flag {flag}" + tree.suggest(flag, tree.visible_flags(command)))
 
 
 def _one_line_deprecations(show: Any) -> Any:
@@ -235,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = _parser()
         for note in tree.deprecations(parser, argv):
             warnings.warn(note, tree.DeprecatedSpelling, stacklevel=2)
+        _unknown_arguments(parser, argv, [])
         args, extras = parser.parse_known_args(argv)
         if extras:
             _unknown_arguments(parser, argv, extras)

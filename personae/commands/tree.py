@@ -127,7 +127,9 @@ def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def _registered_leaf(
-    registered: dict[str, argparse.ArgumentParser], helps: dict[str, str | None], path: Sequence[str]
+    registered: dict[str, argparse.ArgumentParser],
+    helps: dict[str, str | None],
+    path: Sequence[str],
 ) -> tuple[argparse.ArgumentParser, str | None]:
     """The parser registered at ``path`` and the help line its parent lists it with."""
     parser, help_text = registered[path[0]], helps[path[0]]
@@ -226,11 +228,24 @@ def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
     return notes
 
 
+def unknown_flag(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The first ``--word`` in ``argv`` that no flag of ``parser`` is or begins with (argparse
+    takes unique prefixes; an ambiguous one it reports itself), else None. Words after ``--``
+    are positional."""
+    for word in argv:
+        if word == "--":
+            return None
+        flag = word.split("=", 1)[0]
+        if flag.startswith("--") and not any(
+            known.startswith(flag) for known in parser._option_string_actions
+        ):
+            return flag
+    return None
+
+
 def suggest(word: str, choices: Sequence[str], hidden: Sequence[str] = ()) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` (then ``hidden``), or ``""``."""
-    close = difflib.get_close_matches(word, choices, n=2) or difflib.get_close_matches(
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` (else of ``hidden``), or ``""``."""
+    close = difflib.get_close_matches(word, choices, n=1) or difflib.get_close_matches(
         word, hidden, n=1
     )
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+    return f"; did you mean '{close[0]}'?" if close else ""
