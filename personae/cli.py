@@ -110,8 +110,10 @@ def _add_verbose(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def _every_subparser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    """Every (sub)command parser below ``parser``, each once (a command reached by its old and
-    its new spelling is one parser), so ``-v`` works after any command name."""
+    """Every (sub)command parser below ``parser``, each once, so ``-v`` works after any name.
+
+    A command reached by its old and its new spelling is one parser: it gets ``-v`` once.
+    """
     found: dict[int, argparse.ArgumentParser] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -215,8 +217,12 @@ def _unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], extras:
 
 
 def _one_line_deprecations(show: Any) -> Any:
-    """A ``warnings.showwarning`` that prints a :class:`~personae.commands.tree.DeprecatedSpelling`
-    as one ``personae: deprecated: ...`` line (every other warning goes to ``show``)."""
+    """A ``warnings.showwarning`` printing an old spelling's note as one line.
+
+    A :class:`~personae.commands.tree.DeprecatedSpelling` becomes ``personae: deprecated: ...``
+    on stderr (Python's own format takes two lines); every other warning goes to ``show``.
+    Installed by the console script only: a program that calls :func:`main` keeps its own.
+    """
 
     def shown(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
         if issubclass(category, tree.DeprecatedSpelling):

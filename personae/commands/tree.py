@@ -162,6 +162,7 @@ def _rename_flag(parser: argparse.ArgumentParser, old: str, new: str) -> None:
 
 
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
+    """The subcommands action of ``parser`` (None for a command without subcommands)."""
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
@@ -229,9 +230,11 @@ def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
 
 
 def unknown_flag(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
-    """The first ``--word`` in ``argv`` that no flag of ``parser`` is or begins with (argparse
-    takes unique prefixes; an ambiguous one it reports itself), else None. Words after ``--``
-    are positional."""
+    """The first ``--word`` in ``argv`` that no flag of ``parser`` is or begins with, else None.
+
+    argparse takes unique prefixes (an ambiguous one it reports itself); words after ``--``
+    are positional.
+    """
     for word in argv:
         if word == "--":
             return None

@@ -4,7 +4,7 @@ Counts what a user meets: top-level commands, leaf commands (a parser reached by
 ``profile`` and ``characterhub profile``, counts once), their options (``-h`` and ``-v``
 aside), distinct long flags, flags only one command has, ``--*-model`` flags and groups with
 one command. Old spellings hidden from ``--help`` are counted apart (they parse, with a
-deprecation line). Run: ``uv run --frozen python scripts/cli_shape.py`` (``--json`` for one
+deprecation line). Run: ``uv run --frozen python benchmarks/cli_shape.py`` (``--json`` for one
 object). Standard library only, on any checkout (the hidden-alias counts are 0 before the tree).
 """
 
