@@ -197,3 +197,22 @@ def test_other_warnings_keep_their_own_display(capsys: pytest.CaptureFixture[str
     show(UserWarning("other"), UserWarning, "f.py", 1)
     assert capsys.readouterr().err == "personae: deprecated: old\n"
     assert [str(m) for m in seen] == ["other"]
+
+
+def test_a_flag_prefix_or_a_word_after_double_dash_is_not_a_typo() -> None:
+    profile = tree.command_path(build_parser(), ["profile"])[1]
+    assert tree.unknown_flag(profile, ["X", "--franch"]) is None  # argparse's own prefix rule
+    assert tree.unknown_flag(profile, ["--", "--not-a-flag"]) is None
+    assert tree.unknown_flag(profile, ["--franchise=F", "--frnchise"]) == "--frnchise"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv", [["arcane", "eval", "--help"], ["bookmarks", "fetch", "--help"], ["arcane", "zz"]]
+)
+def test_the_new_spellings_load_no_heavy_library(argv: list[str]) -> None:
+    from test_cli_startup import HEAVY, run_cli
+
+    out, err, loaded = run_cli(*argv)
+    assert ("usage: personae" in out and "EXIT:0" in err) or "unknown command 'zz'" in err
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))

@@ -91,6 +91,7 @@ rule, not a model); a chapter is ``--chapter`` (``arcane act``'s word).
 """
 
 METAVARS = {"--teacher-model": "M", "--chapter": "N", "--judge-method": "exact|nli"}
+"""What ``--help`` shows after each renamed flag (the old ``dest`` would show ``TEACHER``)."""
 
 
 class DeprecatedSpelling(FutureWarning):
@@ -157,8 +158,7 @@ def _rename_flag(parser: argparse.ArgumentParser, old: str, new: str) -> None:
     action = parser._option_string_actions[old]
     action.option_strings = [new if flag == old else flag for flag in action.option_strings]
     parser._option_string_actions[new] = action
-    if action.metavar is None and action.nargs != 0:
-        action.metavar = METAVARS.get(new)
+    action.metavar = METAVARS[new]
 
 
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
@@ -207,7 +207,7 @@ def command_path(
 
 def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
     """One sentence per old spelling ``argv`` uses (a command path, then its flags)."""
-    path, leaf = command_path(parser, argv)
+    path, _command = command_path(parser, argv)
     notes: list[str] = []
     new_path = tuple(path)
     for old, new in OLD_PATHS.items():
@@ -221,7 +221,7 @@ def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
     renamed = RENAMED_FLAGS.get(new_path, {})
     used = {word.split("=", 1)[0] for word in argv if word.startswith("--")}
     for old, new in renamed.items():
-        if old in used and leaf._option_string_actions.get(old) is not None:
+        if old in used:
             notes.append(
                 f"'{old}' is now '{new}' (personae {' '.join(new_path)}); "
                 "the old spelling goes in the next release"
