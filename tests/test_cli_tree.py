@@ -153,6 +153,8 @@ def test_fetch_needs_no_dataset_word_under_its_group() -> None:
         (["arcane", "zzz"], r"unknown command 'zzz'; the commands: import, chapters, build-arcs"),
         (["bookmark", "act"], r"unknown command 'bookmark'; did you mean 'bookmarks'\?"),
         (["evl", "arcane"], r"unknown command 'evl'; did you mean 'eval'\?"),
+        (["-v", "arcan"], r"unknown command 'arcan'; did you mean 'arcane'\?"),
+        (["doctor", "-x"], r"unknown flag -x \(see 'personae doctor --help'\)"),
         (["arcane", "act", "B", "--charcter", "X", "--chapter", "1", "S"],
          r"unknown flag --charcter; did you mean '--character'\?"),
         (["doctor", "--zzz=1"], r"unknown flag --zzz \(see 'personae doctor --help'\)"),
