@@ -221,7 +221,8 @@ def _one_line_deprecations(show: Any) -> Any:
 
     A :class:`~personae.commands.tree.DeprecatedSpelling` becomes ``personae: deprecated: ...``
     on stderr (Python's own format takes two lines); every other warning goes to ``show``.
-    Installed by the console script only: a program that calls :func:`main` keeps its own.
+    Installed by the console script only: a program that calls :func:`main` keeps its own
+    display and Python's filters (which hide a deprecation unless asked).
     """
 
     def shown(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
@@ -244,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = _parser()
         for note in tree.deprecations(parser, argv):
-            warnings.warn(note, tree.DeprecatedSpelling, stacklevel=2)
+            warnings.warn(note, tree.DeprecatedSpelling, stacklevel=1)
         _unknown_arguments(parser, argv, [])
         args, extras = parser.parse_known_args(argv)
         if extras:
@@ -265,6 +266,7 @@ def run() -> None:
     """Console-script entry point (kept quiet about worker threads outliving a Ctrl-C)."""
     threading.excepthook = _quiet_late_thread_results(threading.excepthook)
     warnings.showwarning = _one_line_deprecations(warnings.showwarning)
+    warnings.simplefilter("always", tree.DeprecatedSpelling)  # shown: a person reads this
     sys.exit(main())
 
 

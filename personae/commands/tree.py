@@ -94,8 +94,13 @@ METAVARS = {"--teacher-model": "M", "--chapter": "N", "--judge-method": "exact|n
 """What ``--help`` shows after each renamed flag (the old ``dest`` would show ``TEACHER``)."""
 
 
-class DeprecatedSpelling(FutureWarning):
-    """An old command or flag spelling was used: it still runs, and goes in the next release."""
+class DeprecatedSpelling(DeprecationWarning):
+    """An old command or flag spelling was used: it still runs, and goes in the next release.
+
+    A :class:`DeprecationWarning` raised from :mod:`personae.cli`, so, as Python does for every
+    deprecation, a program that calls ``main`` shows it only when it asks to (``-W default``,
+    pytest); the ``personae`` console script shows each as one line on stderr.
+    """
 
 
 def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
