@@ -71,6 +71,30 @@ def test_every_paper_command_lives_in_its_group() -> None:
     )
 
 
+def leaves(parser: argparse.ArgumentParser, names: list[str] | None = None) -> set[int]:
+    """The ids of the command parsers below ``parser`` (through ``names`` at the first level)."""
+    action = tree.subcommands(parser)
+    if action is None:
+        return {id(parser)}
+    found: set[int] = set()
+    for name in action.choices if names is None else names:
+        found |= leaves(action.choices[name], tree.visible_commands(action.choices[name]))
+    return found
+
+
+def test_a_command_registered_under_an_old_group_has_a_place_in_the_tree() -> None:
+    """A command a module adds (a new ``eval`` protocol, a new ``arc`` verb) needs its line in
+    ``tree.LAYOUT``; without it, only the hidden old spelling would reach it."""
+    root = build_parser()
+    shown = tree.visible_commands(root)
+    hidden = [name for name in tree.subcommands(root).choices if name not in shown]  # type: ignore[union-attr]
+    assert sorted(hidden) == sorted(OLD_TOP)
+    reachable = leaves(root, shown)
+    for name in hidden:
+        old_group = tree.subcommands(root).choices[name]  # type: ignore[union-attr]
+        assert leaves(old_group) <= reachable, name
+
+
 def test_old_and_new_spellings_run_alike_and_only_the_old_one_warns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
