@@ -225,10 +225,10 @@ def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
             break
     renamed = RENAMED_FLAGS.get(new_path, {})
     used = {word.split("=", 1)[0] for word in argv if word.startswith("--")}
-    for old, new in renamed.items():
-        if old in used:
+    for old_flag, new_flag in renamed.items():
+        if old_flag in used:
             notes.append(
-                f"'{old}' is now '{new}' (personae {' '.join(new_path)}); "
+                f"'{old_flag}' is now '{new_flag}' (personae {' '.join(new_path)}); "
                 "the old spelling goes in the next release"
             )
     return notes
