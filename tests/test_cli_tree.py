@@ -242,3 +242,19 @@ def test_the_new_spellings_load_no_heavy_library(argv: list[str]) -> None:
     out, err, loaded = run_cli(*argv)
     assert ("usage: personae" in out and "EXIT:0" in err) or "unknown command 'zz'" in err
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_top_level_command_the_tree_does_not_place_stays_in_sight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new paper's module registering its own top-level command is listed (after the
+    groups), not hidden with the old spellings; the help test above then asks for its group."""
+    (tmp_path / "newpaper_command.py").write_text(
+        "def register(commands):\n"
+        "    commands.add_parser('newpaper', help='a new paper').set_defaults(handler=print)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "newpaper_command"))
+    root = build_parser()
+    assert help_commands(root)[-2:] == ["arcane", "newpaper"]
+    assert "eval" in tree.subcommands(root).choices  # type: ignore[union-attr]
