@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="personae",
         description="Role-playing agents on LangGraph: the everyday verbs first, then one "
         "group per paper (personae GROUP --help lists its commands).",
+        epilog="Model flags: --model (strong), --fast-model, --judge-model wherever the role "
+        "exists; a paper's own role keeps the paper's name (--gs-model, --critic-model, ...). "
+        "The old spellings (eval arcane, arc build, act, data fetch, ...) still run for one "
+        "release, each with one line naming the new one.",
     )
     parser.add_argument("--version", action="version", version=f"personae {__version__}")
     _add_verbose(parser, argparse.SUPPRESS)

@@ -42,6 +42,7 @@ def test_help_lists_the_everyday_verbs_then_one_group_per_paper() -> None:
     ]  # fmt: skip
     assert not set(OLD_TOP) & set(help_commands(root))
     assert "eval" not in root.format_usage()  # the old names are not listed in {...} either
+    assert "--judge-model wherever the role exists" in " ".join(root.format_help().split())
     assert help_commands(tree.subcommands(root).choices["bookmarks"]) == [  # type: ignore[union-attr]
         "act", "bench", "fetch", "positions"
     ]  # fmt: skip
