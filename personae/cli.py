@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     tree.arrange(commands)
     for command in _every_subparser(parser):
         _add_verbose(command, argparse.SUPPRESS)
+        tree.name_models_alike(command)
     return parser
 
 

@@ -160,6 +160,8 @@ def test_the_model_roles_share_one_vocabulary() -> None:
             else:
                 assert "provider:model" not in (option.help or ""), (parser.prog, shown)
     assert {"--model", "--fast-model", "--judge-model", "--teacher-model"} <= model_flags
+    help_text = tree.command_path(root, ["amadeus", "eval-qa"])[1].format_help()
+    assert "--gs-model PROVIDER:MODEL" in help_text and "GS_MODEL" not in help_text
 
 
 def test_fetch_needs_no_dataset_word_under_its_group() -> None:

@@ -93,7 +93,7 @@ flag that picks a way of working ends in ``-method`` (``bench``'s ``--judge`` na
 rule, not a model); a chapter is ``--chapter`` (``arcane act``'s word).
 """
 
-METAVARS = {"--teacher-model": "M", "--chapter": "N", "--judge-method": "exact|nli"}
+METAVARS = {"--teacher-model": "PROVIDER:MODEL", "--chapter": "N", "--judge-method": "exact|nli"}
 """What ``--help`` shows after each renamed flag (the old ``dest`` would show ``TEACHER``)."""
 
 
@@ -137,6 +137,17 @@ def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-
         else:  # a command LAYOUT does not place yet stays in sight (tests ask for its place)
             _attach(commands, name, parser, helps[name])
     commands.metavar = "COMMAND"
+
+
+def name_models_alike(parser: argparse.ArgumentParser) -> None:
+    """Every ``--*-model`` flag of ``parser`` shows ``PROVIDER:MODEL`` in ``--help``.
+
+    argparse would show each flag's own ``dest`` (``MODEL``, ``JUDGE_MODEL``, ``GS_MODEL``):
+    one value shape, one name for it.
+    """
+    for action in parser._actions:
+        if action.metavar is None and any(f.endswith("-model") for f in action.option_strings):
+            action.metavar = "PROVIDER:MODEL"
 
 
 def _registered_leaf(
