@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import importlib
 import logging
+import re
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from personae import __version__
+from personae.commands import tree
 from personae.commands.models import check_model_flags
 from personae.errors import PersonaeError
 
@@ -35,11 +39,33 @@ COMMAND_MODULES = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with our exit code and one-line error style."""
+    """argparse with our exit code and one-line error style (no usage block).
+
+    An unknown command gets "did you mean" over the commands of its level (the ones
+    ``--help`` lists first, then the old spellings); every message says which ``--help`` to
+    read.
+    """
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(2, f"personae: error: {message}\n")
+        chosen = re.fullmatch(r"argument (.+?): invalid choice: (.+?) \(choose from .*\)", message)
+        if chosen:
+            message = _invalid_choice(self, chosen[1], str(ast.literal_eval(chosen[2])))
+        self.exit(2, f"personae: error: {message} (see '{self.prog} --help')\n")
+
+
+def _invalid_choice(parser: argparse.ArgumentParser, name: str, word: str) -> str:
+    """The message for ``word`` where argument ``name`` takes one of a few words."""
+    action = next(a for a in parser._actions if a.choices and argparse._get_action_name(a) == name)
+    if isinstance(action, argparse._SubParsersAction):
+        shown = tree.visible_commands(parser)
+        hidden = [command for command in action.choices if command not in shown]
+        return f"unknown command '{word}'" + (
+            tree.suggest(word, shown, hidden) or f"; the commands: {', '.join(shown)}"
+        )
+    choices = [str(choice) for choice in action.choices]  # type: ignore[union-attr]
+    return f"argument {name}: invalid choice '{word}'" + (
+        tree.suggest(word, choices) or f"; choose from {', '.join(choices)}"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,12 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
     imported inside each handler), so ``--help``, ``--version`` and argument errors answer
     without loading LangGraph, Chroma or OpenAI.
     """
-    parser = _Parser(prog="personae", description="Role-playing agents on LangGraph.")
+    parser = _Parser(
+        prog="personae",
+        description="Role-playing agents on LangGraph: the everyday verbs first, then one "
+        "group per paper (personae GROUP --help lists its commands).",
+    )
     parser.add_argument("--version", action="version", version=f"personae {__version__}")
     _add_verbose(parser, argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(commands)
+    tree.arrange(commands)
     for command in _every_subparser(parser):
         _add_verbose(command, argparse.SUPPRESS)
     return parser
@@ -79,13 +110,17 @@ def _add_verbose(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def _every_subparser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-    """Every (sub)command parser below ``parser``, so ``-v`` works after any command name."""
-    found: list[argparse.ArgumentParser] = []
+    """Every (sub)command parser below ``parser``, each once, so ``-v`` works after any name.
+
+    A command reached by its old and its new spelling is one parser: it gets ``-v`` once.
+    """
+    found: dict[int, argparse.ArgumentParser] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for child in dict.fromkeys(action.choices.values()):
-                found += [child, *_every_subparser(child)]
-    return found
+            for child in action.choices.values():
+                for below in (child, *_every_subparser(child)):
+                    found.setdefault(id(below), below)
+    return list(found.values())
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -165,6 +200,39 @@ def _python_handles_ctrl_c() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> None:
+    """One line for words no parser took: "did you mean" over the flags of that command.
+
+    Called before parsing too (``extras`` empty): a mistyped required flag (``--charcter``)
+    is then named as the typo it is, not as the missing ``--character`` argparse would report.
+    """
+    _path, command = tree.command_path(parser, argv)
+    flag = tree.unknown_flag(command, argv) if not extras else None
+    if flag is None and extras:
+        flag = next((word.split("=", 1)[0] for word in extras if word.startswith("-")), None)
+        if flag is None:
+            command.error(f"unexpected argument{'s' * (len(extras) > 1)}: {' '.join(extras)}")
+    if flag is not None:
+        command.error(f"unknown flag {flag}" + tree.suggest(flag, tree.visible_flags(command)))
+
+
+def _one_line_deprecations(show: Any) -> Any:
+    """A ``warnings.showwarning`` printing an old spelling's note as one line.
+
+    A :class:`~personae.commands.tree.DeprecatedSpelling` becomes ``personae: deprecated: ...``
+    on stderr (Python's own format takes two lines); every other warning goes to ``show``.
+    Installed by the console script only: a program that calls :func:`main` keeps its own.
+    """
+
+    def shown(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, tree.DeprecatedSpelling):
+            print(f"personae: deprecated: {message}", file=sys.stderr)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return shown
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (0 ok, 2 bad input/config, 3 remote, 130 Ctrl-C).
 
@@ -173,7 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     try:
         _python_handles_ctrl_c()
-        args = _parser().parse_args(argv)
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser = _parser()
+        for note in tree.deprecations(parser, argv):
+            warnings.warn(note, tree.DeprecatedSpelling, stacklevel=2)
+        _unknown_arguments(parser, argv, [])
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            _unknown_arguments(parser, argv, extras)
         _configure_logging(getattr(args, "verbose", 0))
         _show_notices()
         check_model_flags(args)  # before the handler's heavy imports
@@ -189,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Console-script entry point (kept quiet about worker threads outliving a Ctrl-C)."""
     threading.excepthook = _quiet_late_thread_results(threading.excepthook)
+    warnings.showwarning = _one_line_deprecations(warnings.showwarning)
     sys.exit(main())
 
 

@@ -35,7 +35,9 @@ def register(commands: Any) -> None:
         description="Download the BOOKMARKS storylines (its Fandom and Bandori datasets) from "
         "the Hugging Face Hub; files already present with the same size are skipped.",
     )
-    fetch.add_argument("dataset", choices=["bookmarks"], help="which benchmark")
+    fetch.add_argument(
+        "dataset", nargs="?", default="bookmarks", choices=["bookmarks"], help="which benchmark"
+    )
     fetch.add_argument(
         "--dest", type=Path, default=DEFAULT_DEST, help=f"target folder (default {DEFAULT_DEST})"
     )
