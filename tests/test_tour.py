@@ -1,0 +1,86 @@
+"""The Getting started tour, run as the page writes it, on the sample data of a fresh copy.
+
+Why read the commands from the page: a tour that a test only imitates can drift from what a
+reader types. The blocks of ``docs/getting-started.md`` marked as run by this test are parsed,
+and each ``uv run personae ...`` line runs in process (``personae.cli.main``) in a folder
+holding nothing but a copy of ``examples/data`` (what a fresh clone has), with a scripted
+model answering every role (the profiler's roles as ``profiler_world`` scripts them, the others
+with schema-valid answers). The sample wiki line starts :class:`MediaWikiSite` on a free port,
+and the later lines reach it there instead of the page's port.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from profiler_world import scripted_model
+
+from personae.cli import main
+from personae.loopback import LoopbackWebServer
+from personae.sample_wiki import MediaWikiSite, saved_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "getting-started.md"
+MARKER = "<!-- run: tests/test_tour.py::test_getting_started_tour -->"
+WIKI_LINE = "uv run python -m personae.sample_wiki "
+
+
+def tour_lines(page: Path = PAGE) -> list[str]:
+    """The command lines of the page's blocks marked as run by this test, in page order."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    commands, taking, after_marker = [], False, False
+    for line in lines:
+        if line.strip() == MARKER:
+            after_marker = True
+        elif after_marker and line.startswith("```"):
+            taking, after_marker = True, False
+        elif taking and line.startswith("```"):
+            taking = False
+        elif taking and line.strip() and not line.lstrip().startswith("#"):
+            commands.append(line.strip())
+    return commands
+
+
+def test_the_tour_page_names_every_capability() -> None:
+    lines = tour_lines()
+    assert lines[0].startswith(WIKI_LINE)
+    verbs = [shlex.split(line)[3] for line in lines[1:]]
+    assert verbs == ["profile", "chat", "bookmarks", "bookmarks", "arcane", "arcane", "arcane"]
+    assert all(line.startswith("uv run personae ") for line in lines[1:])
+
+
+def test_getting_started_tour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(ROOT / "examples" / "data", tmp_path / "examples" / "data")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # a model is configured, as step 2 says
+    lines = tour_lines()
+    wiki_argv = shlex.split(lines[0].rstrip("&").strip())
+    site = MediaWikiSite(saved_pages(Path(wiki_argv[wiki_argv.index("-m") + 2])))
+    page_url = f"http://127.0.0.1:{wiki_argv[wiki_argv.index('--port') + 1]}"
+    printed: list[str] = []
+    from personae.testing import override_models
+
+    with LoopbackWebServer(site.route) as server, override_models(scripted_model()):
+        for line in lines[1:]:
+            argv = shlex.split(line.replace(page_url, server.url))[3:]
+            code = main(argv)
+            captured = capsys.readouterr()
+            assert code == 0, f"{line}\nexit {code}: {captured.err.strip()}"
+            printed.append(captured.out)
+    profile = tmp_path / "profiles" / "mara-vell--the-keeper-of-gull-rock"
+    document = json.loads((profile / "profile.json").read_text(encoding="utf-8"))
+    assert document["character"] == "Mara Vell"
+    cited = {source["url"] for source in document["sources"]}
+    assert any(url.endswith("/wiki/Mara_Vell") for url in cited)  # the page is its evidence
+    assert (profile / "card.json").is_file() and (profile / "profile.md").is_file()
+    assert (tmp_path / "personas").is_dir()
+    assert "40" in printed[3] or "Mara" in printed[3]  # positions lists Mara's actions
+    novel = tmp_path / "data" / "novels" / "the_keeper_of_gull_rock"
+    assert len(list((novel / "chapters").glob("*"))) == 5 or (novel / "novel.json").is_file()
+    assert (novel / "arcs").is_dir() or "Mara:" in printed[5]
