@@ -3,9 +3,8 @@
 Why read the commands from the page: a tour that a test only imitates can drift from what a
 reader types. The blocks of ``docs/getting-started.md`` marked as run by this test are parsed,
 and each ``uv run personae ...`` line runs in process (``personae.cli.main``) in a folder
-holding nothing but a copy of ``examples/data`` (what a fresh clone has), with a scripted
-model answering every role (the profiler's roles as ``profiler_world`` scripts them, the others
-with schema-valid answers). The sample wiki line starts :class:`MediaWikiSite` on a free port,
+holding nothing but a copy of ``examples/data`` (what a fresh clone has), with the
+sample world's scripted model answering every role (``sample_world.sample_model``). The sample wiki line starts :class:`MediaWikiSite` on a free port,
 and the later lines reach it there instead of the page's port.
 """
 
@@ -13,15 +12,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
-from profiler_world import scripted_model
+from sample_world import copy_samples, run_personae, sample_model, sample_wiki
 
-from personae.cli import main
-from personae.loopback import LoopbackWebServer
-from personae.sample_wiki import MediaWikiSite, saved_pages
+from personae.testing import override_models
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "getting-started.md"
@@ -56,20 +52,14 @@ def test_the_tour_page_names_every_capability() -> None:
 def test_getting_started_tour(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copytree(ROOT / "examples" / "data", tmp_path / "examples" / "data")
+    copy_samples(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # a model is configured, as step 2 says
-    lines = tour_lines()
-    wiki_argv = shlex.split(lines[0].rstrip("&").strip())
-    site = MediaWikiSite(saved_pages(Path(wiki_argv[wiki_argv.index("-m") + 2])))
-    page_url = f"http://127.0.0.1:{wiki_argv[wiki_argv.index('--port') + 1]}"
+    wiki, *commands = tour_lines()
     printed: list[str] = []
-    from personae.testing import override_models
-
-    with LoopbackWebServer(site.route) as server, override_models(scripted_model()):
-        for line in lines[1:]:
-            argv = shlex.split(line.replace(page_url, server.url))[3:]
-            code = main(argv)
+    with sample_wiki(wiki) as (meant, served), override_models(sample_model()):
+        for line in commands:
+            code = run_personae(line.replace(meant, served))
             captured = capsys.readouterr()
             assert code == 0, f"{line}\nexit {code}: {captured.err.strip()}"
             printed.append(captured.out)
