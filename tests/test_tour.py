@@ -3,9 +3,10 @@
 Why read the commands from the page: a tour that a test only imitates can drift from what a
 reader types. The blocks of ``docs/getting-started.md`` marked as run by this test are parsed,
 and each ``uv run personae ...`` line runs in process (``personae.cli.main``) in a folder
-holding nothing but a copy of ``examples/data`` (what a fresh clone has), with the
-sample world's scripted model answering every role (``sample_world.sample_model``). The sample wiki line starts :class:`MediaWikiSite` on a free port,
-and the later lines reach it there instead of the page's port.
+holding nothing but a copy of ``examples/data`` (what a fresh clone has), with the sample
+world's scripted model answering every role (``sample_world.sample_model``). The sample wiki
+line starts :class:`MediaWikiSite` on a free port, and the later lines reach it there instead
+of the page's port.
 """
 
 from __future__ import annotations
