@@ -5,7 +5,7 @@ context: the profiler (CharacterHub) with a ``ProfilerContext``, then the AMADEU
 graph with an ``AmadeusContext``. The parent's context holds both, so one run's settings travel
 to each subgraph (models, budgets, folders), and whatever they leave empty is filled from the
 settings when the contexts are built (``PERSONAE_MODEL``, ``OPENAI_BASE_URL``, ...). Between
-them, a node of the app indexes the profile as a persona (Personae's library functions).
+them, a node of the app indexes the profile as a persona (Personae's ``index_persona``).
 
     uv run python examples/profile_then_talk.py "Kenshiro" --question "What do you fight for?"
 """
@@ -24,17 +24,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from personae.errors import PersonaeError
-from personae.graphs.amadeus.graph import AmadeusContext
-from personae.graphs.amadeus.graph import build_graph as build_amadeus
-from personae.graphs.characterhub.profiler import build_graph as build_profiler
-from personae.graphs.characterhub.state import ProfileInput, ProfilerContext
-from personae.memory.characterhub.profile_store import profile_document
-from personae.tools.amadeus.indexing import IndexSettings, index_document
-from personae.tools.amadeus.persona_import import persona_from_profile
+from personae import (
+    AmadeusContext,
+    PersonaeError,
+    ProfilerContext,
+    build_amadeus_graph,
+    build_profiler_graph,
+    index_persona,
+    persona_index_settings,
+    profile_document,
+)
 
-PROFILER = build_profiler()
-AMADEUS = build_amadeus()
+PROFILER = build_profiler_graph()
+AMADEUS = build_amadeus_graph()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,9 +67,11 @@ class AppState(AppInput):
 
 async def research(state: AppState, runtime: Runtime[AppContext]) -> dict[str, Any]:
     """The profiler subgraph, with its own context."""
-    request = ProfileInput(
-        name=state["name"], franchise=state["franchise"], wiki_url=state["wiki_url"]
-    )
+    request = {
+        "name": state["name"],
+        "franchise": state["franchise"],
+        "wiki_url": state["wiki_url"],
+    }
     result = await PROFILER.ainvoke(request, context=runtime.context.profiler)
     return {"profile": profile_document(result)}
 
@@ -75,9 +79,8 @@ async def research(state: AppState, runtime: Runtime[AppContext]) -> dict[str, A
 async def index_profile(state: AppState, runtime: Runtime[AppContext]) -> dict[str, Any]:
     """The profile as an AMADEUS persona in the AMADEUS context's memory folder."""
     amadeus = runtime.context.amadeus
-    doc = persona_from_profile(state["profile"], source="profile_then_talk")
-    settings = IndexSettings(memory_dir=amadeus.memory_dir, embedding=amadeus.text_embedding())
-    await asyncio.to_thread(index_document, doc, settings)
+    where = persona_index_settings(amadeus.memory_dir, context=amadeus)
+    await index_persona(state["profile"], index=where, context=amadeus)
     return {}
 
 

@@ -25,15 +25,17 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from langgraph.types import Command
 
-from personae.errors import PersonaeError
-from personae.graphs.amadeus.graph import AmadeusContext
-from personae.graphs.amadeus.tool import create_ask_character_tool
-from personae.graphs.arcane.roleplay import RoleplayContext
-from personae.graphs.arcane.tool import create_arcane_act_tool
-from personae.graphs.bookmarks.tool import create_storyline_memory_tool
-from personae.graphs.characterhub.state import ProfilerContext
-from personae.graphs.characterhub.tool import create_profile_tool
-from personae.run_context import LLMContext
+from personae import (
+    AmadeusContext,
+    LLMContext,
+    PersonaeError,
+    ProfilerContext,
+    RoleplayContext,
+    create_arcane_act_tool,
+    create_ask_character_tool,
+    create_profile_tool,
+    create_storyline_memory_tool,
+)
 
 SYSTEM = (
     "You answer questions about fictional characters with your tools. When a tool reports an "

@@ -289,7 +289,7 @@ def check_embeddings_spec(spec: str) -> str:
 
 def user_agent(settings: Settings | str) -> str:
     """The honest User-Agent sent with every web request (``settings`` or a contact)."""
-    from personae import __version__
+    from personae.version import __version__
 
     contact = settings if isinstance(settings, str) else settings.contact
     return f"Personae/{__version__} (+{contact}; character-profiling research bot)"

@@ -1,9 +1,11 @@
 """Folders import downward only, papers stay apart, and graph state holds typed records.
 
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
-never import each other) < ``graphs/`` < ``evals/`` < the CLI commands and the MCP server
-(``personae/mcp/``: an edge like the CLI). Inside each job folder
-(and ``personae/commands/``) one subfolder per paper; a paper's code imports another paper's
+never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/runners/``, one
+module per paper) < the CLI commands and the MCP server (``personae/mcp/``: an edge like the
+CLI) < the front door (``personae/__init__.py``, which names every public thing). Inside each
+job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
+module per paper; a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
 """
@@ -30,6 +32,7 @@ RANK = {
     "evals": 4,
     "runners": 5,
     "commands": 6,
+    "front": 7,
 }
 FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
 KNOWN_UPWARD: set[tuple[str, str]] = set()
@@ -47,13 +50,13 @@ def layer_of_module(name: str) -> str | None:
         return "runners"  # one per paper: the whole job, below its thin callers
     if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
         return "commands"  # the edges: the CLI and the MCP server
-    return "core"
+    return "core"  # ``personae`` itself: ``from personae import __version__``
 
 
 def paper_of_module(name: str) -> str | None:
     """The paper whose subfolder holds ``name`` (None: a folder root or core)."""
     parts = name.split(".")
-    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands"):
+    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands", "runners"):
         return parts[2] if parts[2] in PAPERS else None
     return None
 
@@ -64,6 +67,8 @@ def paper_of_file(path: Path) -> str | None:
         return relative[1] if relative[1] in PAPERS else None
     if relative[:2] == ("personae", "commands") and len(relative) > 3:
         return relative[2] if relative[2] in PAPERS else None
+    if relative[:2] == ("personae", "runners") and len(relative) == 3:
+        return relative[2].removesuffix(".py") if relative[2] != "__init__.py" else None
     return None
 
 
@@ -75,6 +80,8 @@ def layer_of_file(path: Path) -> str:
         return "runners"
     if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
         return "commands"  # the edges: the CLI and the MCP server
+    if relative == ("personae", "__init__.py"):
+        return "front"
     return "core"
 
 
@@ -240,3 +247,29 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 def test_no_import_cycle() -> None:
     """Lazy imports count: memory.embeddings opening memory.minilm must not be imported back."""
     assert import_cycles() == []
+
+
+def test_every_job_folder_says_what_it_holds() -> None:
+    """The folder names mislead on their own (``tools/`` holds no LangChain tool, ``agents/`` no
+    agent): each root ``__init__`` states what it holds and what lives elsewhere."""
+    docs = {
+        folder: importlib.import_module(f"personae.{folder}").__doc__ or "" for folder in FOLDERS
+    }
+    assert [f for f, doc in docs.items() if "Holds:" not in doc or "Not here:" not in doc] == []
+    assert "graphs/<paper>/tool.py" in docs["tools"] and "LLM roles, not agents" in docs["agents"]
+
+
+def test_no_graph_builder_takes_a_store_no_node_reads() -> None:
+    """``build_graph(checkpointer)``: a ``store`` parameter no node read and no caller passed
+    was removed from six builders (a LangGraph ``BaseStore`` comes back when a graph keeps
+    something across threads)."""
+    import inspect
+
+    modules = {graph_module(name) for name in GRAPHS}
+    with_store = [
+        module
+        for module in sorted(modules)
+        if hasattr(importlib.import_module(module), "build_graph")
+        and "store" in inspect.signature(importlib.import_module(module).build_graph).parameters
+    ]
+    assert len(modules) >= 9 and with_store == []

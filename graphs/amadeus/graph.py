@@ -30,7 +30,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 from langgraph.types import Overwrite, Send
 from typing_extensions import TypedDict
 
@@ -466,7 +465,7 @@ graph = builder.compile(name="amadeus")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the AMADEUS agent with an optional checkpointer (multi-turn chat) and store."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="amadeus")
+    """Compile the AMADEUS agent with an optional checkpointer (multi-turn chat)."""
+    return builder.compile(checkpointer=checkpointer, name="amadeus")

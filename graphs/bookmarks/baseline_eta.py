@@ -30,7 +30,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 
 from personae.agents.bookmarks.profile_extractor import extract_profile, update_profile
 from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
@@ -216,7 +215,7 @@ graph = builder.compile(name="eta")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the ETA graph with an optional checkpointer and store (CLI, tests)."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="eta")
+    """Compile the ETA graph with an optional checkpointer (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, name="eta")

@@ -17,7 +17,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 
 from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
 from personae.graphs.bookmarks.baseline_resources import scene_pairs_for
@@ -91,7 +90,7 @@ graph = builder.compile(name="ricl")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the RICL graph with an optional checkpointer and store (CLI, tests)."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="ricl")
+    """Compile the RICL graph with an optional checkpointer (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, name="ricl")

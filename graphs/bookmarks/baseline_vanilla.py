@@ -16,7 +16,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.actor import act
@@ -108,7 +107,7 @@ graph = builder.compile(name="vanilla")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the Vanilla graph with an optional checkpointer and store (CLI, tests)."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="vanilla")
+    """Compile the Vanilla graph with an optional checkpointer (CLI, tests)."""
+    return builder.compile(checkpointer=checkpointer, name="vanilla")

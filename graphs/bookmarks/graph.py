@@ -28,7 +28,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 from langgraph.types import Overwrite, Send
 from typing_extensions import TypedDict
 
@@ -557,7 +556,7 @@ graph = builder.compile(name="bookmarks")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[BookmarksState, BookmarksContext, ActInput, BookmarksOutput]:
-    """The graph compiled with a checkpointer / store (CLI, tests); ``graph`` has none."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="bookmarks")
+    """The graph compiled with a checkpointer (CLI, tests); ``graph`` has none."""
+    return builder.compile(checkpointer=checkpointer, name="bookmarks")

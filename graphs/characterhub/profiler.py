@@ -20,7 +20,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
 from personae.agents.characterhub.canon import canon_of_rule, decide_canon
@@ -462,7 +461,7 @@ graph = builder.compile(name="profiler")
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> CompiledStateGraph[ProfilerState, ProfilerContext, ProfileInput, ProfileOutput]:
-    """The profiler compiled with a checkpointer (resume) and/or store."""
-    return builder.compile(checkpointer=checkpointer, store=store, name="profiler")
+    """The profiler compiled with a checkpointer (resume)."""
+    return builder.compile(checkpointer=checkpointer, name="profiler")

@@ -2,6 +2,6 @@
 
 Four tools (``profile_character``, ``ask_character``, ``storyline_memory``, ``arcane_act``) and
 read-only resources (existing profiles, indexed personas). Like the CLI, this is an edge: it
-builds each graph's run context once, from its options and the settings, and imports the
-papers' graphs (``tests/test_layers.py`` ranks it with the commands).
+builds each graph's run context once, from its options and the settings, and calls the public
+API (``from personae import ...``; ``tests/test_layers.py`` ranks it with the commands).
 """

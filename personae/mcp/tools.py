@@ -1,13 +1,13 @@
-"""The four MCP tools: Personae's LangChain tools, their contexts built once, errors as errors.
+"""The four MCP tools: Personae's public runners and tools, their contexts built once.
 
-``profile_character`` calls the CharacterHub runner (``personae.runners.characterhub``), as
-``personae profile`` does, and saves the profile in the server's profiles folder; the others
-call the coroutine of the same LangChain tool an agent in Python would use
-(``create_ask_character_tool``, ``create_storyline_memory_tool``, ``create_arcane_act_tool``),
-so each way in runs one code path. The coroutine is called
-directly, not through the LangChain tool's error handler: a bad input or a failed service
-raises, and the MCP SDK returns it as a tool error (``isError``) with the one-line message,
-which an MCP client shows its model as a failed call, not as an answer.
+Each MCP tool calls what ``from personae import ...`` gives an app: the runners
+(``profile_character``, which saves the profile in the server's profiles folder as
+``personae profile`` does; ``ask_character``; ``act_at_chapter``) or the coroutine of the
+LangChain tool an agent in Python would use (``create_storyline_memory_tool``), so every way
+in runs one code path. The coroutine is called directly, not through the LangChain tool's
+error handler: a bad input or a failed service raises, and the MCP SDK returns it as a tool
+error (``isError``) with the one-line message, which an MCP client shows its model as a failed
+call, not as an answer.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ def _call(tool: StructuredTool) -> Callable[..., Awaitable[str]]:
 
 
 def _profile_character(options: ServerOptions) -> ToolFunction:
-    from personae.graphs.characterhub.state import ProfilerContext
+    from personae import ProfilerContext
+    from personae import profile_character as run_profile
     from personae.graphs.characterhub.tool import render_tool_answer
     from personae.memory.characterhub.profile_store import profile_key
-    from personae.runners.characterhub import profile_character as run_profile
 
     context = ProfilerContext(web_search=options.web_search, **options.models)
     context.llm("strong")  # no LLM configured: fails when the server starts, not on a call
@@ -86,8 +86,8 @@ def _profile_character(options: ServerOptions) -> ToolFunction:
 
 
 def _ask_character(options: ServerOptions) -> ToolFunction:
-    from personae.graphs.amadeus.graph import AmadeusContext
-    from personae.graphs.amadeus.tool import create_ask_character_tool
+    from personae import AmadeusContext
+    from personae import ask_character as answer
 
     context = AmadeusContext(
         memory_dir=str(options.personas_dir),
@@ -95,7 +95,6 @@ def _ask_character(options: ServerOptions) -> ToolFunction:
         embedding=options.embedding,
         **options.models,
     )
-    call = _call(create_ask_character_tool(context))
 
     async def ask_character(
         character: Annotated[str, Field(description="An indexed character, e.g. 'Iago'.")],
@@ -106,9 +105,7 @@ def _ask_character(options: ServerOptions) -> ToolFunction:
         The character answers in the first person, grounded in its persona. Each call stands
         alone (no conversation is kept between calls).
         """
-        if not question.strip():
-            raise InputError("the question is empty", "ask the character something")
-        return await call(character=character, question=question)
+        return (await answer(character, question, context=context)).response
 
     return ask_character
 
@@ -153,7 +150,7 @@ def _storyline_memory(options: ServerOptions) -> ToolFunction:
 
 
 def _storyline_call(options: ServerOptions, path: Path) -> Callable[..., Awaitable[str]]:
-    from personae.graphs.bookmarks.tool import create_storyline_memory_tool
+    from personae import create_storyline_memory_tool
 
     memory = options.bookmarks_memory
     tool = create_storyline_memory_tool(
@@ -183,14 +180,13 @@ def _pick_storyline(
 
 
 def _arcane_act(options: ServerOptions) -> ToolFunction:
-    from personae.graphs.arcane.roleplay import RoleplayContext
-    from personae.graphs.arcane.tool import create_arcane_act_tool
+    from personae import RoleplayContext, act_at_chapter
 
     fields: dict[str, Any] = {"data_dir": options.data_dir} if options.data_dir else {}
     context = RoleplayContext(
         arc_scope="character", embedding=options.embedding, **fields, **options.models
     )
-    call = _call(create_arcane_act_tool(context, mode=options.arcane_mode))  # type: ignore[arg-type]
+    mode = options.arcane_mode
 
     async def arcane_act(
         novel: Annotated[str, Field(description="An imported novel's slug or title.")],
@@ -207,8 +203,9 @@ def _arcane_act(options: ServerOptions) -> ToolFunction:
 
         The character knows nothing that happens after that chapter.
         """
-        return await call(
-            novel=novel, character=character, chapter=chapter, scenario=scenario, question=question
+        answer = await act_at_chapter(
+            novel, character, chapter, scenario, question, mode=mode, context=context
         )
+        return f"{answer.response} (as of chapter {answer.chapter}, {answer.mode} mode)"
 
     return arcane_act

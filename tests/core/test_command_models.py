@@ -270,3 +270,19 @@ def test_bench_embedding_flag_reaches_every_chroma_method(
     for label in ("ricl", "bookmarks"):
         names = _collections(out / "memory" / label)
         assert names and all("openai-counting" in name for name in names), (label, names)
+
+
+def test_act_help_states_the_temperature_its_requests_are_sent_at(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`act --help` once said "default the server's" while every request went at 0."""
+    from personae.graphs.bookmarks.graph import BookmarksContext
+
+    with pytest.raises(SystemExit):
+        main(["act", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "(PERSONAE_TEMPERATURE; default 0 for every role" in shown
+    context = BookmarksContext(storyline_path="story.jsonl")
+    assert {role: context.sampling(role) for role in ALL} == {
+        role: {"temperature": 0.0} for role in ALL
+    }

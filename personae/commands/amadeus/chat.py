@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.amadeus.persona import add_index_flags
@@ -29,11 +28,9 @@ from personae.degraded import print_degraded
 from personae.errors import InputError
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import RunnableConfig
-
     from personae.graphs.amadeus.graph import AmadeusContext
+    from personae.runners.amadeus import ChatTurn
 
-CHAT_DB = "chats.sqlite"
 EXIT_WORDS = ("/exit", "/quit", "/bye")
 
 
@@ -73,12 +70,6 @@ def add_selection_model_flags(parser: Any) -> None:
     )
 
 
-def turn_payload(character: str, method: str, result: dict[str, Any]) -> dict[str, Any]:
-    """The ``--json`` record of one turn."""
-    keys = ("response", "knowledge", "selected", "gs_failed", "verdicts", "attributes", "usage")
-    return {"character": character, "method": method, **{key: result.get(key) for key in keys}}
-
-
 def agent_context(args: argparse.Namespace) -> AmadeusContext:
     """The AMADEUS run context of the parsed flags (the settings fill the rest).
 
@@ -100,36 +91,26 @@ def agent_context(args: argparse.Namespace) -> AmadeusContext:
     return context
 
 
-def _write_turn(args: argparse.Namespace, character: str, result: dict[str, Any]) -> None:
+def _write_turn(args: argparse.Namespace, turn: ChatTurn) -> None:
     if args.json:
-        payload = turn_payload(character, args.method, result)
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json.dumps(turn.as_json(), ensure_ascii=False, indent=2) + "\n")
     elif args.ask is not None:
-        sys.stdout.write(str(result["response"]) + "\n")
+        sys.stdout.write(turn.response + "\n")
     else:
-        sys.stdout.write(f"{character}: {result['response']}\n\n")
+        sys.stdout.write(f"{turn.character}: {turn.response}\n\n")
     sys.stdout.flush()
-    print_degraded(int((result.get("usage") or {}).get("degraded", 0)))
+    print_degraded(turn.degraded)
 
 
-async def _converse(args: argparse.Namespace, context: Any, character: str, memory: Path) -> None:
+async def _converse(args: argparse.Namespace, context: Any, character: str) -> None:
     import asyncio
 
-    from personae.checkpointers import open_checkpointer
-    from personae.graphs.amadeus.graph import build_graph
+    from personae.runners.amadeus import open_chat
 
-    await asyncio.to_thread(memory.mkdir, parents=True, exist_ok=True)
     thread = args.thread or ("default" if args.ask is None else None)
-    async with open_checkpointer(memory / CHAT_DB, context.settings) as saver:
-        graph = build_graph(saver if thread else None)
-        config: RunnableConfig = {}
-        if thread:
-            config = {"configurable": {"thread_id": f"{character.casefold()}:{thread}"}}
+    async with open_chat(character, context=context, thread=thread) as chat:
         if args.ask is not None:
-            result = await graph.ainvoke(
-                {"character": character, "query": args.ask}, config, context=context
-            )
-            _write_turn(args, character, result)
+            _write_turn(args, await chat.ask(args.ask))
             return
         if not args.json:
             sys.stderr.write(f"Talking to {character} (/exit to leave; the chat is kept).\n")
@@ -142,10 +123,7 @@ async def _converse(args: argparse.Namespace, context: Any, character: str, memo
                 return
             if not line.strip():
                 continue
-            result = await graph.ainvoke(
-                {"character": character, "query": line}, config, context=context
-            )
-            _write_turn(args, character, result)
+            _write_turn(args, await chat.ask(line))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,8 +131,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from personae.commands.amadeus.persona import index_options
-    from personae.memory.amadeus.persona_store import open_persona_index
-    from personae.tools.amadeus.indexing import index_persona
+    from personae.runners.amadeus import index_persona, indexed_character
 
     if args.ask is not None and not args.ask.strip():
         raise InputError("--ask is empty", "pass the question to ask")
@@ -164,21 +141,13 @@ def run(args: argparse.Namespace) -> int:
     options = index_options(args, context)
     character = args.character
     if args.source:
-        doc, stats = asyncio.run(
-            index_persona(args.source, character, options, settings=context.settings)
+        done = asyncio.run(
+            index_persona(args.source, character=character, index=options, context=context)
         )
-        character = doc.character
-        if stats.added or stats.deleted:
-            sys.stderr.write(f"indexed {doc.character}: {stats.added} chunks added\n")
+        character = done.character
+        if done.stats.added or done.stats.deleted:
+            sys.stderr.write(f"indexed {done.character}: {done.stats.added} chunks added\n")
     if not character:
         raise InputError("no character given", "pass --character NAME or a persona source")
-    index = open_persona_index(
-        character,
-        splitter=options.splitter,
-        embedding=options.embedding,
-        memory_dir=options.memory_dir,
-        chroma_host=options.chroma_host,
-        chroma_port=options.chroma_port,
-    )
-    asyncio.run(_converse(args, context, index.character, args.memory))
+    asyncio.run(_converse(args, context, indexed_character(character, options)))
     return 0

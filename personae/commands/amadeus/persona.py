@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.models import add_embedding_flag
-from personae.errors import InputError
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingContext
@@ -77,21 +76,15 @@ def index_options(args: argparse.Namespace, store: EmbeddingContext | None = Non
 
     The embedding is opened here (a missing server or model package fails before any work).
     """
-    from personae.tools.amadeus.indexing import IndexSettings
+    from personae.runners.amadeus import persona_index_settings
 
-    context = store or store_context(args)
-    memory: Path = args.memory
-    if memory.exists() and not memory.is_dir():
-        raise InputError(f"--memory {memory} is a file", "pass a folder for the persona index")
-    return IndexSettings(
-        memory_dir=str(memory),
+    return persona_index_settings(
+        args.memory,
         splitter=args.splitter,
-        embedding=context.text_embedding(),
-        fixed_size=args.chunk_size,
-        fixed_overlap=args.overlap,
+        context=store or store_context(args),
+        chunk_size=args.chunk_size,
+        overlap=args.overlap,
         max_chunk_chars=args.max_chunk_chars,
-        chroma_host=context.chroma_host or None,
-        chroma_port=context.chroma_port,
     )
 
 
@@ -107,21 +100,18 @@ def describe(stats: Any, doc: Any, memory: Path) -> str:
 def run_index(args: argparse.Namespace) -> int:
     """Import the source, split it and update the index; print what changed."""
     import asyncio
-    from dataclasses import asdict
 
-    from personae.tools.amadeus.indexing import index_persona, long_chunk_warning
+    from personae.runners.amadeus import index_persona
 
     store = store_context(args)
     options = index_options(args, store)
-    doc, stats = asyncio.run(
-        index_persona(args.source, args.character, options, settings=store.settings)
+    done = asyncio.run(
+        index_persona(args.source, character=args.character, index=options, context=store)
     )
-    warning = long_chunk_warning(stats)
-    if warning:
-        sys.stderr.write(f"personae: warning: {warning}\n")
+    if done.warning:
+        sys.stderr.write(f"personae: warning: {done.warning}\n")
     if args.json:
-        payload = {"character": doc.character, "source": doc.source, "kind": doc.source_kind}
-        sys.stdout.write(json.dumps({**payload, **asdict(stats)}, indent=2) + "\n")
+        sys.stdout.write(json.dumps(done.as_json(), indent=2) + "\n")
     else:
-        sys.stdout.write(describe(stats, doc, args.memory) + "\n")
+        sys.stdout.write(describe(done.stats, done, args.memory) + "\n")
     return 0

@@ -24,11 +24,11 @@ from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.degraded import print_degraded
 from personae.errors import InputError
+from personae.runners.arcane import CHECKPOINT_DB
 
 if TYPE_CHECKING:
     from personae.settings import Settings
 
-CHECKPOINT_DB = ".checkpoints.sqlite"
 DEFAULT_CONFIRM_ABOVE = 500_000
 VOTE_COLUMNS = ("annotator", "validity", "novel_span", "importance", "confidence")
 
@@ -83,11 +83,6 @@ def _progress(line: str) -> None:
     sys.stderr.write(f"• {line}\n")
 
 
-def thread_of(slug: str, character: str) -> Any:
-    """The checkpoint thread of one character's build."""
-    return {"configurable": {"thread_id": f"arc_build:{slug}:{character}"}}
-
-
 def run_build(args: argparse.Namespace) -> int:
     """Estimate, confirm, then build (or resume) each character's arcs."""
     import asyncio
@@ -123,7 +118,7 @@ def run_build(args: argparse.Namespace) -> int:
     context = ArcBuildContext(critic_model=args.critic_model or "", **context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
     for character in characters:
-        asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
+        asyncio.run(_build_one(novel.slug, character, args.split, context))
     return 0
 
 
@@ -146,33 +141,12 @@ def suggest(novel: Any, top: int) -> int:
     return 0
 
 
-async def _build_one(folder: Path, slug: str, character: str, split: str, context: Any) -> None:
-    from personae.checkpointers import open_checkpointer
-    from personae.graphs.arcane.arc_build import build_graph
-    from personae.graphs.arcane.context import checkpoint_serde
+async def _build_one(slug: str, character: str, split: str, context: Any) -> None:
+    from personae.runners.arcane import build_arcs
 
-    config = thread_of(slug, character)
-    async with open_checkpointer(
-        folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
-    ) as saver:
-        app = build_graph(saver)
-        snapshot = await app.aget_state(config)
-        payload: Any = {"novel": slug, "character": character, "split": split}
-        if snapshot.next:
-            if snapshot.interrupts:
-                _progress(f"{character}: waiting for votes (personae arc annotate {slug} --export)")
-                return
-            payload = None
-            _progress(f"{character}: resuming at chapter {snapshot.values.get('cursor', 1)}")
-        stream = app.astream(
-            payload, config, context=context, stream_mode="updates", durability="sync"
-        )
-        async for chunk in stream:
-            for node, update in chunk.items():
-                if node == "process_chapter" and isinstance(update, dict):
-                    _progress(f"{character}: chapter {int(update['cursor']) - 1} read")
-        final = await app.aget_state(config)
-    _report(character, final.values, bool(final.interrupts), slug)
+    build = await build_arcs(slug, character, split=split, context=context, progress=_progress)
+    if build.ran:
+        _report(character, build.values, build.waiting_for_votes, slug)
 
 
 def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) -> None:

@@ -134,28 +134,26 @@ def run_act(args: argparse.Namespace) -> int:
     """Role-play one answer at ``--chapter`` and print it."""
     import asyncio
 
-    from personae.graphs.arcane.roleplay import RoleplayInput, build_graph
+    from personae.runners.arcane import act_at_chapter
 
     if args.mode not in MODE_NAMES:
         raise InputError(f"unknown mode {args.mode!r}", f"use one of {', '.join(MODE_NAMES)}")
     context = roleplay_context(args)
-    payload: RoleplayInput = {
-        "novel": args.book,
-        "mode": args.mode,
-        "character": args.character,
-        "chapter": args.chapter,
-        "scenario": args.scenario,
-    }
-    if args.question:
-        payload["question"] = args.question
-    if args.axis:
-        payload["axis_id"] = args.axis
-    result = asyncio.run(build_graph().ainvoke(payload, context=context))
-    if args.show_prompt:
-        sys.stdout.write(
-            f"--- system ---\n{result['system']}\n--- user ---\n{result['user']}\n---\n"
+    answer = asyncio.run(
+        act_at_chapter(
+            args.book,
+            args.character,
+            args.chapter,
+            args.scenario,
+            args.question,
+            mode=args.mode,
+            axis=args.axis,
+            context=context,
         )
-    sys.stdout.write(result["response"] + "\n")
+    )
+    if args.show_prompt:
+        sys.stdout.write(f"--- system ---\n{answer.system}\n--- user ---\n{answer.user}\n---\n")
+    sys.stdout.write(answer.response + "\n")
     return 0
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from personae.commands.models import ModelFields, model_fields
 from personae.errors import InputError
-from personae.files import check_writable_dir, parse_jsonl, require_file
 from personae.settings import DEFAULT_DATA_DIR
 
 
@@ -88,65 +87,32 @@ def register(commands: Any) -> None:
     chapters.set_defaults(handler=run_chapters)
 
 
-def _read_source(args: argparse.Namespace) -> tuple[str, str, str]:
-    """``(title, raw text, source description)`` from FILE or a CoSER record."""
-    if (args.file is None) == (args.coser is None):
-        raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
-    path: Path = args.file or args.coser
-    require_file(path, "the novel", "check the path")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{path} is not UTF-8 text", "convert it to UTF-8 first") from error
-    if args.file is not None:
-        return args.title or path.stem.replace("_", " "), text, str(path)
-    records = [row for _, row in parse_jsonl(text, str(path), "pass a CoSER books JSONL file")]
-    titles = [str(r.get("title", "")) for r in records if isinstance(r, dict)]
-    chosen = [r for r in records if isinstance(r, dict) and (args.title in (None, r.get("title")))]
-    if len(chosen) != 1 or not isinstance(chosen[0].get("content"), str):
-        raise InputError(
-            f"--title must name one record of {path} (titles: {', '.join(titles) or 'none'})",
-            'e.g. --title "Pride and Prejudice"',
-        )
-    return str(chosen[0]["title"]), chosen[0]["content"], f"{path}#{chosen[0]['title']}"
-
-
 def run_import(args: argparse.Namespace) -> int:
     """Segment the text and save the chapters; print the count and what was cut."""
-    import hashlib
+    from personae.runners.arcane import import_novel
 
-    from personae.memory.arcane.novel_store import save_novel
-    from personae.tools.arcane.novel_text import DEFAULT_PATTERNS, segment_novel
-
-    title, raw, source = _read_source(args)
-    if not title.strip():
-        raise InputError("the title is empty", "pass --title")
-    check_writable_dir(data_dir(args), "--data")
-    segmentation = segment_novel(
-        raw,
+    if (args.file is None) == (args.coser is None):
+        raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
+    novel = import_novel(
+        args.file or args.coser,
+        data_dir=data_dir(args),
+        title=args.title,
+        coser=args.coser is not None,
         chapter_pattern=args.chapter_pattern,
         start_marker=args.start_marker,
         end_marker=args.end_marker,
     )
-    form = "play" if segmentation.pattern == DEFAULT_PATTERNS[1] else "novel"
-    folder = save_novel(
-        data_dir(args),
-        title=title.strip(),
-        segmentation=segmentation,
-        source=source,
-        form=form,
-        raw_sha256=hashlib.sha256(raw.encode()).hexdigest(),
-    )
+    segmentation = novel.segmentation
     out = sys.stdout
     out.write(
-        f"{title}: {len(segmentation.chapters)} chapters ({form}), "
+        f"{novel.title}: {len(segmentation.chapters)} chapters ({novel.form}), "
         f"{segmentation.cleaned_chars:,} characters kept; cut {segmentation.front_chars_dropped:,} "
         f"before, {segmentation.back_chars_dropped:,} after, "
         f"{segmentation.toc_entries_dropped} table-of-contents entries\n"
     )
     for note in segmentation.notes:
         out.write(f"note: {note}\n")
-    out.write(f"saved {folder}\n")
+    out.write(f"saved {novel.folder}\n")
     return 0
 
 

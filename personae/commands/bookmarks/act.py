@@ -30,7 +30,6 @@ from personae.commands.bookmarks.options import (
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.files import check_writable_dir
-from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints, StepRun
 
 if TYPE_CHECKING:
     from personae.graphs.bookmarks.graph import BookmarksContext
@@ -64,7 +63,8 @@ def register(commands: Any) -> None:
         help="with --memory: start the step over, discarding what an interrupted run of the "
         "same step left (by default a rerun resumes it, paying only for calls in flight)",
     )
-    add_model_flags(parser)
+    # The BOOKMARKS context's default sampling (graphs/bookmarks/acting.py), not the server's.
+    add_model_flags(parser, temperature_default="0 for every role, as the released runner's 1e-8")
     add_embedding_flag(parser)
     parser.set_defaults(handler=run)
 
@@ -92,21 +92,6 @@ def render_text(result: dict[str, Any], warnings: list[str] | None = None) -> st
     return "\n".join(lines) + "\n"
 
 
-def scene_view(storyline: Any, character: str, position: int, size: int) -> dict[str, Any]:
-    """The scene before ``position`` and, when ``character`` acts there, the true action.
-
-    A benchmark storyline knows what the character really did next: showing it beside the
-    prediction is how a user checks one step by eye (the agent never sees it).
-    """
-    truth = storyline.actions[position]
-    after = [p for p in storyline.positions_of(character) if p >= position]
-    return {
-        "scene": [action.render() for action in storyline.scene(position, size)],
-        "true_action": truth.text if truth.by(character) else None,
-        "next_own_position": after[0] if after else None,
-    }
-
-
 def render_scene(view: dict[str, Any], character: str, position: int) -> str:
     """The scene lines, then the true next action (or where the character acts next)."""
     lines = ["Scene:", *[f"  {line}" for line in view["scene"]]]
@@ -120,14 +105,6 @@ def render_scene(view: dict[str, Any], character: str, position: int) -> str:
     else:
         lines.append(f"{character} takes no action at or after [{position}]")
     return "\n".join(lines) + "\n\n"
-
-
-async def run_step(
-    graph: Any, payload: dict[str, Any], context: Any, memory: Path | None, fresh: bool
-) -> StepRun:
-    """One step, checkpointed in ``memory`` (``None``: an in-process bank, nothing to resume)."""
-    async with StepCheckpoints(memory, context.settings) as checkpoints:
-        return await checkpoints.invoke(graph, payload, context, fresh=fresh)
 
 
 def act_context(args: argparse.Namespace) -> BookmarksContext:
@@ -155,31 +132,20 @@ def act_context(args: argparse.Namespace) -> BookmarksContext:
 
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
-    from personae.graphs.bookmarks.graph import build_graph, step_warnings
-    from personae.memory.bookmarks.storyline import open_storyline
+    from personae.runners.bookmarks import check_step, predict_action, scene_view
 
-    storyline = open_storyline(args.storyline)
-    character = storyline.check_character(args.character)
-    position = storyline.check_position(args.position)
+    storyline, character, position = check_step(args.storyline, args.character, args.position)
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
     context = act_context(args)
-    step = asyncio.run(
-        run_step(
-            build_graph(),
-            {"character": character, "position": position},
-            context,
-            args.memory,
-            args.fresh,
-        )
-    )
+    step = asyncio.run(predict_action(character, position, context=context, fresh=args.fresh))
     if step.resumed:
         sys.stderr.write(
             "personae: resumed the interrupted step: its finished work was reused "
             "(--fresh starts over)\n"
         )
     result: dict[str, Any] = step.output
-    warnings = step_warnings(result["stats"])
+    warnings = step.warnings
     print_degraded(int(result["stats"].get("degraded", 0)))
     view = scene_view(storyline, character, position, context.scene_size) if args.scene else None
     if args.json:

@@ -1,0 +1,239 @@
+"""AMADEUS as library calls: index a persona, then talk to the character (one turn or a chat).
+
+The CLI (``personae persona index``, ``personae chat``), the MCP ``ask_character`` tool and
+apps call these; nothing here prints. The run context (:class:`AmadeusContext`) carries the
+models, the persona memory folder, the method and the embedding; what it leaves empty it takes
+from the settings (``PERSONAE_MODEL``, ``PERSONAE_EMBEDDINGS``, ``CHROMA_HOST``, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from personae.errors import InputError
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from personae.graphs.amadeus.graph import AmadeusContext
+    from personae.graphs.store_context import EmbeddingContext
+    from personae.tools.amadeus.indexing import IndexSettings, IndexStats
+
+CHAT_DB = "chats.sqlite"
+"""The file in the persona memory folder that keeps the conversations (one thread each)."""
+DEFAULT_MEMORY = Path("personas")
+"""Where persona indexes live unless the caller says otherwise."""
+
+
+@dataclass(frozen=True)
+class IndexedPersona:
+    """What :func:`index_persona` did to a character's index."""
+
+    character: str
+    """The character's name as the source gives it (the name to talk to)."""
+    source: str
+    """Where the persona came from (a path, a URL, ``book.json#character``)."""
+    source_kind: str
+    """markdown, profile, wiki, coser."""
+    stats: IndexStats
+    """Chunks and sections; how many chunks were added, deleted, kept unchanged."""
+    warning: str | None
+    """Set when chunks are longer than small embedders read (the fix is ``max_chunk_chars``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The record ``personae persona index --json`` prints."""
+        head = {"character": self.character, "source": self.source, "kind": self.source_kind}
+        return {**head, **asdict(self.stats)}
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One answer of the character, with what grounded it."""
+
+    character: str
+    method: str
+    """amadeus, naive or none (the run context's)."""
+    response: str
+    """The character's in-character answer."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """The graph's output: knowledge chunks, the Guided Selection slot and verdicts, the
+    attributes, ``gs_failed`` (the fallback fired) and ``usage`` (calls, ``degraded``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The record ``personae chat --json`` prints for the turn."""
+        keys = ("response", "knowledge", "selected", "gs_failed", "verdicts", "attributes", "usage")
+        body = {key: self.details.get(key) for key in keys}
+        return {"character": self.character, "method": self.method, **body}
+
+    @property
+    def degraded(self) -> int:
+        """Model answers this turn dropped as malformed (0 when every one was usable)."""
+        return int((self.details.get("usage") or {}).get("degraded", 0))
+
+
+def persona_index_settings(
+    memory_dir: str | Path | None = DEFAULT_MEMORY,
+    *,
+    splitter: Literal["acts", "ats", "fixed"] = "acts",
+    context: EmbeddingContext | None = None,
+    chunk_size: int = 1000,
+    overlap: int = 200,
+    max_chunk_chars: int | None = None,
+) -> IndexSettings:
+    """Where and how a persona is indexed: ``context``'s embedding and Chroma server.
+
+    The embedding is opened here, so a missing server or model package fails before any work.
+
+    Raises:
+        InputError: ``memory_dir`` is a file.
+    """
+    from personae.graphs.store_context import EmbeddingContext
+    from personae.tools.amadeus.indexing import IndexSettings
+
+    store = context or EmbeddingContext()
+    if memory_dir is not None and Path(memory_dir).exists() and not Path(memory_dir).is_dir():
+        raise InputError(f"--memory {memory_dir} is a file", "pass a folder for the persona index")
+    return IndexSettings(
+        memory_dir=str(memory_dir) if memory_dir is not None else None,
+        splitter=splitter,
+        embedding=store.text_embedding(),
+        fixed_size=chunk_size,
+        fixed_overlap=overlap,
+        max_chunk_chars=max_chunk_chars,
+        chroma_host=store.chroma_host or None,
+        chroma_port=store.chroma_port,
+    )
+
+
+async def index_persona(
+    source: str | Path | Mapping[str, Any],
+    *,
+    character: str | None = None,
+    index: IndexSettings | None = None,
+    context: EmbeddingContext | None = None,
+) -> IndexedPersona:
+    """Import a persona and build or update its character's index (the paper's ACTS splitter).
+
+    ``source`` is a Markdown persona, a profiler ``profile.json``, a wiki page URL or saved
+    ``.html``, a CoSER book ``.json`` (with ``character``), or a profile document already in
+    memory (what :func:`personae.profile_document` returns). Re-indexing an edited source
+    re-embeds only the sections that changed. ``index`` says where and how
+    (:func:`persona_index_settings`; default: ``./personas`` with ``context``'s embedding).
+    """
+    from personae.graphs.store_context import EmbeddingContext
+    from personae.tools.amadeus.indexing import index_document, long_chunk_warning
+    from personae.tools.amadeus.indexing import index_persona as index_source
+    from personae.tools.amadeus.persona_import import persona_from_profile
+
+    store = context or EmbeddingContext()
+    options = index or persona_index_settings(context=store)
+    if isinstance(source, Mapping):
+        doc = persona_from_profile(source, source="the profile document")
+        stats = await asyncio.to_thread(index_document, doc, options)
+    else:
+        doc, stats = await index_source(str(source), character, options, settings=store.settings)
+    return IndexedPersona(
+        doc.character, doc.source, doc.source_kind, stats, long_chunk_warning(stats)
+    )
+
+
+def indexed_character(name: str, index: IndexSettings) -> str:
+    """The name ``name``'s index is kept under (case and spacing as indexed).
+
+    Raises:
+        InputError: no index of that character with this splitter and embedding.
+    """
+    from personae.memory.amadeus.persona_store import open_persona_index
+
+    found = open_persona_index(
+        name,
+        splitter=index.splitter,
+        embedding=index.embedding,
+        memory_dir=index.memory_dir,
+        chroma_host=index.chroma_host,
+        chroma_port=index.chroma_port,
+    )
+    return found.character
+
+
+class Chat:
+    """A conversation with one character; with a ``thread`` it is kept and resumed.
+
+    Use it as an async context manager (:func:`open_chat`): the conversation's checkpoints
+    live in ``<memory_dir>/chats.sqlite``, one thread per ``(character, thread)``.
+    """
+
+    def __init__(self, character: str, context: AmadeusContext, thread: str | None) -> None:
+        self.character = character
+        self.context = context
+        self.thread = thread
+        self._stack = AsyncExitStack()
+        self._graph: Any = None
+
+    async def __aenter__(self) -> Chat:
+        from personae.checkpointers import open_checkpointer
+        from personae.graphs.amadeus.graph import build_graph
+
+        saver = None
+        if self.thread is not None:
+            memory = Path(self.context.memory_dir or DEFAULT_MEMORY)
+            await asyncio.to_thread(memory.mkdir, parents=True, exist_ok=True)
+            checkpoints = open_checkpointer(memory / CHAT_DB, self.context.settings)
+            saver = await self._stack.enter_async_context(checkpoints)
+        self._graph = build_graph(saver)
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self._stack.aclose()
+
+    async def ask(self, message: str) -> ChatTurn:
+        """The character's answer to ``message`` (earlier turns of the thread in view)."""
+        config: RunnableConfig = {}
+        if self.thread is not None:
+            thread_id = f"{self.character.casefold()}:{self.thread}"
+            config = {"configurable": {"thread_id": thread_id}}
+        payload = {"character": self.character, "query": message}
+        result = await self._graph.ainvoke(payload, config, context=self.context)
+        return ChatTurn(self.character, self.context.method, str(result["response"]), dict(result))
+
+
+def open_chat(
+    character: str, *, context: AmadeusContext | None = None, thread: str | None = None
+) -> Chat:
+    """A conversation with ``character``, to use in an ``async with`` block.
+
+    ``thread`` names a conversation kept in the persona memory folder's ``chats.sqlite``: a
+    later chat with the same name resumes it. ``None``: each turn stands alone.
+    """
+    from personae.graphs.amadeus.graph import AmadeusContext
+
+    return Chat(character, context or AmadeusContext(), thread)
+
+
+async def ask_character(
+    character: str,
+    question: str,
+    *,
+    context: AmadeusContext | None = None,
+    thread: str | None = None,
+) -> ChatTurn:
+    """One turn with an indexed character: its in-character answer, grounded in its persona.
+
+    Raises:
+        InputError: the question is empty, or the character has no index.
+    """
+    if not question.strip():
+        raise InputError("the question is empty", "ask the character something")
+    async with open_chat(character, context=context, thread=thread) as chat:
+        return await chat.ask(question)

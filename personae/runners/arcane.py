@@ -1,0 +1,229 @@
+"""ARCANE as library calls: import a novel, build a character's arcs, act as of chapter N.
+
+The CLI (``personae novel import``, ``personae arc build``, ``personae arcane act``), the MCP
+``arcane_act`` tool and apps call these; nothing here prints (progress goes to the callback a
+caller passes). Novels and arcs live in the data folder (``DATA/novels/<slug>/``); the run
+contexts fill what they leave empty from the settings (``PERSONAE_DATA_DIR``, the models,
+``PERSONAE_CACHE_DIR``, ``PERSONAE_EMBEDDINGS``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from personae.errors import InputError
+from personae.files import check_writable_dir, parse_jsonl, require_file
+
+if TYPE_CHECKING:
+    from personae.graphs.arcane.arc_build import ArcBuildContext
+    from personae.graphs.arcane.roleplay import RoleplayContext
+    from personae.tools.arcane.novel_text import Segmentation
+
+Progress = Callable[[str], None]
+"""Where a runner reports a step (one line, no newline); the CLI writes it to stderr."""
+CHECKPOINT_DB = ".checkpoints.sqlite"
+"""The file in a novel's folder that checkpoints its arc builds, chapter by chapter."""
+
+
+def _quiet(line: str) -> None:
+    """The default progress: nothing."""
+
+
+@dataclass(frozen=True)
+class ImportedNovel:
+    """A novel saved as numbered chapters."""
+
+    title: str
+    folder: Path
+    """``DATA/novels/<slug>/`` with ``chapters.jsonl`` and ``meta.json``."""
+    form: str
+    """novel or play (the heading pattern that cut it)."""
+    segmentation: Segmentation
+    """The chapters and what the cleaning cut (front and back matter, contents entries)."""
+
+
+def read_novel_source(path: Path, *, title: str | None, coser: bool) -> tuple[str, str, str]:
+    """``(title, raw text, source description)`` of a plain-text novel or a CoSER record.
+
+    Raises:
+        InputError: the file is missing or not UTF-8, or ``title`` names no single CoSER record.
+    """
+    require_file(path, "the novel", "check the path")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path} is not UTF-8 text", "convert it to UTF-8 first") from error
+    if not coser:
+        return title or path.stem.replace("_", " "), text, str(path)
+    records = [row for _, row in parse_jsonl(text, str(path), "pass a CoSER books JSONL file")]
+    titles = [str(r.get("title", "")) for r in records if isinstance(r, dict)]
+    chosen = [r for r in records if isinstance(r, dict) and (title in (None, r.get("title")))]
+    if len(chosen) != 1 or not isinstance(chosen[0].get("content"), str):
+        raise InputError(
+            f"--title must name one record of {path} (titles: {', '.join(titles) or 'none'})",
+            'e.g. --title "Pride and Prejudice"',
+        )
+    return str(chosen[0]["title"]), chosen[0]["content"], f"{path}#{chosen[0]['title']}"
+
+
+def import_novel(
+    path: Path,
+    *,
+    data_dir: Path,
+    title: str | None = None,
+    coser: bool = False,
+    chapter_pattern: str | None = None,
+    start_marker: str | None = None,
+    end_marker: str | None = None,
+) -> ImportedNovel:
+    """Clean and cut a novel into chapters and save them under ``data_dir/novels/<slug>/``.
+
+    ``path`` is a UTF-8 plain-text novel, or with ``coser`` a CoSER books JSONL file whose
+    record ``title`` names. The cleaning drops page artefacts, drop caps and a modern edition's
+    front and back matter; ``start_marker`` / ``end_marker`` cut where the heuristics do not.
+    """
+    from personae.memory.arcane.novel_store import save_novel
+    from personae.tools.arcane.novel_text import DEFAULT_PATTERNS, segment_novel
+
+    name, raw, source = read_novel_source(path, title=title, coser=coser)
+    if not name.strip():
+        raise InputError("the title is empty", "pass --title")
+    check_writable_dir(data_dir, "--data")
+    segmentation = segment_novel(
+        raw, chapter_pattern=chapter_pattern, start_marker=start_marker, end_marker=end_marker
+    )
+    form = "play" if segmentation.pattern == DEFAULT_PATTERNS[1] else "novel"
+    folder = save_novel(
+        data_dir,
+        title=name.strip(),
+        segmentation=segmentation,
+        source=source,
+        form=form,
+        raw_sha256=hashlib.sha256(raw.encode()).hexdigest(),
+    )
+    return ImportedNovel(name, folder, form, segmentation)
+
+
+@dataclass(frozen=True)
+class ArcBuild:
+    """One character's arc build as its checkpoint holds it after this call."""
+
+    character: str
+    waiting_for_votes: bool
+    """An eval-split build paused for human validity votes (``personae arc annotate``)."""
+    ran: bool = True
+    """False when the build was already waiting for votes: nothing ran."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """The build's state: ``arcs`` kept, ``dropped`` and ``flags`` lines, ``degraded`` items,
+    ``usage`` (``llm_calls``, ``input_tokens``, ``output_tokens``, ``cache_hits``)."""
+
+
+def arc_thread(slug: str, character: str) -> Any:
+    """The checkpoint thread of one character's build."""
+    return {"configurable": {"thread_id": f"arc_build:{slug}:{character}"}}
+
+
+async def build_arcs(
+    book: str,
+    character: str,
+    *,
+    split: str = "train",
+    context: ArcBuildContext,
+    progress: Progress = _quiet,
+) -> ArcBuild:
+    """Build (or resume) one character's arcs (T12-T16) of an imported novel.
+
+    ``book`` is the novel's slug or title in ``context.data_dir``. The build is checkpointed
+    per chapter in the novel's folder: a killed build resumes at its chapter; an eval-split
+    build waiting for votes is left waiting. Every model call is cached, so a rerun pays only
+    for what it has not asked yet.
+    """
+    from personae.checkpointers import open_checkpointer
+    from personae.graphs.arcane.arc_build import build_graph
+    from personae.graphs.arcane.context import checkpoint_serde
+    from personae.memory.arcane.novel_store import open_novel
+
+    novel = open_novel(Path(context.data_dir), book)
+    folder, slug = novel.folder, novel.slug
+    character = novel.check_character(character)
+
+    config = arc_thread(slug, character)
+    async with open_checkpointer(
+        folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
+    ) as saver:
+        app = build_graph(saver)
+        snapshot = await app.aget_state(config)
+        payload: Any = {"novel": slug, "character": character, "split": split}
+        if snapshot.next:
+            if snapshot.interrupts:
+                progress(f"{character}: waiting for votes (personae arc annotate {slug} --export)")
+                return ArcBuild(character, True, False, dict(snapshot.values))
+            payload = None
+            progress(f"{character}: resuming at chapter {snapshot.values.get('cursor', 1)}")
+        stream = app.astream(
+            payload, config, context=context, stream_mode="updates", durability="sync"
+        )
+        async for chunk in stream:
+            for node, update in chunk.items():
+                if node == "process_chapter" and isinstance(update, dict):
+                    progress(f"{character}: chapter {int(update['cursor']) - 1} read")
+        final = await app.aget_state(config)
+    return ArcBuild(character, bool(final.interrupts), True, dict(final.values))
+
+
+@dataclass(frozen=True)
+class ChapterAnswer:
+    """A character's answer as of a chapter, and the prompt that produced it."""
+
+    response: str
+    chapter: int
+    """The query chapter: nothing after it reached the prompt."""
+    mode: str
+    """The context mode (``arc``: the paper's method)."""
+    system: str
+    user: str
+
+
+async def act_at_chapter(
+    novel: str,
+    character: str,
+    chapter: int,
+    scenario: str,
+    question: str | None = None,
+    *,
+    mode: str = "arc",
+    axis: str | None = None,
+    context: RoleplayContext | None = None,
+) -> ChapterAnswer:
+    """Play ``character`` of an imported ``novel`` as they are at ``chapter`` (ARCANE).
+
+    ``mode`` is the paper's context mode (``arc``: the character's arc as of the chapter;
+    ``vanilla``, ``summary``, ``rag``, ``lifechoice``, ``timechara`` its baselines), ``axis``
+    one arc axis instead of all the character's. ``question`` left out asks what they do.
+    """
+    from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, build_graph
+
+    run_context = context or RoleplayContext(arc_scope="axis" if axis else "character")
+    payload: RoleplayInput = {
+        "novel": novel,
+        "mode": mode,
+        "character": character,
+        "chapter": chapter,
+        "scenario": scenario,
+    }
+    if question:
+        payload["question"] = question
+    if axis:
+        payload["axis_id"] = axis
+    result = await build_graph().ainvoke(payload, context=run_context)
+    return ChapterAnswer(
+        str(result["response"]),
+        int(result["query_chapter"]),
+        mode,
+        str(result.get("system", "")),
+        str(result.get("user", "")),
+    )

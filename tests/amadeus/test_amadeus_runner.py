@@ -1,0 +1,85 @@
+"""The AMADEUS runners as a library calls them: index a profile document, answer, keep a chat."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from personae import AmadeusContext, ask_character, index_persona, open_chat, persona_index_settings
+from personae.errors import InputError
+from personae.testing import ScriptedChatModel, override_models, prompt_text
+
+PROFILE: dict[str, Any] = {
+    "character": "Iago",
+    "profile": "I am Othello's ensign. I hate the Moor.",
+    "dimensions": {"deeds": [{"text": "I set Roderigo on Brabantio."}]},
+}
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    def answer(messages: list[BaseMessage]) -> str:
+        return (
+            "Again, ensign."
+            if "I am not what I am." in prompt_text(messages)
+            else "I am not what I am."
+        )
+
+    chat = ScriptedChatModel(
+        responders={
+            "RelevanceVerdict": lambda m: {"reason": "r", "relevant": "ensign" in prompt_text(m)},
+            "CharacterAttributes": lambda m: {
+                "belief_and_value": "Self first.",
+                "psychological_traits": "Cold.",
+            },
+            "text": answer,
+        }
+    )
+    with override_models(chat):
+        yield chat
+
+
+async def test_a_profile_document_is_indexed_then_the_character_answers_from_it(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    context = AmadeusContext(memory_dir=str(tmp_path / "personas"), model="openai:scripted")
+    where = persona_index_settings(context.memory_dir, context=context)
+    done = await index_persona(PROFILE, index=where, context=context)
+    assert (done.character, done.source_kind, done.stats.added) == ("Iago", "profile", 2)
+    assert done.as_json()["kind"] == "profile" and done.warning is None
+    again = await index_persona(PROFILE, index=where, context=context)
+    assert (again.stats.added, again.stats.kept) == (0, 2)  # unchanged: nothing re-embedded
+    turn = await ask_character("Iago", "Who are you?", context=context)
+    assert turn.response == "I am not what I am." and turn.degraded == 0
+    record = turn.as_json()
+    assert record["method"] == "amadeus"
+    assert any("ensign" in chunk["text"] for chunk in record["knowledge"])
+
+
+async def test_a_named_chat_thread_is_kept_and_resumed(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    context = AmadeusContext(memory_dir=str(tmp_path / "personas"), model="openai:scripted")
+    await index_persona(PROFILE, index=persona_index_settings(context.memory_dir, context=context))
+    async with open_chat("Iago", context=context, thread="t1") as chat:
+        first = await chat.ask("Who are you?")
+    async with open_chat("Iago", context=context, thread="t1") as chat:
+        second = await chat.ask("And again?")  # the earlier turn is in the prompt
+    assert (first.response, second.response) == ("I am not what I am.", "Again, ensign.")
+    assert (tmp_path / "personas" / "chats.sqlite").is_file()
+    alone = await ask_character("Iago", "And again?", context=context)  # no thread: no history
+    assert alone.response == "I am not what I am."
+
+
+async def test_bad_input_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="the question is empty"):
+        await ask_character("Iago", "  ")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="is a file"):
+        persona_index_settings(tmp_path / "file")
+    with pytest.raises(InputError, match="the profile document is not a Personae profile.json"):
+        await index_persona({"character": "X"}, index=persona_index_settings(tmp_path / "p"))
