@@ -80,3 +80,31 @@ def test_getting_started_tour(
     assert len(chapters) == 5
     assert "Mara:" in printed[5] and (novel / "arcs").is_dir()
     assert printed[6].strip()  # Mara's answer as of chapter 3
+
+
+PYTHON_MARKER = "<!-- run: tests/test_tour.py::test_python_tour -->"
+
+
+def python_block(page: Path = PAGE) -> str:
+    """The page's Python block marked as run by :func:`test_python_tour`."""
+    text = page.read_text(encoding="utf-8")
+    after = text.split(PYTHON_MARKER, 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_python_tour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = python_block()
+    assert "from personae import" in code and "personae." not in code  # the public API only
+    copy_samples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    wiki = tour_lines()[0]
+    with sample_wiki(wiki) as (meant, served), override_models(sample_model()):
+        exec(compile(code.replace(meant, served), "getting-started.md", "exec"), {})  # noqa: S102
+    printed = capsys.readouterr().out.splitlines()
+    path, calls, *_ = printed[0].rsplit(" ", 3)
+    assert path == "profiles/mara-vell--the-keeper-of-gull-rock/profile.json" and int(calls) > 0
+    assert (tmp_path / "personas").is_dir()
+    assert printed[-1].strip()  # Mara's answer
