@@ -77,10 +77,11 @@ class LoopbackWebServer:
 
     ``route(request)`` answers every request; all requests are recorded in ``requests`` so
     tests can assert what the client sent (User-Agent, serial access, cache hits). ``latency``
-    adds a delay per request for benchmarks. Use as a context manager.
+    adds a delay per request for benchmarks; ``port`` 0 takes a free one. Use as a context
+    manager.
     """
 
-    def __init__(self, route: Route, *, latency: float = 0.0) -> None:
+    def __init__(self, route: Route, *, latency: float = 0.0, port: int = 0) -> None:
         self.route = route
         self.latency = latency
         self.requests: list[WebRequest] = []
@@ -121,7 +122,7 @@ class LoopbackWebServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True

@@ -98,7 +98,8 @@ def embedding_key(embedding: TextEmbedding) -> str:
 
 def open_client(memory_dir: str | None, chroma_host: str | None = None, port: int = 8000) -> Any:
     """One Chroma client per memory folder (or server) per process; ``None``: in memory."""
-    key = f"http://{chroma_host}:{port}" if chroma_host else str(memory_dir or ":memory:")
+    folder = Path(memory_dir).resolve() if memory_dir else None  # one client per folder, any cwd
+    key = f"http://{chroma_host}:{port}" if chroma_host else str(folder or ":memory:")
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(key)
         if client is None:
@@ -108,7 +109,7 @@ def open_client(memory_dir: str | None, chroma_host: str | None = None, port: in
                 settings = load_settings({"CHROMA_HOST": chroma_host, "CHROMA_PORT": str(port)})
                 client = open_chroma(None, settings)
             else:
-                client = open_chroma(Path(memory_dir) if memory_dir else None)
+                client = open_chroma(folder)
             _CLIENTS[key] = client
         return client
 

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import importlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,9 @@ CASES: list[tuple[dict[str, str], str, str, tuple[str, str]]] = [
     ),
 ]
 IDS = ["defaults", "env-model", "run-model", "run-beats-env", "env-fast", "run-fast"]
+
+ENV_EXAMPLE_LINE = re.compile(r"^# ([A-Z][A-Z0-9_]*)=")
+"""A variable line of .env.example: commented out, so copying the file sets nothing."""
 
 
 @pytest.mark.parametrize(("env", "model", "fast", "expected"), CASES, ids=IDS)
@@ -207,9 +211,9 @@ def test_env_example_lists_every_variable_the_graph_contexts_read(
 ) -> None:
     root = Path(__file__).resolve().parents[2]
     names = [
-        line.split("=", 1)[0]
+        match.group(1)
         for line in (root / ".env.example").read_text().splitlines()
-        if "=" in line and not line.startswith("#")
+        if (match := ENV_EXAMPLE_LINE.match(line))
     ]
     listed = set(names)
     assert len(names) == len(listed), "a variable is listed twice in .env.example"

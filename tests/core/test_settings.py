@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ("agents", "tools", "memory", "graphs", "evals", "personae")
 THE_READER = ROOT / "personae" / "settings.py"
 ENV_FUNCTIONS = {"getenv", "getenvb", "putenv", "unsetenv", "environ", "environb"}
+
+ENV_EXAMPLE_LINE = re.compile(r"^# ([A-Z][A-Z0-9_]*)=")
+"""A variable line of .env.example: commented out, so copying the file sets nothing."""
 
 
 def test_chroma_port_defaults_to_8000_and_reads_the_setting() -> None:
@@ -90,7 +94,7 @@ def test_every_variable_read_is_a_settings_field_and_listed_in_env_example(
     derived = fields - set(VARIABLES.values())  # computed from the variables, never read
     assert derived == {"fast_model_set", "model_configured"}
     lines = (ROOT / ".env.example").read_text(encoding="utf-8").splitlines()
-    listed = {line.split("=", 1)[0] for line in lines if "=" in line and not line.startswith("#")}
+    listed = {match.group(1) for line in lines if (match := ENV_EXAMPLE_LINE.match(line))}
     assert set(VARIABLES) <= listed
     assert not set(SYSTEM_VARIABLES) & listed  # the desktop's own, not ours to document
 
