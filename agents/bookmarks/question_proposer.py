@@ -190,7 +190,7 @@ def released_proposer_prompt(
 ) -> str:
     """The released ``init_bookmarks`` prompt; ``profile`` / ``history`` ``None``: not shown."""
     return RELEASED_PROPOSER.format(
-        scene=render_scene(scene),
+        scene=render_scene(scene, plain=True),
         profile_block=RELEASED_PROFILE_BLOCK.format(
             character=character, profile=profile or "[empty]"
         )

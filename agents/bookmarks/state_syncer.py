@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
-from personae.memory.bookmarks.storyline import StoryAction
+from personae.memory.bookmarks.storyline import StoryAction, plain_text
 
 StateOperation = Literal["reset", "update", "no_change"]
 
@@ -75,7 +75,7 @@ class StateCheck(BaseModel):
 
 
 def render_chunk(chunk: Sequence[StoryAction]) -> str:
-    """A chunk of actions, one per line, as every BOOKMARKS prompt shows actions."""
+    """A chunk of actions, one per line, as our prompts show them (``[p] (who) text``)."""
     return "\n".join(a.render() for a in chunk) or "(no actions)"
 
 
@@ -88,7 +88,7 @@ async def update_state_released(
     still invalid after retries raises :class:`~personae.llm.InvalidAnswerError` (the sync stops
     before this chunk).
     """
-    shown, text = answer or UNKNOWN, render_chunk(chunk)
+    shown, text = answer or UNKNOWN, plain_text(chunk)
     check = RELEASED_CHECK.format(query=question, answer=shown, chunk=text)
     verdict, usage = await call_structured(model, StateCheck, [HumanMessage(check)])
     if verdict.decision == "none":

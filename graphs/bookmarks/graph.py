@@ -529,6 +529,7 @@ async def act_in_character(
         scene=storyline.scene(target, context.scene_size),
         grounding=state["grounding"],
         acting_format=storyline.acting_format,
+        plain=context.prompts == "released",
     )
     return {"action": action, "stats": step_stats(state, usage)}
 
