@@ -1,0 +1,245 @@
+"""``--method bookmarks`` against the released runner's own functions, on a fixed bank.
+
+The runner (KomeijiForce/BOOKMARKS_Koishiday_2026) is not a dependency: the few functions that
+decide what the paper's method sends are re-implemented below from its source, each named by
+file and function, and our code must give what they give: the matcher's candidates and their
+order (src/bookmarks/bookmarks.py, ``find_supporting_bookmark``), the concept windows
+(``build_merge_rank_spans`` and ``update_concept_bookmark``), plain action texts, and the
+profile update schedule (src/bookmarks/benchmark.py, ``maybe_update_profile``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bookmarks_world import scripted_model_as, stored_bank
+from langchain_core.messages import BaseMessage
+
+from personae.cli import main
+from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
+from personae.testing import ScriptedChatModel, prompt_text
+
+# --- the runner, re-implemented from src/bookmarks/bookmarks.py ---------------------------------
+
+STOPWORDS = set(
+    "a an the is are was were be being been do does did done to of in on at by for with about "
+    "from into through during before after above below up down out off over under and or but "
+    "if then else when while as what which who whom whose where why how this that these those "
+    "it its he she they them their there now current currently right usually generally tend "
+    "tends".split()
+)
+"""bookmarks.py, ``STOPWORDS``."""
+
+
+def normalize_query(query: str) -> list[str]:
+    """bookmarks.py, ``normalize_query``."""
+    tokens = re.findall(r"\b\w+\b", query.lower())
+    return [token for token in tokens if token not in STOPWORDS]
+
+
+def overlap_rate(query_a: str, query_b: str) -> float:
+    """bookmarks.py, ``overlap_rate``."""
+    tokens_a = set(normalize_query(query_a))
+    tokens_b = set(normalize_query(query_b))
+    if not tokens_a or not tokens_b:
+        return 0.0
+    return len(tokens_a & tokens_b) / max(1, min(len(tokens_a), len(tokens_b)))
+
+
+def runner_candidates(new: dict[str, Any], bookmarks: list[dict[str, Any]], topk: int = 5) -> list[int]:
+    """bookmarks.py, ``find_supporting_bookmark``: the indices it asks, in order."""
+    scored_candidates = []
+    for idx, old in enumerate(bookmarks):
+        if old["tag"] != new["tag"] or old["index"] == 0:
+            continue
+        if new["tag"] == "behavioral" and new["character"] != old["character"]:
+            continue
+        scored_candidates.append((overlap_rate(new["query"], old["query"]), idx))
+    scored_candidates.sort(reverse=True)
+    return [idx for _, idx in scored_candidates[:topk]]
+
+
+def build_merge_rank_spans(indices: list[int], radius: int) -> list[list[int]]:
+    """bookmarks.py, ``build_merge_rank_spans``."""
+    uniq = sorted(set(indices))
+    if not uniq:
+        return []
+    originals = [(max(0, idx - radius), idx + radius + 1, idx) for idx in uniq]
+    cur_s, cur_e, cur_count, cur_rep = originals[0][0], originals[0][1], 1, originals[0][2]
+    merged = []
+    for s, e, idx in originals[1:]:
+        if s < cur_e:
+            cur_e = max(cur_e, e)
+            cur_count += 1
+            cur_rep = min(cur_rep, idx)
+        else:
+            merged.append((cur_s, cur_e, cur_count, cur_rep))
+            cur_s, cur_e, cur_count, cur_rep = s, e, 1, idx
+    merged.append((cur_s, cur_e, cur_count, cur_rep))
+    merged.sort(key=lambda x: (-x[2], -x[3]))
+    return [[s, e] for s, e, _, _ in merged]
+
+
+def runner_appearance(action_seq: list[dict[str, Any]], keyword: str, start_index: int = 0) -> str:
+    """bookmarks.py, ``update_concept_bookmark``: the ``keyword_appearance`` block (radius 8,
+    top 8)."""
+    indices = [
+        idx
+        for idx, item in enumerate(action_seq[start_index:], start=start_index)
+        if keyword.lower() in item["action"].lower()
+    ]
+    chunks = [
+        "\n".join(item["action"] for item in action_seq[start:end])
+        for start, end in build_merge_rank_spans(indices, 8)[:8]
+    ]
+    return "\n---\n".join(chunks)
+
+
+# --- a fixed storyline and bank -----------------------------------------------------------------
+
+NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
+BRIGADE_AT = {3, 5, *range(21, 37), 61, 78, 104, 121}
+"""Where "SOS Brigade" is named: a dense run (one merged span of 45 actions, longer than our
+34-action pieces), single hits whose spans tie on count (the runner ranks the latest first),
+hits 17 apart (61 / 78: their windows touch, which the runner does not merge), and a hit whose
+window reaches past the target (121)."""
+TARGET = 130
+
+
+def write_story(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for position in range(160):
+        who = NAMES[position % 4]
+        club = " about the SOS Brigade" if position in BRIGADE_AT else ""
+        text = f"{who} talks to {NAMES[(position + 1) % 4]}{club} in scene {position}."
+        rows.append({"action": text, "character": who, "chapter": f"Chapter {position // 40}"})
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    (path.parent / "all_characters.json").write_text(json.dumps({path.stem: {"major": NAMES}}))
+    return rows
+
+
+BANK: list[tuple[str, str, str, int]] = [
+    # (tag, character, query, index): the runner's list order is creation order (bm-1, ...)
+    ("state", "Kyon", "Where is Haruhi now?", 40),
+    ("state", "Haruhi", "Where is Haruhi right now?", 0),  # never synced: not a candidate
+    ("state", "Nagato", "What is Nagato reading?", 55),
+    ("state", "Mikuru", "Where is Haruhi sitting in the club room?", 60),
+    ("state", "Kyon", "Who is with Mikuru in the club room now?", 70),
+    ("state", "Kyon", "Where is Kyon now?", 80),
+    ("state", "Haruhi", "Where is Haruhi?", 90),  # ties with bm-1 and bm-4: the newer first
+    ("state", "Kyon", "What is Kyon planning for the SOS Brigade?", 100),
+    ("behavioral", "Kyon", "How does Kyon usually treat Haruhi?", 50),  # another character
+    ("behavioral", "Haruhi", "How does Haruhi react when Kyon refuses?", 60),
+    ("behavioral", "Haruhi", "How does Haruhi usually treat Kyon?", 65),
+    ("behavioral", "Haruhi", "How does Haruhi treat the brigade members?", 75),
+    ("concept", "Kyon", 'What is "SOS Brigade"?', 0),  # never synced
+    ("concept", "Kyon", "Who is Tsuruya?", 30),
+]
+QUERIES = [
+    {"tag": "state", "query": "Where is Haruhi sitting right now?"},
+    {"tag": "behavioral", "query": "How does Haruhi usually treat Kyon?"},
+    {"tag": "concept", "query": 'What is "SOS Brigade"?'},
+]
+"""What the scripted proposer asks at the target (for Haruhi)."""
+
+
+def bank_records() -> list[Bookmark]:
+    return [
+        Bookmark(
+            id=f"bm-{n}",
+            question=query,
+            type=BookmarkType(tag),
+            character=character,
+            answer=f"answer {n}" if index else "",
+            position=index,
+            history=[AnswerVersion(position=index, answer=f"answer {n}")] if index else [],
+        )
+        for n, (tag, character, query, index) in enumerate(BANK, start=1)
+    ]
+
+
+def released_world(**overrides: Any) -> dict[str, Any]:
+    """Answers for the released prompts: fixed queries, every relation "none"."""
+
+    def relation(messages: list[BaseMessage]) -> dict[str, Any]:
+        return {"relation": "none"}
+
+    return {
+        "ReleasedQueries": lambda m: {"queries": QUERIES},
+        "Relation": relation,
+        "StateCheck": lambda m: {"decision": "none"},
+        "EvidenceAnswer": lambda m: {"answer": "no"},
+        "ConceptKeyword": lambda m: {"keyword": "SOS Brigade"},
+        "ConceptUpdate": lambda m: {"answer": "Haruhi's club."},
+        "ChunkProfile": lambda m: {"profile": "a profile"},
+        "UpdatedProfile": lambda m: {"profile": "a profile"},
+        "NextAction": lambda m: {"action": "Haruhi: Let's go!"},
+        **overrides,
+    }
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedChatModel]:
+    with scripted_model_as("rr") as scripted:
+        scripted.responders.update(released_world())
+        yield scripted
+
+
+def _asked(calls: list[list[BaseMessage]]) -> dict[str, list[str]]:
+    """Per new query, the existing queries the matcher asked about, in the order asked."""
+    asked: dict[str, list[str]] = {}
+    for messages in calls:
+        text = prompt_text(messages)
+        old = text.split("Existing bookmark query:\n", 1)[1].split("\n", 1)[0]
+        new = text.split("New bookmark query:\n", 1)[1].split("\n", 1)[0]
+        asked.setdefault(new, []).append(old)
+    return asked
+
+
+def test_act_with_the_paper_method_sends_the_runners_candidates_and_concept_windows(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    story = tmp_path / "club.jsonl"
+    rows = write_story(story)
+    memory = tmp_path / "mem"
+    stored_bank(story, memory).import_bookmarks(bank_records())
+    argv = ["act", str(story), "--character", "Haruhi", "--at", str(TARGET)]
+    argv += ["--memory", str(memory), "--method", "bookmarks", "--roles", "released"]
+    assert main([*argv, "--model", "openai:rr", "--fast-model", "openai:rr"]) == 0
+
+    runner_bank = [
+        {"tag": tag, "character": who, "query": query, "index": index}
+        for tag, who, query, index in BANK
+    ]
+    expected = {
+        q["query"]: [
+            runner_bank[i]["query"]
+            for i in runner_candidates({**q, "character": "Haruhi"}, runner_bank)
+        ]
+        for q in QUERIES
+    }
+    assert expected["Where is Haruhi sitting right now?"] == [  # ties: newest first, zeros asked
+        "Where is Haruhi?",
+        "Where is Haruhi sitting in the club room?",
+        "Where is Haruhi now?",
+        "What is Kyon planning for the SOS Brigade?",
+        "Where is Kyon now?",
+    ]
+    assert _asked(model.calls_for("Relation")) == expected
+
+    [update] = model.calls_for("ConceptUpdate")
+    appearance = prompt_text(update).split('\n\nBased on the appearance of "SOS Brigade"')[0]
+    assert appearance == runner_appearance(rows[:TARGET], "SOS Brigade")
+    assert len(appearance.split("\n---\n")[0].splitlines()) == 45  # the dense span kept whole
+
+    for name in ("ReleasedQueries", "StateCheck", "EvidenceAnswer", "ConceptUpdate", "NextAction"):
+        for messages in model.calls_for(name):
+            assert not re.search(r"\[\d+\] \(", prompt_text(messages)), name  # plain texts
+    [proposer] = model.calls_for("ReleasedQueries")
+    scene = "\n".join(r["action"] for r in rows[TARGET - 10 : TARGET])  # data.py, scene_before
+    assert prompt_text(proposer).startswith(f"# Scene\n{scene}\n\n# Profile of Haruhi\n")
