@@ -55,13 +55,15 @@ def story_label(story: str | None) -> str:
 
 
 class NextAction(BaseModel):
-    """The character's next action."""
+    """The character's next action.
 
-    reasoning: str = Field(default="", description="Brief reasoning before acting.")
-    action: str = non_blank(
-        "One concise sentence in the requested format (third-person action, or "
-        "'Name: line' for an utterance)."
-    )
+    The field descriptions are sent with the schema: they name the fields of the released
+    prompt's output block and add no instruction the prompt lacks (the format is the prompt's
+    ``output_hint``).
+    """
+
+    reasoning: str = Field(default="", description="reasoning")
+    action: str = non_blank("action")
 
 
 def render_scene(scene: Sequence[StoryAction], *, plain: bool = False) -> str:

@@ -51,7 +51,9 @@ PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w\[\]\"']*\}")
 OURS_PAPER = {
     "proposer": question_proposer.RELEASED_PROPOSER.replace(
         "{profile_block}", question_proposer.RELEASED_PROFILE_BLOCK
-    ).replace("{history_block}", question_proposer.RELEASED_HISTORY_BLOCK),
+    )
+    .replace("{history_block}", question_proposer.RELEASED_HISTORY_BLOCK)
+    .replace("{history_rule}", question_proposer.RELEASED_HISTORY_RULE),
     "matcher": matcher.RELEASED_RELATION,
     "state_check": state_syncer.RELEASED_CHECK,
     "state_update": state_syncer.RELEASED_UPDATE,
@@ -370,6 +372,8 @@ async def test_role_presets_put_each_call_on_its_model(
         assert actor_prompt.split("# Background Summary\n", 1)[1].startswith("profiled through")
     else:
         assert "# Profile of" not in proposer and "Search history" not in proposer
+        assert "in the history" not in proposer  # no rule about a history it never sees
+        assert "- Keep the question simple and concise.\n- Don't focus" in proposer
         assert "# Background Summary\n# Query: " in actor_prompt  # the released report format
 
 
