@@ -243,3 +243,23 @@ def test_act_with_the_paper_method_sends_the_runners_candidates_and_concept_wind
     [proposer] = model.calls_for("ReleasedQueries")
     scene = "\n".join(r["action"] for r in rows[TARGET - 10 : TARGET])  # data.py, scene_before
     assert prompt_text(proposer).startswith(f"# Scene\n{scene}\n\n# Profile of Haruhi\n")
+    # The profile on the runner's schedule (benchmark.py, maybe_update_profile): updated at the
+    # target itself, 130 actions after 0, in 64-action chunks, every chunk read.
+    extracted = [prompt_text(m) for m in model.calls_for("ChunkProfile")]
+    assert [p.count("\n---\n") + 1 for p in extracted] == [64, 64, 2]
+
+
+def test_before_the_first_update_the_released_grounding_shows_the_empty_profile(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """The runner grounds on ``profiles[character] + "\\n\\n" + report``, "[empty]" at first."""
+    story = tmp_path / "club.jsonl"
+    write_story(story)
+    argv = ["act", str(story), "--character", "Haruhi", "--at", "12", "--method", "bookmarks"]
+    argv += ["--roles", "released", "--model", "openai:rr", "--fast-model", "openai:rr"]
+    assert main(argv) == 0
+    assert model.calls_for("ChunkProfile") == []  # 12 actions: not due yet
+    [actor] = model.calls_for("NextAction")
+    assert prompt_text(actor).startswith("# Background Summary\n[empty]\n\n# Query: ")
+    [proposer] = model.calls_for("ReleasedQueries")
+    assert "# Profile of Haruhi\n[empty]\n\n" in prompt_text(proposer)
