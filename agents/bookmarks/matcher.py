@@ -31,7 +31,6 @@ from personae.agents.bookmarks.question_proposer import question_key
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.bank_index import id_number
 from personae.memory.bookmarks.bookmark import Bookmark
-from personae.memory.bookmarks.lexical import tokens
 
 Decision = Literal["reuse", "derive", "none"]
 
@@ -93,8 +92,10 @@ _RELEASED_WORD = re.compile(r"\b\w+\b")
 
 @functools.lru_cache(maxsize=65536)
 def released_tokens(text: str) -> frozenset[str]:
-    """The released ``normalize_query``: ``\\b\\w+\\b`` tokens of the lowercased text, stop
-    words out (``Haruhi's`` gives ``haruhi`` and ``s``, as the runner splits it)."""
+    r"""The released ``normalize_query``: word tokens of the lowercased text, stop words out.
+
+    The runner's ``re.findall(r"\b\w+\b", ...)``: ``Haruhi's`` gives ``haruhi`` and ``s``.
+    """
     return frozenset(t for t in _RELEASED_WORD.findall(text.lower()) if t not in RELEASED_STOPWORDS)
 
 

@@ -689,8 +689,10 @@ class BankIndex:
         return head, tail
 
     def synced_questions(self, scope: str, synced_by: int) -> list[tuple[str, str, int]]:
-        """``(id, question, number)`` of every row of ``scope`` synced to a position in
-        ``[1, synced_by]``, in creation order (what a full, not nearest-first, ranking reads)."""
+        """``(id, question, number)`` of the rows of ``scope`` synced to ``[1, synced_by]``.
+
+        In creation order: what a ranking of the whole scope (not nearest first) reads.
+        """
         with self._lock:
             found = self._scopes.get(scope)
             if found is None:

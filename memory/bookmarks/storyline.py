@@ -55,10 +55,10 @@ class StoryAction:
 
 
 def plain_text(actions: Iterable[StoryAction]) -> str:
-    """Actions as the released BOOKMARKS runner shows them: their texts, one per line.
+    r"""Actions as the released BOOKMARKS runner shows them: their texts, one per line.
 
     The paper's method (``--method bookmarks``) renders every action this way, as the runner's
-    ``"\\n".join(item["action"] ...)`` does; ours adds position and characters (``render``).
+    ``"\n".join(item["action"] ...)`` does; ours adds position and characters (``render``).
     """
     return "\n".join(action.text for action in actions)
 

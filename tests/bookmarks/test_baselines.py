@@ -339,8 +339,12 @@ def runner_update_points(targets: list[int], update_every: int = 16) -> list[int
 async def test_eta_updates_at_the_runners_points_and_reads_every_chunk(
     model: ScriptedChatModel, tmp_path: Path
 ) -> None:
-    rows = [{"character": "Other", "action": f"Someone waits, thing number {i} "} for i in range(70)]
-    rows += [{"character": "Carol", "action": f"Carol sings thing number {i} "} for i in range(70, 140)]
+    rows = [
+        {"character": "Other", "action": f"Someone waits, thing number {i} "} for i in range(70)
+    ]
+    rows += [
+        {"character": "Carol", "action": f"Carol sings thing number {i} "} for i in range(70, 140)
+    ]
     story = tmp_path / "carol.jsonl"
     story.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
     context = eta_context(story, tmp_path / "m")

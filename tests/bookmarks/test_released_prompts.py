@@ -172,7 +172,9 @@ async def test_the_readme_classifier_recipe_plugs_a_classifier_into_the_behavior
     assert len(classifier.seen) == 2 and classifier.seen[0].startswith("# Scene\nKyon sighs.\n#")
     assert "Does THIS specific action by Haruhi in THIS scene" in classifier.seen[0]
     summary = prompt_text(model.calls_for("BehaviorSummary")[0])
-    assert "# Character action samples (chronologically ordered):\n['Haruhi drags Kyon.']" in summary
+    assert (
+        "# Character action samples (chronologically ordered):\n['Haruhi drags Kyon.']" in summary
+    )
 
 
 async def test_released_state_sync_checks_then_updates_and_reset_means_unknown() -> None:

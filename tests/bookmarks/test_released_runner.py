@@ -51,7 +51,9 @@ def overlap_rate(query_a: str, query_b: str) -> float:
     return len(tokens_a & tokens_b) / max(1, min(len(tokens_a), len(tokens_b)))
 
 
-def runner_candidates(new: dict[str, Any], bookmarks: list[dict[str, Any]], topk: int = 5) -> list[int]:
+def runner_candidates(
+    new: dict[str, Any], bookmarks: list[dict[str, Any]], topk: int = 5
+) -> list[int]:
     """bookmarks.py, ``find_supporting_bookmark``: the indices it asks, in order."""
     scored_candidates = []
     for idx, old in enumerate(bookmarks):

@@ -56,7 +56,9 @@ class StorylineIndex:
             found.update(self._phrase_positions(tuple(tokens(name)), start, stop))
         return sorted(found)
 
-    def substring_positions(self, keyword: str, start: int = 0, end: int | None = None) -> list[int]:
+    def substring_positions(
+        self, keyword: str, start: int = 0, end: int | None = None
+    ) -> list[int]:
         """Positions in ``[start, end)`` whose action text contains ``keyword``, any case.
 
         The released runner's concept scan (``keyword.lower() in item["action"].lower()``): a
