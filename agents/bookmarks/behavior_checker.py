@@ -76,7 +76,8 @@ Answer "yes" ONLY if BOTH of the following are true:
 If any required condition in the query is missing, unclear, or only weakly
 related, answer "no".
 
-Directly answer with a single word: yes or no."""
+Directly answer with a single word: yes or no.
+"""  # the runner's f-string ends with this newline
 
 # Released BOOKMARKS runner, src/bookmarks/bookmarks.py, update_behavioral_bookmark (commit
 # 2489d17): the summary over all accumulated evidence, verbatim (action_list: a Python list).

@@ -69,7 +69,8 @@ Be conservative:
 - Use "derive" for closely related but non-identical queries.
 - Use "none" otherwise.
 
-Directly output one word: reuse, derive, or none."""
+Directly output one word: reuse, derive, or none.
+"""  # the runner's f-string ends with this newline
 
 RELEASED_STOPWORDS = frozenset(
     "a an the is are was were be being been do does did done to of in on at by for with about "

@@ -44,7 +44,8 @@ Considering this scene, how should we treat the current answer to "{query}"?
 Please answer with exactly one of:
 - "reset"  -> the current answer is now outdated or contradicted and should be set to "unknown"
 - "update" -> the scene triggers state transition or provides more accurate information so the answer should be updated
-- "none"   -> the scene does not contain relevant update or information to affect the current answer"""
+- "none"   -> the scene does not contain relevant update or information to affect the current answer
+"""  # the runner's f-string ends with this newline
 
 # Released BOOKMARKS runner, src/bookmarks/bookmarks.py, llm_update (commit 2489d17), verbatim.
 RELEASED_UPDATE = """Current maintained answer to "{query}":

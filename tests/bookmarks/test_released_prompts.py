@@ -123,7 +123,8 @@ def test_the_evidence_check_renders_the_released_prompt_exactly() -> None:
     story = _actions([*rows, ("Haruhi", "Haruhi drags Kyon to the club.")])
     item = BehaviorItem(action=story.actions[2], scene=story.actions[:2], character="Haruhi")
     runner_items = [{"action": text} for _, text in rows]
-    expected = PROMPTS["behavior_check"].format(
+    expected = PROMPTS["behavior_check"] + "\n"  # the runner's f-string ends with a newline
+    expected = expected.format(
         scene="\n".join(_item["action"] for _item in runner_items),
         character="Haruhi",
         action="Haruhi drags Kyon to the club.",
@@ -264,7 +265,7 @@ async def test_released_matching_ranks_by_overlap_and_asks_one_candidate_at_a_ti
     assert (match.decision, match.bookmark) == ("derive", candidates[1]) and usage.calls == 2
     prompts = [prompt_text(m) for m in model.calls_for("Relation")]
     assert "Existing bookmark query:\nWhere is the brigade meeting now?" in prompts[0]
-    assert prompts[1].endswith("Directly output one word: reuse, derive, or none.")
+    assert prompts[1].endswith("Directly output one word: reuse, derive, or none.\n")
 
 
 async def test_the_released_classifier_answers_yes_or_no_per_action() -> None:

@@ -102,6 +102,56 @@ def runner_appearance(action_seq: list[dict[str, Any]], keyword: str, start_inde
     return "\n---\n".join(chunks)
 
 
+def llm_check_prompt(chunk: str, query: str, answer: str) -> str:
+    """bookmarks.py, ``llm_check``: the prompt."""
+    return f"""Before the following scene,
+Current answer to "{query}": "{answer}"
+
+After the following scene:
+{chunk}
+
+Considering this scene, how should we treat the current answer to "{query}"?
+
+Please answer with exactly one of:
+- "reset"  -> the current answer is now outdated or contradicted and should be set to "unknown"
+- "update" -> the scene triggers state transition or provides more accurate information so the answer should be updated
+- "none"   -> the scene does not contain relevant update or information to affect the current answer
+"""  # noqa: E501
+
+
+def behavior_check_prompt(
+    action_seq: list[dict[str, Any]], idx: int, character: str, query: str
+) -> str:
+    """bookmarks.py, ``update_behavioral_bookmark``: the yes / no prompt for action ``idx``."""
+    scene = "\n".join(_item["action"] for _item in action_seq[max(0, idx - 10) : idx])
+    action = action_seq[idx]["action"]
+    return f"""# Scene
+{scene}
+# Action by {character}
+{action}
+
+We are using the following behavioral query as a filter over past scenes:
+
+# Query
+{query}
+
+Question:
+Does THIS specific action by {character} in THIS scene provide direct evidence
+for the behavior that the query is asking about?
+
+Answer "yes" ONLY if BOTH of the following are true:
+- The situation described in the query (characters, conditions, emotional state,
+  context, etc.) actually holds in this scene.
+- {character}'s action shown above is a concrete example of that behavior in
+  this situation (not just vaguely related or partially matching).
+
+If any required condition in the query is missing, unclear, or only weakly
+related, answer "no".
+
+Directly answer with a single word: yes or no.
+"""
+
+
 # --- a fixed storyline and bank -----------------------------------------------------------------
 
 NAMES = ("Haruhi", "Kyon", "Nagato", "Mikuru")
@@ -233,6 +283,17 @@ def test_act_with_the_paper_method_sends_the_runners_candidates_and_concept_wind
         "Where is Kyon now?",
     ]
     assert _asked(model.calls_for("Relation")) == expected
+
+    # Whole prompts, exactly: every state check and evidence check the step sent.
+    history = rows[:TARGET]
+    state_query, behavior_query = QUERIES[0]["query"], QUERIES[1]["query"]
+    chunks = ["\n".join(r["action"] for r in history[i : i + 64]) for i in range(0, TARGET, 64)]
+    checks = sorted(prompt_text(m) for m in model.calls_for("StateCheck"))
+    assert checks == sorted(llm_check_prompt(c, state_query, "unknown") for c in chunks)
+    haruhi = [i for i, r in enumerate(history) if r["character"] == "Haruhi"]
+    evidence = sorted(prompt_text(m) for m in model.calls_for("EvidenceAnswer"))
+    runner = [behavior_check_prompt(history, i, "Haruhi", behavior_query) for i in haruhi]
+    assert evidence == sorted(runner)
 
     [update] = model.calls_for("ConceptUpdate")
     appearance = prompt_text(update).split('\n\nBased on the appearance of "SOS Brigade"')[0]
