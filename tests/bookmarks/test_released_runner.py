@@ -119,6 +119,45 @@ Please answer with exactly one of:
 """  # noqa: E501
 
 
+def bookmark_relation_prompt(new: dict[str, Any], old: dict[str, Any]) -> str:
+    """bookmarks.py, ``bookmark_relation``: the prompt."""
+    return f"""You are checking whether an existing bookmark can support a new bookmark.
+
+Tag: {new["tag"]}
+
+Existing bookmark query:
+{old["query"]}
+
+Existing bookmark answer:
+{old["answer"]}
+
+New bookmark query:
+{new["query"]}
+
+Decide the relation from the existing bookmark to the new bookmark.
+
+Return exactly one word:
+
+reuse
+- The two queries should share the same maintained bookmark slot.
+- They ask for essentially the same information over time.
+
+derive
+- The existing bookmark should not be reused as the same slot.
+- But its current synchronized answer can be used to initialize the new bookmark.
+
+none
+- The existing bookmark is not sufficiently relevant.
+
+Be conservative:
+- Use "reuse" only for near-equivalent maintained memory targets.
+- Use "derive" for closely related but non-identical queries.
+- Use "none" otherwise.
+
+Directly output one word: reuse, derive, or none.
+"""
+
+
 def behavior_check_prompt(
     action_seq: list[dict[str, Any]], idx: int, character: str, query: str
 ) -> str:
@@ -283,6 +322,14 @@ def test_act_with_the_paper_method_sends_the_runners_candidates_and_concept_wind
         "Where is Kyon now?",
     ]
     assert _asked(model.calls_for("Relation")) == expected
+    for n, row in enumerate(runner_bank, start=1):
+        row["answer"] = f"answer {n}"
+    relations = sorted(
+        bookmark_relation_prompt(q, runner_bank[i])
+        for q in QUERIES
+        for i in runner_candidates({**q, "character": "Haruhi"}, runner_bank)
+    )
+    assert sorted(prompt_text(m) for m in model.calls_for("Relation")) == relations
 
     # Whole prompts, exactly: every state check and evidence check the step sent.
     history = rows[:TARGET]
