@@ -20,6 +20,7 @@ import pytest
 from bookmarks_world import scripted_model_as, stored_bank
 from langchain_core.messages import BaseMessage
 
+from personae.agents.bookmarks.matcher import overlap_rate as ours_overlap_rate
 from personae.cli import main
 from personae.memory.bookmarks.bookmark import AnswerVersion, Bookmark, BookmarkType
 from personae.testing import ScriptedChatModel, prompt_text
@@ -373,3 +374,38 @@ def test_before_the_first_update_the_released_grounding_shows_the_empty_profile(
     assert prompt_text(actor).startswith("# Background Summary\n[empty]\n\n# Query: ")
     [proposer] = model.calls_for("ReleasedQueries")
     assert "# Profile of Haruhi\n[empty]\n\n" in prompt_text(proposer)
+
+
+def test_the_bank_ranks_a_whole_scope_and_never_hands_a_bookmark_synced_past_the_target(
+    tmp_path: Path,
+) -> None:
+    story = tmp_path / "club.jsonl"
+    write_story(story)
+    bank = stored_bank(story, tmp_path / "mem")
+    bank.import_bookmarks(bank_records())
+    ask = [("Where is Haruhi sitting right now?", BookmarkType.STATE, "Haruhi")]
+
+    def ids(synced_by: int, k: int = 5) -> list[str]:
+        [found] = bank.ranked_candidates_many(
+            ask, synced_by=synced_by, k=k, score=ours_overlap_rate
+        )
+        return [b.id for b in found]
+
+    assert ids(130) == ["bm-7", "bm-4", "bm-1", "bm-8", "bm-6"]
+    assert ids(85) == ["bm-4", "bm-1", "bm-6", "bm-5", "bm-3"]  # bm-7 (90), bm-8 (100): later
+    assert ids(130, k=0) == [] and ids(39) == []  # K' = 0; nothing synced by 39 but bm-2 at 0
+    other = [("How does Mikuru usually hum?", BookmarkType.BEHAVIORAL, "Mikuru")]
+    assert bank.ranked_candidates_many(other, synced_by=130, k=5, score=ours_overlap_rate) == [[]]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("What is Kyon's plan?", "What is Kyon's sister doing?"),  # "s" is a runner token
+        ("Where is Haruhi right now?", "Where is Haruhi?"),
+        ("Why doesn't Kyon refuse Haruhi?", "Does Kyon refuse?"),  # "doesn", "t"
+        ("What is it?", "Where is Nagato?"),  # only stop words on one side: 0
+    ],
+)
+def test_our_overlap_rate_is_the_runners(a: str, b: str) -> None:
+    assert ours_overlap_rate(a, b) == overlap_rate(a, b)
