@@ -47,12 +47,32 @@ MARKER = re.compile(r"\[(\d+)\]")
 SCENE_LINE = re.compile(r"^\[(\d+)\] \(([^)]*)\) (.*)$", re.M)
 
 
+PLAIN: dict[str, tuple[str, str]] = {}
+"""Action text -> (position, characters) of its first occurrence: the paper's method shows
+plain texts (as the released runner), so the scripted model and the audit look lines up here."""
+
+
+def remember_texts(storyline: Storyline) -> None:
+    """Fill :data:`PLAIN` from the storyline (first occurrence of a repeated text wins)."""
+    for action in storyline.actions:
+        PLAIN.setdefault(action.text, (str(action.position), ", ".join(action.characters)))
+
+
+def scene_lines(text: str) -> list[tuple[str, str, str]]:
+    """``(position, characters, text)`` of each action line: ``[p] (who) text`` or plain."""
+    found = SCENE_LINE.findall(text)
+    if found:
+        return found
+    return [(*PLAIN[line], line) for line in text.splitlines() if line in PLAIN]
+
+
 def _last_user(messages: Sequence[BaseMessage]) -> str:
     return str(messages[-1].content)
 
 
 def _latest(text: str) -> int:
-    return max((int(m) for m in MARKER.findall(text)), default=-1)
+    shown = [int(m) for m in MARKER.findall(text)] + [int(p) for p, _, _ in scene_lines(text)]
+    return max(shown, default=-1)
 
 
 def _propose(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -65,7 +85,7 @@ def _propose(messages: list[BaseMessage]) -> dict[str, Any]:
     known = seen.group(1).split(", ") if seen else []
     present = Counter(
         name
-        for _, who, _ in SCENE_LINE.findall(text)
+        for _, who, _ in scene_lines(text)
         for name in who.split(", ")
         if name in known and name != me
     )
@@ -98,7 +118,7 @@ def _released_propose(messages: list[BaseMessage]) -> dict[str, Any]:
     scene = text.split("# Scene\n", 1)[-1].split("\n\n", 1)[0]
     present = Counter(
         name
-        for _, who, _ in SCENE_LINE.findall(scene)
+        for _, who, _ in scene_lines(scene)
         for name in who.split(", ")
         if name not in (me, "Other", "Environment")
     )
@@ -122,11 +142,11 @@ def _relation(messages: list[BaseMessage]) -> dict[str, Any]:
 
 def _check(messages: list[BaseMessage]) -> dict[str, Any]:
     chunk = _last_user(messages).split("After the following scene:\n", 1)[-1]
-    return {"decision": "update" if SCENE_LINE.findall(chunk) else "none"}
+    return {"decision": "update" if scene_lines(chunk) else "none"}
 
 
 def _state_answer(messages: list[BaseMessage]) -> dict[str, Any]:
-    lines = SCENE_LINE.findall(_last_user(messages).split("After the following scene:\n")[-1])
+    lines = scene_lines(_last_user(messages).split("After the following scene:\n")[-1])
     position, _, action = lines[-1] if lines else ("?", "", "nothing yet")
     return {"answer": f"Latest ([{position}]): {action[:120]}"}
 
@@ -144,7 +164,7 @@ def _keyword(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def _state(messages: list[BaseMessage]) -> dict[str, Any]:
-    lines = SCENE_LINE.findall(_last_user(messages).split("## New chunk")[-1])
+    lines = scene_lines(_last_user(messages).split("## New chunk")[-1])
     if not lines:
         return {"operation": "no_change", "answer": ""}
     position, _, action = lines[-1]
@@ -159,7 +179,7 @@ def _verdicts(messages: list[BaseMessage]) -> dict[str, Any]:
 
 
 def _summary(messages: list[BaseMessage]) -> dict[str, Any]:
-    lines = SCENE_LINE.findall(_last_user(messages))
+    lines = scene_lines(_last_user(messages))
     last = lines[-1][2][:160] if lines else "nothing yet"
     return {"answer": f"Most recently ([{_latest(_last_user(messages))}]): {last}"}
 
@@ -210,6 +230,7 @@ def scripted_model() -> ScriptedChatModel:
 def instances(storyline_path: Path, characters: list[str], limit: int) -> list[tuple[int, str]]:
     """The characters' test instances (second half of their actions), in story order."""
     storyline = open_storyline(storyline_path)
+    remember_texts(storyline)
     chosen = characters or list(storyline.major_characters[:1]) or storyline.characters[:1]
     todo = [(p, c) for c in chosen for p in storyline.test_split(c)[1]]
     return sorted(todo)[:limit]

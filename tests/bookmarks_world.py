@@ -140,7 +140,8 @@ def _propose_released(messages: list[BaseMessage]) -> dict[str, Any]:
     turn = re.search(r"it's (\w+)'s turn to make the next", text)
     name = turn.group(1) if turn else "Haruhi"
     scene = text.split("# Scene\n", 1)[-1].split("\n\n", 1)[0]
-    others = sorted({n for n in re.findall(r"^\[\d+\] \((\w+)", scene, re.M)} - {name, "Other"})
+    # The paper's method shows plain action texts ("Kyon talks to ..."): who acts opens the line.
+    others = sorted({n for n in re.findall(r"^(\w+) talks to", scene, re.M)} - {name, "Other"})
     queries = [
         {"tag": "behavioral", "query": f"How does {name} usually treat the club?"},
         {"tag": "state", "query": f"Where is {name} now and who is with them?"},

@@ -6,8 +6,9 @@ saw), the prediction ("Your Response") and the truth ("Ground Truth"), and grade
 ``exact`` is the paper's key-move exact match (A = 100; a partial/adjacent move or a mismatch
 = 0). ``nli`` is the protocol the paper cites (Peng et al. 2026, codified decision trees):
 A entails (same character logic) = 100, B neutral (a different facet) = 50, C contradicts = 0.
-In a conversational (Bandori) storyline the actions are utterances (``Name: line``) and the
-prompt says so. A :class:`~personae.answer_store.AnswerStore` may stand in front of the
+Both prompts are the runner's text verbatim, for every storyline (a conversational Bandori one
+too, whose actions are utterances ``Name: line``); the answer's schema (reasoning, score) is the
+JSON block the prompt shows. A :class:`~personae.answer_store.AnswerStore` may stand in front of the
 model: it is keyed by the exact prompt, so a cached verdict is always the verdict the judge
 would give again, and a reworded prompt is simply asked anew.
 """
@@ -30,52 +31,55 @@ from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
 JudgeName = Literal["exact", "nli"]
 JUDGES: tuple[JudgeName, ...] = ("exact", "nli")
 
-# Rubric of the BOOKMARKS paper's Table 2 ("Key Move Exact Match Rate"), worded as the released
-# code's score_action_em: A = exact match (100), B = partial/adjacent, C = mismatch (both 0).
+# Rubric of the BOOKMARKS paper's Table 2 ("Key Move Exact Match Rate"): the released runner's
+# src/bookmarks/evaluate.py, score_action_em, verbatim (its JSON output block included): A = exact
+# match (100), B = partial/adjacent, C = mismatch (both 0). The same text for every storyline:
+# the runner adds no note for conversational (Bandori) ones.
 KEY_MOVE_PROMPT = """# Scene
 {scene}
 
 Your Response: {prediction}
 Ground Truth: {truth}
-{format_note}
-Decide whether the main action taken by {character} in "Your Response" matches the main action
-in "Ground Truth".
-Focus on the primary verb-level action (what {character} does), and ignore minor differences in
-wording, intensity, tone, or small extra details (e.g., sub-actions) that do not change the core
-action.
+
+Decide whether the main action taken by {character} in "Your Response" matches the main action in "Ground Truth".
+Focus on the primary verb-level action (what {character} does), and ignore minor differences in wording, intensity, tone, or small extra details (e.g., sub-actions) that do not change the core action.
 If multiple actions appear, judge using the most central action in each text.
 
-A: Exact match - the main action in the response is the same as the main action in the ground
-truth (allowing paraphrase).
-B: Partial/adjacent match - the response is close but not the same main action, and the
-differences are not minor.
-C: Mismatch - the main action is different or incompatible.
+A: Exact match — the main action in the response is the same as the main action in the ground truth (allowing paraphrase).
+B: Partial/adjacent match — the response is close but not the same main action, and the differences are not minor.
+C: Mismatch — the main action is different or incompatible.
 
-Give your reasoning, then the score A, B or C."""
+Output in json:
+```json
+{{
+  "reasoning": "...",
+  "score": "A/B/C"
+}}
+```"""
 
 # Rubric of the NLI protocol the BOOKMARKS paper cites (Peng et al., 2026: "Deriving character
-# logic from storyline as codified decision trees"), worded as the released code's
-# score_action_nli: A entails (same character logic) 100, B neutral (different facet) 50,
-# C contradicts 0.
+# logic from storyline as codified decision trees", Table 2's NLI rows): the released runner's
+# src/bookmarks/evaluate.py, score_action_nli, verbatim (its lines unwrapped, the trailing
+# space after "Output in json:" kept): A entails (same character logic) 100,
+# B neutral (different facet) 50, C contradicts 0.
 NLI_PROMPT = """# Scene
 {scene}
 
 Your Response: {prediction}
 Ground Truth: {truth}
-{format_note}
+
 Score the action of {character} in the response based on the ground truth.
-A: The ground truth entails the action of {character} in the response. (Following the same
-character logic.)
-B: The ground truth is neutral to the action of {character} in the response. (Reflecting a
-different facet.)
-C: The ground truth contradicts the action of {character} in the response. (Following a
-contradicted character logic.)
+A: The ground truth entails the action of {character} in the response. (Following the same character logic.)
+B: The ground truth is neutral to the action of {character} in the response. (Reflecting a different facet.)
+C: The ground truth contradicts the action of {character} in the response. (Following a contradicted character logic.)
 
-Give your reasoning, then the score A, B or C."""
-
-UTTERANCE_NOTE = """(This storyline is a conversation: each action is an utterance written
-"Name: line"; judge what {character} says and does in it.)
-"""
+Output in json: 
+```json
+{{
+"reasoning": "...",
+"score": "A/B/C"
+}}
+```"""
 
 
 Grade = Literal["A", "B", "C"]
@@ -84,15 +88,15 @@ Grade = Literal["A", "B", "C"]
 class KeyMoveVerdict(BaseModel):
     """The key-move grade of the response against the ground truth."""
 
-    reasoning: str = Field(description="Short reasoning: the two main actions compared.")
-    score: Grade = Field(description="A exact match, B partial/adjacent match, C mismatch.")
+    reasoning: str = Field(description="reasoning")
+    score: Grade = Field(description="A/B/C")
 
 
 class NLIVerdict(BaseModel):
     """The NLI grade of the response against the ground truth."""
 
-    reasoning: str = Field(description="Short reasoning about the character logic.")
-    score: Grade = Field(description="A entails, B neutral (other facet), C contradicts.")
+    reasoning: str = Field(description="reasoning")
+    score: Grade = Field(description="A/B/C")
 
 
 EXACT_GRADES: dict[str, tuple[int, str]] = {
@@ -137,15 +141,17 @@ def judge_messages(
     scene: Sequence[StoryAction] = (),
     acting_format: ActingFormat = "action",
 ) -> list[BaseMessage]:
-    """The judge's prompt: the scene as plain lines (as the released judge sees it), then both."""
+    """The released judge's prompt: the scene as plain lines, then both; nothing else.
+
+    ``acting_format`` changes nothing: the runner judges utterances (Bandori) with the same
+    text as actions.
+    """
     template = KEY_MOVE_PROMPT if judge == "exact" else NLI_PROMPT
-    note = UTTERANCE_NOTE.format(character=character) if acting_format == "utterance" else ""
     text = template.format(
-        scene="\n".join(action.text for action in scene) or "(the story has just begun)",
+        scene="\n".join(action.text for action in scene),
         prediction=prediction.strip(),
         truth=truth.strip(),
         character=character,
-        format_note=note,
     )
     return [HumanMessage(text)]
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from personae.agents.answer_schemas import non_blank
 from personae.errors import NothingUsableError
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
-from personae.memory.bookmarks.storyline import ActingFormat, StoryAction
+from personae.memory.bookmarks.storyline import ActingFormat, StoryAction, plain_text
 
 # Released BOOKMARKS runner, src/bookmarks/predict.py, next_action_prediction (commit 2489d17):
 # verbatim; the output block shows the JSON the schema enforces where the released one shows a
@@ -55,17 +55,24 @@ def story_label(story: str | None) -> str:
 
 
 class NextAction(BaseModel):
-    """The character's next action."""
+    """The character's next action.
 
-    reasoning: str = Field(default="", description="Brief reasoning before acting.")
-    action: str = non_blank(
-        "One concise sentence in the requested format (third-person action, or "
-        "'Name: line' for an utterance)."
-    )
+    The field descriptions are sent with the schema: they name the fields of the released
+    prompt's output block and add no instruction the prompt lacks (the format is the prompt's
+    ``output_hint``).
+    """
+
+    reasoning: str = Field(default="", description="reasoning")
+    action: str = non_blank("action")
 
 
-def render_scene(scene: Sequence[StoryAction]) -> str:
-    """The scene as numbered lines, or a note when the story has just begun."""
+def render_scene(scene: Sequence[StoryAction], *, plain: bool = False) -> str:
+    """The scene for a prompt; ``plain``: the released runner's plain texts (empty at the start).
+
+    Otherwise (ours) numbered lines, or a note when the story has just begun.
+    """
+    if plain:
+        return plain_text(scene)
     return "\n".join(a.render() for a in scene) or "(the story has just begun)"
 
 
@@ -76,14 +83,16 @@ def actor_messages(
     scene: Sequence[StoryAction],
     grounding: Sequence[str],
     acting_format: ActingFormat = "action",
+    plain: bool = False,
 ) -> list[BaseMessage]:
     """The released prediction prompt (after the title line, when one is shown).
 
-    ``grounding`` is the method's memory as lines, shown as they are (nothing for Vanilla).
+    ``grounding`` is the method's memory as lines, shown as they are (nothing for Vanilla);
+    ``plain``: the scene as the released runner shows it (the paper's BOOKMARKS method).
     """
     prompt = ACTOR_PROMPT.format(
         grounding="\n".join(grounding),
-        scene=render_scene(scene),
+        scene=render_scene(scene, plain=plain),
         character=character,
         output_hint=OUTPUT_HINTS[acting_format].format(character=character),
     )
@@ -99,6 +108,7 @@ async def act(
     scene: Sequence[StoryAction],
     grounding: Sequence[str],
     acting_format: ActingFormat = "action",
+    plain: bool = False,
 ) -> tuple[str, LLMUsage]:
     """Ask the model for ``character``'s next action in ``acting_format`` (never blank).
 
@@ -113,6 +123,7 @@ async def act(
         scene=scene,
         grounding=grounding,
         acting_format=acting_format,
+        plain=plain,
     )
     try:
         answer, usage = await call_structured(model, NextAction, messages)

@@ -76,7 +76,8 @@ Answer "yes" ONLY if BOTH of the following are true:
 If any required condition in the query is missing, unclear, or only weakly
 related, answer "no".
 
-Directly answer with a single word: yes or no."""
+Directly answer with a single word: yes or no.
+"""  # the runner's f-string ends with this newline
 
 # Released BOOKMARKS runner, src/bookmarks/bookmarks.py, update_behavioral_bookmark (commit
 # 2489d17): the summary over all accumulated evidence, verbatim (action_list: a Python list).
@@ -195,12 +196,13 @@ def render_item(item_id: str, item: BehaviorItem) -> str:
 def released_check_prompt(pattern: str, item: BehaviorItem) -> str:
     """The released yes/no prompt for one item: what the paper's classifier was distilled on.
 
-    Actions are shown as every BOOKMARKS prompt shows them (``[position] (characters) text``).
+    Exactly the runner's text: the scene and the action as plain action texts, as
+    ``update_behavioral_bookmark`` shows them (no positions, no names of who acts).
     """
     return RELEASED_CHECK.format(
-        scene=render_scene(item.scene),
+        scene=render_scene(item.scene, plain=True),
         character=item.character or ", ".join(item.action.characters),
-        action=item.action.render(),
+        action=item.action.text,
         query=pattern,
     )
 
@@ -247,14 +249,14 @@ async def summarize_behavior_released(
 ) -> tuple[str, LLMUsage]:
     """The released summary over every evidence action, oldest first (none: no call).
 
-    ``action_list`` is the Python list of the rendered actions, as the released runner prints
+    ``action_list`` is the Python list of the actions' texts, as the released runner prints
     it. A summary still invalid after retries raises :class:`~personae.llm.InvalidAnswerError`.
     """
     ordered = sorted(evidence_actions, key=lambda a: a.position)
     if not ordered:
         return "", LLMUsage()
     prompt = RELEASED_SUMMARY.format(
-        character=character, action_list=repr([a.render() for a in ordered]), query=question
+        character=character, action_list=repr([a.text for a in ordered]), query=question
     )
     summary, usage = await call_structured(model, BehaviorSummary, [HumanMessage(prompt)])
     return summary.answer.strip(), usage

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
-from personae.memory.bookmarks.storyline import StoryAction
+from personae.memory.bookmarks.storyline import StoryAction, plain_text
 
 # Released BOOKMARKS runner, src/bookmarks/bookmarks.py, update_concept_bookmark (commit
 # 2489d17): the keyword extraction prompt, verbatim.
@@ -60,10 +60,13 @@ async def update_concept_released(
     windows: Sequence[Sequence[StoryAction]],
     previous_answer: str,
 ) -> tuple[str, LLMUsage]:
-    """The answer updated from the keyword's appearances (no windows: no call)."""
+    """The answer updated from the keyword's appearances (no windows: no call).
+
+    ``windows`` in the order the runner ranks them, each shown as plain action texts.
+    """
     if not windows:
         return previous_answer, LLMUsage()
-    appearance = "\n---\n".join("\n".join(a.render() for a in w) for w in windows)
+    appearance = "\n---\n".join(plain_text(w) for w in windows)
     prompt = RELEASED_CONCEPT_UPDATE.format(
         keyword_appearance=appearance,
         keyword=keyword,

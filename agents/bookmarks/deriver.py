@@ -42,7 +42,8 @@ Requirements:
 - Do not invent unsupported details.
 - If the existing bookmark is not enough, output exactly: unknown
 
-Return only the answer."""
+Return only the answer.
+"""  # the runner's f-string ends with this newline
 SCENE_BLOCK = "# Current Scene\n{scene}\n\n"
 
 UNKNOWN = "unknown"

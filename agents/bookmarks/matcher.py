@@ -2,8 +2,9 @@
 
 The paper's "match" step for one proposed question, two ways. ``released`` (the paper's method):
 the released runner's ``bookmark_relation`` prompt, one call per candidate in the candidates'
-order (the released ``overlap_rate``: shared stop-word-filtered tokens over the smaller token
-set), the first "reuse" or "derive" winning; its answer is one of the three words (an enum).
+order (the released ``find_supporting_bookmark``: every same-type bookmark synced past 0 ranked
+by ``overlap_rate``, shared stop-word-filtered tokens over the smaller token set, ties to the
+newest, the top K' asked even at zero overlap), the first "reuse" or "derive" winning; its answer is one of the three words (an enum).
 ``personae`` (ours): all candidates in one call. The candidates (already filtered by the
 bank: same type, synced by the target, sharing a content word) are shown as ``B1..Bn``. The
 answer is one choice from an enum built for the call (``none``, ``reuse B1``, ``derive B1``,
@@ -15,6 +16,8 @@ candidate asking the very same question (same content words) is reused.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -26,8 +29,8 @@ from pydantic import BaseModel, Field, create_model
 from personae.agents.answer_schemas import one_of, per_call_schema
 from personae.agents.bookmarks.question_proposer import question_key
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
+from personae.memory.bookmarks.bank_index import id_number
 from personae.memory.bookmarks.bookmark import Bookmark
-from personae.memory.bookmarks.lexical import tokens
 
 Decision = Literal["reuse", "derive", "none"]
 
@@ -66,7 +69,8 @@ Be conservative:
 - Use "derive" for closely related but non-identical queries.
 - Use "none" otherwise.
 
-Directly output one word: reuse, derive, or none."""
+Directly output one word: reuse, derive, or none.
+"""  # the runner's f-string ends with this newline
 
 RELEASED_STOPWORDS = frozenset(
     "a an the is are was were be being been do does did done to of in on at by for with about "
@@ -84,23 +88,38 @@ class Relation(BaseModel):
     relation: Decision = Field(description="reuse, derive, or none.")
 
 
+_RELEASED_WORD = re.compile(r"\b\w+\b")
+
+
+@functools.lru_cache(maxsize=65536)
+def released_tokens(text: str) -> frozenset[str]:
+    r"""The released ``normalize_query``: word tokens of the lowercased text, stop words out.
+
+    The runner's ``re.findall(r"\b\w+\b", ...)``: ``Haruhi's`` gives ``haruhi`` and ``s``.
+    """
+    return frozenset(t for t in _RELEASED_WORD.findall(text.lower()) if t not in RELEASED_STOPWORDS)
+
+
 def overlap_rate(a: str, b: str) -> float:
     """The released candidate ranking: shared non-stop-word tokens over the smaller set."""
-    left = {t for t in tokens(a) if t not in RELEASED_STOPWORDS}
-    right = {t for t in tokens(b) if t not in RELEASED_STOPWORDS}
+    left, right = released_tokens(a), released_tokens(b)
     if not left or not right:
         return 0.0
     return len(left & right) / min(len(left), len(right))
 
 
 def released_candidates(question: str, candidates: Sequence[Bookmark], k: int) -> list[Bookmark]:
-    """The released runner's top-``k``: position past 0, ranked by :func:`overlap_rate`.
+    """The released ``find_supporting_bookmark``'s top ``k`` of ``candidates``.
 
-    Ties keep the bank's order (most shared tokens, then nearest question).
+    Those synced past position 0, sorted by ``(overlap_rate, creation order)`` descending:
+    ties go to the newest bookmark (the larger ``bm-<n>``), and a zero overlap still counts.
+    The bank's :meth:`~personae.memory.bookmarks.bank.BookmarkBank.ranked_candidates_many`
+    ranks a whole scope the same way.
     """
     ranked = sorted(
-        (b for b in candidates if b.position > 0 and overlap_rate(question, b.question) > 0),
-        key=lambda b: -overlap_rate(question, b.question),
+        (b for b in candidates if b.position > 0),
+        key=lambda b: (overlap_rate(question, b.question), id_number(b.id)),
+        reverse=True,
     )
     return ranked[: max(0, k)]
 

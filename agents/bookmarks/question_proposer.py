@@ -79,10 +79,7 @@ the query is useful for grounding {character}'s next {predict_target}.
 information not given in the scene.**
 
 Important (for each query):
-- Keep the question simple and concise, "unknown" in the history
-  means a failed trial, don't try that direction again and
-  **avoid even relevant queries** unless no other important information
-  to gather, the storyline might just does not mention it.
+- Keep the question simple and concise{history_rule}
 - Don't focus only on the content, after the content to express
   is clear, search for how the character generally express it,
   especially given that the personality of the character will
@@ -109,6 +106,12 @@ Output in the following form:
 ]}}"""
 RELEASED_PROFILE_BLOCK = "# Profile of {character}\n{profile}\n\n"
 """The released prompt's profile block ("[empty]" before the first profile update)."""
+RELEASED_HISTORY_RULE = """, "unknown" in the history
+  means a failed trial, don't try that direction again and
+  **avoid even relevant queries** unless no other important information
+  to gather, the storyline might just does not mention it."""
+"""The released rule about the search history, shown with the history only: a proposer that
+sees none (the paper's roles) is not told about "unknown" entries it never sees."""
 RELEASED_HISTORY_BLOCK = "Search history:\n{history}\n\n"
 """The released prompt's search history block (the report of the bookmarks synced just before)."""
 PREDICT_TARGETS = {"action": "action", "utterance": "utterance"}
@@ -169,7 +172,7 @@ class ProposedQuestions(BaseModel):
 class ReleasedQuery(BaseModel):
     """One search query, as the released prompt asks for it."""
 
-    query: str = non_blank("The question, in English.")
+    query: str = non_blank("The query.")
     tag: QuestionType = Field(description='"concept", "state" or "behavioral".')
 
 
@@ -190,7 +193,7 @@ def released_proposer_prompt(
 ) -> str:
     """The released ``init_bookmarks`` prompt; ``profile`` / ``history`` ``None``: not shown."""
     return RELEASED_PROPOSER.format(
-        scene=render_scene(scene),
+        scene=render_scene(scene, plain=True),
         profile_block=RELEASED_PROFILE_BLOCK.format(
             character=character, profile=profile or "[empty]"
         )
@@ -199,6 +202,7 @@ def released_proposer_prompt(
         history_block=RELEASED_HISTORY_BLOCK.format(history=history or "")
         if history is not None
         else "",
+        history_rule=RELEASED_HISTORY_RULE if history is not None else ".",
         character=character,
         predict_target=PREDICT_TARGETS[acting_format],
         k=k,

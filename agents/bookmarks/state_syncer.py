@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from personae.agents.answer_schemas import non_blank
 from personae.llm import LLMUsage, call_structured
-from personae.memory.bookmarks.storyline import StoryAction
+from personae.memory.bookmarks.storyline import StoryAction, plain_text
 
 StateOperation = Literal["reset", "update", "no_change"]
 
@@ -44,7 +44,8 @@ Considering this scene, how should we treat the current answer to "{query}"?
 Please answer with exactly one of:
 - "reset"  -> the current answer is now outdated or contradicted and should be set to "unknown"
 - "update" -> the scene triggers state transition or provides more accurate information so the answer should be updated
-- "none"   -> the scene does not contain relevant update or information to affect the current answer"""
+- "none"   -> the scene does not contain relevant update or information to affect the current answer
+"""  # the runner's f-string ends with this newline
 
 # Released BOOKMARKS runner, src/bookmarks/bookmarks.py, llm_update (commit 2489d17), verbatim.
 RELEASED_UPDATE = """Current maintained answer to "{query}":
@@ -75,7 +76,7 @@ class StateCheck(BaseModel):
 
 
 def render_chunk(chunk: Sequence[StoryAction]) -> str:
-    """A chunk of actions, one per line, as every BOOKMARKS prompt shows actions."""
+    """A chunk of actions, one per line, as our prompts show them (``[p] (who) text``)."""
     return "\n".join(a.render() for a in chunk) or "(no actions)"
 
 
@@ -88,7 +89,7 @@ async def update_state_released(
     still invalid after retries raises :class:`~personae.llm.InvalidAnswerError` (the sync stops
     before this chunk).
     """
-    shown, text = answer or UNKNOWN, render_chunk(chunk)
+    shown, text = answer or UNKNOWN, plain_text(chunk)
     check = RELEASED_CHECK.format(query=question, answer=shown, chunk=text)
     verdict, usage = await call_structured(model, StateCheck, [HumanMessage(check)])
     if verdict.decision == "none":

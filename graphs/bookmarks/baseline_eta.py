@@ -2,16 +2,22 @@
 
 Extract-and-aggregate as the paper describes it (and the released runner runs it): "start from
 empty, ETA updates the profile whenever a new action of the target character is observed by
-aggregating the summarized new information". Every ``rebuild_every`` actions (16, the released
-``--profile-update-every``) the character's profile is brought up to date: from the latest
-stored profile at point ``p``, the new actions ``[p, r)`` are read in ``chunk``-action chunks
-(64, ``--step``); each chunk is profiled (extract) and folded into the running profile
-(aggregate: previous profile + new chunk profile -> new profile). The profile used at target
-``t`` is the one at ``r = rebuild_every * floor(t / rebuild_every) <= t``, built from actions
-``[0, r)`` only.
+aggregating the summarized new information". Two schedules (:data:`ProfileSchedule`):
 
-A chunk in which the character neither acts nor is named brings no new observation of them and
-is skipped without a model call. A chunk's extraction is stored by its exact ``[start, stop)``,
+- ``runner`` (ETA and the paper's method under the released roles): the released runner's
+  ``maybe_update_profile`` (src/bookmarks/benchmark.py). At a target ``t`` of the character,
+  once ``rebuild_every`` actions (16, ``--profile-update-every``) have passed since the last
+  update point ``p``, the actions ``[p, t)`` are read in ``chunk``-action chunks (64,
+  ``--step``), every chunk, each profiled (extract) and folded into the running profile
+  (aggregate: previous profile + new chunk profile -> new profile); ``t`` becomes the update
+  point. Closer than that, the profile of ``p`` is used as it is. Targets met in story order
+  (as the benchmark meets them) give exactly the runner's update points.
+- ``grid`` (ours, ``bookmarks-personae`` with a profile): the profile at
+  ``r = rebuild_every * floor(t / rebuild_every) <= t``, built from ``[0, r)``; a chunk in
+  which the character neither acts nor is named is skipped without a model call.
+
+Either way the profile at ``t`` is built from actions before ``t`` only. A chunk's extraction
+is stored by its exact ``[start, stop)``,
 so another run that meets the same chunk reuses it. Both calls run on the strong model (the
 paper's section 5.1: "profile updating in ETA"). Profiles persist under ``memory_dir`` (see
 ``memory/bookmarks/eta_profile_store.py``); the BOOKMARKS agent's ``with_profile`` grounding uses the same
@@ -23,7 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -31,7 +37,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from personae.agents.bookmarks.profile_extractor import extract_profile, update_profile
+from personae.agents.bookmarks.profile_extractor import (
+    EMPTY_PROFILE,
+    extract_profile,
+    update_profile,
+)
 from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.bookmarks.baseline_resources import eta_profiles_for
 from personae.graphs.bookmarks.baseline_vanilla import (
@@ -54,7 +64,8 @@ class ETAContext(ActingContext):
     chunk: int = 64
     """Actions per profile update chunk."""
     rebuild_every: int = 16
-    """The profile is brought up to date at every multiple of this position."""
+    """The profile is brought up to date at a target this many actions or more past the last
+    update (the released ``--profile-update-every``)."""
 
     def __post_init__(self) -> None:
         """Reject settings no run could use, naming the field."""
@@ -76,6 +87,10 @@ ETA_COUNTERS = (
 ``profile_from`` is the point of the stored profile the update started from,
 ``actions_read`` counts the actions of the chunks profiled in this run,
 ``actions_from_scratch`` the ``r`` actions a profile built from nothing would read."""
+
+
+ProfileSchedule = Literal["runner", "grid"]
+"""When profiles are updated: the released runner's rule (the paper's protocol) or our grid."""
 
 
 def rebuild_point(target: int, every: int) -> int:
@@ -114,19 +129,23 @@ async def profile_at(
     every: int = 16,
     chunk: int = 64,
     story: str | None = None,
+    schedule: ProfileSchedule = "runner",
 ) -> ProfileResult:
-    """``character``'s running profile at ``rebuild_point(target, every)``, updated if needed.
+    """``character``'s running profile at ``target`` under ``schedule``, updated if due.
 
-    Continues recurrently from the latest stored profile at or before that point (the empty
-    profile at 0), one extract + aggregate per chunk that observes the character. A chunk
-    whose extract or update is still invalid after retries degrades the update: the profile
-    as of the chunk before grounds this step, nothing is stored, and the next step retries.
+    Continues recurrently from the latest stored profile at or before the update point (the
+    empty profile at 0), one extract + aggregate per chunk (under ``grid``, per chunk that
+    observes the character). A chunk whose extract or update is still invalid after retries
+    degrades the update: the profile as of the chunk before grounds this step, nothing is
+    stored, and the next step retries.
     """
     store = await asyncio.to_thread(eta_profiles_for, storyline_path, memory_dir)
     storyline = await asyncio.to_thread(open_storyline, storyline_path)
-    point = rebuild_point(target, every)
+    point = rebuild_point(target, every) if schedule == "grid" else target
     latest = await asyncio.to_thread(store.latest_profile, character, point)
     start = latest.rebuild_point if latest else 0
+    if schedule == "runner" and target - start < every:
+        point = start  # maybe_update_profile: fewer than `every` actions since the last update
     profile = latest.statements[0] if latest and latest.statements else ""
     result = ProfileResult(profile, stats=dict.fromkeys(ETA_COUNTERS, 0))
     result.stats.update(rebuild_point=point, profile_from=start, actions_from_scratch=point)
@@ -134,7 +153,7 @@ async def profile_at(
         return result
     for low, high in update_chunks(start, point, chunk):
         actions = storyline.before(high, low)
-        if not mentions(actions, character):
+        if schedule == "grid" and not mentions(actions, character):
             result.stats["chunks_skipped"] += 1
             continue
         try:
@@ -194,7 +213,7 @@ async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> d
         story=context.story_title(storyline.name),
     )
     stats = {**result.stats, **result.usage.as_dict()}
-    return {"grounding": [result.profile] if result.profile else [], "memory_stats": stats}
+    return {"grounding": [result.profile or EMPTY_PROFILE], "memory_stats": stats}
 
 
 builder = StateGraph(

@@ -32,6 +32,7 @@ from langgraph.types import Overwrite, Send
 from typing_extensions import TypedDict
 
 from personae.agents.bookmarks.actor import act
+from personae.agents.bookmarks.profile_extractor import EMPTY_PROFILE
 from personae.agents.bookmarks.question_proposer import (
     ProposedQuestion,
     propose_released_questions,
@@ -133,7 +134,8 @@ class BookmarksContext(EmbeddingContext):
     (always under the released roles; off under the paper's, whose text grounds on bookmarks
     only)."""
     profile_every: int = 16
-    """With ``with_profile``: the profile is brought up to date every this many actions."""
+    """With a profile: actions between its updates (the paper's method: at a target at least
+    this far past the last update, as the released runner; ours: at every multiple)."""
     profile_chunk: int = 64
     """With ``with_profile``: actions per profile update chunk."""
     state_chunk: int = _SYNC_DEFAULTS.state_chunk
@@ -460,16 +462,21 @@ async def ground_context(
     if context.grounds_on_profile:  # the released runner's grounding: profile + report
         name = resources.storyline.name
         profile, usage = await running_profile(context, name, state["character"], target)
-        if profile:
-            released = context.prompts == "released"
-            lines = [profile, "", *lines] if released else [f"Profile: {profile}", *lines]
+        if context.prompts == "released":  # the runner's `profile + "\n\n" + report`
+            lines = [profile or EMPTY_PROFILE, "", *lines]
+        elif profile:
+            lines = [f"Profile: {profile}", *lines]
     return {"grounding": lines, "bookmarks": known, "ground_usage": usage.as_dict()}
 
 
 async def running_profile(
     context: BookmarksContext, story: str, character: str, target: int
 ) -> tuple[str, LLMUsage]:
-    """The character's ETA profile at the last update point before ``target`` (strong model)."""
+    """The character's running ETA profile at ``target`` (strong model).
+
+    The paper's method updates it on the released runner's schedule (at the character's own
+    targets, 16 actions or more after the last update, every chunk read); ours on a fixed grid.
+    """
     result = await profile_at(
         context.storyline_path,
         context.memory_dir,
@@ -479,6 +486,7 @@ async def running_profile(
         every=context.profile_every,
         chunk=context.profile_chunk,
         story=context.story_title(story),
+        schedule="runner" if context.prompts == "released" else "grid",
     )
     return result.profile, result.usage
 
@@ -528,6 +536,7 @@ async def act_in_character(
         scene=storyline.scene(target, context.scene_size),
         grounding=state["grounding"],
         acting_format=storyline.acting_format,
+        plain=context.prompts == "released",
     )
     return {"action": action, "stats": step_stats(state, usage)}
 

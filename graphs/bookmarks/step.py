@@ -32,12 +32,12 @@ from personae.agents.bookmarks.matcher import (
     Match,
     match_question,
     match_released,
-    released_candidates,
+    overlap_rate,
 )
 from personae.graphs.bookmarks import sync as bookmark_sync
 from personae.graphs.bookmarks.resources import BookmarkResources
 from personae.llm import LLMUsage
-from personae.memory.bookmarks.bank import CANDIDATE_POOL, BookmarkBank
+from personae.memory.bookmarks.bank import BookmarkBank
 from personae.memory.bookmarks.bookmark import Bookmark, BookmarkType
 from personae.memory.bookmarks.storyline import StoryAction
 
@@ -146,24 +146,17 @@ def find_candidates(
 ) -> list[list[Bookmark]]:
     """Each question's K' bank candidates synced by ``target``, found together.
 
-    One embedding call, one product per scope, one read of the winners. Blocks (embedding,
-    Chroma): async callers use a thread.
+    The paper's method (released prompts): the released runner's ``find_supporting_bookmark``
+    order, every same-scope bookmark ranked by its ``overlap_rate`` (ties to the newest, zero
+    overlap included). Ours: one embedding call, one product per scope, the lexical filter.
+    One read of the winners. Blocks (embedding, Chroma): async callers use a thread.
     """
-    released = settings.sync.prompts == "released"
-    if released and settings.k_candidates <= 0:
-        return [[] for _ in questions]
-    found = resources.bank.candidates_many(
-        [(q["question"], BookmarkType(q["type"]), character) for q in questions],
-        synced_by=target,
-        k=max(CANDIDATE_POOL, settings.k_candidates) if released else settings.k_candidates,
-    )
-    if not released:
-        return found
-    # The released ranking over the bank's lexical pool: overlap rate, top K'.
-    return [
-        released_candidates(q["question"], pool, settings.k_candidates)
-        for q, pool in zip(questions, found, strict=True)
-    ]
+    queries = [(q["question"], BookmarkType(q["type"]), character) for q in questions]
+    if settings.sync.prompts == "released":  # the runner's ranking over the whole scope
+        return resources.bank.ranked_candidates_many(
+            queries, synced_by=target, k=settings.k_candidates, score=overlap_rate
+        )
+    return resources.bank.candidates_many(queries, synced_by=target, k=settings.k_candidates)
 
 
 async def resolve_question(

@@ -9,8 +9,9 @@ whole story. Each bookmark type has its own operator (the paper's three):
 - behavioral: the proposing character's actions in [p, t), each checked in its 10-action local
   scene as direct evidence for the pattern (behind a classifier interface), then a summary of
   all the evidence gathered so far (later evidence favoured) when new evidence arrived;
-- concept: keyword hits in [p, t) through the storyline index, merged +-radius context windows,
-  the best windows summarised with the previous answer.
+- concept: keyword hits in [p, t), merged +-radius context windows, the best windows
+  summarised with the previous answer (the released runner's substring hits and
+  ``build_merge_rank_spans`` for the paper's method; ours through the storyline index).
 
 ``SyncSettings.prompts`` picks the released runner's prompts (the paper's method) or ours;
 ``incremental_behavior`` is the paper's IBU ablation. The BOOKMARKS graph gives the checks the
@@ -90,7 +91,7 @@ class SyncSettings:
     concept_radius: int = 8
     """Concept operator: +-radius context windows around each keyword hit."""
     concept_top_windows: int = 8
-    """Concept operator: windows summarised (most hits first, then most recent)."""
+    """Concept operator: windows summarised (most hits first; ties: the latest)."""
 
     def __post_init__(self) -> None:
         """Reject settings that would make an operator read nothing or loop forever."""
@@ -279,35 +280,56 @@ def question_entity(question: str) -> str | None:
 
 
 def _top_windows(
-    windows: Sequence[tuple[int, int]], hits: Sequence[int], top: int, *, earliest: bool = False
+    windows: Sequence[tuple[int, int]], hits: Sequence[int], top: int
 ) -> list[tuple[int, int]]:
-    """The ``top`` windows with most hits, back in story order.
-
-    Ties go to the earliest window (the released runner's rule, ``earliest``) or, in ours, to
-    the most recent one.
-    """
+    """Ours: the ``top`` windows with most hits (ties to the most recent), back in story order."""
 
     def hit_count(window: tuple[int, int]) -> int:
         return bisect_left(hits, window[1]) - bisect_left(hits, window[0])
 
-    def rank(window: tuple[int, int]) -> tuple[int, int]:
-        return (-hit_count(window), window[0] if earliest else -window[1])
+    return sorted(sorted(windows, key=lambda w: (-hit_count(w), -w[1]))[:top])
 
-    return sorted(sorted(windows, key=rank)[:top])
+
+def released_spans(hits: Sequence[int], radius: int, *, end: int) -> list[tuple[int, int]]:
+    """The released ``build_merge_rank_spans``: merged hit windows in the runner's rank order.
+
+    Each hit's ``[hit - radius, hit + radius + 1)`` merges with the span before it only when
+    they overlap (not when they merely touch); a merged span is kept whole however long; spans
+    are ranked by ``(-hits, -first hit)``: most hits first, ties to the latest span. Ends are
+    clipped to ``end`` (the runner slices the history before the target the same way).
+    """
+    merged: list[list[int]] = []  # [start, stop, count, first hit]
+    for hit in sorted(set(hits)):
+        low, high = max(0, hit - radius), hit + radius + 1
+        if merged and low < merged[-1][1]:
+            merged[-1][1], merged[-1][2] = max(merged[-1][1], high), merged[-1][2] + 1
+        else:
+            merged.append([low, high, 1, hit])
+    merged.sort(key=lambda span: (-span[2], -span[3]))
+    return [(low, min(high, end)) for low, high, _, _ in merged]
 
 
 def _concept_windows(
     bookmark: Bookmark, start: int, target: int, index: StorylineIndex, settings: SyncSettings
 ) -> tuple[str | None, list[tuple[int, int]]]:
+    """The keyword and the windows its sync reads, in the order the prompt shows them.
+
+    The paper's method (released prompts): the runner's substring hits and its
+    :func:`released_spans`, top ``concept_top_windows`` in rank order. Ours: token-phrase
+    hits, merged windows cut into bounded pieces, the best ones in story order.
+    """
     keyword = bookmark.keyword or question_entity(bookmark.question)
     if not keyword:
         return None, []
+    top = settings.concept_top_windows
+    if settings.prompts == "released":
+        found = index.substring_positions(keyword, start, target)
+        return keyword, released_spans(found, settings.concept_radius, end=target)[:top]
     hits = index.positions(keyword, start, target)
     merged = index.context_windows(hits, settings.concept_radius, end=target)
     span = 2 * (2 * settings.concept_radius + 1)
     windows = [piece for window in merged for piece in _split_window(window, span)]
-    earliest = settings.prompts == "released"
-    return keyword, _top_windows(windows, hits, settings.concept_top_windows, earliest=earliest)
+    return keyword, _top_windows(windows, hits, top)
 
 
 def _split_window(window: tuple[int, int], span: int) -> list[tuple[int, int]]:
@@ -337,8 +359,9 @@ async def sync_concept(
     """Concept operator: keyword hits in [p, target), best windows summarised with the answer.
 
     The keyword is ``bookmark.keyword``, else :func:`question_entity` of the question (then kept
-    on the copy). Windows may reach back before p for context, never to target or beyond;
-    merged runs longer than two window spans are cut into pieces so prompts stay bounded. No
+    on the copy). Windows may reach back before p for context, never to target or beyond
+    (see :func:`_concept_windows`: the runner's spans kept whole for the paper's method; ours
+    cuts merged runs longer than two window spans into pieces so prompts stay bounded). No
     hits -> no call, answer unchanged. A summary still invalid after retries leaves the bookmark
     as it was (not advanced: the next step reads the windows again), counted.
     """

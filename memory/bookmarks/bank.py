@@ -35,7 +35,7 @@ import re
 import secrets
 import threading
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -600,6 +600,37 @@ class BookmarkBank:
             b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
         }
         handed: set[str] = set()  # each caller gets its own copy: copy again only for repeats
+        return [[_once(whole[i], handed) for i in ids if i in whole] for ids in kept]
+
+    def ranked_candidates_many(
+        self,
+        questions: Sequence[tuple[str, BookmarkType, str]],
+        *,
+        synced_by: int,
+        k: int,
+        score: Callable[[str, str], float],
+    ) -> list[list[Bookmark]]:
+        """Each question's top ``k`` of its whole scope by ``score``, not by nearest vector.
+
+        The released runner's ``find_supporting_bookmark`` ranks every same-type bookmark
+        (same character for behavioral ones) synced past position 0 by
+        ``score(question, candidate_question)`` and sorts ``(score, creation order)``
+        descending: ties go to the newest, and a zero score still counts. Here the rows are
+        those synced to ``[1, synced_by]`` (none from after the target). Blocks (Chroma reads):
+        async callers use a thread.
+        """
+        if k <= 0 or not questions:
+            return [[] for _ in questions]
+        index = self._index()
+        kept: list[list[str]] = []
+        for question, kind, character in questions:
+            rows = index.synced_questions(_scope(BookmarkType(kind), character), synced_by)
+            scored = sorted(((score(question, q), n, i) for i, q, n in rows), reverse=True)
+            kept.append([i for _, _, i in scored[:k]])
+        whole = {
+            b.id: b for b in self._hydrate(list(dict.fromkeys(i for ids in kept for i in ids)))
+        }
+        handed: set[str] = set()
         return [[_once(whole[i], handed) for i in ids if i in whole] for ids in kept]
 
     def _hydrate(self, ids: list[str]) -> list[Bookmark]:

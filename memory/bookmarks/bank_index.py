@@ -688,6 +688,20 @@ class BankIndex:
                 self._products.popitem(last=False)
         return head, tail
 
+    def synced_questions(self, scope: str, synced_by: int) -> list[tuple[str, str, int]]:
+        """``(id, question, number)`` of the rows of ``scope`` synced to ``[1, synced_by]``.
+
+        In creation order: what a ranking of the whole scope (not nearest first) reads.
+        """
+        with self._lock:
+            found = self._scopes.get(scope)
+            if found is None:
+                return []
+            positions = found.positions[: found.size]
+            slots = np.flatnonzero((positions >= 1) & (positions <= synced_by))
+            rows = [(found.ids[s], found.questions[s], int(found.numbers[s])) for s in slots]
+        return sorted(rows, key=lambda row: row[2])
+
     def between(self, low: int, high: int) -> list[str]:
         """Ids of the bookmarks synced to a position in ``[low, high]``."""
         with self._lock:

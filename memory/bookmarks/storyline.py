@@ -50,8 +50,17 @@ class StoryAction:
         return character in self.characters
 
     def render(self) -> str:
-        """One line for prompts: ``[position] (characters) text``."""
+        """One line for our prompts: ``[position] (characters) text``."""
         return f"[{self.position}] ({', '.join(self.characters)}) {self.text}"
+
+
+def plain_text(actions: Iterable[StoryAction]) -> str:
+    r"""Actions as the released BOOKMARKS runner shows them: their texts, one per line.
+
+    The paper's method (``--method bookmarks``) renders every action this way, as the runner's
+    ``"\n".join(item["action"] ...)`` does; ours adds position and characters (``render``).
+    """
+    return "\n".join(action.text for action in actions)
 
 
 @dataclass(frozen=True)

@@ -45,18 +45,62 @@ async def test_key_move_grades_as_the_released_judge(grade: str, score: int, lab
     assert "utterance" not in prompt
 
 
-async def test_the_utterance_format_is_named_to_the_judge() -> None:
-    model = _model(KeyMoveVerdict=lambda _m: {"reasoning": "r", "score": "C"})
+# The released runner's src/bookmarks/evaluate.py, score_action_em and score_action_nli, with
+# their placeholders filled by the runner's own f-strings (scene = the plain texts joined).
+RUNNER_EM = (
+    "# Scene\n{scene}\n\nYour Response: {prediction}\nGround Truth: {action}\n\n"
+    'Decide whether the main action taken by {character} in "Your Response" matches the main '
+    'action in "Ground Truth".\nFocus on the primary verb-level action (what {character} does), '
+    "and ignore minor differences in wording, intensity, tone, or small extra details (e.g., "
+    "sub-actions) that do not change the core action.\nIf multiple actions appear, judge using "
+    "the most central action in each text.\n\nA: Exact match \u2014 the main action in the "
+    "response is the same as the main action in the ground truth (allowing paraphrase).\nB: "
+    "Partial/adjacent match \u2014 the response is close but not the same main action, and the "
+    "differences are not minor.\nC: Mismatch \u2014 the main action is different or "
+    'incompatible.\n\nOutput in json:\n```json\n{{\n  "reasoning": "...",\n  "score": '
+    '"A/B/C"\n}}\n```'
+)
+RUNNER_NLI = (
+    "# Scene\n{scene}\n\nYour Response: {prediction}\nGround Truth: {action}\n\n"
+    "Score the action of {character} in the response based on the ground truth.\nA: The ground "
+    "truth entails the action of {character} in the response. (Following the same character "
+    "logic.)\nB: The ground truth is neutral to the action of {character} in the response. "
+    "(Reflecting a different facet.)\nC: The ground truth contradicts the action of {character} "
+    "in the response. (Following a contradicted character logic.)\n\nOutput in json: \n"
+    '```json\n{{\n"reasoning": "...",\n"score": "A/B/C"\n}}\n```'
+)
+
+
+@pytest.mark.parametrize(("judge", "runner"), [("exact", RUNNER_EM), ("nli", RUNNER_NLI)])
+async def test_an_utterance_storyline_is_judged_with_the_runners_prompt_exactly(
+    judge: str, runner: str
+) -> None:
+    """Bandori (utterance) storylines too: the runner adds no note about the format."""
+    model = _model(
+        KeyMoveVerdict=lambda _m: {"reasoning": "r", "score": "C"},
+        NLIVerdict=lambda _m: {"reasoning": "r", "score": "C"},
+    )
+    scene = (
+        StoryAction(0, "ch1", "Arisa: Kasumi, wait!", ("Arisa",)),
+        StoryAction(1, "ch1", "Saaya: Here we go.", ("Saaya",)),
+    )
     verdict, _ = await judge_action(
         model,
-        "exact",
+        judge,
         character="Kasumi",
         prediction="Kasumi: Let's go!",
         truth="Kasumi: I've got it!",
+        scene=scene,
         acting_format="utterance",
     )
-    assert verdict.label == "no_match" and verdict.score == 0
-    assert '"Name: line"' in prompt_text(model.calls[0][1])
+    assert verdict.score == 0
+    expected = runner.format(
+        scene="Arisa: Kasumi, wait!\nSaaya: Here we go.",
+        prediction="Kasumi: Let's go!",
+        action="Kasumi: I've got it!",
+        character="Kasumi",
+    )
+    assert prompt_text(model.calls[0][1]) == expected
 
 
 @pytest.mark.parametrize(
@@ -70,8 +114,8 @@ async def test_nli_scores(grade: str, label: str, score: int) -> None:
     )
     assert verdict == Verdict(score, label, "because")
     prompt = prompt_text(model.calls_for("NLIVerdict")[0])
-    assert "(Following the same\ncharacter logic.)" in prompt
-    assert "(Reflecting a\ndifferent facet.)" in prompt
+    assert "(Following the same character logic.)" in prompt
+    assert "(Reflecting a different facet.)" in prompt
 
 
 async def test_an_invalid_grade_is_retried_with_the_error() -> None:

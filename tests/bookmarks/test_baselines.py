@@ -292,19 +292,19 @@ async def test_eta_updates_the_profile_recurrently(
     first = await baseline_eta.graph.ainvoke(
         {"character": "Alice", "position": 100}, context=context
     )
-    # From the empty profile: chunk [0, 64) then [64, 96), each extracted and folded in.
-    assert chunk_extents(model) == [(0, 63), (64, 95)]
-    assert first["grounding"] == ["saw [0]-[63] | saw [64]-[95]"]
+    # The runner's maybe_update_profile: at the target itself, chunks [0, 64) then [64, 100).
+    assert chunk_extents(model) == [(0, 63), (64, 99)]
+    assert first["grounding"] == ["saw [0]-[63] | saw [64]-[99]"]
     stats = first["stats"]
-    assert (stats["rebuild_point"], stats["profile_from"], stats["profile_updated"]) == (96, 0, 1)
+    assert (stats["rebuild_point"], stats["profile_from"], stats["profile_updated"]) == (100, 0, 1)
     assert (stats["chunks_extracted"], stats["chunks_reused"]) == (2, 0)
-    assert (stats["actions_read"], stats["actions_from_scratch"]) == (96, 96)
+    assert (stats["actions_read"], stats["actions_from_scratch"]) == (100, 100)
     assert stats["llm_calls"] == 5  # two extractions, two updates, one action
     first_update = prompt_text(model.calls_for("UpdatedProfile")[0])
     assert "# Main Profile\n[empty]" in first_update
 
-    same_point = await baseline_eta.graph.ainvoke(
-        {"character": "Alice", "position": 111}, context=context
+    same_point = await baseline_eta.graph.ainvoke(  # 15 actions later: not due yet
+        {"character": "Alice", "position": 115}, context=context
     )
     assert same_point["grounding"] == first["grounding"]
     assert same_point["stats"]["profile_updated"] == 0
@@ -313,32 +313,72 @@ async def test_eta_updates_the_profile_recurrently(
     assert set(first["stats"]) == set(same_point["stats"]) == set(ETA_COUNTERS) | usage_keys
 
     next_point = await baseline_eta.graph.ainvoke(
-        {"character": "Alice", "position": 112}, context=context
+        {"character": "Alice", "position": 117}, context=context
     )
-    # Recurrent: the previous profile plus the new actions [96, 112) only, never a rebuild.
-    assert chunk_extents(model)[2:] == [(96, 111)]
-    assert next_point["stats"]["profile_from"] == 96 and next_point["stats"]["actions_read"] == 16
+    # Recurrent: the previous profile plus the new actions [100, 117) only, never a rebuild.
+    assert chunk_extents(model)[2:] == [(100, 116)]
+    assert next_point["stats"]["profile_from"] == 100 and next_point["stats"]["actions_read"] == 17
     update = prompt_text(model.calls_for("UpdatedProfile")[-1])
-    assert update.startswith("# Main Profile\nsaw [0]-[63] | saw [64]-[95]\n")
-    assert "(From New Episodes)\nsaw [96]-[111]" in update
-    assert next_point["grounding"] == ["saw [0]-[63] | saw [64]-[95] | saw [96]-[111]"]
+    assert update.startswith("# Main Profile\nsaw [0]-[63] | saw [64]-[99]\n")
+    assert "(From New Episodes)\nsaw [100]-[116]" in update
+    assert next_point["grounding"] == ["saw [0]-[63] | saw [64]-[99] | saw [100]-[116]"]
 
 
-async def test_eta_before_the_first_rebuild_point_has_no_profile(
+def runner_update_points(targets: list[int], update_every: int = 16) -> list[int]:
+    """The released runner's src/bookmarks/benchmark.py, maybe_update_profile: the targets (in
+    story order) at which it updates one character's profile (profile_indices from 0)."""
+    points, profile_idx = [], 0
+    for idx in targets:
+        if idx - profile_idx < update_every:
+            continue
+        points.append(idx)
+        profile_idx = idx
+    return points
+
+
+async def test_eta_updates_at_the_runners_points_and_reads_every_chunk(
+    model: ScriptedChatModel, tmp_path: Path
+) -> None:
+    rows = [
+        {"character": "Other", "action": f"Someone waits, thing number {i} "} for i in range(70)
+    ]
+    rows += [
+        {"character": "Carol", "action": f"Carol sings thing number {i} "} for i in range(70, 140)
+    ]
+    story = tmp_path / "carol.jsonl"
+    story.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    context = eta_context(story, tmp_path / "m")
+    targets = [10, 20, 30, 37, 50, 100, 101, 117, 139]
+    updated = []
+    for target in targets:
+        result = await baseline_eta.graph.ainvoke(
+            {"character": "Carol", "position": target}, context=context
+        )
+        if result["stats"]["profile_updated"]:
+            updated.append(target)
+        if target == 10:  # nothing yet: the runner's starting "[empty]" grounds the actor
+            assert result["grounding"] == ["[empty]"]
+    assert updated == runner_update_points(targets) == [20, 37, 100, 117, 139]
+    # Every chunk, the ones without Carol too (the runner reads them all), up to each target.
+    assert chunk_extents(model)[:3] == [(0, 19), (20, 36), (37, 99)]
+
+
+async def test_eta_before_the_first_update_grounds_on_the_empty_profile(
     model: ScriptedChatModel, story: Path
 ) -> None:
     result = await baseline_eta.graph.ainvoke(
         {"character": "Bob", "position": 15}, context=eta_context(story, None)
     )
-    assert result["grounding"] == []
+    assert result["grounding"] == ["[empty]"]  # the runner's profile before any update
     assert result["stats"]["rebuild_point"] == 0
     assert result["stats"]["llm_calls"] == 1
     assert [name for name, _ in model.calls] == ["NextAction"]
 
 
-async def test_eta_skips_chunks_without_the_character(
+async def test_a_grid_profile_skips_chunks_without_the_character(
     model: ScriptedChatModel, tmp_path: Path
 ) -> None:
+    """Ours (``bookmarks-personae`` with a profile): the fixed grid, observed chunks only."""
     rows = [
         {"character": "Other", "action": f"Someone waits, thing number {i} "} for i in range(64)
     ]
@@ -347,12 +387,12 @@ async def test_eta_skips_chunks_without_the_character(
     ]
     story = tmp_path / "carol.jsonl"
     story.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
-    result = await baseline_eta.graph.ainvoke(
-        {"character": "Carol", "position": 100}, context=eta_context(story, None)
+    result = await baseline_eta.profile_at(
+        str(story), None, character="Carol", target=100, model=model, schedule="grid"
     )
     assert chunk_extents(model) == [(64, 95)]
-    assert result["stats"]["chunks_skipped"] == 1
-    assert result["grounding"] == ["saw [64]-[95]"]
+    assert result.stats["chunks_skipped"] == 1 and result.stats["rebuild_point"] == 96
+    assert result.profile == "saw [64]-[95]"
 
 
 ALL_METHODS: list[tuple[Any, Any]] = [

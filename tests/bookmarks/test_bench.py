@@ -308,7 +308,8 @@ async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Pat
     actor_prompt = prompt_text(model.calls_for("NextAction")[0])
     assert "(A concise sentence, A: ...)" in actor_prompt
     judge_prompt = prompt_text(model.calls_for("KeyMoveVerdict")[0])
-    assert '"Name: line"' in judge_prompt and "# Scene\nA: line 0\nB: line 1" in judge_prompt
+    assert judge_prompt.startswith("# Scene\nA: line 0\nB: line 1")
+    assert "conversation" not in judge_prompt  # the runner's text: no note about utterances
     assert outcome.summary["benchmarks"] == {"band": "Bandori"}
     assert outcome.summary["methods"]["vanilla"]["bandori_average"] == 25  # A 50, B 0
     assert "| Bandori | band | Avg. |" in (tmp_path / "out/report.md").read_text()

@@ -41,22 +41,43 @@ def _bench(story: Path, out: Path, *extra: str) -> int:
         forget_resources()
 
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_bench_commands() -> list[str]:
+    """The `bench bookmarks` commands of the README's Table 2 / Table 3 recipe block."""
+    text = README.read_text(encoding="utf-8")
+    block = text.split("**Reproducing Table 2**", 1)[1].split("```bash\n", 1)[1].split("```")[0]
+    joined = block.replace("\\\n", " ")
+    return [line for line in joined.splitlines() if "personae bench bookmarks" in line]
+
+
+def test_the_readme_recipe_uses_the_preset_the_readme_believes_table_2_used() -> None:
+    commands = readme_bench_commands()
+    assert len(commands) == 2  # Table 2, then Table 3's ablations
+    for command in commands:
+        assert "--roles released" in command, command
+    text = README.read_text(encoding="utf-8")
+    assert "As far as can be told it is\n  `released`" in text  # what the README believes
+
+
 @pytest.mark.endtoend
 def test_table_2_recipe_runs_the_four_methods_with_the_paper_s_judge_and_roles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
     with loopback_llm(_responders(), monkeypatch) as fake:
-        code = _bench(story, tmp_path / "bench", "--method", "vanilla,ricl,eta,bookmarks")
+        recipe = ["--method", "vanilla,ricl,eta,bookmarks", "--roles", "released"]
+        code = _bench(story, tmp_path / "bench", *recipe)
         err = capsys.readouterr().err
         assert code == 0, err
-        paper = models_by_schema(fake)
+        released = models_by_schema(fake)
         temperatures = sampling_by_schema(fake)
         fake.requests.clear()
-        code = _bench(story, tmp_path / "released", "--method", "bookmarks", "--roles", "released")
-        released = models_by_schema(fake)
+        code = _bench(story, tmp_path / "paper", "--method", "eta,bookmarks", "--roles", "paper")
+        paper = models_by_schema(fake)
     assert code == 0
-    assert paper["KeyMoveVerdict"] == {"gpt-4.1"}  # the paper's judge, by default
+    assert released["KeyMoveVerdict"] == {"gpt-4.1"}  # the paper's judge, by default
     assert paper["NextAction"] == {"gpt-5.1"} and paper["ChunkProfile"] == {"gpt-5.1"}  # ETA
     for schema in ("ReleasedQueries", "StateCheck", "EvidenceAnswer", "ConceptUpdate"):
         assert paper[schema] == {"gpt-5.4-mini"}, schema  # §5.1: every other call
@@ -68,9 +89,8 @@ def test_table_2_recipe_runs_the_four_methods_with_the_paper_s_judge_and_roles(
     assert "gpt-5.1 (§5.1) | openai:gpt-5.1\n" in err and "gpt-4.1 (§4) | openai:gpt-4.1@" in err
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     rows = {row["setting"]: row for row in summary["paper_settings"]}
-    assert (
-        rows["BOOKMARKS roles"]["used"] == "paper" and rows["K (questions per step)"]["used"] == "5"
-    )
+    assert rows["BOOKMARKS roles"]["used"] == "released"  # the recipe's preset
+    assert rows["K (questions per step)"]["used"] == "5"
     assert rows["story title in prompts"]["used"] == "none"
     assert rows["RICL examples"]["used"] == "8" and rows["RICL embedding"]["paper"] == "not stated"
     report = (tmp_path / "bench" / "report.md").read_text()

@@ -51,7 +51,9 @@ PLACEHOLDER = re.compile(r"\{[A-Za-z_][\w\[\]\"']*\}")
 OURS_PAPER = {
     "proposer": question_proposer.RELEASED_PROPOSER.replace(
         "{profile_block}", question_proposer.RELEASED_PROFILE_BLOCK
-    ).replace("{history_block}", question_proposer.RELEASED_HISTORY_BLOCK),
+    )
+    .replace("{history_block}", question_proposer.RELEASED_HISTORY_BLOCK)
+    .replace("{history_rule}", question_proposer.RELEASED_HISTORY_RULE),
     "matcher": matcher.RELEASED_RELATION,
     "state_check": state_syncer.RELEASED_CHECK,
     "state_update": state_syncer.RELEASED_UPDATE,
@@ -111,16 +113,25 @@ def _actions(rows: Sequence[tuple[str, str]]) -> Storyline:
 
 
 def test_the_evidence_check_renders_the_released_prompt_exactly() -> None:
-    """What the paper's distilled classifier reads: the released text, placeholders filled."""
-    story = _actions([("Kyon", "Kyon sighs."), ("Haruhi", "Haruhi drags Kyon to the club.")])
-    item = BehaviorItem(action=story.actions[1], scene=story.actions[:1], character="Haruhi")
-    expected = PROMPTS["behavior_check"].format(
-        scene="[0] (Kyon) Kyon sighs.",
+    """What the paper's distilled classifier reads: the released text, placeholders filled.
+
+    The runner (src/bookmarks/bookmarks.py, update_behavioral_bookmark) fills ``scene`` with
+    ``"\\n".join(_item["action"] for _item in action_seq[idx - 10:idx])`` and ``action`` with
+    ``item["action"]``: the plain texts, which is what the expected text is built from here.
+    """
+    rows = [("Kyon", "Kyon sighs."), ("Mikuru", "Mikuru pours tea.")]
+    story = _actions([*rows, ("Haruhi", "Haruhi drags Kyon to the club.")])
+    item = BehaviorItem(action=story.actions[2], scene=story.actions[:2], character="Haruhi")
+    runner_items = [{"action": text} for _, text in rows]
+    expected = PROMPTS["behavior_check"] + "\n"  # the runner's f-string ends with a newline
+    expected = expected.format(
+        scene="\n".join(_item["action"] for _item in runner_items),
         character="Haruhi",
-        action="[1] (Haruhi) Haruhi drags Kyon to the club.",
+        action="Haruhi drags Kyon to the club.",
         query="How does Haruhi treat Kyon?",
     )
     assert released_check_prompt("How does Haruhi treat Kyon?", item) == expected
+    assert "[" not in released_check_prompt("How does Haruhi treat Kyon?", item)
 
 
 class DistilledClassifier:
@@ -159,10 +170,12 @@ async def test_the_readme_classifier_recipe_plugs_a_classifier_into_the_behavior
         classifier=classifier,
     )
     assert result.bookmark.evidence == [1] and result.bookmark.answer == "She drags."
-    assert len(classifier.seen) == 2 and classifier.seen[0].startswith("# Scene\n[0] (Kyon)")
+    assert len(classifier.seen) == 2 and classifier.seen[0].startswith("# Scene\nKyon sighs.\n#")
     assert "Does THIS specific action by Haruhi in THIS scene" in classifier.seen[0]
     summary = prompt_text(model.calls_for("BehaviorSummary")[0])
-    assert "# Character action samples (chronologically ordered):\n['[1] (Haruhi)" in summary
+    assert (
+        "# Character action samples (chronologically ordered):\n['Haruhi drags Kyon.']" in summary
+    )
 
 
 async def test_released_state_sync_checks_then_updates_and_reset_means_unknown() -> None:
@@ -189,7 +202,7 @@ async def test_released_state_sync_checks_then_updates_and_reset_means_unknown()
     assert "Preserve the trace of important transitions" in update
 
 
-async def test_released_concept_sync_extracts_the_keyword_once_and_prefers_early_windows() -> None:
+async def test_released_concept_sync_extracts_the_keyword_once_and_ties_go_to_the_latest() -> None:
     rows = [("Kyon", "Kyon reads."), ("Kyon", "The SOS Brigade meets.")] + [
         ("Kyon", f"filler {n}") for n in range(30)
     ]
@@ -210,8 +223,9 @@ async def test_released_concept_sync_extracts_the_keyword_once_and_prefers_early
     )
     assert result.bookmark.keyword == "SOS Brigade" and result.bookmark.answer == "Haruhi's club."
     update = prompt_text(model.calls_for("ConceptUpdate")[0])
-    assert "[1] (Kyon) The SOS Brigade meets." in update  # one hit each: the earliest wins
-    assert "plans" not in update
+    # One hit each: the runner's (-count, -rep) sort puts the latest span first; plain texts.
+    assert update.startswith("filler 29\nThe SOS Brigade plans.\nKyon sleeps.\n\nBased on")
+    assert "meets" not in update
     assert 'Based on the appearance of "SOS Brigade" above' in update
     again = await sync_concept(
         result.bookmark,
@@ -241,7 +255,7 @@ async def test_released_matching_ranks_by_overlap_and_asks_one_candidate_at_a_ti
     ]
     assert overlap_rate("Where is Kyon right now?", "Where is Kyon now?") == 1.0
     ranked = released_candidates("Where is Kyon right now?", candidates, 5)
-    assert [b.id for b in ranked] == ["b2"]
+    assert [b.id for b in ranked] == ["b2", "b1"]  # zero overlap is still asked, as the runner
     answers = iter(["none", "derive"])
     model = ScriptedChatModel(responders={"Relation": lambda m: {"relation": next(answers)}})
     pool = [candidates[0], candidates[1]]
@@ -251,7 +265,7 @@ async def test_released_matching_ranks_by_overlap_and_asks_one_candidate_at_a_ti
     assert (match.decision, match.bookmark) == ("derive", candidates[1]) and usage.calls == 2
     prompts = [prompt_text(m) for m in model.calls_for("Relation")]
     assert "Existing bookmark query:\nWhere is the brigade meeting now?" in prompts[0]
-    assert prompts[1].endswith("Directly output one word: reuse, derive, or none.")
+    assert prompts[1].endswith("Directly output one word: reuse, derive, or none.\n")
 
 
 async def test_the_released_classifier_answers_yes_or_no_per_action() -> None:
@@ -361,6 +375,8 @@ async def test_role_presets_put_each_call_on_its_model(
         assert actor_prompt.split("# Background Summary\n", 1)[1].startswith("profiled through")
     else:
         assert "# Profile of" not in proposer and "Search history" not in proposer
+        assert "in the history" not in proposer  # no rule about a history it never sees
+        assert "- Keep the question simple and concise.\n- Don't focus" in proposer
         assert "# Background Summary\n# Query: " in actor_prompt  # the released report format
 
 

@@ -35,6 +35,8 @@ class StorylineIndex:
             for word in set(words).union(*(tokens(name) for name in action.characters)):
                 postings.setdefault(word, []).append(action.position)
         self._postings = postings
+        self._lowered: list[str] | None = None
+        """Each action's text lowercased, for :meth:`substring_positions` (made on first use)."""
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -53,6 +55,20 @@ class StorylineIndex:
         for name in (keyword, *aliases):
             found.update(self._phrase_positions(tuple(tokens(name)), start, stop))
         return sorted(found)
+
+    def substring_positions(
+        self, keyword: str, start: int = 0, end: int | None = None
+    ) -> list[int]:
+        """Positions in ``[start, end)`` whose action text contains ``keyword``, any case.
+
+        The released runner's concept scan (``keyword.lower() in item["action"].lower()``): a
+        plain substring test on the text, no tokens, no names of who acts.
+        """
+        stop = len(self._tokens) if end is None else min(end, len(self._tokens))
+        if self._lowered is None:
+            self._lowered = [action.text.lower() for action in self.storyline.actions]
+        wanted = keyword.lower()
+        return [p for p in range(max(0, start), stop) if wanted in self._lowered[p]]
 
     def _phrase_positions(self, phrase: tuple[str, ...], start: int, stop: int) -> list[int]:
         if not phrase or start >= stop:
