@@ -73,9 +73,7 @@ class SearchQueries(BaseModel):
 class ResearchDocument(BaseModel):
     """The agent's encyclopedic document for this round."""
 
-    document: str = non_blank(
-        "The encyclopedic Markdown document, citing [S#] ids."
-    )
+    document: str = non_blank("The encyclopedic Markdown document, citing [S#] ids.")
 
 
 def cited_ids(text: str) -> list[str]:
