@@ -120,3 +120,35 @@ def test_a_note_when_no_bookmarks_run(tmp_path: Path) -> None:
     assert "No bookmarks run is present" in markdown and "<svg" not in markdown
     assert "Partial run" in markdown and "| bookmarks |" not in markdown
     assert "No bookmarks run is present" in html_path.read_text()
+
+
+def test_the_report_compares_shared_instances_and_counts_degraded_per_method(
+    tmp_path: Path,
+) -> None:
+    """Failed instances leave the table for every method; each method's own figures beside."""
+    records = [
+        _record("haruhi", "vanilla", 500, 100),
+        _record("haruhi", "bookmarks", 500, 0, degraded=2),
+        _record("haruhi", "bookmarks", 510, 100),
+    ]
+    summary = _summary(records)
+    summary["failed"] = {
+        "instances": 1,
+        "failures": [
+            {
+                "method": "vanilla",
+                "artifact": "haruhi",
+                "character": "Kyon",
+                "position": 510,
+                "reason": "no valid action",
+            }
+        ],
+    }
+    markdown = write_report(tmp_path, summary, records)[0].read_text()
+    assert "### Fandom (artifact = mean of its characters' scores; the 1 of 2 instances" in markdown
+    assert "| vanilla | 100.00 | 100.00 |" in markdown and "| bookmarks | 0.00 | 0.00 |" in markdown
+    assert "### Per method, over every instance it finished" in markdown
+    assert "| vanilla | 100.00 | – | 100.00 | 100.00 | 1 | 1 | 0 |" in markdown
+    assert "| bookmarks | 50.00 | – | 50.00 | 50.00 | 2 | 0 | 2 |" in markdown
+    assert "vanilla haruhi Kyon at 510: no valid action" in markdown
+    assert "kept as they were, unknown or not evidence): bookmarks 2" in markdown
