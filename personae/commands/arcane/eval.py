@@ -305,12 +305,12 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     return 0
 
 
-RESULT_TEXT_KEYS = ("model", "mode", "probe_type")
-"""The fields of a results.jsonl line the report groups by (``probe_id`` too with
-``--central``); ``novel`` and ``character``, when present, must be text as well."""
+RESULT_TEXT_KEYS = ("model", "mode", "probe_type", "probe_id")
+"""The fields of a results.jsonl line the report groups by (``probe_id``: the judgements every
+mode scored are matched by probe); ``novel`` and ``character``, when present, must be text."""
 
 
-def result_problem(record: dict[str, Any], *, central: bool = False) -> str | None:
+def result_problem(record: dict[str, Any]) -> str | None:
     """What is wrong with one results.jsonl record for the report, or ``None``.
 
     Personae wrote the file, but a hand edit or another version may have changed it: a
@@ -318,8 +318,7 @@ def result_problem(record: dict[str, Any], *, central: bool = False) -> str | No
     """
     from personae.evals.arcane.metrics import PHASE_METRICS
 
-    required = (*RESULT_TEXT_KEYS, "probe_id") if central else RESULT_TEXT_KEYS
-    missing = [key for key in required if not isinstance(record.get(key), str)]
+    missing = [key for key in RESULT_TEXT_KEYS if not isinstance(record.get(key), str)]
     missing += [k for k in ("novel", "character") if not isinstance(record.get(k, ""), str)]
     if missing:
         return f"lacks the text field {missing[0]!r}"
@@ -366,7 +365,7 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
         )
     records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
     for number, record in enumerate(records, start=1):
-        problem = result_problem(record, central=bool(central))
+        problem = result_problem(record)
         if problem:
             raise InputError(
                 f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",
