@@ -80,7 +80,8 @@ def register(protocols: Any) -> None:
     )
     arcane.add_argument("--compare-model", help="pov: the model --model is compared with")
     arcane.add_argument(
-        "--coder-model", help="pov: the proposition coder (default the judge model)"
+        "--coder-model",
+        help="pov: the proposition coder (default the paper's openai:deepseek/deepseek-v4-pro)",
     )
     arcane.add_argument(
         "--no-propositions", action="store_true", help="pov: skip the proposition coder"
@@ -279,6 +280,9 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     figures = ab.pov_figures(records, sample, base, args.compare_model)
     table5 = None
     if not args.no_propositions:
+        from personae.agents.arcane.propositions import PAPER_CODER_MODEL
+
+        coder = args.coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
         probes = load_probe_index(folder, {s["novel"] for s in sample})
         arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
         coded = asyncio.run(
@@ -290,11 +294,11 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
                 base=base,
                 compare=args.compare_model,
                 context=context,
-                coder_model=args.coder_model or context.judge_model,
+                coder_model=coder,
                 concurrency=args.concurrency,
             )
         )
-        table5 = ab.table_5(coded) | {"coded": coded}
+        table5 = ab.table_5(coded) | {"coded": coded, "coder": context.cache_name(coder)}
     write_json_atomic(
         args.out / "pov.json", {"sample": sample, "figures": figures, "propositions": table5}
     )
