@@ -207,3 +207,11 @@ def test_the_first_pole_s_share_is_read_as_incharacter_reads_a_pair_summing_to_1
     first: float, second: float, share: float
 ) -> None:
     assert first_share(first, second) == share
+
+
+def test_an_answer_already_said_by_the_character_keeps_its_speaker() -> None:
+    from personae.agents.amadeus.incharacter_expert import speaker_turn
+
+    said = "Hermione: 「I read.」"
+    assert speaker_turn("Hermione", said, ("Hermione",)) == said
+    assert speaker_turn("Hermione", "「I read.」", ("Hermione",)) == "Hermione: 「I read.」"

@@ -152,3 +152,15 @@ def test_the_report_compares_shared_instances_and_counts_degraded_per_method(
     assert "| bookmarks | 50.00 | – | 50.00 | 50.00 | 2 | 0 | 2 |" in markdown
     assert "vanilla haruhi Kyon at 510: no valid action" in markdown
     assert "kept as they were, unknown or not evidence): bookmarks 2" in markdown
+
+
+def test_a_summary_written_before_the_shared_instance_default_says_what_it_averages() -> None:
+    from personae.evals.bookmarks.report import score_tables
+
+    summary = _summary(RECORDS)
+    del summary["shared_instances"], summary["instances_finished"]
+    titles = [title for title, _ in score_tables(summary)]
+    assert titles[0] == (
+        "Fandom (artifact = mean of its characters' scores; each method over the instances "
+        "it finished)"
+    )

@@ -58,3 +58,5 @@ def test_the_printed_table_marks_only_real_departures() -> None:
     lines = settings_text("T", rows).splitlines()[1:]
     assert [line[1] for line in lines] == [" ", " ", "*", " "]
     assert comparable("openai:GPT-5.1@http://h/v1") == "gpt-5.1"
+    assert comparable("") == "" and comparable("openai:") == "openai:"
+    assert not PaperSetting("x", "", "anything").differs  # a paper value left blank
