@@ -104,8 +104,9 @@ def own_rows(summary: Mapping[str, Any]) -> list[list[str]]:
             "Degraded answers",
         ]
     ]
-    for method in _ordered_methods(summary):
-        own = summary["methods"][method].get("own") or {}
+    every = [*_ordered_methods(summary), *(m for m in failed if m not in summary["methods"])]
+    for method in every:  # a method whose every instance failed is listed too
+        own = (summary["methods"].get(method) or {}).get("own") or {}
         table.append(
             [
                 method,

@@ -164,3 +164,12 @@ def test_a_summary_written_before_the_shared_instance_default_says_what_it_avera
         "Fandom (artifact = mean of its characters' scores; each method over the instances "
         "it finished)"
     )
+
+
+def test_a_method_whose_every_instance_failed_still_has_its_own_row() -> None:
+    from personae.evals.bookmarks.report import own_rows
+
+    summary = _summary(RECORDS)
+    failure = {"method": "ricl", "artifact": "kon", "character": "Kyon", "position": 40}
+    summary["failed"] = {"instances": 1, "failures": [{**failure, "reason": "no valid action"}]}
+    assert own_rows(summary)[-1] == ["ricl", "–", "–", "–", "–", "0", "1", "0"]

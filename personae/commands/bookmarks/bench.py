@@ -136,7 +136,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     rejudged = (
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
     )
-    if outcome.summary["artifacts"]:
+    if outcome.summary["methods"]:  # with no shared instance, each method's own table
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
     rows = [
         PaperSetting(r["setting"], r["paper"], r["used"])
