@@ -42,8 +42,9 @@ QUERIES_REQUEST = """First decide the searches to run now: up to {count} short, 
 queries (under 12 words each) that combine names with profiling keywords. Do not answer yet."""
 
 # The document call of our two-call tool protocol: the round's results and the cue to write.
-# Under the paper's method this and Table 7 are all the agent is told: no rule the paper lacks.
-# Citing the ids the code assigned stays (README, "Profiling methods") so that DRInfo's
+# Under the paper's method the instructions are Table 7's; this, AGENT_SYSTEM and
+# QUERIES_REQUEST only run the tool (queries as §3.2 describes them), with no rule the paper
+# lacks. Citing the ids the code assigned stays (README, "Profiling methods") so that DRInfo's
 # statements point into profile.json's ``sources`` list.
 DOCUMENT_REQUEST = """## Search results
 {passages}
