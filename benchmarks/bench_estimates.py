@@ -196,6 +196,11 @@ def personality(questionnaire: str, limit: int) -> None:
     def pole(messages: list[BaseMessage]) -> dict[str, Any]:
         return {"analysis": "ok", "first_percent": 60.0, "second_percent": 40.0}
 
+    def incharacter_pole(messages: list[BaseMessage]) -> dict[str, Any]:
+        found = re.search(r"on the (\w)/(\w) dimension", str(messages[0].content))
+        first, second = found.groups() if found else ("E", "I")
+        return {"analysis": "ok", "result": {first: "60%", second: "40%"}}
+
     model = ScriptedChatModel(
         responders={
             "RelevanceVerdict": lambda m: {"reason": "r", "relevant": rng.random() < 0.25},
@@ -203,6 +208,8 @@ def personality(questionnaire: str, limit: int) -> None:
             "text": lambda m: "As Big, I would say that depends on the day, but mostly yes.",
             "PoleRating": pole,
             "ScaleRating": lambda m: {"analysis": "ok", "score": 4.0},
+            "InCharacterPoleRating": incharacter_pole,
+            "InCharacterScaleRating": lambda m: {"analysis": "ok", "result": 4.0},
         }
     )
     with tempfile.TemporaryDirectory() as folder:

@@ -29,6 +29,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 from source_tree import parsed, walked
 
+from personae.agents.amadeus import incharacter_expert
 from personae.agents.amadeus.incharacter_rater import PoleRating, choice_conversion_schema
 from personae.agents.answer_schemas import answers_by_key
 from personae.agents.arcane import axes, designers, judges, probe_prep, validators
@@ -155,6 +156,15 @@ def _choices(answer: BaseModel) -> None:
     assert set(answers_by_key(answer).values()) <= {"1", "2", "3", "4", "5", "x"}
 
 
+def _percentages(answer: Any) -> None:
+    shares = [incharacter_expert.percentage(getattr(answer.result, pole)) for pole in "EI"]
+    assert all(0 <= share <= 100 for share in shares)  # first_share reads any such pair
+
+
+def _rating(answer: Any) -> None:
+    assert 1 <= answer.result <= 5
+
+
 def _ranges(answer: Any) -> None:
     for axis in [*answer.intrapersonal_axes, *answer.relational_axes]:
         for phase in axis.trajectory:
@@ -206,6 +216,12 @@ INVARIANTS: list[tuple[str, Callable[[], type[BaseModel]], Callable[[Any], None]
     ),
     ("match_choice_schema", lambda: matcher.match_choice_schema(2), _match),
     ("choice_conversion_schema", lambda: choice_conversion_schema(["3", "12"], 5), _choices),
+    (
+        "pole_rating_schema",
+        lambda: incharacter_expert.pole_rating_schema("E", "I"),
+        _percentages,
+    ),
+    ("scale_rating_schema", lambda: incharacter_expert.scale_rating_schema(1, 5), _rating),
     ("induction_schema", lambda: axes.induction_schema(6), _ranges),
     ("reconciliation_schema", lambda: axes.reconciliation_schema(6), _ranges),
     ("decision_schema", lambda: probe_prep.decision_schema(3), _count("phase_contrasts", 2)),

@@ -1,9 +1,11 @@
-"""InCharacter's assessors of interview answers: expert rating (ER) and option conversion (OC).
+"""Our assessors of interview answers, after InCharacter's: expert rating (ER) and option conversion.
 
 The AMADEUS paper evaluates personality "with an interview-based assessment (Wang et al.
-2024b)", InCharacter, without saying which assessor; Personae defaults to InCharacter's expert
-rating on anonymised batches (``interview_assess_batch_anonymous``). The prompts below are
-ours, written from that protocol's intent (we do not copy InCharacter's prompt text):
+2024b)", InCharacter, without saying which assessor; the default (``--assess er``) is
+InCharacter's expert rating with its own prompts (:mod:`personae.agents.amadeus.incharacter_expert`).
+The prompts below are ours, written from that protocol's intent, and run only when named:
+``--assess er-personae`` (one percentage instead of InCharacter's two) and ``--assess oc``
+(InCharacter's option-conversion prompts are not in the shipped questionnaires):
 
 - ER: a psychometrics expert reads 3-4 anonymised (question, answer) pairs of one dimension and
   rates the participant on it: for 16Personalities the percentage of the first pole (0-100; the
@@ -43,7 +45,7 @@ PROMPT_VERSION = "incharacter-ours-1"
 PARTICIPANT = "<the participant>"
 EXPERIMENTER = "<the experimenter>"
 
-# InCharacter's expert-rating protocol, the assessment behind AMADEUS Tables 4-5 (our wording).
+# Ours (``--assess er-personae``): InCharacter's expert-rating protocol in our wording.
 RATER_SYSTEM = """You are an expert in psychometrics and personality psychology. An experimenter
 interviewed a participant with questions from a personality questionnaire. You read a few of
 the participant's answers and assess the participant on one personality dimension.
@@ -59,7 +61,7 @@ MBTI_TASK = """Rate the participant on the {dimension} dimension: give the perce
 BFI_TASK = """Rate the participant's {dimension} on a scale from 1 to 5: 1 = not {dimension} at
 all, 3 = neutral, 5 = strongly {dimension}. Decimals are allowed."""
 
-# InCharacter's option-conversion protocol, for AMADEUS Tables 4-5 (our wording).
+# Ours (``--assess oc``): InCharacter's option-conversion protocol in our wording.
 CONVERT_SYSTEM = """You convert interview answers into questionnaire choices. For each numbered
 statement you get the conversation in which an experimenter asked the participant about it.
 Decide how strongly the participant agrees with the statement, on this scale:

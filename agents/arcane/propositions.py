@@ -15,6 +15,10 @@ from typing import Literal
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+PAPER_CODER_MODEL = "openai:deepseek/deepseek-v4-pro"
+"""App. G's coder: "deepseek/deepseek-v4-pro on OpenRouter" (a pro-tier coder, not the judge's
+flash tier: each call reads two full per-phase response sets); ``--coder-model`` replaces it."""
+
 PROPOSITIONS = ("p1", "p2", "p3", "p4")
 PROPOSITION_NAMES = {
     "p1": "P1 Phase distinctness",

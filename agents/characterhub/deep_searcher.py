@@ -3,9 +3,10 @@
 The agent receives the Table 7 first-search instruction, decides its searches, reads the
 results and writes an encyclopedic Markdown document (R¹). Round two always runs: the R¹
 document is fed back with the Table 7 iterative instruction ("continue searching to verify and
-expand"), the agent searches again (closely related people, events, objects) and rewrites the
-document (R²), re-checking every R¹ claim against all the evidence instead of appending to it.
-R² is the "DRInfo" the paper scores. The search tool is ours (web + wiki), so the agent's tool
+expand"), the agent searches again (closely related people, events, objects) and writes the
+whole document again (R²) from all the evidence. R² is the "DRInfo" the paper scores. Nothing
+but Table 7 instructs the agent unless ``--check-citations`` adds our grounding rules (R¹ from
+the results only, R² re-checking every R¹ statement). The search tool is ours (web + wiki), so the agent's tool
 use is two structured calls per round: the queries it wants, then the document citing the
 source ids the code assigned. The document is free Markdown, so its ``[S#]`` citations cannot
 be an enum: an id the code never assigned is dropped from the text and counted
@@ -40,17 +41,25 @@ character's wiki. The character is {entity}{franchise}. {canon}"""
 QUERIES_REQUEST = """First decide the searches to run now: up to {count} short, diverse search
 queries (under 12 words each) that combine names with profiling keywords. Do not answer yet."""
 
+# The document call of our two-call tool protocol: the round's results and the cue to write.
+# Under the paper's method the instructions are Table 7's; this, AGENT_SYSTEM and
+# QUERIES_REQUEST only run the tool (queries as §3.2 describes them), with no rule the paper
+# lacks. Citing the ids the code assigned stays (README, "Profiling methods") so that DRInfo's
+# statements point into profile.json's ``sources`` list.
 DOCUMENT_REQUEST = """## Search results
 {passages}
 
-Write the document now, in Markdown, from these search results only. After every statement
-cite the ids of the results it comes from, like [S3] or [S2, S5]; cite only the ids shown.
-{round_rule}"""
+Write {what} now. Cite the ids of the results a statement comes from, like [S3] or
+[S2, S5]; cite only the ids shown.{grounding}"""
 
-ROUND_ONE_RULE = "Leave out what the results do not support."
-ROUND_TWO_RULE = """Re-check every statement of your previous document against all the results
-above: keep it only if they support it, correct it if they contradict it, and add what the new
-results reveal. Output the whole revised document, not only the additions."""
+# Ours, sent only with ``--check-citations`` (opt-in under ``--method paper``): grounding rules
+# Table 7 lacks, R¹ kept to the results shown and R² re-checking every R¹ statement.
+GROUNDED_ROUND_ONE = """
+Write it from these search results only: leave out what the results do not support."""
+GROUNDED_ROUND_TWO = """
+Re-check every statement of your previous document against all the results above: keep it
+only if they support it, correct it if they contradict it, and add what the new results
+reveal. Output the whole revised document, not only the additions."""
 
 _CITED = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 _CITATION = re.compile(r"\s?\[(S\d+(?:\s*,\s*S\d+)*)\]")
@@ -65,9 +74,7 @@ class SearchQueries(BaseModel):
 class ResearchDocument(BaseModel):
     """The agent's encyclopedic document for this round."""
 
-    document: str = non_blank(
-        "The encyclopedic Markdown document, every statement citing [S#] ids."
-    )
+    document: str = non_blank("The encyclopedic Markdown document, citing [S#] ids.")
 
 
 def cited_ids(text: str) -> list[str]:
@@ -155,8 +162,11 @@ async def write_document(
     first_document: str | None,
     passages: str,
     known_ids: Collection[str],
+    grounded: bool = False,
 ) -> tuple[str, LLMUsage]:
     """The round's document from the rendered ``passages``; unknown ids are dropped, counted.
+
+    ``grounded`` adds our grounding rules (``GROUNDED_ROUND_*``) to the paper's instruction.
 
     An answer still invalid after retries degrades to the previous round's document (R² keeps
     R¹; R¹ is then empty), counted in ``usage.degraded``.
@@ -174,8 +184,7 @@ async def write_document(
     messages = agent_messages(
         entity=entity, franchise=franchise, canon=canon, first_document=first_document
     )
-    rule = ROUND_ONE_RULE if first_document is None else ROUND_TWO_RULE
-    messages.append(HumanMessage(DOCUMENT_REQUEST.format(passages=passages, round_rule=rule)))
+    messages.append(HumanMessage(document_request(passages, first_document is None, grounded)))
     try:
         answer, usage = await call_structured(
             model, ResearchDocument, messages, check=valid, repair=repair
@@ -183,6 +192,18 @@ async def write_document(
     except InvalidAnswerError as failed:
         return first_document or "", failed.usage + LLMUsage(degraded=1)
     return answer.document.strip(), usage
+
+
+def document_request(passages: str, first_round: bool, grounded: bool) -> str:
+    """The document call's message: the results, the cue to write, and our rules if ``grounded``.
+
+    R² asks for the whole document: DRInfo is the last round's document, not a list of additions.
+    """
+    grounding = ""
+    if grounded:
+        grounding = GROUNDED_ROUND_ONE if first_round else GROUNDED_ROUND_TWO
+    what = "the document" if first_round else "the whole document"
+    return DOCUMENT_REQUEST.format(passages=passages, what=what, grounding=grounding)
 
 
 def render_passages(passages: Sequence[tuple[str, str, str]], budget: int) -> str:

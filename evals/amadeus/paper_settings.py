@@ -16,6 +16,12 @@ if TYPE_CHECKING:
     from personae.graphs.amadeus.graph import AmadeusContext
 
 PAPER_GS_MODEL = "openai:gpt-4.1 (gpt-4.1-2025-04-14, Settings)"
+ASSESSMENTS = {
+    "er": "InCharacter (Wang et al. 2024b; its default: expert rating, its prompts)",
+    "er-personae": "expert rating, our prompts (er-personae)",
+    "oc": "option conversion, our prompts (oc)",
+}
+"""``--assess`` as the settings table names it; only ``er`` is InCharacter's own wording."""
 PAPER_METHOD = {"amadeus": "AMADEUS", "naive": "Naive RAG (with ACTS)", "none": "w/o RAG"}
 
 
@@ -65,7 +71,12 @@ def personality_settings(
         *agent_settings(agent),
         PaperSetting("questionnaire items", paper_items, f"{items} ({questionnaire})"),
         PaperSetting("characters", "15 (CharacterRAG)", str(characters)),
-        PaperSetting("interview", "InCharacter (Wang et al. 2024b)", f"InCharacter, {assess}"),
+        PaperSetting("interview", "InCharacter (Wang et al. 2024b)", "InCharacter"),
+        PaperSetting(
+            "assessment",
+            "InCharacter (Wang et al. 2024b; its default: expert rating, its prompts)",
+            ASSESSMENTS.get(assess, assess),
+        ),
         PaperSetting("rater", "not stated", rater),
     ]
 

@@ -2,8 +2,8 @@
 
 For each character: every questionnaire item is asked as its rewritten question in a fresh
 conversation with the role-play method (``amadeus``, ``naive`` or ``none``); the answers are
-assessed (expert rating of anonymised batches per dimension by default, or option conversion
-with reverse keying by category); dimension scores become a type code (MBTI or Big Five SLOAN)
+assessed (by default InCharacter's expert rating of anonymised batches per dimension, its
+prompts; ours beside it: ``er-personae``, and option conversion with reverse keying by category); dimension scores become a type code (MBTI or Big Five SLOAN)
 compared with the character's personality-database label: the paper's Accuracy and Avg
 F1-Score, with InCharacter's full-type accuracy as an extra.
 
@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 
+from personae.agents.amadeus import incharacter_expert
 from personae.agents.amadeus.incharacter_rater import anonymise, convert_choices, rate_batch
 from personae.agents.amadeus.qa_judge import HallucinationScore, hs_messages
 from personae.answer_store import AnswerStore
@@ -48,7 +49,11 @@ from personae.llm_endpoint import chosen_methods
 
 logger = logging.getLogger(__name__)
 
-Assess = Literal["er", "oc"]
+Assess = Literal["er", "er-personae", "oc"]
+"""``er``: InCharacter's expert rating, its prompts verbatim (the paper's protocol, default);
+``er-personae``: expert rating with our prompts; ``oc``: option conversion with our prompts."""
+RATING_KINDS = {"er": "rating:incharacter", "er-personae": "rating:personae"}
+"""The ``kind`` of a rating record per assessor, so one results folder never mixes them."""
 INTERVIEW_QUERY = "{experimenter}:「{question}」"
 """How InCharacter asks each item: said by the character's interviewer (``experimenter`` in its
 character list, a character of the same work: Harry for Hermione), in the ``role:「text」`` form
@@ -103,6 +108,8 @@ class PersonalityRun:
     """Degraded assessments (rating batches, OC items, HS judgments) tolerated."""
     settings: Sequence[PaperSetting] = ()
     """The paper's settings beside this run's, kept in ``summary.json`` and the report."""
+    language: str = "en"
+    """The interview language, named in InCharacter's rater prompt."""
 
 
 def _key(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -240,20 +247,14 @@ async def _rate(
 ) -> None:
     async with gate:
         try:
-            score, analysis, used = await rate_batch(
-                run.rater,
-                kind=run.questionnaire.kind,
-                dimension=dimension,
-                description=run.questionnaire.descriptions[dimension],
-                pairs=_pairs(run, who, items, recorder.done),
-            )
+            score, analysis, used = await _ask_rater(run, who, dimension, items, recorder.done)
         except InvalidAnswerError as failed:  # not recorded: the next run asks it again
             logger.warning("%s %s batch %d degraded: %s", who.name, dimension, index, failed)
             recorder.count_degraded(1, run.max_failures)
             return
     await recorder.add(
         {
-            "kind": "rating",
+            "kind": RATING_KINDS[run.assess],
             "character": who.name,
             "id": f"{dimension}#{index}",
             "dimension": dimension,
@@ -262,6 +263,37 @@ async def _rate(
             "analysis": analysis,
             "usage": used.as_dict(),
         }
+    )
+
+
+async def _ask_rater(
+    run: PersonalityRun,
+    who: Interviewee,
+    dimension: str,
+    items: Sequence[Item],
+    done: Mapping[tuple[str, ...], dict[str, Any]],
+) -> tuple[float, str, Any]:
+    """One ER batch: InCharacter's prompts (``er``) or ours (``er-personae``)."""
+    if run.assess == "er":  # InCharacter anonymises inside its prompt builder
+        answers = [str(done[("interview", who.name, item.id)]["response"]) for item in items]
+        return await incharacter_expert.rate_batch(
+            run.rater,
+            kind=run.questionnaire.kind,
+            questionnaire=run.questionnaire.name,
+            dimension=dimension,
+            description=run.questionnaire.descriptions[dimension],
+            scale=run.questionnaire.scale,
+            language=run.language,
+            experimenter=who.experimenter,
+            aliases=tuple(dict.fromkeys((*who.aliases, who.indexed_as, who.name))),
+            pairs=[(item.question, answer) for item, answer in zip(items, answers, strict=True)],
+        )
+    return await rate_batch(
+        run.rater,
+        kind=run.questionnaire.kind,
+        dimension=dimension,
+        description=run.questionnaire.descriptions[dimension],
+        pairs=_pairs(run, who, items, done),
     )
 
 
@@ -313,13 +345,13 @@ def character_scores(
 ) -> dict[str, float]:
     """Dimension scores of ``who`` from the recorded ratings or choices."""
     mine = [r for k, r in done.items() if k[1] == who.name]
-    if run.assess == "er":
+    if run.assess in RATING_KINDS:
         scores: dict[str, float] = {}
         for dimension in run.questionnaire.dimensions:
             values = [
                 float(r["score"])
                 for r in mine
-                if r["kind"] == "rating" and r["dimension"] == dimension
+                if r["kind"] == RATING_KINDS[run.assess] and r["dimension"] == dimension
             ]
             if values:
                 scores[dimension] = sum(values) / len(values)
@@ -352,7 +384,7 @@ async def run_personality_eval(run: PersonalityRun) -> dict[str, Any]:
         tasks = [
             t
             for t in _assessment_tasks(run, who, items)
-            if (("rating" if run.assess == "er" else "choices"), who.name, f"{t[0]}#{t[1]}")
+            if (RATING_KINDS.get(run.assess, "choices"), who.name, f"{t[0]}#{t[1]}")
             not in recorder.done
         ]
         run.progress(f"{who.name}: {len(tasks)} assessment calls")

@@ -64,37 +64,99 @@ def table_cells(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], f
     return {key: fmean(v) for key, v in values.items()}
 
 
+JudgementKey = tuple[str, int | str]
+"""One judgement of a probe, whatever the mode: (probe_id, phase_idx) or (probe_id, "ptf")."""
+
+
+def scored_judgements(record: Mapping[str, Any]) -> set[JudgementKey]:
+    """The judgements a record holds a score for (missing ones and undefined PTF left out)."""
+    probe = str(record.get("probe_id"))
+    keys: set[JudgementKey] = {
+        (probe, int(p["phase_idx"])) for p in record.get("phases", []) if p.get("scores")
+    }
+    if record.get("ptf") is not None:
+        keys.add((probe, "ptf"))
+    return keys
+
+
+def shared_judgements(rows: Iterable[Sequence[Mapping[str, Any]]]) -> set[JudgementKey]:
+    """The judgements every row (one mode's records) scored: the set its Table 2 rows compare.
+
+    A judgement missing after three attempts leaves its mode only; averaging each mode over
+    what it has would compare different probe sets, so the table's default is the judgements
+    all the compared modes have.
+    """
+    sets = [set().union(*(scored_judgements(r) for r in group)) for group in rows]
+    return set.intersection(*sets) if sets else set()
+
+
+def restricted(record: Mapping[str, Any], keep: set[JudgementKey]) -> dict[str, Any]:
+    """``record`` with only the scores in ``keep`` (the others read as absent)."""
+    probe = str(record.get("probe_id"))
+    phases = [
+        {**p, "scores": p.get("scores") if (probe, int(p["phase_idx"])) in keep else None}
+        for p in record.get("phases", [])
+    ]
+    ptf = record.get("ptf") if (probe, "ptf") in keep else None
+    return {**record, "phases": phases, "ptf": ptf}
+
+
 def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """summary.json's content: per (model, mode) row and per model Arc gap.
 
-    A row holds the 12 cells, per-category Overall, Overall and the missing-judgement counts.
+    A row's ``cells`` and ``overall`` cover the judgements every mode of its model (same judge
+    setting) scored; ``own_cells`` / ``own_overall`` the row's own, beside them. Its counts keep
+    apart what is missing after 3 attempts (``missing_phase_judgements``, ``missing_ptf``) and
+    PTF undefined below two available phases (``undefined_ptf``), which is the probe's, not a
+    failure.
     """
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for record in records:
         groups[(record["model"], mode_label(record))].append(record)
+    compared: dict[tuple[str, bool], list[list[Mapping[str, Any]]]] = defaultdict(list)
+    for (model, mode), group in groups.items():
+        compared[(model, mode.endswith(NO_THOUGHT))].append(group)
+    shared = {key: shared_judgements(rows) for key, rows in compared.items()}
     rows = []
     for (model, mode), group in sorted(groups.items()):
-        cells = table_cells(group)
-        per_category = {
-            c: fmean(cells[(c, m)] for m in METRICS)
-            for c in CATEGORIES
-            if all((c, m) in cells for m in METRICS)
-        }
+        keep = shared[(model, mode.endswith(NO_THOUGHT))]
+        cells = table_cells(restricted(r, keep) for r in group)
+        own = table_cells(group)
         rows.append(
             {
                 "model": model,
                 "mode": mode,
                 "probes": len(group),
-                "cells": {f"{c}.{m}": round(v, 2) for (c, m), v in sorted(cells.items())},
-                "category_overall": {c: round(v, 2) for c, v in per_category.items()},
-                "overall": None if overall(cells) is None else round(overall(cells) or 0.0, 2),
+                **_cell_figures(cells),
+                "own_cells": _cell_figures(own)["cells"],
+                "own_overall": _cell_figures(own)["overall"],
+                "judgements_shared": sum(len(scored_judgements(r) & keep) for r in group),
+                "judgements_scored": sum(len(scored_judgements(r)) for r in group),
                 "missing_phase_judgements": sum(
                     1 for r in group for p in r.get("phases", []) if not p.get("scores")
                 ),
-                "missing_ptf": sum(1 for r in group if r.get("ptf") is None),
+                "missing_ptf": sum(
+                    1 for r in group if r.get("ptf") is None and len(r.get("phases", [])) >= 2
+                ),
+                "undefined_ptf": sum(1 for r in group if len(r.get("phases", [])) < 2),
             }
         )
     return {"rows": rows, "arc_gaps": arc_gaps(rows), "phase_curves": phase_curves(records)}
+
+
+def _cell_figures(cells: Mapping[tuple[str, str], float]) -> dict[str, Any]:
+    """The rounded cells, per-category Overall and Overall of one row."""
+    per_category = {
+        c: fmean(cells[(c, m)] for m in METRICS)
+        for c in CATEGORIES
+        if all((c, m) in cells for m in METRICS)
+    }
+    total = overall(cells)
+    return {
+        "cells": {f"{c}.{m}": round(v, 2) for (c, m), v in sorted(cells.items())},
+        "category_overall": {c: round(v, 2) for c, v in per_category.items()},
+        "overall": None if total is None else round(total, 2),
+    }
 
 
 def per_novel(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

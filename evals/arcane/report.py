@@ -18,31 +18,44 @@ SHORT = {"in_scenario": "IS", "in_world": "IW", "out_of_world": "OW"}
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
-def table2_rows(summary: Mapping[str, Any]) -> list[list[str]]:
-    """Header plus one row per (model, mode): 12 cells and Overall, bests in bold per model."""
-    header = [
-        "Model",
-        "Mode",
-        *[f"{SHORT[c]}-{m.upper()}" for c, m in COLUMNS],
-        "Overall",
-        "Probes",
-    ]
+def table2_rows(summary: Mapping[str, Any], own: bool = False) -> list[list[str]]:
+    """Header plus one row per (model, mode): 12 cells and Overall, bests in bold per model.
+
+    The cells cover the judgements every mode of the model scored (the comparison); ``own``
+    gives each row over every judgement it scored instead, with its counts of what is missing
+    after 3 attempts and of undefined PTF, and no bold (its rows cover different sets).
+    """
+    prefix = "own_" if own else ""
+    header = ["Model", "Mode", *[f"{SHORT[c]}-{m.upper()}" for c, m in COLUMNS], "Overall"]
+    header += ["Scored", "Missing phase", "Missing PTF", "PTF undefined"] if own else ["Probes"]
     rows = [header]
     data = summary["rows"]
+
+    def value_of(row: Mapping[str, Any], c: str, m: str) -> float | None:
+        if m == "overall":
+            return row.get(prefix + "overall")
+        return (row.get(prefix + "cells") or {}).get(f"{c}.{m}")
+
     for row in data:
         peers = [r for r in data if r["model"] == row["model"]]
         cells = []
         for c, m in [*COLUMNS, ("", "overall")]:
-            value = row["overall"] if m == "overall" else row["cells"].get(f"{c}.{m}")
-            others = [
-                (r["overall"] if m == "overall" else r["cells"].get(f"{c}.{m}")) for r in peers
-            ]
-            best = max((v for v in others if v is not None), default=None)
+            value = value_of(row, c, m)
+            best = max((v for r in peers if (v := value_of(r, c, m)) is not None), default=None)
             text = "–" if value is None else f"{value:.1f}"
-            cells.append(
-                f"**{text}**" if value is not None and value == best and len(peers) > 1 else text
-            )
-        rows.append([row["model"], row["mode"], *cells, str(row["probes"])])
+            bold = not own and value is not None and value == best and len(peers) > 1
+            cells.append(f"**{text}**" if bold else text)
+        if own:
+            counts = [
+                row.get("judgements_scored"),
+                row["missing_phase_judgements"],
+                row["missing_ptf"],
+                row.get("undefined_ptf"),
+            ]
+            cells += ["–" if n is None else str(n) for n in counts]
+        else:
+            cells.append(str(row["probes"]))
+        rows.append([row["model"], row["mode"], *cells])
     return rows
 
 
@@ -132,6 +145,19 @@ def tier_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def missing_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Missing after 3 attempts and PTF undefined below 2 phases, counted apart."""
+    rows = summary["rows"]
+    phases = sum(int(r["missing_phase_judgements"]) for r in rows)
+    ptf = sum(int(r["missing_ptf"]) for r in rows)
+    undefined = sum(int(r.get("undefined_ptf", 0)) for r in rows)
+    return [
+        f"Judgements missing after 3 attempts: {phases} phase judgement(s) (T35), {ptf} "
+        f"trajectory judgement(s) (T36). PTF undefined (fewer than 2 available phases, not a "
+        f"failure): {undefined} probe run(s)."
+    ]
+
+
 def novel_sections(
     by_novel: Mapping[str, Mapping[str, Any]],
 ) -> list[tuple[str, list[list[str]], list[str]]]:
@@ -159,25 +185,29 @@ def render(
     """(Markdown, HTML) of the report; ``by_novel`` adds the per-novel breakdown (App. L)."""
     rows = table2_rows(summary)
     svg = phase_svg(summary["phase_curves"])
-    missing = sum(r["missing_phase_judgements"] + r["missing_ptf"] for r in summary["rows"])
     dropped = len(summary.get("dropped_probes", []))
     notes = [
         "Scores 1-100 (ARCANE judge, Tables 35-36). Per category: mean over probes; Overall: "
-        "unweighted mean of the 12 cells (as in the paper's Table 2).",
+        "unweighted mean of the 12 cells (as in the paper's Table 2). The cells cover the "
+        "judgements every mode of a model scored; each mode's own figures follow the plot.",
         *judge_lines(summary),
-        f"Judgements missing after 3 attempts or undefined (PTF below 2 phases): {missing}.",
+        *missing_lines(summary),
         f"Probes dropped, every phase unavailable (no judge score): {dropped}.",
         *gap_lines(summary),
         *tier_lines(summary),
     ]
     sections = novel_sections(by_novel or {})
+    own = table2_rows(summary, own=True)
+    own_title = "Each mode over every judgement it scored (sets differ when judgements are missing)"
     md_parts = [f"# {title}", markdown_table(rows), *notes, "## Fidelity along the phases", svg]
+    md_parts += [f"## {own_title}", markdown_table(own)]
     if summary.get("paper_settings"):
         table = settings_markdown(summary["paper_settings"])
         md_parts += ["## Settings: the paper's and this run's", "\n".join(table)]
     html_parts = [f"<h1>{html.escape(title)}</h1>", html_table(rows)]
     html_parts += [f"<p>{html.escape(n)}</p>" for n in notes]
     html_parts += ["<h2>Fidelity along the phases</h2>", svg]
+    html_parts += [f"<h2>{html.escape(own_title)}</h2>", html_table(own)]
     if sections:
         md_parts.append("## Per novel")
         html_parts.append("<h2>Per novel</h2>")

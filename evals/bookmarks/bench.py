@@ -41,7 +41,7 @@ from personae.errors import ConfigurationError, InputError, NothingUsableError, 
 from personae.evals.bookmarks.instances import BenchInstance, build_instances
 from personae.evals.bookmarks.metrics import summarize
 from personae.evals.bookmarks.paper_settings import bench_rows
-from personae.evals.bookmarks.report import write_report
+from personae.evals.bookmarks.report import degraded_answers, write_report
 from personae.evals.paper_settings import PaperSetting, rows_json
 from personae.files import append_jsonl, write_json_atomic
 from personae.graphs.bookmarks.acting import NEAR_DETERMINISTIC, ActingContext
@@ -873,9 +873,11 @@ def _write_outputs(
         "ablations": _ablations_of(mine, runs),
         "paper_settings": rows_json(settings),
         "failed": {"instances": len(failures), "failures": failures},
-        "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
         **summarize(mine),
     }
+    summary["degraded_answers"] = degraded_answers(
+        summary
+    )  # per method, methods with none left out
     if methods := chosen_methods():  # how structured answers were asked for, per endpoint
         summary["structured_output"] = methods
     summary_path = config.out_dir / SUMMARY_FILE

@@ -111,7 +111,71 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+InstanceKey = tuple[str, str, int]
+"""An instance, whatever the method: (artifact, character, position)."""
+
+OWN_FIGURES = ("n", "average_score", "fandom_average", "bandori_average", "pooled_score")
+"""A method's figures over every instance it finished, kept beside the shared-instance ones."""
+
+
+def instance_key(record: Record) -> InstanceKey:
+    """The instance a record answers, the same for every method."""
+    return (str(record["artifact"]), str(record["character"]), int(record["position"]))
+
+
+def shared_instances(records: Iterable[Record]) -> set[InstanceKey]:
+    """The instances every method of ``records`` finished: the set Table 2 rows compare.
+
+    A failed instance is left out of its method's results; averaging each method over what it
+    finished would compare different instance sets (vanilla on 1 of 4 Haruhi instances against
+    bookmarks on 3), so the table's default is the instances all of them finished.
+    """
+    finished: dict[str, set[InstanceKey]] = {}
+    for record in records:
+        finished.setdefault(str(record["method"]), set()).add(instance_key(record))
+    sets = list(finished.values())
+    return set.intersection(*sets) if sets else set()
+
+
 def summarize(records: Iterable[Record]) -> dict[str, Any]:
+    """Table 2 figures over the instances every method finished, each method's own beside.
+
+    Every figure (``artifacts``, ``methods``) is computed over :func:`shared_instances`, so the
+    rows compare one instance set; ``methods[m]["own"]`` and ``artifacts[a][m]["own"]`` hold the
+    same averages over every instance ``m`` finished, with ``n`` and the degraded in-step
+    answers of those steps. ``shared_instances`` and ``instances_finished`` count both sets.
+    """
+    records = list(records)
+    shared = shared_instances(records)
+    summary = _summarize([r for r in records if instance_key(r) in shared])
+    own = _summarize(records)
+    for method, figures in own["methods"].items():
+        mine = [r for r in records if r["method"] == method]
+        summary["methods"].setdefault(method, _no_figures())["own"] = {
+            **{key: figures[key] for key in OWN_FIGURES},
+            "degraded_answers": sum(int((r.get("stats") or {}).get("degraded", 0)) for r in mine),
+        }
+    for artifact, methods in own["artifacts"].items():
+        for method, figures in methods.items():
+            if method in summary["artifacts"].get(artifact, {}):
+                own_cell = {"n": figures["n"], "score": figures["score"]}
+                summary["artifacts"][artifact][method]["own"] = own_cell
+    summary["shared_instances"] = len(shared)
+    summary["instances_finished"] = len({instance_key(r) for r in records})
+    return summary
+
+
+def _no_figures() -> dict[str, Any]:
+    """A method with no shared instance: counters zero, every average ``None``."""
+    figures = totals_of([]).summary()
+    figures["pooled_score"] = figures.pop("score")
+    figures["average_score"] = None
+    for bench in BENCHMARKS.values():
+        figures[f"{bench.lower()}_average"] = None
+    return figures
+
+
+def _summarize(records: list[Record]) -> dict[str, Any]:
     """Figures per artifact × method (with per-character detail) and per method overall.
 
     Scores follow the paper's Table 2: a character's score is the mean over its instances, an
@@ -121,7 +185,6 @@ def summarize(records: Iterable[Record]) -> dict[str, Any]:
     artifact scores in that benchmark (the "Avg." columns). ``pooled_score`` (mean over every
     instance) is given beside them, labelled, for readers who want the instance-weighted view.
     """
-    records = list(records)
     groups: dict[tuple[str, str], list[Record]] = {}
     for record in records:
         groups.setdefault((str(record["artifact"]), str(record["method"])), []).append(record)

@@ -54,8 +54,9 @@ def table2_rows(summary: Mapping[str, Any], benchmark: str | None = None) -> lis
 def pooled_rows(summary: Mapping[str, Any]) -> list[list[str]]:
     """Per method: the Fandom and Bandori averages, their mean over artifacts, and pooled.
 
-    ``Pooled (instances)`` is the mean over every instance, not a paper figure: talkative
-    characters weigh more there, so it is labelled apart from the paper's averages.
+    Over the instances every method finished, as Table 2 above. ``Pooled (instances)`` is the
+    mean over every instance, not a paper figure: talkative characters weigh more there, so it
+    is labelled apart from the paper's averages.
     """
     table = [
         [
@@ -67,11 +68,7 @@ def pooled_rows(summary: Mapping[str, Any]) -> list[list[str]]:
             "n",
         ]
     ]
-    present = list(summary["methods"])
-    ordered = [m for m in METHOD_ORDER if m in present] + [
-        m for m in present if m not in METHOD_ORDER
-    ]
-    for method in ordered:
+    for method in _ordered_methods(summary):
         f = summary["methods"][method]
         table.append(
             [
@@ -86,15 +83,81 @@ def pooled_rows(summary: Mapping[str, Any]) -> list[list[str]]:
     return table
 
 
+def own_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    """Per method over every instance it finished, with what failed and what degraded.
+
+    These rows compare different instance sets when instances failed: they stand beside the
+    shared-instance table, never in its place.
+    """
+    failed: dict[str, int] = {}
+    for failure in (summary.get("failed") or {}).get("failures", []):
+        failed[str(failure["method"])] = failed.get(str(failure["method"]), 0) + 1
+    table = [
+        [
+            "Method",
+            "Fandom avg.",
+            "Bandori avg.",
+            "All artifacts avg.",
+            "Pooled (instances)",
+            "n finished",
+            "n failed",
+            "Degraded answers",
+        ]
+    ]
+    every = [*_ordered_methods(summary), *(m for m in failed if m not in summary["methods"])]
+    for method in every:  # a method whose every instance failed is listed too
+        own = (summary["methods"].get(method) or {}).get("own") or {}
+        table.append(
+            [
+                method,
+                _number(own.get("fandom_average"), 2),
+                _number(own.get("bandori_average"), 2),
+                _number(own.get("average_score"), 2),
+                _number(own.get("pooled_score"), 2),
+                str(own.get("n", 0)),
+                str(failed.get(method, 0)),
+                str(own.get("degraded_answers", 0)),
+            ]
+        )
+    return table
+
+
+def _ordered_methods(summary: Mapping[str, Any]) -> list[str]:
+    present = list(summary["methods"])
+    return [m for m in METHOD_ORDER if m in present] + [m for m in present if m not in METHOD_ORDER]
+
+
 def score_tables(summary: Mapping[str, Any]) -> list[tuple[str, list[list[str]]]]:
-    """(title, rows) of every score table: one per benchmark present, then the pooled one."""
+    """(title, rows) of every score table: per benchmark and pooled, then each method's own.
+
+    The first tables are over the instances every method finished (their count in the titles);
+    the last gives each method's figures over all it finished, beside them.
+    """
+    shared = _shared_note(summary)
     present = sorted(set(summary.get("benchmarks", {}).values()), key=("Fandom", "Bandori").index)
     tables = [
-        (f"{bench} (artifact = mean of its characters' scores)", table2_rows(summary, bench))
+        (
+            f"{bench} (artifact = mean of its characters' scores; {shared})",
+            table2_rows(summary, bench),
+        )
         for bench in present
     ]
-    tables.append(("Averages and pooled figures", pooled_rows(summary)))
+    tables.append((f"Averages and pooled figures ({shared})", pooled_rows(summary)))
+    tables.append(
+        (
+            "Per method, over every instance it finished (sets differ when some failed)",
+            own_rows(summary),
+        )
+    )
     return tables
+
+
+def _shared_note(summary: Mapping[str, Any]) -> str:
+    shared = summary.get("shared_instances")
+    finished = summary.get("instances_finished")
+    if shared is None:  # a summary written before the shared-instance default
+        return "each method over the instances it finished"
+    return f"the {shared} of {finished} instances every method finished"
 
 
 def score_tables_markdown(summary: Mapping[str, Any]) -> str:
@@ -306,7 +369,7 @@ def questionless_steps(runs: Sequence[Record]) -> int:
 
 
 def degraded_lines(summary: Mapping[str, Any]) -> list[str]:
-    """What degraded: failed instances (with why) and answers the methods kept as they were."""
+    """What degraded, per method: failed instances (with why) and answers kept as they were."""
     failed = (summary.get("failed") or {}).get("failures", [])
     lines = [
         f"{len(failed)} instance(s) failed and are left out of the scores (rerun to retry):",
@@ -315,10 +378,22 @@ def degraded_lines(summary: Mapping[str, Any]) -> list[str]:
             for f in failed
         ),
     ]
-    answers = int(summary.get("degraded_answers", 0))
-    kept = [f"{answers} model answer(s) inside the methods were still invalid after retries "]
-    kept[0] += "and degraded (kept as they were, unknown or not evidence)."
+    answers = degraded_answers(summary)
+    kept = [
+        "model answers inside the methods still invalid after retries and degraded (kept as "
+        "they were, unknown or not evidence): "
+        + ", ".join(f"{method} {n}" for method, n in answers.items())
+    ]
     return (lines if failed else []) + (kept if answers else [])
+
+
+def degraded_answers(summary: Mapping[str, Any]) -> dict[str, int]:
+    """Degraded in-step answers per method (methods with none left out)."""
+    counts = {
+        method: int((figures.get("own") or {}).get("degraded_answers", 0))
+        for method, figures in summary.get("methods", {}).items()
+    }
+    return {method: n for method, n in counts.items() if n}
 
 
 def render_markdown(summary: Mapping[str, Any], records: Sequence[Record]) -> str:

@@ -25,10 +25,12 @@ PAPER_JUDGE_SAMPLING = "temperature=0.7,top_p=0.8,top_k=20 (Table 3)"
 
 def sampling_text(record: Mapping[str, Any]) -> str:
     """``temperature=1.0,top_p=0.95,top_k=64`` from a recorded role (``server default``)."""
-    shown = [f"{k}={record[k]:g}" for k in ("temperature", "top_p", "top_k") if k in record]
+    unsent = record.get("top_k_sent") is False and "top_k" in record
+    keys = ("temperature", "top_p") if unsent else ("temperature", "top_p", "top_k")
+    shown = [f"{k}={record[k]:g}" for k in keys if k in record]
     text = ",".join(shown) or "server default"
-    if record.get("top_k_sent") is False:
-        text += " (top_k not sent: OpenAI's API takes none)"
+    if unsent:  # outside the compared value: the run did not use it
+        text += f" (top_k={record['top_k']:g} not sent: OpenAI's API takes none)"
     return text
 
 

@@ -3,8 +3,8 @@
 Round one (R¹) gives the agent the Table 7 first-search instruction: it plans its searches,
 reads the results and writes an encyclopedic document. Round two (R²) always runs (unless the
 user asked for the paper's "w.o. IS" ablation with one round): the R¹ document goes back with
-the Table 7 iterative instruction, the agent searches again and rewrites the document against
-all the evidence, re-checking R¹ rather than appending to it. The R² document is DRInfo; the
+the Table 7 iterative instruction, the agent searches again and writes the whole document
+against all the evidence (with ``--check-citations``, re-checking R¹ under our rules). The R² document is DRInfo; the
 Table 8 prompt rewrites it in the first person.
 """
 
@@ -78,6 +78,7 @@ async def write_paper_document(
             first_document=first,
             passages=passages_text(everything, shown, context.evidence_chars),
             known_ids={s["id"] for s in everything},
+            grounded=bool(context.check_citations),  # ours, opt-in: grounding rules
         )
         usage = used.as_dict()
     update: dict[str, Any] = {

@@ -284,7 +284,7 @@ async def _stream_run(
     shown: set[str] = set()
     async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
         for node, update in chunk.items():
-            line = describe(node, update)
+            line = describe(node, update, bool(context.check_citations))
             if line:
                 progress(line)
             for notice in notices_of(update):
@@ -293,8 +293,11 @@ async def _stream_run(
                     progress(f"notice: {notice}")
 
 
-def describe(node: str, update: Any) -> str | None:
-    """One progress line for a node's update (``None`` for quiet nodes)."""
+def describe(node: str, update: Any, checks: bool = True) -> str | None:
+    """One progress line for a node's update (``None`` for quiet nodes).
+
+    ``checks``: whether the citation checks run after the rewrite, so the line says what happens.
+    """
     if not isinstance(update, dict):
         return None
     if node == "resolve_character":
@@ -317,8 +320,12 @@ def describe(node: str, update: Any) -> str | None:
             f"R{record['round']}: {record['results']} passages, "
             f"{len(record['new_source_ids'])} new sources, document written"
         )
-    if node in ("rewrite_profile", "rewrite_paper_profile"):
-        return "profile drafted; checking it" if update.get("profile") else None
+    if node in ("rewrite_profile", "rewrite_paper_profile") and update.get("profile"):
+        if checks:
+            return "profile drafted; checking its facts and sentences against the sources"
+        if node == "rewrite_paper_profile":
+            return "profile drafted (Table 8 over DRInfo), kept as written: nothing checks it"
+        return "profile drafted, kept as written (--no-check-citations)"
     if node == "verify_profile":
         if update.get("prose_check") is None:
             return None  # --no-check-citations: nothing was checked, so nothing to report

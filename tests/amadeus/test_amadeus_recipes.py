@@ -23,12 +23,20 @@ HERMIONE = (
 PAPER_MODELS = ["--gs-model", "openai:gs-41", "--ae-model", "openai:ae-41"]
 
 
+def _poles(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """InCharacter's two percentages for the dimension its prompt names."""
+    system = str(messages[0]["content"])
+    dimension = next(d for d in ("E/I", "S/N", "T/F", "P/J") if f"on the {d} dimension" in system)
+    first, second = dimension.split("/")
+    return {"analysis": "ok", "result": {first: "60%", second: "40%"}}
+
+
 def _responders() -> dict[str, Any]:
     return {
         "RelevanceVerdict": lambda m: {"reason": "r", "relevant": True},
         "CharacterAttributes": lambda m: {"belief_and_value": "b", "psychological_traits": "p"},
         "text": lambda m: "I would say yes, of course.",
-        "PoleRating": lambda m: {"analysis": "ok", "first_percent": 60.0},
+        "InCharacterPoleRating": _poles,
         "HallucinationScore": lambda m: {"reason": "r", "score": 2},
         "AnswerContained": lambda m: {"reason": "r", "correct": True},
         "AnswerReflection": lambda m: {"reason": "r", "score": 8},
@@ -53,7 +61,11 @@ def test_tables_4_5_recipe_uses_gs_and_ae_models_and_the_interviewer(
     models = models_by_schema(fake)
     assert models["RelevanceVerdict"] == {"gs-41"}
     assert models["CharacterAttributes"] == {"ae-41"}
-    assert models["text"] == {"actor"} and models["PoleRating"] == {"rater"}
+    assert models["text"] == {"actor"} and models["InCharacterPoleRating"] == {"rater"}
+    ratings = [r for r in fake.requests if schema_of(r) == "InCharacterPoleRating"]
+    assert text_of(ratings[0]["messages"]).startswith(
+        "You are an expert in Psychometrics, especially 16Personalities (highly similar to MBTI)."
+    )  # InCharacter's expert rating, its prompt (issue 26 §11)
     interviews = [r for r in fake.requests if schema_of(r) == "text"]
     assert len(interviews) == 4
     assert all(
@@ -65,6 +77,7 @@ def test_tables_4_5_recipe_uses_gs_and_ae_models_and_the_interviewer(
     rows = {row["setting"]: row for row in summary["paper_settings"]}
     assert rows["Guided Selection model"]["used"].startswith("openai:gs-41@")
     assert rows["Attribute Extractor model"]["used"].startswith("openai:ae-41@")
+    assert rows["assessment"]["used"].startswith("InCharacter (Wang et al. 2024b; its default")
     assert rows["N (Guided Selection checks)"] == {
         "setting": "N (Guided Selection checks)",
         "paper": "30 (Settings)",
@@ -99,3 +112,22 @@ def test_table_6_recipe_on_the_iago_set(
     assert "450 (CharacterRAG, 30 per character)" in err
     summary = json.loads((out / "summary.json").read_text())
     assert {row["setting"] for row in summary["paper_settings"]} >= {"QA items", "embedding"}
+
+
+def test_the_readme_states_the_selection_models_defaults_the_code_uses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--ae-model`` falls back to ``--gs-model`` (the paper runs GS and AE on one model)."""
+    from personae.graphs.amadeus.graph import AmadeusContext
+
+    monkeypatch.setattr(AmadeusContext, "chat_model", lambda self, spec, role: spec)
+    context = AmadeusContext(model="openai:actor", gs_model="openai:gs-41")
+    picked = [str(context.selector_llm()), str(context.extractor_llm())]
+    assert picked == ["openai:gs-41", "openai:gs-41"]  # the spec each role resolved
+    alone = AmadeusContext(model="openai:actor")
+    assert [str(alone.selector_llm()), str(alone.extractor_llm())] == ["openai:actor"] * 2
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    roles = readme.split("- **Model roles.** The paper runs Guided Selection")[1].split("- ")[0]
+    said = " ".join(roles.split())
+    assert "`--gs-model` is `--model` and `--ae-model` is `--gs-model`" in said
+    assert "both use `--model`" not in said

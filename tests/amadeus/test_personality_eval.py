@@ -20,9 +20,12 @@ HERMIONE = (
 
 
 def _pole(messages: list[BaseMessage]) -> dict[str, Any]:
+    """InCharacter's two-percentage answer (its ER prompts are the default assessor)."""
     system = str(messages[0].content)
     dimension = next(d for d in POLES if f"on the {d} dimension" in system)
-    return {"analysis": "ok", "first_percent": POLES[dimension]}
+    first, second = dimension.split("/")
+    share = POLES[dimension]
+    return {"analysis": "ok", "result": {first: f"{share:.0f}%", second: f"{100 - share:.0f}%"}}
 
 
 def _choices(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -41,8 +44,8 @@ def model() -> Iterator[ScriptedChatModel]:
             "RelevanceVerdict": lambda m: {"reason": "r", "relevant": True},
             "CharacterAttributes": lambda m: {"belief_and_value": "b", "psychological_traits": "p"},
             "text": lambda m: "As Hermione Granger I told Harry: yes, I do.",
-            "PoleRating": _pole,
-            "ScaleRating": lambda m: {"analysis": "ok", "score": 4.0},
+            "InCharacterPoleRating": _pole,
+            "InCharacterScaleRating": lambda m: {"analysis": "ok", "result": 4.0},
             "ChoiceConversion": _choices,
             "HallucinationScore": lambda m: {"reason": "r", "score": 2},
         }
@@ -103,7 +106,7 @@ def test_labelled_and_unlabelled_characters_with_recorded_sources(
     assert rows["Iago"]["persona_source"].endswith("Othello.json")
     assert summary["metrics"]["accuracy"] == 0.75 and summary["metrics"]["labelled_characters"] == 1
     assert "| Hermione-en | ENTJ (-1) | ESTJ |" in out and "| Accuracy | 75.00% | - |" in out
-    rater_prompts = [prompt_text(p) for p in model.calls_for("PoleRating")]
+    rater_prompts = [prompt_text(p) for p in model.calls_for("InCharacterPoleRating")]
     assert len(rater_prompts) == 12  # 4 dimensions x 1 batch of 2 items x 3 characters
     assert rows["Toki"]["persona_kind"] == "wiki" and rows["Toki"]["indexed_as"] == "Toki"
     assert summary["hs"] == 2.0 and "Hallucination Score (HS" in out
@@ -173,9 +176,11 @@ def test_bad_input_is_one_line_exit_2(
 def test_a_rating_still_invalid_is_left_out_counted_and_asked_again_by_a_rerun(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = model.responders["PoleRating"]
-    model.responders["PoleRating"] = lambda m: (
-        {"analysis": "?", "first_percent": 130} if "E/I" in str(m[0].content) else good(m)
+    good = model.responders["InCharacterPoleRating"]
+    model.responders["InCharacterPoleRating"] = lambda m: (
+        {"analysis": "?", "result": {"E": "130%", "I": "-30%"}}
+        if "E/I" in str(m[0].content)
+        else good(m)
     )
     argv = _argv(tmp_path, "--character", "Hermione", "--max-failures", "1")
     assert main(argv) == 0
@@ -186,19 +191,19 @@ def test_a_rating_still_invalid_is_left_out_counted_and_asked_again_by_a_rerun(
     assert summary["characters"][0]["predicted"].endswith("NTJ")
     assert "degraded: 1 (assessments 1)\n" in captured.err
     assert "Degraded: 1 assessment(s)" in captured.out
-    retried = [m for m in model.calls_for("PoleRating") if len(m) > 2]
-    assert "less than or equal to 100" in prompt_text(retried[0])  # the schema's bound, fed back
-    model.responders["PoleRating"] = good
+    retried = [m for m in model.calls_for("InCharacterPoleRating") if len(m) > 2]
+    assert "result.E" in prompt_text(retried[0])  # the schema's enum of percentages, fed back
+    model.responders["InCharacterPoleRating"] = good
     assert main(argv) == 0  # the rerun asks only the missing batch
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert summary["degraded"] == {"assessments": 0} and "E/I" in summary["characters"][0]["scores"]
-    assert len(model.calls_for("PoleRating")) == 3 + 3 + 1
+    assert len(model.calls_for("InCharacterPoleRating")) == 3 + 3 + 1
 
 
 def test_more_degraded_assessments_than_allowed_stop_the_run_in_one_line(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model.responders["PoleRating"] = lambda m: "I decline to rate."
+    model.responders["InCharacterPoleRating"] = lambda m: "I decline to rate."
     assert main(_argv(tmp_path, "--character", "Hermione")) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("personae: error: stopped: 2 of 4 assessments degraded")

@@ -13,6 +13,7 @@ from arcane_world import imported_novel, prepared_novel, probe_record
 from personae.agents.arcane.judges import TrajectoryJudgement, phase_judgement_schema
 from personae.cli import main
 from personae.evals.arcane.metrics import CATEGORIES, METRICS, overall, probe_scores, summarize
+from personae.evals.arcane.report import render
 from personae.memory.arcane.records import write_jsonl_atomic
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
@@ -67,15 +68,25 @@ def test_overall_reproduces_all_36_rows_of_table_2() -> None:
 
 
 def _record(
-    kind: str, mode: str, phases: list[tuple[int, int, int]], ptf: float | None
+    kind: str,
+    mode: str,
+    phases: list[tuple[int, int, int] | None],
+    ptf: float | None,
+    probe: str = "p1",
 ) -> dict[str, Any]:
     return {
+        "probe_id": probe,
         "probe_type": kind,
         "mode": mode,
         "model": "m",
         "phases": [
-            {"phase_idx": i, "scores": {"apf": a, "rpf": r, "rae": e}}
-            for i, (a, r, e) in enumerate(phases)
+            {
+                "phase_idx": i,
+                "scores": None
+                if scores is None
+                else dict(zip(("apf", "rpf", "rae"), scores, strict=True)),
+            }
+            for i, scores in enumerate(phases)
         ],
         "ptf": None if ptf is None else {"ptf": ptf},
     }
@@ -84,16 +95,78 @@ def _record(
 def test_probe_level_means_and_missing_counts() -> None:
     one = _record("in_world", "arc", [(60, 40, 20), (80, 60, 40)], 50.0)
     assert probe_scores(one) == {"apf": 70, "rpf": 50, "rae": 30, "ptf": 50.0}
-    two = _record("in_world", "arc", [(10, 10, 10)], None)
-    summary = summarize([one, two])
+    two = _record("in_world", "arc", [(10, 10, 10)], None, probe="p2")
+    three = _record("in_world", "arc", [(30, 30, 30), None], None, probe="p3")
+    summary = summarize([one, two, three])
     row = summary["rows"][0]
-    assert row["cells"]["in_world.apf"] == 40.0  # mean of probe means 70 and 10
-    assert row["cells"]["in_world.ptf"] == 50.0 and row["missing_ptf"] == 1
+    assert row["cells"]["in_world.apf"] == 36.67  # mean of probe means 70, 10 and 30
+    assert row["cells"]["in_world.ptf"] == 50.0
+    # apart: p3's PTF and one phase missing after 3 attempts; p2's PTF undefined (one phase)
+    assert (row["missing_phase_judgements"], row["missing_ptf"], row["undefined_ptf"]) == (1, 1, 1)
     assert row["overall"] is None  # two categories have no probes
     judged = TrajectoryJudgement.model_validate(
         {"scores": {"ptf_alignment": 50, "ptf_direction": 61, "ptf_shape": 70}, "average": 99}
     )
     assert judged.ptf() == 60.33
+
+
+def test_table_2_rows_compare_the_judgements_every_mode_scored() -> None:
+    """Arc's p2 judgements went missing: every mode's cells leave p2 out, own figures beside."""
+    records = [
+        _record("in_world", "arc", [(80, 80, 80), (60, 60, 60)], 70.0),
+        _record("in_world", "arc", [None, None], None, probe="p2"),
+        _record("in_world", "vanilla", [(40, 40, 40), (20, 20, 20)], 30.0),
+        _record("in_world", "vanilla", [(90, 90, 90), (90, 90, 90)], 90.0, probe="p2"),
+        {**_record("in_world", "vanilla", [(1, 1, 1)], None), "judge_include_thought": False},
+    ]
+    rows = {r["mode"]: r for r in summarize(records)["rows"]}
+    arc, vanilla = rows["arc"], rows["vanilla"]
+    assert (
+        arc["cells"]
+        == arc["own_cells"]
+        == {
+            "in_world.apf": 70.0,
+            "in_world.ptf": 70.0,
+            "in_world.rae": 70.0,
+            "in_world.rpf": 70.0,
+        }
+    )
+    assert vanilla["cells"]["in_world.apf"] == 30.0 and vanilla["cells"]["in_world.ptf"] == 30.0
+    assert vanilla["own_cells"]["in_world.apf"] == 60.0  # p1 30 and p2 90, beside the table
+    assert (vanilla["judgements_shared"], vanilla["judgements_scored"]) == (3, 6)
+    assert (arc["missing_phase_judgements"], arc["missing_ptf"], arc["undefined_ptf"]) == (2, 1, 0)
+    # a judge setting of its own is compared with its own kind only: nothing left out there
+    assert rows["vanilla [no-thought]"]["cells"]["in_world.apf"] == 1.0
+
+
+def test_the_report_counts_missing_and_undefined_apart_and_shows_own_figures() -> None:
+    records = [
+        _record("in_world", "arc", [(80, 80, 80), None], None),  # 1 phase and PTF missing
+        _record("in_world", "arc", [(50, 50, 50)], None, probe="p2"),  # PTF undefined
+        _record("in_world", "vanilla", [(40, 40, 40), (20, 20, 20)], 30.0),
+        _record("in_world", "vanilla", [(100, 100, 100)], None, probe="p2"),
+    ]
+    markdown, page = render(summarize(records), "ARCANE evaluation")
+    assert (
+        "Judgements missing after 3 attempts: 1 phase judgement(s) (T35), 1 trajectory "
+        "judgement(s) (T36). PTF undefined (fewer than 2 available phases, not a failure): "
+        "2 probe run(s)."
+    ) in markdown
+    # the table compares p1's first phase and p2: vanilla (40 + 100) / 2, arc (80 + 50) / 2
+    table = markdown.split("## Fidelity along the phases")[0]
+    assert "| m | vanilla | – | – | – | – | **70.0** | **70.0** | **70.0** |" in table
+    assert "| m | arc | – | – | – | – | 65.0 | 65.0 | 65.0 | – |" in table
+    # beside it, each mode's own: vanilla's p1 is (40 + 20) / 2, so (30 + 100) / 2
+    own = markdown.split("## Each mode over every judgement it scored")[1]
+    assert "| m | vanilla | – | – | – | – | 65.0 | 65.0 | 65.0 | 30.0 |" in own
+    assert "| – | 2 | 1 | 1 | 1 |" in own  # arc: scored, missing phase, missing PTF, undefined
+    assert "| – | 4 | 0 | 0 | 1 |" in own  # vanilla
+    assert "Each mode over every judgement it scored" in page
+    summary = summarize(records)
+    for row in summary["rows"]:  # a summary.json written before these counts
+        del row["undefined_ptf"], row["judgements_scored"]
+    older, _ = render(summary, "ARCANE evaluation")
+    assert "| – | – | 1 | 1 | – |" in older.split("## Each mode over every judgement")[1]
 
 
 class Judge:

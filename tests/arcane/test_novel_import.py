@@ -31,6 +31,11 @@ def test_drop_cap_keeps_real_one_letter_words() -> None:
     assert join_drop_cap("“ G oodday!” said he") == "“Goodday!” said he"
     assert join_drop_cap("A wonderful fact") == "A wonderful fact"
     assert join_drop_cap("I was there") == "I was there"
+    # a paragraph-initial "A dog" is two words, whatever our list of common words (issue 26 §12)
+    assert join_drop_cap("A dog barked at the gate.") == "A dog barked at the gate."
+    assert join_drop_cap("A cat sat.") == "A cat sat."
+    assert join_drop_cap("O ne morning") == "One morning"
+    assert join_drop_cap("A nd so it was") == "And so it was"
 
 
 def test_bad_pattern_and_missing_marker_are_input_errors() -> None:

@@ -171,6 +171,8 @@ def test_pov_control_regenerates_the_sample_and_codes_propositions(
     }
     assert rates["p3"]["overall"]["openai:qwen"] is None  # na only
     assert len(scripted.calls_for("PropositionCoding")) == 3
+    # App. G's coder is the paper's pro-tier model, not the (flash) judge (issue 26 §12)
+    assert report["propositions"]["coder"].startswith("openai:deepseek/deepseek-v4-pro")
     assert "P4 Phase register switch" in (out / "pov.md").read_text()
     scripted.calls.clear()
     assert _eval(tmp_path, out, *pov) == 0

@@ -141,7 +141,7 @@ def test_an_instance_still_invalid_is_recorded_as_failed_and_the_bench_goes_on(
     captured = capsys.readouterr()
     assert code == 0
     assert "13 instances run, 0 already done" in captured.out
-    assert "degraded: 1 (failed_instances 1)\n" in captured.err
+    assert "degraded: 1 (vanilla failed_instances 1)\n" in captured.err  # per method
     assert "vanilla tiny Alice at 24 failed (recorded, the bench goes on)" in captured.err
     failures = [json.loads(x) for x in (out / "failures.jsonl").read_text().splitlines()]
     assert [(f["character"], f["position"]) for f in failures] == [("Alice", 24)]
@@ -261,3 +261,31 @@ def test_the_cli_lists_every_ablation() -> None:
     from personae.evals.bookmarks.bench import ABLATIONS
 
     assert ABLATION_NAMES == tuple(ABLATIONS)
+
+
+def test_a_failed_instance_leaves_every_method_s_table_row_and_each_method_s_own_figures_stay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Vanilla fails at 24, the stub does not: both rows cover the 13 shared (issue 26 §10)."""
+    model = scripted_model()
+    actor = model.responders["NextAction"]
+
+    def vanilla_blank_at_24(messages: list[BaseMessage]) -> Any:
+        vanilla = "read " not in str(messages[-1].content) + str(messages[0].content)
+        return {"action": " "} if vanilla and world._target(messages) == 24 else actor(messages)
+
+    model.responders["NextAction"] = vanilla_blank_at_24
+    override_models(specs={"openai:t": model})
+    story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
+    argv = ["--method", "vanilla,bookmarks", "--max-failures", "100%"]
+    assert _bench(story, out, *argv) == 0
+    captured = capsys.readouterr()
+    assert "the 13 of 14 instances every method finished" in captured.out
+    assert "degraded: 1 (vanilla failed_instances 1)\n" in captured.err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["shared_instances"] == 13
+    methods = summary["methods"]
+    assert methods["vanilla"]["n"] == methods["bookmarks"]["n"] == 13
+    assert (methods["vanilla"]["own"]["n"], methods["bookmarks"]["own"]["n"]) == (13, 14)
+    own = captured.out.split("### Per method, over every instance it finished")[1]
+    assert "| vanilla |" in own and "| 13 | 1 | 0 |" in own and "| 14 | 0 | 0 |" in own

@@ -128,10 +128,56 @@ def test_score_table_layout() -> None:
     assert rows == [("vanilla", [100, 0], 50), ("bookmarks", [50, 100], 75)]
 
 
-def test_score_table_leaves_missing_cells_empty() -> None:
+def test_score_table_leaves_out_what_not_every_method_finished() -> None:
     only_a = [r for r in RECORDS if not (r["method"] == "vanilla" and r["artifact"] == "b")]
-    _, rows = score_table(summarize(only_a), ("vanilla", "bookmarks"))
-    assert rows[0] == ("vanilla", [100, None], 100)
+    summary = summarize(only_a)
+    artifacts, rows = score_table(summary, ("vanilla", "bookmarks"))
+    assert artifacts == ["a"] and rows == [("vanilla", [100], 100), ("bookmarks", [50], 50)]
+    assert summary["methods"]["bookmarks"]["own"]["average_score"] == 75  # a 50, b 100, beside
+
+
+def _haruhi(method: str, position: int, score: int, degraded: int = 0) -> dict[str, Any]:
+    return _record("haruhi", method, "Haruhi", position, score, degraded=degraded)
+
+
+def test_table_2_rows_compare_the_instances_every_method_finished() -> None:
+    """The issue's run: vanilla finished 1 of 4 Haruhi instances, bookmarks 3 (issue 26 §10)."""
+    records = [
+        _haruhi("vanilla", 10, 100),
+        _haruhi("bookmarks", 10, 0, degraded=2),
+        _haruhi("bookmarks", 20, 100),
+        _haruhi("bookmarks", 30, 100, degraded=1),
+    ]
+    summary = summarize(records)
+    assert (summary["shared_instances"], summary["instances_finished"]) == (1, 3)
+    vanilla, bookmarks = summary["methods"]["vanilla"], summary["methods"]["bookmarks"]
+    # the table: both rows over position 10 alone
+    assert (vanilla["average_score"], vanilla["n"]) == (100, 1)
+    assert (bookmarks["average_score"], bookmarks["n"]) == (0, 1)
+    assert summary["artifacts"]["haruhi"]["bookmarks"]["score"] == 0
+    # beside it, each method over all it finished, with its own degraded answers
+    assert bookmarks["own"] == {
+        "n": 3,
+        "average_score": pytest.approx(200 / 3),
+        "fandom_average": pytest.approx(200 / 3),
+        "bandori_average": None,
+        "pooled_score": pytest.approx(200 / 3),
+        "degraded_answers": 3,
+    }
+    assert vanilla["own"]["n"] == 1 and vanilla["own"]["degraded_answers"] == 0
+    assert summary["artifacts"]["haruhi"]["bookmarks"]["own"] == {
+        "n": 3,
+        "score": pytest.approx(200 / 3),
+    }
+
+
+def test_methods_with_no_shared_instance_keep_their_own_figures() -> None:
+    records = [_haruhi("vanilla", 10, 100), _haruhi("bookmarks", 20, 50)]
+    summary = summarize(records)
+    assert summary["shared_instances"] == 0 and summary["artifacts"] == {}
+    assert summary["methods"]["vanilla"]["average_score"] is None
+    assert summary["methods"]["vanilla"]["n"] == 0
+    assert summary["methods"]["bookmarks"]["own"]["average_score"] == 50
 
 
 def test_hit_rate_in_story_order() -> None:
@@ -158,7 +204,13 @@ def test_hit_rate_is_a_moving_window_that_can_fall_as_figure_3_shows() -> None:
 
 
 def test_empty_input() -> None:
-    assert summarize([]) == {"artifacts": {}, "benchmarks": {}, "methods": {}}
+    assert summarize([]) == {
+        "artifacts": {},
+        "benchmarks": {},
+        "methods": {},
+        "shared_instances": 0,
+        "instances_finished": 0,
+    }
 
 
 # The paper's Table 3, BOOKMARKS row on Poppin'Party (Band Story 1): per-character key-move EM.
@@ -199,7 +251,7 @@ def test_artifact_score_is_the_unweighted_mean_of_character_scores() -> None:
 
 
 def test_fandom_and_bandori_are_averaged_separately() -> None:
-    records = [*_popipa_records(), *RECORDS]
+    records = [*_popipa_records(), *(r for r in RECORDS if r["method"] == "bookmarks")]
     method = summarize(records)["methods"]["bookmarks"]
     assert method["fandom_average"] == 75  # artifacts a (50) and b (100)
     assert round(method["bandori_average"], 2) == 46.84

@@ -120,3 +120,56 @@ def test_a_note_when_no_bookmarks_run(tmp_path: Path) -> None:
     assert "No bookmarks run is present" in markdown and "<svg" not in markdown
     assert "Partial run" in markdown and "| bookmarks |" not in markdown
     assert "No bookmarks run is present" in html_path.read_text()
+
+
+def test_the_report_compares_shared_instances_and_counts_degraded_per_method(
+    tmp_path: Path,
+) -> None:
+    """Failed instances leave the table for every method; each method's own figures beside."""
+    records = [
+        _record("haruhi", "vanilla", 500, 100),
+        _record("haruhi", "bookmarks", 500, 0, degraded=2),
+        _record("haruhi", "bookmarks", 510, 100),
+    ]
+    summary = _summary(records)
+    summary["failed"] = {
+        "instances": 1,
+        "failures": [
+            {
+                "method": "vanilla",
+                "artifact": "haruhi",
+                "character": "Kyon",
+                "position": 510,
+                "reason": "no valid action",
+            }
+        ],
+    }
+    markdown = write_report(tmp_path, summary, records)[0].read_text()
+    assert "### Fandom (artifact = mean of its characters' scores; the 1 of 2 instances" in markdown
+    assert "| vanilla | 100.00 | 100.00 |" in markdown and "| bookmarks | 0.00 | 0.00 |" in markdown
+    assert "### Per method, over every instance it finished" in markdown
+    assert "| vanilla | 100.00 | – | 100.00 | 100.00 | 1 | 1 | 0 |" in markdown
+    assert "| bookmarks | 50.00 | – | 50.00 | 50.00 | 2 | 0 | 2 |" in markdown
+    assert "vanilla haruhi Kyon at 510: no valid action" in markdown
+    assert "kept as they were, unknown or not evidence): bookmarks 2" in markdown
+
+
+def test_a_summary_written_before_the_shared_instance_default_says_what_it_averages() -> None:
+    from personae.evals.bookmarks.report import score_tables
+
+    summary = _summary(RECORDS)
+    del summary["shared_instances"], summary["instances_finished"]
+    titles = [title for title, _ in score_tables(summary)]
+    assert titles[0] == (
+        "Fandom (artifact = mean of its characters' scores; each method over the instances "
+        "it finished)"
+    )
+
+
+def test_a_method_whose_every_instance_failed_still_has_its_own_row() -> None:
+    from personae.evals.bookmarks.report import own_rows
+
+    summary = _summary(RECORDS)
+    failure = {"method": "ricl", "artifact": "kon", "character": "Kyon", "position": 40}
+    summary["failed"] = {"instances": 1, "failures": [{**failure, "reason": "no valid action"}]}
+    assert own_rows(summary)[-1] == ["ricl", "–", "–", "–", "–", "0", "1", "0"]

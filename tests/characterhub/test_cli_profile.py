@@ -120,7 +120,18 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
 ) -> None:
     server, tavily = world
     assert profile(server, tmp_path / "paper", "--method", "paper") == 0
+    said = said_paper = (
+        capsys.readouterr().err
+    )  # the progress says what happens: no check runs (issue 26 §9)
+    assert (
+        "Kenshiro: profile drafted (Table 8 over DRInfo), kept as written: nothing checks it\n"
+        in said
+    )
+    assert "checking" not in said
     assert profile(server, tmp_path / "planned", "--method", "planned", "--no-check-citations") == 0
+    said = capsys.readouterr().err
+    assert "Kenshiro: profile drafted, kept as written (--no-check-citations)\n" in said
+    assert "checking" not in said
     paper = json.loads(
         (tmp_path / "paper" / "kenshiro--fist-of-the-north-star" / "profile.json").read_text()
     )
@@ -144,10 +155,11 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
     assert set(paper["models"]) == {"search", "rewrite"}  # no fast model: nothing checked
     assert paper["models"]["rewrite"]["top_k"] == 50
     assert {q["search_depth"] for q in tavily.queries} == {"advanced"}
-    err = capsys.readouterr().err
-    assert "R1: " in err and "R2: " in err
-    assert "citation check" not in err  # neither run checks: no line says it did (issue 16 §6)
-    assert "CharacterHub profiling (--method paper): the paper's settings | this run's" in err
+    assert "R1: " in said_paper and "R2: " in said_paper
+    assert "citation check:" not in said_paper + said  # no run checks: no line says it did
+    assert (
+        "CharacterHub profiling (--method paper): the paper's settings | this run's" in said_paper
+    )
 
 
 def test_without_tavily_key_profiles_from_wiki_and_says_so(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fake_web import FakeMediaWiki, FakeTavily, FakeWeb
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from profiler_world import (
     FALSE_MARK,
     PAPER_PROFILE,
@@ -62,10 +62,9 @@ async def test_paper_method_runs_r1_then_r2_then_table_8(
     first, second = model.calls_for("ResearchDocument")
     assert FIRST_SEARCH_PROMPT.format(entity="Kenshiro") in prompt_text(first)
     assert ITERATIVE_SEARCH_PROMPT not in prompt_text(first)
-    # R² sees R¹'s document, the iterative instruction, and re-checks it against all results.
+    # R² sees R¹'s document and the iterative instruction, with all results.
     assert "# Kenshiro (R1)" in prompt_text(second)
     assert ITERATIVE_SEARCH_PROMPT in prompt_text(second)
-    assert "Re-check every statement of your previous document" in prompt_text(second)
     assert set(shown_ids(second)) == {s["id"] for s in result["sources"]}
     assert result["drinfo"].startswith("# Kenshiro (R2)")  # DRInfo is the R² document
     # Table 8 verbatim after the R² document, nothing else asked; its answer kept as written.
@@ -91,6 +90,58 @@ async def test_paper_method_runs_r1_then_r2_then_table_8(
     }
     assert result["models"]["rewrite"]["temperature"] == 0.85
     assert result["models"]["rewrite"]["top_k"] == 50
+
+
+# CharacterHub, Appendix F, Table 7, as the paper prints it ({{entity}} filled, quotes straight).
+TABLE_7_FIRST = (
+    "Please help me collect all relevant knowledge about Kenshiro and integrate it into a detailed"
+    " encyclopedic document. Use markdown format. Be truthful, comprehensive, and thorough,"
+    " without omitting important information. You must verify the authenticity of information"
+    " and the credibility of sources. Do not include or fabricate false information.\n\nYou"
+    " should include the character's personality (very important), background, physical"
+    " description, core motivations, notable attributes, relationships, key experiences, major"
+    " plot involvement and key decisions or actions, character arc or development throughout the"
+    " story, if there is any information about these aspects."
+)
+TABLE_7_ITERATIVE = (
+    "Please continue searching to verify and expand on the knowledge you have already collected,"
+    " such as searching for closely related people, events, objects, and other entities."
+)
+CITING = (
+    "Cite the ids of the results a statement comes from, like [S3] or\n[S2, S5]; cite only the"
+    " ids shown."
+)
+"""The one addition the README states: citing ids, so DRInfo points into ``sources``."""
+
+
+async def test_the_paper_method_s_search_rounds_send_table_7_and_no_rule_of_ours(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    """Besides the tool's cues (results, write now, cite ids) the agent reads Table 7 alone."""
+    await run(server, method="paper")
+    first, second = model.calls_for("ResearchDocument")
+    for call, table, cue in (
+        (first, [TABLE_7_FIRST], "Write the document now. "),
+        (second, [TABLE_7_FIRST, TABLE_7_ITERATIVE], "Write the whole document now. "),
+    ):
+        humans = [str(m.content) for m in call if isinstance(m, HumanMessage)]
+        assert humans[:-1] == table
+        head, results = "## Search results\n[S", humans[-1]
+        assert results.startswith(head) and results.endswith("\n\n" + cue + CITING)
+        for rule in ("results only", "Leave out", "Re-check", "support"):
+            assert rule not in str(call[0].content) + humans[-1].split("\n\nWrite ")[-1]
+    (r1,) = [str(m.content) for m in second if isinstance(m, AIMessage)]
+    assert r1.startswith("# Kenshiro (R1)")
+
+
+async def test_our_grounding_rules_join_the_search_rounds_only_with_check_citations(
+    server: LoopbackWebServer, model: ScriptedChatModel
+) -> None:
+    await run(server, method="paper", check_citations=True)
+    first, second = model.calls_for("ResearchDocument")
+    assert "from these search results only" in str(first[-1].content)
+    assert "Re-check every statement of your previous document" in str(second[-1].content)
+    assert str(second[-1].content).endswith("not only the additions.")
 
 
 async def test_the_paper_method_keeps_the_table_8_output_unedited(

@@ -114,15 +114,16 @@ def join_drop_cap(body: str) -> str:
     """Rejoin a split drop cap at the start of a chapter body ("I t was" -> "It was").
 
     Only the first 160 characters are looked at. After A, I and O (real one-letter words) the
-    halves are joined only when the fragment is short and not a word itself ("I t", "O ne");
-    "A wonderful" and "I was" stay apart, and so, unavoidably, does "A long" for "Along".
+    halves are joined only when the fragment has one or two letters and is not a word itself
+    ("I t", "O ne", "A nd"); "A dog", "A wonderful" and "I was" stay apart, and so,
+    unavoidably, do "A long" for "Along" and "A lso" for "Also".
     """
     head, tail = body[:160], body[160:]
     match = re.search(r"(?<![A-Za-z])([A-Z]) ([a-z]+)", head)
     if match is None:
         return body
     letter, fragment = match.group(1), match.group(2)
-    if letter in "AIO" and (fragment in _COMMON_WORDS or len(fragment) > 3):
+    if letter in "AIO" and (fragment in _COMMON_WORDS or len(fragment) > 2):
         return body
     head = head[: match.start()] + letter + fragment + head[match.end() :]
     head = re.sub(r"([“\"‘']) (?=[A-Z])", r"\1", head, count=1)

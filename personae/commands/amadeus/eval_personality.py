@@ -57,7 +57,11 @@ def register(protocols: Any) -> None:
         "--method", choices=("amadeus", "naive", "none"), default="amadeus", help="role-play method"
     )
     parser.add_argument(
-        "--assess", choices=("er", "oc"), default="er", help="expert rating or option conversion"
+        "--assess",
+        choices=("er", "er-personae", "oc"),
+        default="er",
+        help="er: InCharacter's expert rating, its prompts (the paper's); er-personae: expert "
+        "rating, our prompts; oc: option conversion, our prompts",
     )
     parser.add_argument("--out", type=Path, default=Path("runs/personality"), help="results folder")
     parser.add_argument(
@@ -237,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
                 cache_dir=agent.settings.cache_dir / "judge",
                 max_failures=args.max_failures,
                 settings=settings,
+                language=args.language,
             )
         )
     )

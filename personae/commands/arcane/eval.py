@@ -80,7 +80,8 @@ def register(protocols: Any) -> None:
     )
     arcane.add_argument("--compare-model", help="pov: the model --model is compared with")
     arcane.add_argument(
-        "--coder-model", help="pov: the proposition coder (default the judge model)"
+        "--coder-model",
+        help="pov: the proposition coder (default the paper's openai:deepseek/deepseek-v4-pro)",
     )
     arcane.add_argument(
         "--no-propositions", action="store_true", help="pov: skip the proposition coder"
@@ -279,6 +280,9 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     figures = ab.pov_figures(records, sample, base, args.compare_model)
     table5 = None
     if not args.no_propositions:
+        from personae.agents.arcane.propositions import PAPER_CODER_MODEL
+
+        coder = args.coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
         probes = load_probe_index(folder, {s["novel"] for s in sample})
         arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
         coded = asyncio.run(
@@ -290,11 +294,11 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
                 base=base,
                 compare=args.compare_model,
                 context=context,
-                coder_model=args.coder_model or context.judge_model,
+                coder_model=coder,
                 concurrency=args.concurrency,
             )
         )
-        table5 = ab.table_5(coded) | {"coded": coded}
+        table5 = ab.table_5(coded) | {"coded": coded, "coder": context.cache_name(coder)}
     write_json_atomic(
         args.out / "pov.json", {"sample": sample, "figures": figures, "propositions": table5}
     )
@@ -305,12 +309,12 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
     return 0
 
 
-RESULT_TEXT_KEYS = ("model", "mode", "probe_type")
-"""The fields of a results.jsonl line the report groups by (``probe_id`` too with
-``--central``); ``novel`` and ``character``, when present, must be text as well."""
+RESULT_TEXT_KEYS = ("model", "mode", "probe_type", "probe_id")
+"""The fields of a results.jsonl line the report groups by (``probe_id``: the judgements every
+mode scored are matched by probe); ``novel`` and ``character``, when present, must be text."""
 
 
-def result_problem(record: dict[str, Any], *, central: bool = False) -> str | None:
+def result_problem(record: dict[str, Any]) -> str | None:
     """What is wrong with one results.jsonl record for the report, or ``None``.
 
     Personae wrote the file, but a hand edit or another version may have changed it: a
@@ -318,8 +322,7 @@ def result_problem(record: dict[str, Any], *, central: bool = False) -> str | No
     """
     from personae.evals.arcane.metrics import PHASE_METRICS
 
-    required = (*RESULT_TEXT_KEYS, "probe_id") if central else RESULT_TEXT_KEYS
-    missing = [key for key in required if not isinstance(record.get(key), str)]
+    missing = [key for key in RESULT_TEXT_KEYS if not isinstance(record.get(key), str)]
     missing += [k for k in ("novel", "character") if not isinstance(record.get(k, ""), str)]
     if missing:
         return f"lacks the text field {missing[0]!r}"
@@ -366,7 +369,7 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
         )
     records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
     for number, record in enumerate(records, start=1):
-        problem = result_problem(record, central=bool(central))
+        problem = result_problem(record)
         if problem:
             raise InputError(
                 f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",

@@ -136,7 +136,7 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     rejudged = (
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
     )
-    if outcome.summary["artifacts"]:
+    if outcome.summary["methods"]:  # with no shared instance, each method's own table
         sys.stdout.write(score_tables_markdown(outcome.summary) + "\n\n")
     rows = [
         PaperSetting(r["setting"], r["paper"], r["used"])
@@ -146,11 +146,13 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         sys.stderr.write(settings_text("BOOKMARKS Table 2", rows))
     plural = "s" if outcome.resumed > 1 else ""
     resumed = f" ({outcome.resumed} interrupted step{plural} resumed)" if outcome.resumed else ""
-    failed = outcome.summary.get("failed", {}).get("instances", 0)
-    print_degraded(
-        failed + outcome.summary.get("degraded_answers", 0),
-        {"failed_instances": failed, "answers": outcome.summary.get("degraded_answers", 0)},
-    )
+    kinds: dict[str, int] = {}  # per method: the rows of Table 2 degrade apart
+    for failure in outcome.summary.get("failed", {}).get("failures", []):
+        key = f"{failure['method']} failed_instances"
+        kinds[key] = kinds.get(key, 0) + 1
+    for method, answers in outcome.summary.get("degraded_answers", {}).items():
+        kinds[f"{method} answers"] = int(answers)
+    print_degraded(sum(kinds.values()), kinds)
     sys.stdout.write(
         f"{outcome.ran} instances run{rejudged}{resumed}, {outcome.skipped} already done; "
         f"results in {args.out / 'results.jsonl'}, summary in {outcome.summary_path}, "
