@@ -31,6 +31,7 @@ from personae.agents.bookmarks.question_proposer import question_key
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.bookmarks.bank_index import id_number
 from personae.memory.bookmarks.bookmark import Bookmark
+from personae.process_caches import clears_on_reset
 
 Decision = Literal["reuse", "derive", "none"]
 
@@ -98,6 +99,9 @@ def released_tokens(text: str) -> frozenset[str]:
     The runner's ``re.findall(r"\b\w+\b", ...)``: ``Haruhi's`` gives ``haruhi`` and ``s``.
     """
     return frozenset(t for t in _RELEASED_WORD.findall(text.lower()) if t not in RELEASED_STOPWORDS)
+
+
+clears_on_reset("agents.bookmarks.matcher.released_tokens", released_tokens.cache_clear)
 
 
 def overlap_rate(a: str, b: str) -> float:

@@ -81,7 +81,7 @@ def register(protocols: Any) -> None:
     arcane.add_argument("--compare-model", help="pov: the model --model is compared with")
     arcane.add_argument(
         "--coder-model",
-        help="pov: the proposition coder (default the paper's openai:deepseek/deepseek-v4-pro)",
+        help="pov: the proposition coder's model (default the paper's openai:deepseek/deepseek-v4-pro)",
     )
     arcane.add_argument(
         "--no-propositions", action="store_true", help="pov: skip the proposition coder"
