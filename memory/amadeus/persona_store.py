@@ -13,13 +13,16 @@ part of the collection name, so each embedding has its own index of a character 
 the setting never mixes vectors; asking for a character indexed only with another embedding is
 a one-line "embedding mismatch" error naming both. Vectors are computed here with the injected
 :class:`~personae.memory.embeddings.TextEmbedding` and passed to Chroma, and their size is
-checked against the stored one. Similarity is cosine (1 - cosine distance), searched with
-HNSW at :data:`~personae.memory.chroma.SEARCH_EF` (top-30 recall 0.99 against exact search at
-10,000 chunks; exact below 2,000). Chroma calls block: async callers run them in a thread.
+checked against the stored one. Similarity is cosine (1 - cosine distance), searched exactly in
+numpy up to :data:`~personae.memory.exact.EXACT_MAX` chunks (one product: faster than HNSW at
+those sizes) and above that with HNSW at :data:`~personae.memory.chroma.SEARCH_EF` (top-30
+recall 0.99 against exact search at 10,000 chunks). Chroma calls block: async callers run them
+in a thread.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -29,6 +32,7 @@ from typing import Any, cast
 
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.errors import ChromaError
 
 from personae.errors import InputError
 from personae.memory.amadeus.persona_chunks import PersonaChunk, Splitter
@@ -40,6 +44,14 @@ from personae.memory.chroma import (
     search_configuration,
 )
 from personae.memory.embeddings import HashingTextEmbedding, TextEmbedding, open_embedding
+from personae.memory.exact import (
+    EXACT_MAX,
+    Snapshot,
+    nearest,
+    note_write,
+    snapshot,
+    unchanged_since,
+)
 from personae.process_caches import clears_on_reset
 
 logger = logging.getLogger(__name__)
@@ -200,6 +212,8 @@ class PersonaIndex:
             metadata={"character": character, "splitter": splitter},
         )
         ensure_search_ef(self.collection)  # an index made before SEARCH_EF existed
+        self._seen: tuple[Any, str, int] = (None, "", 0)
+        """What the last query saw: the store's stamp, the snapshot's version, the count."""
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -274,6 +288,7 @@ class PersonaIndex:
                 )
             if gone or new or moved or self.manifest.get("sha256") != doc.sha256:
                 self._write_manifest(doc, chunks, dimensions)
+                note_write()
         old_sections = {str(meta.get("section_hash")) for meta in stored_meta.values()}
         new_sections = {section.section_hash for section in doc.sections}
         return IndexStats(
@@ -311,9 +326,18 @@ class PersonaIndex:
         self.collection.modify(metadata=metadata)
 
     def query(self, text: str, n_results: int) -> list[ScoredChunk]:
-        """The ``n_results`` chunks most similar to ``text``, best first."""
+        """The ``n_results`` chunks most similar to ``text``, best first.
+
+        Up to :data:`~personae.memory.exact.EXACT_MAX` chunks by one product over all of them
+        (exact, and faster than HNSW there), above that with Chroma's HNSW.
+        """
+        if n_results < 1:
+            return []
+        rows = self._small_snapshot()
+        if rows is not None:
+            return self._exact(rows, text, n_results)
         total = self.count()
-        if total == 0 or n_results < 1:
+        if total == 0:
             return []
         vector = self._embed([text])[0]
         found = self.collection.query(
@@ -337,6 +361,50 @@ class PersonaIndex:
             for rank, (chunk_id, document, meta, distance) in enumerate(
                 zip(ids, documents, metadatas, distances, strict=True)
             )
+        ]
+
+    def _small_snapshot(self) -> Snapshot | None:
+        """Every chunk, when the index holds at most :data:`EXACT_MAX` (else None).
+
+        The snapshot's version is the manifest, which every change of the chunks rewrites
+        (hash, l_max, l_o, counts), and the count; both are read again only when the store
+        may have changed since (:func:`~personae.memory.exact.unchanged_since`).
+        """
+        stamp, unchanged = unchanged_since(self.client, self._seen[0])
+        if not unchanged:
+            total = self.count()
+            version = json.dumps([total, self.manifest], sort_keys=True, default=str)
+            self._seen = (stamp, version, total)
+        _, version, total = self._seen
+        if total > EXACT_MAX:
+            return None
+        try:
+            return snapshot(self.collection, version)
+        except ChromaError as error:  # this client cannot read what another process wrote
+            logger.info("%s: searched with Chroma (%s)", self.name, error)
+            return None
+
+    def _exact(self, rows: Snapshot, text: str, n_results: int) -> list[ScoredChunk]:
+        """:meth:`query` over ``rows`` (:mod:`personae.memory.exact`)."""
+        if not rows.ids:
+            return []
+        vector = self.embedding.embed([text])[0]
+        if len(vector) != rows.vectors.shape[1]:
+            raise InputError(
+                f"embedding mismatch: {self.name} stores {rows.vectors.shape[1]}-dimensional "
+                f"vectors, {self.embedding_name} gives {len(vector)}",
+                "use the embedding the persona was indexed with, or re-index it",
+            )
+        return [
+            ScoredChunk(
+                id=rows.ids[row],
+                rank=rank,
+                similarity=1.0 - distance,
+                text=rows.documents[row],
+                path=str(rows.metadatas[row].get("path", "")),
+                ordinal=int(cast(int, rows.metadatas[row].get("ordinal", 0))),
+            )
+            for rank, (row, distance) in enumerate(nearest(rows, vector, n_results))
         ]
 
     def all_chunks(self) -> list[tuple[str, str]]:

@@ -37,7 +37,7 @@ import secrets
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -750,10 +750,17 @@ class BookmarkBank:
     def __len__(self) -> int:
         return int(self.collection.count())
 
-    def import_bookmarks(self, bookmarks: Iterable[Bookmark], batch_size: int = 0) -> int:
+    def import_bookmarks(
+        self,
+        bookmarks: Iterable[Bookmark],
+        batch_size: int = 0,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
         """Store whole records as given (restore an export, bulk load); returns the count.
 
         Ids must look like ``bm-<n>``; the id counter moves past the largest one.
+        ``progress(stored)`` is called after each batch is written (a long import reports).
         """
         size = batch_size or max(1, min(_IMPORT_BATCH, self.client.get_max_batch_size()))
         batch: list[Bookmark] = []
@@ -765,7 +772,11 @@ class BookmarkBank:
                 batch.append(bookmark)
                 if len(batch) >= size:
                     count += self._flush(batch)
+                    if progress is not None:
+                        progress(count)
             count += self._flush(batch)
+            if progress is not None:
+                progress(count)
         finally:
             if count:  # one snapshot for the whole import, not a log line per batch
                 with _WRITE_LOCK:
