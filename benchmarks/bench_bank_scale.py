@@ -128,7 +128,7 @@ def child_build(memory: Path, story: Path, count: int) -> dict[str, Any]:
 
     def progress(stored: int) -> None:
         """One line per tenth (to stderr: the parent reads stdout): CPU rate of that tenth."""
-        if stored - marks[-1][0] < step and stored < count:
+        if stored == marks[-1][0] or (stored - marks[-1][0] < step and stored < count):
             return
         done, spent = stored - marks[-1][0], cpu_seconds() - marks[-1][1]
         marks.append((stored, cpu_seconds()))

@@ -33,6 +33,10 @@ memory per 384-dimensional chunk held while the process runs)."""
 KEPT = 4
 """Snapshots kept per process (the personas or novels a process reads at once)."""
 _PAGE = 5000
+THREADED_ROWS = 2048
+"""From this many rows the product runs under :func:`~personae.memory.blas.one_blas_thread`
+(OpenBLAS may start its spinning threads for it); below, limiting the threads costs more (two
+library calls) than the product of a 100-chunk persona."""
 
 
 @dataclass(frozen=True)
@@ -60,32 +64,37 @@ def note_write() -> None:
         _WRITES[0] += 1
 
 
-def unchanged_since(
-    client: Any, seen: tuple[Any, ...] | None
-) -> tuple[tuple[Any, ...] | None, bool]:
-    """A cheap stamp of what ``client`` stores, and whether it equals ``seen``.
-
-    Why: asking Chroma for a collection's count and manifest costs about a millisecond, ten
-    times the exact search of a 100-chunk persona. An embedded store's SQLite file changes
-    (modification time, size) whenever any process writes it, and this process's own writes
-    are counted (:func:`note_write`), so an equal stamp means nothing was written since. A
-    server's store has no file here: None, and the caller asks Chroma each time.
-    """
+def store_file(client: Any) -> str | None:
+    """The SQLite file of an embedded Chroma client (None for a server or in memory)."""
     try:
         settings = client.get_settings()
         folder = settings.persist_directory if settings.is_persistent else None
-    except Exception:  # a client without settings (a test double): ask Chroma
+    except Exception:  # a client without settings (a test double): ask Chroma each time
         folder = None
-    if not folder:
+    return os.path.join(folder, "chroma.sqlite3") if folder else None
+
+
+def unchanged_since(
+    database: str | None, seen: tuple[int, int, int] | None
+) -> tuple[tuple[int, int, int] | None, bool]:
+    """A cheap stamp of what a Chroma store holds, and whether it equals ``seen``.
+
+    Why: asking Chroma for a collection's count and manifest costs about a millisecond, ten
+    times the exact search of a 100-chunk persona. An embedded store's SQLite file (``database``,
+    from :func:`store_file`; Chroma keeps it in rollback-journal mode) changes modification time
+    and often size whenever any process commits to it, and this process's own writes are
+    counted (:func:`note_write`), so an equal stamp means nothing was written since. Without a
+    file (a server's store) the stamp is None and the caller asks Chroma each time. Chroma's own
+    embedded client does not see every write another process makes to the same folder while it
+    is open (it answers from what it loaded), so a stamp change is what this process can know.
+    """
+    if database is None:
         return None, False
-    parts: list[Any] = [_WRITES[0]]
-    for name in ("chroma.sqlite3", "chroma.sqlite3-wal"):
-        try:
-            status = os.stat(os.path.join(folder, name))
-            parts += [status.st_mtime_ns, status.st_size]
-        except OSError:
-            parts += [None, None]
-    stamp = tuple(parts)
+    try:
+        status = os.stat(database)
+    except OSError:
+        return None, False
+    stamp = (_WRITES[0], status.st_mtime_ns, status.st_size)
     return stamp, stamp == seen
 
 
@@ -143,8 +152,11 @@ def nearest(
     if k <= 0 or not rows.ids:
         return []
     vector = np.asarray(query, dtype=np.float32)
-    with one_blas_thread():
+    if len(rows.ids) < THREADED_ROWS:
         distances = 1.0 - rows.vectors @ vector
+    else:
+        with one_blas_thread():
+            distances = 1.0 - rows.vectors @ vector
     candidates = np.flatnonzero(mask) if mask is not None else np.arange(len(rows.ids))
     if not len(candidates):
         return []
@@ -155,4 +167,4 @@ def nearest(
         keep = np.concatenate([inside, tied[: k - len(inside)]])
         candidates, picked = candidates[keep], picked[keep]
     order = np.lexsort((candidates, picked))
-    return [(int(candidates[i]), float(picked[i])) for i in order]
+    return list(zip(candidates[order].tolist(), picked[order].tolist(), strict=True))

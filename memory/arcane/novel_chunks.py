@@ -36,6 +36,7 @@ from personae.memory.exact import (
     nearest,
     note_write,
     snapshot,
+    store_file,
     unchanged_since,
 )
 from personae.settings import Settings
@@ -93,6 +94,7 @@ class ChunkIndex:
         self.collection = collection
         self.client = client
         """The collection's client (its folder tells whether the store changed since)."""
+        self._database = store_file(client) if client is not None else None
         self.embedding = embedding
         self._seen: tuple[Any, int] = (None, 0)
         """What the last search saw: the store's stamp and the chunk count."""
@@ -169,7 +171,7 @@ class ChunkIndex:
         """
         if k <= 0:
             return []
-        stamp, unchanged = unchanged_since(self.client, self._seen[0])
+        stamp, unchanged = unchanged_since(self._database, self._seen[0])
         if not unchanged:
             self._seen = (stamp, len(self))
         total = self._seen[1]
