@@ -33,6 +33,7 @@ from personae.memory.chroma import (
 from personae.memory.embeddings import DEFAULT_EMBEDDINGS, TextEmbedding, open_embedding
 from personae.memory.exact import (
     EXACT_MAX,
+    Snapshot,
     nearest,
     note_write,
     snapshot,
@@ -97,6 +98,8 @@ class ChunkIndex:
         self._database = store_file(client) if client is not None else None
         self.embedding = embedding
         self._seen: tuple[Any, int] = (None, 0)
+        self._rows: tuple[Snapshot | None, list[Chunk], np.ndarray] = (None, [], np.zeros(0))
+        """The snapshot last searched, its chunks and their chapters."""
         """What the last search saw: the store's stamp and the chunk count."""
 
     @classmethod
@@ -201,19 +204,21 @@ class ChunkIndex:
         """:meth:`search` by one product over the chunks of chapters ``<= max_chapter``.
 
         Chunks are only ever added (stable ids, never rewritten), so the count is the
-        snapshot's version (:mod:`personae.memory.exact`).
+        snapshot's version (:mod:`personae.memory.exact`); its chunks and chapter column are
+        made once per snapshot.
         """
         rows = snapshot(self.collection, str(total))
-        mask = rows.column("chapter") <= max_chapter
-        found = [
-            (rows.metadatas[row], rows.documents[row]) for row, _ in nearest(rows, vector, k, mask)
-        ]
-        return [
-            Chunk(
-                int(cast(int, m["chapter"])),
-                int(cast(int, m["idx"])),
-                int(cast(int, m["start"])),
-                d,
-            )
-            for m, d in found
-        ]
+        if self._rows[0] is not rows:
+            chunks = [
+                Chunk(
+                    int(cast(int, m["chapter"])),
+                    int(cast(int, m["idx"])),
+                    int(cast(int, m["start"])),
+                    d,
+                )
+                for m, d in zip(rows.metadatas, rows.documents, strict=True)
+            ]
+            chapters = np.array([c.chapter for c in chunks], dtype=np.int64)
+            self._rows = (rows, chunks, chapters)
+        _, chunks, chapters = self._rows
+        return [chunks[row] for row, _ in nearest(rows, vector, k, chapters <= max_chapter)]
