@@ -224,12 +224,14 @@ class LowerBound:
     def candidates(self, question: str, kind: str, character: str, synced_by: int) -> list[str]:
         import numpy as np
 
+        from personae.memory.blas import one_blas_thread
         from personae.memory.bookmarks.lexical import lexical_filter
 
         numbers, vectors, positions = self.scopes[_scope(kind, character)]
         prefix = int(np.searchsorted(positions, synced_by, side="right"))
         query = self.embedding.embed([question])[0]  # as the bank embeds (an LRU of vectors)
-        distances = 1.0 - vectors[:prefix] @ query
+        with one_blas_thread():  # as the bank searches: OpenBLAS's threads spin under load
+            distances = 1.0 - vectors[:prefix] @ query
         slots = np.arange(prefix)
         if prefix > 50:
             kth = np.partition(distances, 49)[49]
