@@ -114,3 +114,19 @@ def test_ties_keep_the_earliest_rows_and_a_mask_can_leave_nothing() -> None:
     assert rows.column("chapter").tolist() == [1, 2, 2, 0]
     assert exact.nearest(rows, [1, 0], 2, rows.column("chapter") > 5) == []
     assert exact.nearest(rows, [1, 0], 0) == []
+
+
+def test_the_store_stamp_needs_a_file_and_moves_with_every_write(tmp_path: Path) -> None:
+    from personae.memory.chroma import open_chroma
+
+    assert exact.store_file(open_chroma(None)) is None  # in memory: Chroma is asked each time
+    assert exact.store_file(object()) is None  # no settings at all
+    assert exact.unchanged_since(None, None) == (None, False)
+    assert exact.unchanged_since(str(tmp_path / "none.sqlite3"), None) == (None, False)
+    database = exact.store_file(open_chroma(tmp_path / "m"))
+    assert database == str(tmp_path / "m" / "chroma.sqlite3")
+    stamp, same = exact.unchanged_since(database, None)
+    assert stamp is not None and not same
+    assert exact.unchanged_since(database, stamp) == (stamp, True)
+    exact.note_write()
+    assert exact.unchanged_since(database, stamp)[1] is False
