@@ -3,11 +3,11 @@
 Why Chroma and why this layout: candidate search is "same type, already synced, same character
 for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
 bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
-The embedded document is the question, because candidates are found by question. Each record
-keeps flat metadata for the filters (type, character, position, parent_id), its question's
-vector (see :data:`_VECTORS`) and the whole bookmark as JSON in one metadata string, so a single
-``upsert`` writes answer, position and memory together: a crash leaves either the old or the new
-bookmark, never a mix. Searches run in the in-process index (:mod:`.bank_index`), which a
+Each record keeps its scope and position as flat metadata and the whole bookmark as JSON in one
+metadata string, so a single ``upsert`` writes answer, position and memory together: a crash
+leaves either the old or the new bookmark, never a mix. Each question's vector is stored once,
+in the index files (the ``index`` layout, :data:`_IN_INDEX`); banks without files keep it in
+the record's metadata (:data:`_IN_METADATA`), older ones as Chroma's embedding. Searches run in the in-process index (:mod:`.bank_index`), which a
 process loads from files beside the collection (:mod:`.bank_index_file`), checked against the
 write stamp the bank puts in the collection's metadata before every write.
 
