@@ -635,8 +635,13 @@ class BookmarkBank:
         """
         if self._layout == _IN_INDEX:
             index = self._index()
-            rows = [index.get(i) for i in ids]
-            return np.stack([row.vector for row in rows if row is not None])
+            vectors = []
+            for bookmark_id in ids:
+                row = index.get(bookmark_id)
+                if row is None:
+                    raise KeyError(bookmark_id)
+                vectors.append(row.vector)
+            return np.stack(vectors)
         if self._layout:
             found = self.collection.get(ids=list(ids), include=["metadatas"])
             by_id = dict(

@@ -502,3 +502,11 @@ def test_a_stale_index_is_rebuilt_embedding_only_the_questions_it_does_not_hold(
     assert reads and [b.id for b in found][:1] == [late.id]
     assert embedded.count(late.question) == 2  # rebuilt (not in the stale files), then asked
     assert len(embedded) == 2
+
+
+def test_stored_vectors_of_an_unknown_id_raise(tmp_path: Path) -> None:
+    bank = _bank_in(tmp_path / "m")
+    bank.import_bookmarks(_club_records(5))
+    assert bank.stored_vectors(["bm-1", "bm-4"]).shape == (2, 384)
+    with pytest.raises(KeyError, match="bm-9"):
+        bank.stored_vectors(["bm-1", "bm-9"])
