@@ -510,3 +510,30 @@ def test_stored_vectors_of_an_unknown_id_raise(tmp_path: Path) -> None:
     assert bank.stored_vectors(["bm-1", "bm-4"]).shape == (2, 384)
     with pytest.raises(KeyError, match="bm-9"):
         bank.stored_vectors(["bm-1", "bm-9"])
+
+
+def test_a_metadata_layout_bank_with_its_index_files_is_upgraded_from_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As written before issue 30: the metadata layout, with index files (snapshot and log)."""
+    _bank_in(tmp_path / "m", files=False)  # makes the collection in the metadata layout
+    with monkeypatch.context() as before_issue_30:
+        before_issue_30.setattr(BookmarkBank, "upgrade", lambda self: 0)
+        old = _bank_in(tmp_path / "m")
+        old.import_bookmarks(_club_records(300))
+        moved = old.get("bm-3")
+        moved.answer, moved.position = "moved on", 480
+        old.save(moved)  # logged after the snapshot
+        expected = _found(old)
+    assert old.collection.metadata["personae_vectors"] == "metadata"
+    assert sorted(p.suffix for p in (tmp_path / "m/bank-index").iterdir()) == [
+        ".jsonl",
+        ".npz",
+        ".records",
+    ]
+    upgraded, reads = _reopened(tmp_path / "m")
+    assert upgraded.collection.metadata["personae_vectors"] == "index"
+    assert _found(upgraded) == expected and upgraded.get("bm-3").answer == "moved on"
+    assert not any(
+        "vector" in m for m in upgraded.collection.get(include=["metadatas"])["metadatas"] or []
+    )
