@@ -4,8 +4,9 @@ Chunks are 1,500-character windows with 300 characters of overlap, cut **within*
 boundaries so every chunk belongs to exactly one chapter; each carries ``{chapter, idx,
 start}`` metadata and every query filters ``chapter <= query_chapter``, so the RAG and
 LifeChoice modes cannot retrieve text from after the point in the story being played.
-Searched with HNSW at :data:`~personae.memory.chroma.SEARCH_EF` (exact below 2,000 chunks: a
-whole novel is usually fewer), so the masked top-k is the exact one.
+Searched exactly in numpy up to :data:`~personae.memory.exact.EXACT_MAX` chunks (a whole novel
+is far fewer: the mask is applied to one product over every chunk), above that with HNSW at
+:data:`~personae.memory.chroma.SEARCH_EF` and Chroma's filter.
 The store follows the project's settings like every other Chroma store: embedded on disk in
 the novel's folder, or on the server of ``CHROMA_HOST``; vectors of the ``PERSONAE_EMBEDDINGS``
 embedding (both read at the edge and passed in).
@@ -14,8 +15,12 @@ embedding (both read at the edge and passed in).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
+import numpy as np
+from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.errors import ChromaError
 
 from personae.memory.arcane.novel_store import Novel
 from personae.memory.chroma import (
@@ -26,6 +31,15 @@ from personae.memory.chroma import (
     search_configuration,
 )
 from personae.memory.embeddings import DEFAULT_EMBEDDINGS, TextEmbedding, open_embedding
+from personae.memory.exact import (
+    EXACT_MAX,
+    Snapshot,
+    nearest,
+    note_write,
+    snapshot,
+    store_file,
+    unchanged_since,
+)
 from personae.settings import Settings
 
 MAX_QUERY_CHARS = 24_000
@@ -75,9 +89,18 @@ class ChunkIndex:
     records which embedding made them (a collection of another embedding is refused).
     """
 
-    def __init__(self, collection: Collection, embedding: TextEmbedding) -> None:
+    def __init__(
+        self, collection: Collection, embedding: TextEmbedding, client: ClientAPI | None = None
+    ) -> None:
         self.collection = collection
+        self.client = client
+        """The collection's client (its folder tells whether the store changed since)."""
+        self._database = store_file(client) if client is not None else None
         self.embedding = embedding
+        self._seen: tuple[Any, int] = (None, 0)
+        self._rows: tuple[Snapshot | None, list[Chunk], np.ndarray] = (None, [], np.zeros(0))
+        """The snapshot last searched, its chunks and their chapters."""
+        """What the last search saw: the store's stamp and the chunk count."""
 
     @classmethod
     def open(
@@ -97,7 +120,7 @@ class ChunkIndex:
             client, collection_name(novel, chosen), chosen, {}, search_configuration()
         )
         ensure_search_ef(collection)  # an index made before SEARCH_EF existed
-        return cls(collection, chosen)
+        return cls(collection, chosen, client)
 
     @classmethod
     def find(
@@ -139,6 +162,8 @@ class ChunkIndex:
                     ],
                 )
                 added += len(new)
+        if added:
+            note_write()
         return added
 
     def search(self, query: str, *, max_chapter: int, k: int = 6) -> list[Chunk]:
@@ -147,10 +172,22 @@ class ChunkIndex:
         The query is cut to :data:`MAX_QUERY_CHARS` (spec default 27: embedding input truncated
         to the embedder's limit; LifeChoice queries with five chapter summaries).
         """
-        if len(self) == 0 or k <= 0:
+        if k <= 0:
             return []
+        stamp, unchanged = unchanged_since(self._database, self._seen[0])
+        if not unchanged:
+            self._seen = (stamp, len(self))
+        total = self._seen[1]
+        if total == 0:
+            return []
+        vector = self.embedding.embed([query[:MAX_QUERY_CHARS]])
+        if total <= EXACT_MAX:
+            try:
+                return self._exact(vector[0], max_chapter, k, total)
+            except ChromaError:  # this client cannot read what another process wrote
+                pass
         found = self.collection.query(
-            query_embeddings=self.embedding.embed([query[:MAX_QUERY_CHARS]]),
+            query_embeddings=vector,
             n_results=k,
             where={"chapter": {"$lte": max_chapter}},  # type: ignore[dict-item]
             include=["documents", "metadatas"],
@@ -162,3 +199,26 @@ class ChunkIndex:
             for d, m in zip(documents, metadatas, strict=True)
         ]
         return [c for c in chunks if c.chapter <= max_chapter]
+
+    def _exact(self, vector: np.ndarray, max_chapter: int, k: int, total: int) -> list[Chunk]:
+        """:meth:`search` by one product over the chunks of chapters ``<= max_chapter``.
+
+        Chunks are only ever added (stable ids, never rewritten), so the count is the
+        snapshot's version (:mod:`personae.memory.exact`); its chunks and chapter column are
+        made once per snapshot.
+        """
+        rows = snapshot(self.collection, str(total))
+        if self._rows[0] is not rows:
+            chunks = [
+                Chunk(
+                    int(cast(int, m["chapter"])),
+                    int(cast(int, m["idx"])),
+                    int(cast(int, m["start"])),
+                    d,
+                )
+                for m, d in zip(rows.metadatas, rows.documents, strict=True)
+            ]
+            chapters = np.array([c.chapter for c in chunks], dtype=np.int64)
+            self._rows = (rows, chunks, chapters)
+        _, chunks, chapters = self._rows
+        return [chunks[row] for row, _ in nearest(rows, vector, k, chapters <= max_chapter)]

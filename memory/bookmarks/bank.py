@@ -3,11 +3,11 @@
 Why Chroma and why this layout: candidate search is "same type, already synced, same character
 for behavioral ones, close in meaning", which is a ``where`` filter plus a vector query, and the
 bank must survive restarts (embedded Chroma on disk) or live on a shared server (``CHROMA_HOST``).
-The embedded document is the question, because candidates are found by question. Each record
-keeps flat metadata for the filters (type, character, position, parent_id), its question's
-vector (see :data:`_VECTORS`) and the whole bookmark as JSON in one metadata string, so a single
-``upsert`` writes answer, position and memory together: a crash leaves either the old or the new
-bookmark, never a mix. Searches run in the in-process index (:mod:`.bank_index`), which a
+Each record keeps its scope and position as flat metadata and the whole bookmark as JSON in one
+metadata string, so a single ``upsert`` writes answer, position and memory together: a crash
+leaves either the old or the new bookmark, never a mix. Each question's vector is stored once,
+in the index files (the ``index`` layout, :data:`_IN_INDEX`); banks without files keep it in
+the record's metadata (:data:`_IN_METADATA`), older ones as Chroma's embedding. Searches run in the in-process index (:mod:`.bank_index`), which a
 process loads from files beside the collection (:mod:`.bank_index_file`), checked against the
 write stamp the bank puts in the collection's metadata before every write.
 
@@ -31,12 +31,15 @@ import base64
 import binascii
 import dataclasses
 import json
+import logging
 import re
 import secrets
+import sqlite3
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
 
@@ -71,24 +74,50 @@ CANDIDATE_POOL = 50
 """Minimum vector-search pool before the lexical filter (``max(50, 10 * k)``)."""
 HISTORY_KEPT = 32
 """Answer versions kept in a bookmark's record; older ones go to the archive in chunks."""
+logger = logging.getLogger(__name__)
+
 _COUNTER = "personae_next_id"
 _VECTORS = "personae_vectors"
 _IN_METADATA = "metadata"
-"""Collections made since issue 19 keep each question's vector in the record's metadata
-(``vector``, base64 float32) and give Chroma a 2-number placeholder as the embedding: the bank
-never asks Chroma for a vector search (see :mod:`.bank_index`), and a real HNSW index of 384
-dimensions cost 220 MB of memory at 100,000 bookmarks as soon as a process read or wrote one
-record, slowed every write and made reading the vectors back (a rebuild) 40 s. Older
-collections keep their real embeddings and are read and written as before."""
+"""Collections made from issue 19 to issue 30 keep each question's vector in the record's
+metadata (``vector``, base64 float32) and give Chroma a 2-number placeholder as the embedding:
+the bank never asks Chroma for a vector search (see :mod:`.bank_index`), and a real HNSW index
+of 384 dimensions cost 220 MB of memory at 100,000 bookmarks as soon as a process read or wrote
+one record, slowed every write and made reading the vectors back (a rebuild) 40 s. Banks without
+index files (in memory, or on a Chroma server) are still made this way: Chroma is where a
+process finds the vectors. Older collections keep their real embeddings and are read and
+written as before."""
+_IN_INDEX = "index"
+"""Embedded banks made since issue 30 keep each vector once, in the index files beside the
+collection (:mod:`.bank_index_file`); a record's metadata is its scope, position and whole JSON,
+with no document. Why: Chroma indexes every metadata string in SQLite, so the base64 vector
+(2 KB), stored in the table and again in the string index on mostly-empty overflow pages, and
+the question kept three more times (document, its full-text index, a metadata key) made a
+100,000-bookmark bank 1,178 MiB on disk. A vector is a function of its question: index files
+lost or stale are rebuilt from the records, reusing the vectors of every question the stale
+files still hold and embedding only the others. A bank made in the ``metadata`` layout is
+rewritten into this one the first time a process opens it (:meth:`BookmarkBank._upgrade`)."""
+PLACEHOLDER_GRAPH = {"hnsw": {"ef_construction": 8, "max_neighbors": 4}}
+"""Chroma's HNSW graph of a bank's placeholders (set when a collection is made): as small as
+Chroma allows, since the bank never searches it. With Chroma's defaults (a beam of 100, 16
+links) inserting the placeholders was the part of an import that grew with the bank: a bare
+collection of 60,000 records in writes of 5,000 took 0.82 s per 10,000 at the start and 1.38 s
+at 50,000; with this graph 0.71-0.85 s throughout."""
+_DROPPED = ("vector", "type", "character", "parent_id", "question")
+"""Metadata keys the ``metadata`` layout kept and the ``index`` one does not (all in the record)."""
 _STAMP = "personae_write_stamp"
 """Collection metadata changed before every write: the index files name the one they hold."""
 INDEX_FOLDER = "bank-index"
 """Where, in the bank's memory folder, the index files live (:mod:`.bank_index_file`)."""
 _ID = re.compile(r"^bm-(\d+)$")
 _PAGE = 2000
-_IMPORT_BATCH = 1000
-"""Records per Chroma write in a bulk import: Chroma's memory while it stores a batch grows
-with the batch (a 100,000-bookmark import peaked 145 MB higher with batches of 5,000)."""
+_IMPORT_BATCH = 5000
+"""Records per Chroma write in a bulk import. Each write also costs Chroma work that grows
+with the collection (its vector segment and id maps are saved after every write: a bare
+collection of 50,000 records took 1.9 s per 10,000 in writes of 1,000, 1.1 s in writes of
+5,000), so fewer, larger writes keep the import near linear. Chroma's memory grows with the
+batch; with the slim records of the ``index`` layout a 100,000-bookmark import stays under
+500 MiB (a 5,000 batch cost 145 MB more when records carried their vectors)."""
 _SEARCHES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="bank-search")
 """Searches a step's questions side by side (the matrix products release the GIL)."""
 _WRITE_LOCK = threading.RLock()
@@ -120,14 +149,23 @@ class BookmarkBank:
         self.storyline = storyline
         self.client = client
         self.embedding = embedding or open_embedding(DEFAULT_EMBEDDINGS)
-        name = embedded_name(scope or storyline, self.embedding)
+        name = safe_collection_name(
+            embedded_name(scope or storyline, self.embedding), prefix=COLLECTION_PREFIX
+        )
+        made = name in {c.name for c in client.list_collections()}
         self.collection: Collection = open_collection(
             client,
-            safe_collection_name(name, prefix=COLLECTION_PREFIX),
+            name,
             self.embedding,
-            {"storyline": storyline, _COUNTER: 0, _VECTORS: _IN_METADATA},
+            {
+                "storyline": storyline,
+                _COUNTER: 0,
+                _VECTORS: _IN_INDEX if index_dir is not None else _IN_METADATA,
+            },
+            # Fixed at creation: only a new one gets it; a copy, since Chroma writes into it.
+            None if made else {"hnsw": dict(PLACEHOLDER_GRAPH["hnsw"])},
         )
-        self._vectors_in_metadata = _holds_vectors_in_metadata(self.collection)
+        self._layout = _layout(self.collection)
         self._bank_index: BankIndex | None = None
         self._file = (
             IndexFile(index_dir, self.collection.name, str(self.collection.id))
@@ -135,6 +173,9 @@ class BookmarkBank:
             else None
         )
         mark_stale(str(self.collection.id))
+        if self._layout == _IN_METADATA and self._file is not None:
+            logger.info("bookmark bank %s: storing each vector once", self.collection.name)
+            self.upgrade()
 
     @classmethod
     def open(
@@ -325,15 +366,12 @@ class BookmarkBank:
             index = self._index()
             before, stamp = index.stamp, self._new_stamp()
             self._archive_old_versions(bookmarks, vectors)
-            in_metadata = self._vectors_in_metadata
-            metadatas = [
-                _metadata(b, v if in_metadata else None)
-                for b, v in zip(bookmarks, vectors, strict=True)
-            ]
+            layout = self._layout
+            metadatas = [_metadata(b, v, layout) for b, v in zip(bookmarks, vectors, strict=True)]
             self.collection.upsert(
                 ids=[b.id for b in bookmarks],
-                documents=[b.question for b in bookmarks],
-                embeddings=_placeholders([b.id for b in bookmarks]) if in_metadata else vectors,
+                documents=None if layout == _IN_INDEX else [b.question for b in bookmarks],
+                embeddings=_placeholders([b.id for b in bookmarks]) if layout else vectors,
                 metadatas=cast(Any, metadatas),
             )
             rows = [_indexed(b, v) for b, v in zip(bookmarks, vectors, strict=True)]
@@ -443,12 +481,47 @@ class BookmarkBank:
                 index.next_number = max(index.next_number, self._stored_counter())
                 return
         records = self._file.new_records() if self._file is not None else None
-        index.refill(self._scan_scopes(records), self._stored_counter(), stamp, records)
+        scopes = self._scan_scopes(records, index)
+        index.refill(scopes, self._stored_counter(), stamp, records)
         if stamp is None:  # a bank written before stamps, or a new one: give it one
             index.stamp = self._new_stamp()
         self._save_index(index)
 
-    def _scan_scopes(self, records: RecordFile | None) -> list[ScopeArrays]:
+    def upgrade(self) -> int:
+        """Rewrite a bank of the ``metadata`` layout into the ``index`` one; records rewritten.
+
+        The index (files included) first holds every vector, then each record's metadata drops
+        its vector and the keys its JSON repeats, page by page, and the collection is marked
+        ``index`` last. A crash part-way leaves a ``metadata`` bank some of whose records lack
+        their vector: they are embedded again, and the next open finishes the upgrade. Chroma's
+        SQLite file is then compacted (``VACUUM``) when nothing else holds it, so the space comes
+        back at once. Nothing to do (0) for a bank already upgraded, one without index files, or
+        one of real Chroma embeddings (made before issue 19).
+        """
+        if self._layout != _IN_METADATA or self._file is None:
+            return 0
+        with _WRITE_LOCK:
+            self._index()  # every vector in the index, its files written
+            done, offset = 0, 0
+            while True:
+                ids = self.collection.get(include=[], limit=_PAGE, offset=offset)["ids"]
+                if ids:
+                    dropped = cast(Any, [dict.fromkeys(_DROPPED) for _ in ids])
+                    self.collection.update(ids=list(ids), metadatas=dropped)
+                done += len(ids)
+                if len(ids) < _PAGE:
+                    break
+                offset += _PAGE
+            metadata = dict(self.collection.metadata or {})
+            metadata[_VECTORS] = _IN_INDEX
+            self.collection.modify(metadata=metadata)  # the same stamp: the files stay valid
+            self._layout = _IN_INDEX
+        _vacuum(self._file.folder.parent / "chroma.sqlite3")
+        return done
+
+    def _scan_scopes(
+        self, records: RecordFile | None, known: BankIndex | None = None
+    ) -> list[ScopeArrays]:
         """Every stored row, read page by page from Chroma, as sorted arrays per scope.
 
         Rows are gathered per scope as small page slices and copied once into each scope's
@@ -458,7 +531,7 @@ class BookmarkBank:
         pieces: dict[str, _Pieces] = {}
         offset = 0
         while True:
-            ids, metadatas, vectors = self._index_page(offset)
+            ids, metadatas, vectors = self._index_page(offset, known)
             by_scope: dict[str, list[int]] = {}
             for row, metadata in enumerate(metadatas):
                 by_scope.setdefault(str(metadata["scope"]), []).append(row)
@@ -503,19 +576,25 @@ class BookmarkBank:
             del matrix
         return scopes
 
-    def _index_page(self, offset: int) -> tuple[list[str], list[Mapping[str, Any]], Any]:
+    def _index_page(
+        self, offset: int, known: BankIndex | None = None
+    ) -> tuple[list[str], list[Mapping[str, Any]], Any]:
         """One page of ids, metadata and stored vectors.
 
-        A collection that keeps its vectors in the records' metadata is read in one call. One
+        A collection of the ``index`` layout holds no vectors: each is taken from ``known`` (the
+        stale index being rebuilt) when it holds the same question, else embedded again. One
+        that keeps its vectors in the records' metadata is read in one call. One
         with real Chroma embeddings (made before) reads them too; a client that has been open
         while another process wrote the collection cannot read the embeddings it does not know
         ("Error finding id"): that page's questions are then embedded again (exactly the stored
         vectors: the embedding is the collection's).
         """
-        if self._vectors_in_metadata:
+        if self._layout:
             page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
-            metadatas = list(page["metadatas"] or [])
-            return list(page["ids"]), metadatas, self._vectors_of(metadatas)
+            ids, metadatas = list(page["ids"]), list(page["metadatas"] or [])
+            if self._layout == _IN_INDEX:
+                return ids, metadatas, self._known_vectors(ids, metadatas, known)
+            return ids, metadatas, self._vectors_of(metadatas)
         try:
             page = self.collection.get(
                 include=["metadatas", "embeddings"], limit=_PAGE, offset=offset
@@ -530,6 +609,26 @@ class BookmarkBank:
             vectors = self.embedding.embed(questions) if questions else []
         return list(page["ids"]), metadatas, vectors
 
+    def _known_vectors(
+        self, ids: list[str], metadatas: list[Mapping[str, Any]], known: BankIndex | None
+    ) -> np.ndarray:
+        """The vectors of these records, taken from ``known`` or embedded again.
+
+        ``known``'s row serves when it holds the same question: a vector is a function of its
+        question and the collection's embedding.
+        """
+        questions = [_question_of(m) for m in metadatas]
+        vectors: list[np.ndarray | None] = []
+        for bookmark_id, question in zip(ids, questions, strict=True):
+            row = known.get(bookmark_id) if known is not None else None
+            vectors.append(row.vector if row is not None and row.question == question else None)
+        missing = [i for i, vector in enumerate(vectors) if vector is None]
+        if missing:
+            again = self.embedding.embed([questions[i] for i in missing])
+            for i, vector in zip(missing, again, strict=True):
+                vectors[i] = vector
+        return np.stack(cast(list[np.ndarray], vectors)) if vectors else np.zeros((0, 0))
+
     def _vectors_of(self, metadatas: list[Mapping[str, Any]]) -> np.ndarray:
         """The vectors kept in these records' metadata (a record without one: embedded again)."""
         decoded = [_decoded(m.get("vector")) for m in metadatas]
@@ -541,8 +640,20 @@ class BookmarkBank:
         return np.stack(cast(list[np.ndarray], decoded)) if decoded else np.zeros((0, 0))
 
     def stored_vectors(self, ids: Sequence[str]) -> np.ndarray:
-        """The vectors Chroma holds for ``ids`` (in order), however this collection keeps them."""
-        if self._vectors_in_metadata:
+        """The stored vectors of ``ids`` (in order), however this collection keeps them.
+
+        The ``index`` layout's are the index's (Chroma holds none).
+        """
+        if self._layout == _IN_INDEX:
+            index = self._index()
+            vectors = []
+            for bookmark_id in ids:
+                row = index.get(bookmark_id)
+                if row is None:
+                    raise KeyError(bookmark_id)
+                vectors.append(row.vector)
+            return np.stack(vectors)
+        if self._layout:
             found = self.collection.get(ids=list(ids), include=["metadatas"])
             by_id = dict(
                 zip(found["ids"], self._vectors_of(list(found["metadatas"] or [])), strict=True)
@@ -690,10 +801,17 @@ class BookmarkBank:
     def __len__(self) -> int:
         return int(self.collection.count())
 
-    def import_bookmarks(self, bookmarks: Iterable[Bookmark], batch_size: int = 0) -> int:
+    def import_bookmarks(
+        self,
+        bookmarks: Iterable[Bookmark],
+        batch_size: int = 0,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
         """Store whole records as given (restore an export, bulk load); returns the count.
 
         Ids must look like ``bm-<n>``; the id counter moves past the largest one.
+        ``progress(stored)`` is called after each batch is written (a long import reports).
         """
         size = batch_size or max(1, min(_IMPORT_BATCH, self.client.get_max_batch_size()))
         batch: list[Bookmark] = []
@@ -705,7 +823,11 @@ class BookmarkBank:
                 batch.append(bookmark)
                 if len(batch) >= size:
                     count += self._flush(batch)
+                    if progress is not None:
+                        progress(count)
             count += self._flush(batch)
+            if progress is not None:
+                progress(count)
         finally:
             if count:  # one snapshot for the whole import, not a log line per batch
                 with _WRITE_LOCK:
@@ -788,9 +910,15 @@ def _with_versions(
     return versions
 
 
-def _metadata(bookmark: Bookmark, vector: np.ndarray | None = None) -> dict[str, str | int]:
-    """The record's flat metadata; its vector too when the collection keeps it there."""
-    extra: dict[str, str | int] = {"vector": _encoded(vector)} if vector is not None else {}
+def _metadata(bookmark: Bookmark, vector: np.ndarray, layout: str | None) -> dict[str, str | int]:
+    """The record's flat metadata in the collection's ``layout`` (see :data:`_IN_INDEX`)."""
+    if layout == _IN_INDEX:
+        return {
+            "scope": _scope(bookmark.type, bookmark.character),
+            "position": bookmark.position,
+            "record": bookmark.model_dump_json(),
+        }
+    extra: dict[str, str | int] = {"vector": _encoded(vector)} if layout else {}
     return extra | {
         "type": str(bookmark.type),
         "character": bookmark.character,
@@ -814,6 +942,25 @@ def _indexed(bookmark: Bookmark, vector: np.ndarray) -> IndexedBookmark:
 
 def _holds_vectors_in_metadata(collection: Collection) -> bool:
     return (collection.metadata or {}).get(_VECTORS) == _IN_METADATA
+
+
+def _layout(collection: Collection) -> str | None:
+    """Where the collection keeps its vectors: ``index``, ``metadata`` or None (Chroma's own)."""
+    found = (collection.metadata or {}).get(_VECTORS)
+    return str(found) if found in (_IN_INDEX, _IN_METADATA) else None
+
+
+def _vacuum(database: Path) -> None:
+    """Compact Chroma's SQLite file after an upgrade; skipped when it is busy or absent."""
+    if not database.is_file():
+        return
+    try:
+        with closing(sqlite3.connect(database, timeout=1.0)) as connection:
+            connection.execute("VACUUM")
+    except sqlite3.Error as error:
+        logger.info(
+            "bank upgrade: %s not compacted (%s); its free pages are reused", database, error
+        )
 
 
 def _placeholders(ids: Sequence[str]) -> np.ndarray:
@@ -840,7 +987,7 @@ def _decoded(text: Any) -> np.ndarray | None:
 
 
 def _question_of(metadata: Mapping[str, Any]) -> str:
-    return str(metadata.get("question") or _from_metadata(metadata).question)
+    return str(metadata.get("question") or json.loads(str(metadata["record"]))["question"])
 
 
 def _from_metadata(metadata: Mapping[str, Any]) -> Bookmark:

@@ -400,3 +400,140 @@ def test_old_record_versions_are_dropped_from_the_records_file(
     again, reads = _reopened(tmp_path / "m")
     assert [again.get(f"bm-{n}").answer for n in (0, 39)] == ["step 3", "step 3"]
     assert again.get("bm-7").answer_at(501) == "step 1" and reads == []
+
+
+def _bank_in(path: Path, *, files: bool = True) -> BookmarkBank:
+    """The bank as a new process opens it: with its index files, or as the server path does."""
+    forget_bank_indexes()
+    return BookmarkBank(open_chroma(path), "club", index_dir=path / "bank-index" if files else None)
+
+
+def test_a_bank_of_the_metadata_layout_is_upgraded_on_open_with_the_same_candidates(
+    tmp_path: Path,
+) -> None:
+    """Banks written before issue 30 kept each vector in their metadata (base64) beside the
+    index files' copy; opened with their files, they are rewritten to keep it once."""
+    old = _bank_in(tmp_path / "m", files=False)  # a bank without files is still made that way
+    assert old.collection.metadata["personae_vectors"] == "metadata"
+    old.import_bookmarks(_club_records(400))
+    moved = old.get("bm-3")
+    moved.answer, moved.position = "moved on", 480
+    old.save(moved)
+    expected = _found(old)
+    stored = old.collection.get(ids=["bm-3"], include=["metadatas", "documents"])
+    assert stored["metadatas"] and "vector" in stored["metadatas"][0]
+    database = tmp_path / "m/chroma.sqlite3"
+    before = database.stat().st_size
+
+    upgraded = _bank_in(tmp_path / "m")
+    assert upgraded.collection.metadata["personae_vectors"] == "index"
+    metadata = upgraded.collection.get(ids=["bm-3"], include=["metadatas"])["metadatas"]
+    assert metadata and sorted(metadata[0]) == ["position", "record", "scope"]
+    assert _found(upgraded) == expected and upgraded.get("bm-3").answer == "moved on"
+    assert database.stat().st_size < before / 2  # the freed pages given back (VACUUM)
+    assert upgraded.upgrade() == 0  # once
+
+    # A new process loads the files (nothing read from Chroma); without them, the questions
+    # are embedded again: the same vectors, the same candidates.
+    loaded, reads = _reopened(tmp_path / "m")
+    assert _found(loaded) == expected and reads == []
+    for file in (tmp_path / "m/bank-index").iterdir():
+        file.unlink()
+    rebuilt, reads = _reopened(tmp_path / "m")
+    assert _found(rebuilt) == expected and reads
+    assert np.allclose(
+        rebuilt.stored_vectors(["bm-3"])[0], embed_text(rebuilt.get("bm-3").question)
+    )
+
+
+def test_an_upgrade_cut_short_is_finished_at_the_next_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = _bank_in(tmp_path / "m", files=False)
+    old.import_bookmarks(_club_records(300))
+    expected = _found(old)
+    monkeypatch.setattr(bank_module, "_PAGE", 100)
+    real_update = old.collection.update
+    pages: list[int] = []
+
+    def dying_update(*args: Any, **kwargs: Any) -> None:
+        pages.append(len(kwargs["ids"]))
+        if len(pages) == 2:
+            raise RuntimeError("killed")
+        real_update(*args, **kwargs)
+
+    forget_bank_indexes()
+    cut = BookmarkBank(old.client, "club")  # the collection object the upgrade will write
+    object.__setattr__(cut.collection, "update", dying_update)
+    cut._file = IndexFile(tmp_path / "m/bank-index", cut.collection.name, str(cut.collection.id))
+    with pytest.raises(RuntimeError, match="killed"):
+        cut.upgrade()
+    half = old.collection.get(include=["metadatas"])["metadatas"] or []
+    assert 0 < sum("vector" not in m for m in half) < len(half)  # some records rewritten
+    assert old.collection.metadata["personae_vectors"] == "metadata"
+
+    # Rebuilt from a half-upgraded collection: the records without a vector are embedded.
+    for file in (tmp_path / "m/bank-index").iterdir():
+        file.unlink()
+    again = _bank_in(tmp_path / "m")
+    assert again.collection.metadata["personae_vectors"] == "index"
+    assert _found(again) == expected
+
+
+def test_a_stale_index_is_rebuilt_embedding_only_the_questions_it_does_not_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bank = _bank_in(tmp_path / "m")
+    bank.import_bookmarks(_club_records(300))
+    monkeypatch.setattr(IndexFile, "append", lambda *args, **kwargs: False)  # the log missed it
+    late = bank.create(question="What about the drum solo tonight?", type=S, character="Kasumi")
+    monkeypatch.undo()
+    embedded: list[str] = []
+    embedding = type(bank.embedding)
+    real_embed = embedding.embed
+
+    def counting(self: Any, texts: Any) -> Any:
+        embedded.extend(texts)
+        return real_embed(self, texts)
+
+    monkeypatch.setattr(embedding, "embed", counting)
+    stale, reads = _reopened(tmp_path / "m")
+    found = stale.candidates(late.question, type=S, character="Kasumi", synced_by=0)
+    assert reads and [b.id for b in found][:1] == [late.id]
+    assert embedded.count(late.question) == 2  # rebuilt (not in the stale files), then asked
+    assert len(embedded) == 2
+
+
+def test_stored_vectors_of_an_unknown_id_raise(tmp_path: Path) -> None:
+    bank = _bank_in(tmp_path / "m")
+    bank.import_bookmarks(_club_records(5))
+    assert bank.stored_vectors(["bm-1", "bm-4"]).shape == (2, 384)
+    with pytest.raises(KeyError, match="bm-9"):
+        bank.stored_vectors(["bm-1", "bm-9"])
+
+
+def test_a_metadata_layout_bank_with_its_index_files_is_upgraded_from_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As written before issue 30: the metadata layout, with index files (snapshot and log)."""
+    _bank_in(tmp_path / "m", files=False)  # makes the collection in the metadata layout
+    with monkeypatch.context() as before_issue_30:
+        before_issue_30.setattr(BookmarkBank, "upgrade", lambda self: 0)
+        old = _bank_in(tmp_path / "m")
+        old.import_bookmarks(_club_records(300))
+        moved = old.get("bm-3")
+        moved.answer, moved.position = "moved on", 480
+        old.save(moved)  # logged after the snapshot
+        expected = _found(old)
+    assert old.collection.metadata["personae_vectors"] == "metadata"
+    assert sorted(p.suffix for p in (tmp_path / "m/bank-index").iterdir()) == [
+        ".jsonl",
+        ".npz",
+        ".records",
+    ]
+    upgraded, reads = _reopened(tmp_path / "m")
+    assert upgraded.collection.metadata["personae_vectors"] == "index"
+    assert _found(upgraded) == expected and upgraded.get("bm-3").answer == "moved on"
+    assert not any(
+        "vector" in m for m in upgraded.collection.get(include=["metadatas"])["metadatas"] or []
+    )
