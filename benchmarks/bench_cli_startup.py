@@ -11,7 +11,7 @@ paid when command modules imported them at their top).
 
 It also prints the CPU time of ``personae --help`` with ``PYTHONDONTWRITEBYTECODE=1`` (an
 install that cannot write ``.pyc`` files next to the modules: every start compiled every module
-it imports unless the installer compiled them, ``compile-bytecode`` in ``[tool.uv]``) beside
+it imports unless the installer compiled them, ``uv sync --compile-bytecode``) beside
 the same command allowed to write them, and how many installed modules have no ``.pyc``.
 """
 
