@@ -52,8 +52,11 @@ def estimate_step(
     released: bool = True,
     incremental_behavior: bool = False,
 ) -> Estimate:
-    """Calls and tokens of one step at ``target``; ``synced_to``: the character's bookmarks'
-    position in the bank (``None``: none yet, every bookmark starts at 0)."""
+    """Calls and tokens of one step of ``character`` at ``target``.
+
+    ``synced_to`` is where the bank last synced the character's bookmarks (``None``: none yet,
+    every bookmark starts at 0).
+    """
     start = min(synced_to or 0, target)
     fresh = synced_to is None
     own = storyline.positions_of(character)

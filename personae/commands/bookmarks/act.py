@@ -24,13 +24,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from personae.agents.costs import Estimate
 from personae.commands.bookmarks.options import (
     add_method_flag,
     add_roles_flag,
     add_title_flags,
     prompt_set,
 )
-from personae.agents.costs import Estimate
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.errors import InputError
