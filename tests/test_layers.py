@@ -21,7 +21,16 @@ from typing_extensions import TypedDict, is_typeddict
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
-RANK = {"core": 0, "memory": 1, "tools": 2, "agents": 2, "graphs": 3, "evals": 4, "commands": 5}
+RANK = {
+    "core": 0,
+    "memory": 1,
+    "tools": 2,
+    "agents": 2,
+    "graphs": 3,
+    "evals": 4,
+    "runners": 5,
+    "commands": 6,
+}
 FOLDERS = ("agents", "tools", "memory", "graphs", "evals")
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 """Exact (file, module) pairs still pointing up; any other upward import fails the test."""
@@ -34,6 +43,8 @@ def layer_of_module(name: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] in FOLDERS:
         return parts[1]
+    if len(parts) > 1 and parts[1] == "runners":
+        return "runners"  # one per paper: the whole job, below its thin callers
     if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
         return "commands"  # the edges: the CLI and the MCP server
     return "core"
@@ -60,6 +71,8 @@ def layer_of_file(path: Path) -> str:
     relative = path.relative_to(ROOT).parts
     if relative[0] in FOLDERS:
         return relative[0]
+    if relative[:2] == ("personae", "runners"):
+        return "runners"
     if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
         return "commands"  # the edges: the CLI and the MCP server
     return "core"

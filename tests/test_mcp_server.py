@@ -102,6 +102,8 @@ async def check_every_tool(session: ClientSession) -> None:
         assert not result.isError, f"{name}: {text_of(result)}"
     assert text_of(answers["profile_character"]).startswith("I am Kenshiro")
     assert "Sources:" in text_of(answers["profile_character"])
+    # The runner saved it where the server serves profiles from: a resource now.
+    assert f"Saved as personae://profiles/{PROFILE_KEY} (" in text_of(answers["profile_character"])
     assert text_of(answers["ask_character"]) == ANSWER
     assert "(bookmark " in text_of(answers["storyline_memory"])
     assert text_of(answers["arcane_act"]) == f"{ANSWER} (as of chapter 2, arc mode)"
@@ -119,6 +121,9 @@ def test_a_client_session_lists_and_calls_every_tool(world: World) -> None:
             await check_every_tool(session)
 
     asyncio.run(run())
+    saved = json.loads((world.root / "profiles" / PROFILE_KEY / "profile.json").read_text())
+    assert saved["character"] == "Kenshiro" and saved["sources"]
+    assert (world.root / "profiles" / ".checkpoints.sqlite").exists()  # resumable
 
 
 def test_tool_errors_say_what_to_fix(world: World) -> None:

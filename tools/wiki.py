@@ -306,10 +306,7 @@ class MediaWikiClient:
         passages = []
         for index in _best_sections(page.sections, query, self.sections_per_page):
             section = page.sections[index]
-            anchor = (
-                quote(section.heading.replace(" ", "_"), safe="()'!,:") if section.heading else ""
-            )
-            url = f"{page.url}#{anchor}" if anchor else page.url
+            url = _section_url(page, section)
             heading = section.heading or page.title
             body = section_with_subsections(page.sections, index)
             content = cut_at_word(f"{heading}\n{body}", self.passage_chars)
@@ -327,6 +324,63 @@ class MediaWikiClient:
                 )
             )
         return passages
+
+
+def page_passages(
+    page: WikiPage,
+    *,
+    passage_chars: int,
+    max_chars: int,
+    exclude_urls: Collection[str] = (),
+) -> list[Evidence]:
+    """The character's own page as passages: its infobox, then each top-level section whole.
+
+    The page the profiler found is its best evidence, read before any search: a run whose
+    queries find nothing still has it. Cut by section (a section with its subsections, each
+    at most ``passage_chars``; the lead and apparatus sections such as references left out
+    when empty or useless), in page order until ``max_chars`` of text; each passage carries
+    its section's URL (``page#Section``) so it is a source of its own. A page or section
+    listed in ``exclude_urls`` is left out, as a search hit would be.
+    """
+    excluded = {_exclusion_key(u) for u in exclude_urls}
+    if _is_excluded(page.url, excluded):
+        return []
+    passages: list[Evidence] = []
+    if page.infobox:
+        lines = [f"{row.label}: {row.value}" for row in page.infobox]
+        content = cut_at_word(f"Infobox of {page.title}\n" + "\n".join(lines), passage_chars)
+        passages.append(
+            Evidence(url=page.url, title=page.title, content=content, origin="wiki", query="")
+        )
+    for index, section in enumerate(page.sections):
+        if section.level > 2 or section.heading.casefold() in APPARATUS_SECTIONS:
+            continue  # deeper sections are read with their parent
+        body = section_with_subsections(page.sections, index)
+        if not body.strip():
+            continue
+        url = _section_url(page, section)
+        if _is_excluded(url, excluded):
+            continue
+        heading = section.heading or page.title
+        content = cut_at_word(f"{heading}\n{body}", passage_chars)
+        passages.append(
+            Evidence(url=url, title=page.title, content=content, origin="wiki", query="")
+        )
+    kept, total = [], 0
+    for passage in passages:
+        total += len(passage.content)
+        if total > max_chars and kept:
+            break
+        kept.append(passage)
+    return kept
+
+
+def _section_url(page: WikiPage, section: WikiSection) -> str:
+    """``page#Section`` (the page's own URL for the lead)."""
+    if not section.heading:
+        return page.url
+    anchor = quote(section.heading.replace(" ", "_"), safe="()'!,:")
+    return f"{page.url}#{anchor}"
 
 
 def section_with_subsections(sections: tuple[WikiSection, ...], index: int) -> str:

@@ -29,3 +29,22 @@ def decide_canon(name: str, franchise: str | None) -> str:
     if version:
         return NAMED_VERSION_RULE.format(version=version)
     return OPEN_RULE
+
+
+OPEN_CANON = "no version preferred; versions kept apart, each labelled"
+"""What ``profile.md`` and the card say of a run under :data:`OPEN_RULE`."""
+_NAMED = re.compile(r"^Canon: (.+?)\. Describe the character as they are in ", re.DOTALL)
+
+
+def canon_of_rule(rule: str) -> str:
+    """The canon a rule names, for readers: ``Fist of the North Star`` (empty: no rule).
+
+    The rule is a prompt instruction ("Canon: X. Describe the character as ..."); a profile's
+    *Canon* line and a card show what it decided, not the instruction itself.
+    """
+    if not rule.strip():
+        return ""
+    if rule == OPEN_RULE:
+        return OPEN_CANON
+    named = _NAMED.match(rule)
+    return named.group(1).strip() if named else rule.strip()

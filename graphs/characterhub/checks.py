@@ -46,12 +46,23 @@ async def _check(state: ProfilerState, context: ProfilerContext) -> _Checked:
     model = context.llm("fast")
     kept, dropped, unchecked, usage = await check_citations(model, facts, passages)
     profile, prose, used = await check_prose(model, state["profile"], [f.text for f in kept])
-    if not profile.strip():
+    confirmed = len(kept) - len(unchecked)
+    if not profile.strip() or not (confirmed or prose["supported"]):
+        # One rule: a run keeps going only with a checked item left. Sentences without a claim
+        # and unchecked (degraded) items are kept in a profile, but never make one alone.
         raise NothingUsableError(
-            f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
-            "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
+            f"no sentence of {state['name']!r}'s profile is supported by a checked fact "
+            f"({confirmed} of {len(facts)} facts confirmed, {prose['supported']} of "
+            f"{prose['sentences']} sentences supported, {prose['no_claim']} without a claim)",
+            NO_CHECKED_ITEM_FIX,
         )
     return _Checked(kept, profile, usage + used, dropped, unchecked, prose)
+
+
+NO_CHECKED_ITEM_FIX = (
+    "rerun with a stronger --model, or rerun the same command with --no-check-citations to keep "
+    "the draft as is (its answers are reused: no model call)"
+)
 
 
 async def verify_profile(state: ProfilerState, runtime: Runtime[ProfilerContext]) -> dict[str, Any]:

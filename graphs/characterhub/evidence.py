@@ -37,26 +37,48 @@ def source_key(url: str, content: str) -> str:
     return f"{normalize_url(url)}#{digest}"
 
 
+def source_identity(url: str, origin: str) -> str:
+    """What makes two passages one source: the page, or for a wiki the page's section.
+
+    A web page is one source however many passages of it were found. A wiki page is cut by
+    section (``page#Personality``): each section is a source of its own, so a fact cites the
+    section stating it and the character's own page, read section by section, gives the
+    models several sources to cite rather than one block.
+    """
+    return exclusion_key(url) if origin == "wiki" else normalize_url(url)
+
+
+def exclusion_key(url: str) -> str:
+    """The normalised URL with its fragment kept (a fragment names one section of a page)."""
+    page, _, fragment = url.partition("#")
+    return f"{normalize_url(page)}#{fragment}" if fragment else normalize_url(page)
+
+
+def is_excluded(url: str, excluded: set[str]) -> bool:
+    """Excluded when its whole page, or this very section (``page#History``), is listed."""
+    return normalize_url(url) in excluded or exclusion_key(url) in excluded
+
+
 def assign_source_ids(
     known: Sequence[Source], passages: Sequence[Passage], excluded: set[str]
 ) -> tuple[list[Source], list[str], dict[str, list[str]]]:
-    """One source per page: updates for ``sources``, this round's ids, and their texts.
+    """One source per page (wiki: per section): updates for ``sources``, ids, and texts.
 
-    A page (normalised URL) keeps one id ``S<n>`` for the whole run however many searches
+    A page (normalised URL; see :func:`source_identity`) keeps one id ``S<n>`` for the whole run however many searches
     return it, with different passages (one per wiki section, per query) or the same one.
     Returns the source records to merge (a new page with its first passage; each new passage of
     a known page as a record with the same id, merged by ``merge_sources``, the ``sources``
     reducer), the ids of the round's kept passages in order of first appearance, and the
     distinct passage texts of each id in this round (what the round's reader sees).
     """
-    by_url = {normalize_url(s["url"]): s for s in known}
+    by_url = {source_identity(s["url"], s["origin"]): s for s in known}
     updates: list[Source] = []
     texts: dict[str, list[str]] = {}
     next_number = len(known) + 1
     for passage in passages:
-        url = normalize_url(passage["url"])
-        if url in excluded:
+        if is_excluded(passage["url"], excluded):
             continue
+        url = source_identity(passage["url"], passage["origin"])
         source = by_url.get(url)
         if source is None:
             source = Source(
@@ -112,7 +134,7 @@ class RoundSources:
 def round_sources(state: ProfilerState, exclude_urls: Iterable[str]) -> RoundSources:
     """The current round's passages with their source ids (``exclude_urls`` left out)."""
     passages = [e for e in state["evidence"] if e["round"] == state["round"]]
-    excluded = {normalize_url(u) for u in exclude_urls}
+    excluded = {exclusion_key(u) for u in exclude_urls}
     known = state.get("sources", [])
     updates, ids, texts = assign_source_ids(known, passages, excluded)
     known_ids = {s["id"] for s in known}

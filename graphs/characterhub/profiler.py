@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from personae.agents.characterhub.canon import decide_canon
+from personae.agents.characterhub.canon import canon_of_rule, decide_canon
 from personae.agents.characterhub.citation_checker import check_citations
 from personae.agents.characterhub.coverage_reflector import review_coverage, settle_coverage
 from personae.agents.characterhub.evidence_summarizer import CitedFact, summarize_round
@@ -68,6 +68,8 @@ from personae.graphs.characterhub.state import (
 )
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
+from personae.tools.wiki import page_passages
+from personae.tools.wiki_page import WikiPage
 
 STOP_RULES = (
     "budget_llm_calls",
@@ -93,21 +95,49 @@ __all__ = ["assign_source_ids", "build_graph", "graph", "source_key"]
 async def resolve_character(
     state: ProfilerState, runtime: Runtime[ProfilerContext]
 ) -> dict[str, Any]:
-    """Find the character's wiki page; an ambiguous name raises unless the franchise picks one."""
+    """Find the character's wiki page; an ambiguous name raises unless the franchise picks one.
+
+    Under ``planned`` the page found is evidence: its sections are round 1's first passages,
+    before any search (:func:`page_evidence`). The paper's loop never reads it (§3.2: the agent
+    only sees what its own searches return), so ``paper`` does not either.
+    """
     context = profiler_context(runtime)
     wiki_base, page, notices = await find_character(
         state["name"], state.get("franchise"), state.get("wiki_url"), context
     )
+    evidence = page_evidence(page, context) if page and context.method == "planned" else []
+    if page and context.method == "planned" and not evidence:
+        notices = [*notices, f"{page.url} is excluded (--exclude-url): not read"]
+    rule = decide_canon(state["name"], state.get("franchise")) if context.canon_rule else ""
     return {
+        "evidence": evidence,
         "wiki_base": wiki_base,
         "wiki_page": page.url if page else None,
         "name": page.title if page else state["name"].strip(),
         "notices": notices,
         "round": 1,
         "method": context.method,
-        "canon": decide_canon(state["name"], state.get("franchise")) if context.canon_rule else "",
+        "canon": rule,
+        "canon_version": canon_of_rule(rule),
         "models": context.model_records(),
     }
+
+
+def page_evidence(page: WikiPage, context: ProfilerContext) -> list[Passage]:
+    """The character's page as round-1 passages, at most half the model's reading budget.
+
+    The other half is left for what the searches find. Each section is a source of its own.
+    """
+    found = page_passages(
+        page,
+        passage_chars=context.passage_chars,
+        max_chars=max(context.passage_chars, context.evidence_chars // 2),
+        exclude_urls=context.exclude_urls,
+    )
+    return [
+        Passage(url=e.url, title=e.title, content=e.content, origin="wiki", query="", round=1)
+        for e in found
+    ]
 
 
 def route_method(state: ProfilerState) -> Literal["plan_queries", "propose_paper_searches"]:
@@ -262,9 +292,9 @@ async def _cited_notes(
     return facts, {
         **(used + checked).as_dict(),
         "dropped_notes": dropped_notes,
-        "facts_checked": len(facts) + len(dropped),
-        "facts_unsupported": len(dropped),
-        "facts_unchecked": len(unchecked),
+        "notes_checked": len(facts) + len(dropped),
+        "notes_unsupported": len(dropped),
+        "notes_unchecked": len(unchecked),
     }
 
 

@@ -180,7 +180,11 @@ class ProfileOutput(TypedDict):
     """The raw deep-search output the rewrite read ("DRInfo"): the R² document (``paper``) or
     the cited notes (``planned``); the evaluation scores it beside the profile."""
     canon: str
-    """The canon rule, decided once per run from the name and franchise (empty when off)."""
+    """The canon rule, decided once per run from the name and franchise (empty when off): the
+    instruction the prompts carry."""
+    canon_version: str
+    """What that rule decided, for readers (``Fist of the North Star``, or that no version is
+    preferred; empty when off): the *Canon* line of ``profile.md`` and the card."""
     models: dict[str, dict[str, Any]]
     """Every model role the run used (search, rewrite, fast) with its sampling."""
     conflicts: list[str]
@@ -196,15 +200,17 @@ class ProfileOutput(TypedDict):
     usage: dict[str, int]
     """``llm_calls``, ``input_tokens``, ``output_tokens``, ``searches``, ``failed_searches``,
     ``search_credits``, ``pages_fetched``, ``results_dropped`` (web results that were not an
-    object, or whose URL was not http(s) with a host and a valid port), ``facts_checked``, and
-    the model output dropped:
+    object, or whose URL was not http(s) with a host and a valid port); the citation check,
+    one count per meaning: ``notes_checked`` / ``notes_unsupported`` (the rounds' notes, checked
+    against their passages; unsupported ones never reach the rewrite) and ``facts_checked`` /
+    ``facts_unsupported`` (the final profile's facts); the model output dropped:
     ``dropped_queries`` (planned beyond the cap, empty or repeated), ``dropped_follow_ups``
     (the reflector's, beyond the cap, empty or already run), ``dropped_ids`` (invented source
     ids), ``dropped_notes`` (summary facts without a known source id), ``dropped_facts`` (the
-    rewrite's, likewise), ``facts_unsupported`` (their cited passage does not state them),
-    ``sentences_unsupported`` (dropped from the prose); and ``degraded``, the items whose answer
-    was still invalid after retries, of which ``facts_unchecked`` and ``sentences_unchecked``
-    (kept without a verdict) and ``rounds_degraded`` (a round whose summary failed)."""
+    rewrite's, likewise), ``sentences_unsupported`` (dropped from the prose); and ``degraded``,
+    the items whose answer was still invalid after retries, of which ``notes_unchecked``,
+    ``facts_unchecked`` and ``sentences_unchecked`` (kept without a verdict) and
+    ``rounds_degraded`` (a round whose summary failed)."""
     unsupported_facts: list[FactNote]
     """Facts dropped because the passages they cite do not state them."""
     unchecked_facts: list[FactNote]
@@ -227,6 +233,7 @@ class ProfilerState(ProfileInput):
     profile: str
     drinfo: str
     canon: str
+    canon_version: str
     models: dict[str, dict[str, Any]]
     prose_check: ProseCheckRecord | None
     unsupported_facts: Annotated[list[FactNote], operator.add]

@@ -158,7 +158,7 @@ def build_card(
     urls = ", ".join(pages[:10])
     prompt = (
         f"You are {name}{f' from {franchise}' if franchise else ''}. Stay in character. "
-        f"{document.get('canon') or ''}".strip()
+        f"{document.get('canon_rule', document.get('canon')) or ''}".strip()
         if system_prompt
         else ""
     )

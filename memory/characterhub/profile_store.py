@@ -27,8 +27,9 @@ DROPPED_OUTPUT: dict[str, str] = {
     "dropped_follow_ups": "follow-up queries (beyond the per-dimension cap, empty or already run)",
     "dropped_ids": "cited source ids the code never gave the model",
     "dropped_notes": "notes left without a known source id",
+    "notes_unsupported": "round notes their cited passage does not state",
     "dropped_facts": "profile facts left without a known source id",
-    "facts_unsupported": "facts their cited passage does not state",
+    "facts_unsupported": "profile facts their cited passage does not state",
     "sentences_unsupported": "profile sentences no kept fact supports",
 }
 """The ``usage`` counters of model output the code dropped, and what each counts."""
@@ -36,7 +37,7 @@ DROPPED_RESULTS = (
     "web search results dropped (not an object, or no http(s) URL with a valid host and port)"
 )
 """What ``usage.results_dropped`` counts, as the terminal and ``profile.md`` say it."""
-DEGRADED_KINDS = ("facts_unchecked", "sentences_unchecked", "rounds_degraded")
+DEGRADED_KINDS = ("notes_unchecked", "facts_unchecked", "sentences_unchecked", "rounds_degraded")
 """The ``usage`` counters that detail ``usage.degraded`` (items still invalid after retries)."""
 
 
@@ -57,6 +58,16 @@ class ProfilePaths:
     profile_json: Path
     profile_md: Path
     card_json: Path
+
+    @property
+    def draft_json(self) -> Path:
+        """An unchecked draft: what a run that ended with nothing usable had (see write_draft)."""
+        return self.directory / "draft.json"
+
+    @property
+    def draft_md(self) -> Path:
+        """The draft, readable."""
+        return self.directory / "draft.md"
 
 
 def slugify(name: str) -> str:
@@ -109,7 +120,9 @@ def profile_document(result: Mapping[str, Any]) -> dict[str, Any]:
         "profile": result["profile"],
         # The raw deep-search output (R2, "DRInfo"): the paper scores it beside the profile.
         "drinfo": result.get("drinfo") or "",
-        "canon": result.get("canon", ""),
+        # The canon the run decided (a version, or none preferred), and the prompts' rule.
+        "canon": str(result.get("canon_version") or ""),
+        "canon_rule": str(result.get("canon") or ""),
         # Every model role that made it (search, rewrite, fast), each with its sampling.
         "models": dict(result.get("models") or {}),
         "conflicts": list(result.get("conflicts", [])),
@@ -239,4 +252,49 @@ def write_profile(
     write_text_atomic(paths.profile_md, markdown)
     write_json_atomic(paths.card_json, card)
     write_json_atomic(paths.profile_json, document)
+    for stale in (paths.draft_json, paths.draft_md):  # a checked profile replaces the draft
+        stale.unlink(missing_ok=True)
     return paths
+
+
+UNCHECKED_NOTICE = "UNCHECKED DRAFT, not a profile: {reason}"
+
+
+def write_draft(
+    out_dir: Path,
+    result: Mapping[str, Any],
+    *,
+    name: str,
+    franchise: str | None,
+    reason: str,
+    excluded_urls: Sequence[str] = (),
+) -> Path:
+    """Keep what a run that ended with nothing usable had: ``draft.json`` and ``draft.md``.
+
+    The model answers were paid for; the user reads them, and a rerun with the flag the error
+    suggests reuses them (the checkpoint). Marked ``"checked": false`` and never written as
+    ``profile.json`` or a card, so a batch does not take the character for done. Facts are the
+    rewrite's draft facts (before any check); the rounds keep their notes.
+    """
+    draft = {
+        **result,
+        "profile": str(result.get("profile") or ""),  # the rewrite itself may have failed
+        "dimensions": _by_dimension(result.get("draft_facts") or []),
+    }
+    document = {**profile_document(draft), "checked": False, "reason": reason}
+    document["excluded_urls"] = list(excluded_urls)
+    document["notices"] = [UNCHECKED_NOTICE.format(reason=reason), *document["notices"]]
+    paths = paths_for(out_dir, name, franchise)
+    write_text_atomic(paths.draft_md, render_markdown(document))
+    write_json_atomic(paths.draft_json, document)
+    return paths.draft_json
+
+
+def _by_dimension(facts: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {d: [] for d in DIMENSIONS}
+    for fact in facts:
+        if fact.get("dimension") in grouped:
+            grouped[fact["dimension"]].append(
+                {"text": fact.get("text", ""), "source_ids": list(fact.get("source_ids", []))}
+            )
+    return grouped

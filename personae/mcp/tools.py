@@ -1,8 +1,10 @@
 """The four MCP tools: Personae's LangChain tools, their contexts built once, errors as errors.
 
-Each MCP tool calls the coroutine of the same LangChain tool an agent in Python would use
-(``create_profile_tool``, ``create_ask_character_tool``, ``create_storyline_memory_tool``,
-``create_arcane_act_tool``), so both ways in run one code path. The coroutine is called
+``profile_character`` calls the CharacterHub runner (``personae.runners.characterhub``), as
+``personae profile`` does, and saves the profile in the server's profiles folder; the others
+call the coroutine of the same LangChain tool an agent in Python would use
+(``create_ask_character_tool``, ``create_storyline_memory_tool``, ``create_arcane_act_tool``),
+so each way in runs one code path. The coroutine is called
 directly, not through the LangChain tool's error handler: a bad input or a failed service
 raises, and the MCP SDK returns it as a tool error (``isError``) with the one-line message,
 which an MCP client shows its model as a failed call, not as an answer.
@@ -47,11 +49,12 @@ def _call(tool: StructuredTool) -> Callable[..., Awaitable[str]]:
 
 def _profile_character(options: ServerOptions) -> ToolFunction:
     from personae.graphs.characterhub.state import ProfilerContext
-    from personae.graphs.characterhub.tool import create_profile_tool
+    from personae.graphs.characterhub.tool import render_tool_answer
+    from personae.memory.characterhub.profile_store import profile_key
+    from personae.runners.characterhub import profile_character as run_profile
 
     context = ProfilerContext(web_search=options.web_search, **options.models)
     context.llm("strong")  # no LLM configured: fails when the server starts, not on a call
-    call = _call(create_profile_tool(context, wiki_url=options.wiki))
 
     async def profile_character(
         name: Annotated[str, Field(description="The character's name, e.g. 'Kenshiro'.")],
@@ -61,11 +64,23 @@ def _profile_character(options: ServerOptions) -> ToolFunction:
     ) -> str:
         """Research a fictional character on the web and its wiki (deep search).
 
-        Returns a first-person profile with numbered sources. Slow: many searches and calls.
+        Returns a first-person profile with numbered sources, saved as a profile resource
+        (its URI is named). Slow: many searches and calls.
         """
         if not name.strip():
             raise InputError("the character name is empty", "pass a character name")
-        return await call(name=name, franchise=franchise)
+        # The CharacterHub runner: checkpointed and resumed in the profiles folder, where the
+        # profile lands as `personae profile` writes it (a personae://profiles resource).
+        profile = await run_profile(
+            name.strip(),
+            franchise=franchise,
+            wiki=options.wiki,
+            out=options.profiles_dir,
+            context=context,
+        )
+        key = profile_key(name.strip(), franchise)
+        answer = render_tool_answer({**profile.document, "notices": profile.notices})
+        return f"{answer}\n\nSaved as personae://profiles/{key} ({profile.paths.profile_json})"
 
     return profile_character
 

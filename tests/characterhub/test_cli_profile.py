@@ -133,7 +133,14 @@ def test_both_methods_run_end_to_end_and_record_method_and_drinfo(
     # The paper's method: Table 8's output unedited, no check; planned with its check off.
     assert paper["prose_check"] is None and planned["prose_check"] is None
     assert paper["usage"]["facts_checked"] == planned["usage"]["facts_checked"] == 0
-    assert paper["canon"] == "" and planned["canon"].startswith("Canon: Fist of the North Star")
+    assert paper["canon"] == "" and planned["canon"] == "Fist of the North Star"
+    assert planned["canon_rule"].startswith("Canon: Fist of the North Star. Describe")
+    # Readers see what was decided, never the prompt's instruction.
+    folder = tmp_path / "planned" / "kenshiro--fist-of-the-north-star"
+    markdown = (folder / "profile.md").read_text()
+    assert "*Canon:* Fist of the North Star\n" in markdown and "Describe the" not in markdown
+    card = json.loads((folder / "card.json").read_text())
+    assert card["data"]["extensions"]["personae"]["canon"] == "Fist of the North Star"
     assert set(paper["models"]) == {"search", "rewrite"}  # no fast model: nothing checked
     assert paper["models"]["rewrite"]["top_k"] == 50
     assert {q["search_depth"] for q in tavily.queries} == {"advanced"}

@@ -19,7 +19,7 @@ from profiler_world import (
     shown_ids,
 )
 
-from personae.agents.characterhub.canon import OPEN_RULE, decide_canon
+from personae.agents.characterhub.canon import OPEN_CANON, OPEN_RULE, canon_of_rule, decide_canon
 from personae.agents.characterhub.deep_searcher import (
     FIRST_SEARCH_PROMPT,
     ITERATIVE_SEARCH_PROMPT,
@@ -171,7 +171,9 @@ async def test_false_facts_with_real_ids_are_dropped_and_counted(
     dropped = [f["text"] for f in result["unsupported_facts"]]
     assert dropped == [f"I am the {FALSE_MARK}."]
     if method == "planned":  # the notes were checked too: the lie never reached DRInfo
-        assert result["usage"]["facts_unsupported"] == 1 + 1
+        # One count per meaning: the round's lying note, then the profile's lying fact.
+        usage = result["usage"]
+        assert (usage["notes_unsupported"], usage["facts_unsupported"]) == (1, 1)
         assert FALSE_MARK not in result["drinfo"]
     checks = prompt_text(model.calls_for("ClaimChecks")[-1])
     assert "Cited text:\n[S" in checks  # the checker reads the cited passage
@@ -262,3 +264,13 @@ async def test_without_web_search_candidate_wikis_are_asked_for_the_character(
             ),
         )
     assert result["wiki_page"] == f"{server.url}/fist/wiki/Kenshiro"
+
+
+def test_the_canon_a_rule_decided_reads_as_a_canon_not_an_instruction() -> None:
+    named = decide_canon("Illyasviel von Einzbern (Carnival Phantasm)", None)
+    assert canon_of_rule(named) == "Carnival Phantasm"
+    assert canon_of_rule(decide_canon("Kenshiro", "Fist of the North Star")) == (
+        "Fist of the North Star"
+    )
+    assert canon_of_rule(OPEN_RULE) == OPEN_CANON and canon_of_rule("") == ""
+    assert canon_of_rule("Follow the manga. ") == "Follow the manga."  # a rule of its own

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import json
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,10 +37,8 @@ if TYPE_CHECKING:
 
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
-    from personae.settings import Settings
 
 DEFAULT_OUT = Path("profiles")
-CHECKPOINT_DB = ".checkpoints.sqlite"
 Progress = Callable[[str], None]
 
 
@@ -177,18 +171,10 @@ def register(commands: Any) -> None:
 
 
 def thread_id(row: BatchRow, context: ProfilerContext) -> str:
-    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
+    """Checkpoint thread of one profile (see :func:`personae.runners.characterhub.profile_thread`)."""
+    from personae.runners.characterhub import profile_thread
 
-    The context carries the model specs and their server, so changing a model starts a fresh
-    run instead of resuming.
-    """
-    from personae.memory.characterhub.profile_store import slugify
-
-    unkeyed = ("cache_dir", "cache_ttl", "contact")  # where and how long pages are cached
-    run_options = {k: v for k, v in asdict(context).items() if k not in unkeyed}
-    options = {"row": asdict(row), "context": run_options}
-    digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
-    return f"{slugify(row.name)}-{digest[:10]}"
+    return profile_thread(row.name, row.franchise, row.wiki, context, source=row.source)
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -237,47 +223,6 @@ def make_context(args: argparse.Namespace) -> ProfilerContext:
     )
 
 
-def describe(node: str, update: Any) -> str | None:
-    """One progress line for a node's update (``None`` for quiet nodes)."""
-    if not isinstance(update, dict):
-        return None
-    if node == "resolve_character":
-        return f"found {update.get('wiki_page') or 'no wiki page'}"
-    if node == "plan_queries":
-        return f"planned {len(update.get('pending', []))} queries"
-    if node == "summarize_evidence" and update.get("rounds"):
-        record = update["rounds"][0]
-        return (
-            f"round {record['round']}: {record['results']} passages, "
-            f"{len(record['new_source_ids'])} new sources, {len(record['notes'])} notes"
-        )
-    if node == "check_stop_rules" and update.get("stop_reason"):
-        return f"stopped: {update['stop_reason']}"
-    if node == "write_paper_document" and update.get("documents"):
-        record = update["rounds"][0]
-        return (
-            f"R{record['round']}: {record['results']} passages, "
-            f"{len(record['new_source_ids'])} new sources, document written"
-        )
-    if node in ("rewrite_profile", "rewrite_paper_profile"):
-        return "profile drafted; checking it" if update.get("profile") else None
-    if node == "verify_profile":
-        if update.get("prose_check") is None:
-            return None  # --no-check-citations: nothing was checked, so nothing to report
-        usage = update.get("usage", {})
-        return (
-            f"citation check: {usage.get('facts_unsupported', 0)} facts and "
-            f"{usage.get('sentences_unsupported', 0)} sentences dropped"
-        )
-    return None
-
-
-def notices_of(update: Any) -> list[str]:
-    """The notices a node's update adds (failed searches, web disabled, no wiki page...)."""
-    notices = update.get("notices") if isinstance(update, dict) else None
-    return [str(n) for n in notices or []]
-
-
 async def profile_one(
     row: BatchRow,
     context: ProfilerContext,
@@ -288,107 +233,30 @@ async def profile_one(
     force: bool = False,
     saver: BaseCheckpointSaver[Any],
 ) -> ProfilePaths:
-    """Profile one character with checkpoints in ``saver`` (resumes an interrupted run), write it.
+    """Profile one row with the runner, on the command's one checkpointer; where it went."""
+    from personae.runners.characterhub import profile_character
 
-    ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
-    """
-    from personae.graphs.characterhub.profiler import build_graph
-    from personae.graphs.characterhub.state import ProfileInput
-    from personae.llm_endpoint import chosen_methods
-    from personae.memory.characterhub.profile_store import write_profile
-
-    payload: ProfileInput | None = ProfileInput(
-        name=row.name, franchise=row.franchise, wiki_url=row.wiki
-    )
-    config: Any = {"configurable": {"thread_id": thread_id(row, context)}}
-    app = build_graph(checkpointer=saver)
-    if force:
-        await saver.adelete_thread(config["configurable"]["thread_id"])
-    snapshot = await app.aget_state(config)
-    # Finished means no task is left, not that a field is set or that ``next`` is empty: a run
-    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``, and
-    # ``next`` leaves out tasks whose writes were saved before the checkpoint after them was
-    # (Ctrl-C between the two): starting over then would add round 1 to the state twice.
-    finished = bool(snapshot.values) and not snapshot.tasks
-    if finished:
-        progress(f"{row.name}: already profiled; writing the files from the checkpoint")
-    elif snapshot.tasks:
-        payload = None
-        progress(f"{row.name}: resuming the interrupted run")
-    if not finished:
-        await _stream_run(
-            app, payload, config, context, lambda line: progress(f"{row.name}: {line}")
-        )
-    values = (await app.aget_state(config)).values
-    _report_usage(values.get("usage", {}), lambda line: progress(f"{row.name}: {line}"))
-    return write_profile(
-        out_dir,
-        {**values, "structured_output": chosen_methods()},
-        name=row.name,
+    profile = await profile_character(
+        row.name,
         franchise=row.franchise,
-        excluded_urls=context.exclude_urls,
+        wiki=row.wiki,
+        out=out_dir,
+        context=context,
+        force=force,
         card_system_prompt=card_system_prompt,
+        progress=progress,
+        checkpointer=saver,
+        source=row.source,
     )
-
-
-async def _stream_run(
-    app: Any, payload: Any, config: Any, context: ProfilerContext, progress: Progress
-) -> None:
-    """Run (or resume) the graph, printing one line per telling update and each notice once."""
-    shown: set[str] = set()
-    async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
-        for node, update in chunk.items():
-            line = describe(node, update)
-            if line:
-                progress(line)
-            for notice in notices_of(update):
-                if notice not in shown:  # several searches may skip the same page
-                    shown.add(notice)
-                    progress(f"notice: {notice}")
-
-
-def _report_usage(usage: dict[str, int], progress: Progress) -> None:
-    """One line each for dropped model output, dropped search results and degraded items."""
-    from personae.degraded import degraded_line
-    from personae.memory.characterhub.profile_store import (
-        DEGRADED_KINDS,
-        DROPPED_RESULTS,
-        dropped_output,
-    )
-
-    dropped = dropped_output(usage)
-    if dropped:
-        progress(f"dropped model output: {'; '.join(dropped)}")
-    if usage.get("results_dropped"):
-        progress(f"{usage['results_dropped']} {DROPPED_RESULTS}")
-    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
-    if degraded:
-        progress(degraded)
-
-
-@asynccontextmanager
-async def open_checkpoints(
-    out_dir: Path, settings: Settings
-) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    """The one checkpointer of a command: ``OUT/.checkpoints.sqlite`` on one connection.
-
-    A batch shares it between the characters it profiles at once; a connection per character
-    would make concurrent writers of one SQLite file fail with "database is locked" whenever
-    one waits longer than SQLite's busy timeout (a loaded machine). With a Postgres
-    ``PERSONAE_CHECKPOINTER`` the same threads live in that database
-    (:mod:`personae.checkpointers`).
-    """
-    from personae.checkpointers import open_checkpointer
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    async with open_checkpointer(out_dir / CHECKPOINT_DB, settings) as saver:
-        yield saver
+    return profile.paths
 
 
 async def profile_single(
     row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
 ) -> ProfilePaths:
     """Profile the one character named on the command line."""
+    from personae.runners.characterhub import open_checkpoints
+
     async with open_checkpoints(args.out, context.settings) as saver:
         return await profile_one(
             row,
@@ -406,6 +274,7 @@ async def profile_rows(
 ) -> BatchReport:
     """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
     from personae.memory.characterhub.profile_store import paths_for
+    from personae.runners.characterhub import open_checkpoints
 
     async with open_checkpoints(args.out, context.settings) as saver:
         return await run_batch(

@@ -1,0 +1,1 @@
+"""Per paper one runner doing the whole job (run, resume, write the files), returning a typed result."""

@@ -1,0 +1,355 @@
+"""CharacterHub's runner: profile one character, resuming its checkpoint, and write its folder.
+
+The CLI (``personae profile``), the MCP ``profile_character`` tool and library users call
+:func:`profile_character`; it runs the profiler graph on a checkpointer (``OUT/.checkpoints.sqlite``
+unless one is given), resumes an interrupted run, and writes ``profile.json``, ``profile.md``
+and ``card.json`` under ``OUT/<key>/``. A run that ends with nothing usable keeps what was paid
+for: its unchecked draft in ``draft.json`` / ``draft.md``, and a checkpoint that a rerun with
+the flag the error suggests (``--no-check-citations``: ``check_citations=False``) finishes
+without asking any model again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from personae.errors import NothingUsableError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from personae.graphs.characterhub.state import ProfilerContext
+    from personae.memory.characterhub.profile_store import ProfilePaths
+    from personae.settings import Settings
+
+Progress = Callable[[str], None]
+CHECKPOINT_DB = ".checkpoints.sqlite"
+"""The checkpoint file of a profiles folder (SQLite; see ``PERSONAE_CHECKPOINTER``)."""
+_UNKEYED = ("cache_dir", "cache_ttl", "contact")
+"""Context fields that do not change a run (where and how long pages are cached)."""
+_PREFIX = "nothing usable left: "
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A finished profile: what ``profile.json`` holds and where the files are."""
+
+    character: str
+    """The name as resolved (the wiki page's title) or as given."""
+    franchise: str | None
+    profile: str
+    """The first-person profile."""
+    document: dict[str, Any]
+    """The whole ``profile.json`` document (facts per dimension, sources, usage...)."""
+    paths: ProfilePaths
+    """``profile.json``, ``profile.md``, ``card.json`` and their folder."""
+    resumed: bool = False
+    """Written from a checkpoint (finished before, or an interrupted run resumed)."""
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Model calls, tokens, searches and the dropped/degraded counts of the run."""
+        return dict(self.document.get("usage") or {})
+
+
+def profile_thread(
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    context: ProfilerContext,
+    *,
+    source: str | None = None,
+) -> str:
+    """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
+
+    The context carries the model specs and their server, so changing a model starts a fresh
+    run instead of resuming. ``source`` is a batch row's list (part of the key since batches
+    began; kept so earlier checkpoints still resume).
+    """
+    from personae.memory.characterhub.profile_store import slugify
+
+    run_options = {k: v for k, v in asdict(context).items() if k not in _UNKEYED}
+    row = {"name": name, "franchise": franchise, "wiki": wiki, "source": source}
+    options = {"row": row, "context": run_options}
+    digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{slugify(name)}-{digest[:10]}"
+
+
+@asynccontextmanager
+async def open_checkpoints(
+    out_dir: Path, settings: Settings
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The one checkpointer of a profiles folder: ``OUT/.checkpoints.sqlite`` on one connection.
+
+    A batch shares it between the characters it profiles at once; a connection per character
+    would make concurrent writers of one SQLite file fail with "database is locked" whenever
+    one waits longer than SQLite's busy timeout. With a Postgres ``PERSONAE_CHECKPOINTER`` the
+    same threads live in that database (:mod:`personae.checkpointers`).
+    """
+    from personae.checkpointers import open_checkpointer
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    async with open_checkpointer(out_dir / CHECKPOINT_DB, settings) as saver:
+        yield saver
+
+
+async def profile_character(
+    name: str,
+    *,
+    franchise: str | None = None,
+    wiki: str | None = None,
+    out: Path | str = "profiles",
+    context: ProfilerContext | None = None,
+    force: bool = False,
+    card_system_prompt: bool = False,
+    progress: Progress | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    source: str | None = None,
+) -> Profile:
+    """Profile ``name`` (of ``franchise``) into ``out/<key>/``, resuming its checkpoint.
+
+    ``wiki`` pins the wiki (else it is discovered); ``context`` holds the run settings (models,
+    method, budgets; default: the settings' defaults); ``force`` drops the character's
+    checkpoints first. ``progress`` gets one line per telling step. Without ``checkpointer``
+    the folder's own ``.checkpoints.sqlite`` is used.
+
+    Raises:
+        NothingUsableError: Nothing usable left; ``draft.json`` in the folder keeps what the
+            run had (unchecked), and the message names the rerun that reuses it.
+        InputError, RemoteError: Bad input (exit 2) or a remote failure (exit 3).
+    """
+    from personae.graphs.characterhub.state import ProfilerContext
+
+    run_context = context or ProfilerContext()
+    out_dir = Path(out)
+    if checkpointer is None:
+        async with open_checkpoints(out_dir, run_context.settings) as saver:
+            return await _profile(
+                name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
+                progress or _quiet, saver, source,
+            )  # fmt: skip
+    return await _profile(
+        name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
+        progress or _quiet, checkpointer, source,
+    )  # fmt: skip
+
+
+def _quiet(line: str) -> None:
+    """No progress wanted."""
+
+
+async def _profile(
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    out_dir: Path,
+    context: ProfilerContext,
+    force: bool,
+    card_system_prompt: bool,
+    progress: Progress,
+    saver: BaseCheckpointSaver[Any],
+    source: str | None,
+) -> Profile:
+    """Run or resume the graph on ``saver``, then write the files (or the draft)."""
+    from personae.graphs.characterhub.profiler import build_graph
+    from personae.graphs.characterhub.state import ProfileInput
+    from personae.llm_endpoint import chosen_methods
+    from personae.memory.characterhub.profile_store import write_profile
+
+    def say(line: str) -> None:
+        progress(f"{name}: {line}")
+
+    payload: ProfileInput | None = ProfileInput(name=name, franchise=franchise, wiki_url=wiki)
+    config: Any = {
+        "configurable": {"thread_id": profile_thread(name, franchise, wiki, context, source=source)}
+    }
+    app = build_graph(checkpointer=saver)
+    if force:
+        await saver.adelete_thread(config["configurable"]["thread_id"])
+    snapshot = await app.aget_state(config)
+    if not snapshot.values and not force:
+        if await _reuse_checked_draft(app, name, franchise, wiki, context, source, config):
+            say("reusing the checked run's answers; its draft is kept as is (unchecked)")
+            snapshot = await app.aget_state(config)
+    # Finished means no task is left, not that a field is set or that ``next`` is empty: a run
+    # stopped inside ``verify_profile`` already holds an unchecked draft in ``profile``, and
+    # ``next`` leaves out tasks whose writes were saved before the checkpoint after them was
+    # (Ctrl-C between the two): starting over then would add round 1 to the state twice.
+    finished = bool(snapshot.values) and not snapshot.tasks
+    if finished:
+        say("already profiled; writing the files from the checkpoint")
+    elif snapshot.tasks:
+        payload = None
+        say("resuming the interrupted run")
+    if not finished:
+        try:
+            await _stream_run(app, payload, config, context, say)
+        except NothingUsableError as error:
+            values = (await app.aget_state(config)).values
+            raise _kept_draft(error, values, out_dir, name, franchise, context) from error
+    values = (await app.aget_state(config)).values
+    report_usage(values.get("usage", {}), say)
+    paths = write_profile(
+        out_dir,
+        {**values, "structured_output": chosen_methods()},
+        name=name,
+        franchise=franchise,
+        excluded_urls=context.exclude_urls,
+        card_system_prompt=card_system_prompt,
+    )
+    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
+    return Profile(
+        character=str(document["character"]),
+        franchise=document.get("franchise"),
+        profile=str(document["profile"]),
+        document=document,
+        paths=paths,
+        resumed=finished or payload is None,
+        notices=list(document.get("notices", [])),
+    )
+
+
+async def _reuse_checked_draft(
+    app: Any,
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    context: ProfilerContext,
+    source: str | None,
+    config: Any,
+) -> bool:
+    """Start an unchecked run from the checked run that stopped at its check, if there is one.
+
+    The error of a checked run that kept nothing suggests ``--no-check-citations``; that
+    changes the run's key, so without this the rerun would pay every model call again. The
+    checked run's state (its rounds, notes and draft, all paid for) is copied into the new
+    thread just before ``verify_profile``, which then keeps the draft as is: no model call.
+    The checked thread is left as it was.
+    """
+    if context.check_citations:
+        return False
+    checked = {
+        "configurable": {
+            "thread_id": profile_thread(
+                name, franchise, wiki, replace(context, check_citations=True), source=source
+            )
+        }
+    }
+    before = await app.aget_state(checked)
+    if [t.name for t in before.tasks] != ["verify_profile"] or "profile" not in before.values:
+        return False
+    rewrite = (
+        "rewrite_paper_profile" if before.values.get("method") == "paper" else "rewrite_profile"
+    )
+    await app.aupdate_state(config, dict(before.values), as_node=rewrite)
+    return True
+
+
+def _kept_draft(
+    error: NothingUsableError,
+    values: Mapping[str, Any],
+    out_dir: Path,
+    name: str,
+    franchise: str | None,
+    context: ProfilerContext,
+) -> NothingUsableError:
+    """Write the run's unchecked draft (when it has anything) and say where, in the error."""
+    from personae.memory.characterhub.profile_store import write_draft
+
+    if not (values.get("profile") or values.get("sources")):
+        return error
+    problem = error.problem.removeprefix(_PREFIX)
+    path = write_draft(
+        out_dir,
+        values,
+        name=name,
+        franchise=franchise,
+        reason=problem,
+        excluded_urls=context.exclude_urls,
+    )
+    return NothingUsableError(f"{problem} (the unchecked draft is kept in {path})", error.fix)
+
+
+async def _stream_run(
+    app: Any, payload: Any, config: Any, context: ProfilerContext, progress: Progress
+) -> None:
+    """Run (or resume) the graph, printing one line per telling update and each notice once."""
+    shown: set[str] = set()
+    async for chunk in app.astream(payload, config, context=context, stream_mode="updates"):
+        for node, update in chunk.items():
+            line = describe(node, update)
+            if line:
+                progress(line)
+            for notice in notices_of(update):
+                if notice not in shown:  # several searches may skip the same page
+                    shown.add(notice)
+                    progress(f"notice: {notice}")
+
+
+def describe(node: str, update: Any) -> str | None:
+    """One progress line for a node's update (``None`` for quiet nodes)."""
+    if not isinstance(update, dict):
+        return None
+    if node == "resolve_character":
+        read = len(update.get("evidence", []))
+        found = f"found {update.get('wiki_page') or 'no wiki page'}"
+        return f"{found} ({read} passages of it read)" if read else found
+    if node == "plan_queries":
+        return f"planned {len(update.get('pending', []))} queries"
+    if node == "summarize_evidence" and update.get("rounds"):
+        record = update["rounds"][0]
+        return (
+            f"round {record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, {len(record['notes'])} notes"
+        )
+    if node == "check_stop_rules" and update.get("stop_reason"):
+        return f"stopped: {update['stop_reason']}"
+    if node == "write_paper_document" and update.get("documents"):
+        record = update["rounds"][0]
+        return (
+            f"R{record['round']}: {record['results']} passages, "
+            f"{len(record['new_source_ids'])} new sources, document written"
+        )
+    if node in ("rewrite_profile", "rewrite_paper_profile"):
+        return "profile drafted; checking it" if update.get("profile") else None
+    if node == "verify_profile":
+        if update.get("prose_check") is None:
+            return None  # --no-check-citations: nothing was checked, so nothing to report
+        usage = update.get("usage", {})
+        return (
+            f"citation check: {usage.get('facts_unsupported', 0)} facts and "
+            f"{usage.get('sentences_unsupported', 0)} sentences dropped"
+        )
+    return None
+
+
+def notices_of(update: Any) -> list[str]:
+    """The notices a node's update adds (failed searches, web disabled, no wiki page...)."""
+    notices = update.get("notices") if isinstance(update, dict) else None
+    return [str(n) for n in notices or []]
+
+
+def report_usage(usage: Mapping[str, int], progress: Progress) -> None:
+    """One line each for dropped model output, dropped search results and degraded items."""
+    from personae.degraded import degraded_line
+    from personae.memory.characterhub.profile_store import (
+        DEGRADED_KINDS,
+        DROPPED_RESULTS,
+        dropped_output,
+    )
+
+    dropped = dropped_output(usage)
+    if dropped:
+        progress(f"dropped model output: {'; '.join(dropped)}")
+    if usage.get("results_dropped"):
+        progress(f"{usage['results_dropped']} {DROPPED_RESULTS}")
+    degraded = degraded_line(usage.get("degraded", 0), {k: usage.get(k, 0) for k in DEGRADED_KINDS})
+    if degraded:
+        progress(degraded)
