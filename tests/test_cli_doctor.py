@@ -289,3 +289,15 @@ def test_an_unreachable_checkpoint_database_fails_without_its_password(
         "PERSONAE_CHECKPOINTER='mysql://...' is not a checkpointer"
         in rows["checkpointer"]["detail"]
     )
+
+
+@pytest.mark.slow
+def test_a_reachable_checkpoint_database_is_ok_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, _ = serve(monkeypatch, fake_llm(), PERSONAE_CHECKPOINTER=postgres_url)
+    with server:
+        code, rows, _ = doctor(capsys, "--no-web")
+    row = rows["checkpointer"]
+    assert code == 0 and row["status"] == "ok"
+    assert row["detail"].startswith("Postgres at ") and row["detail"].endswith(" answers")
