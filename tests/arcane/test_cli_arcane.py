@@ -155,3 +155,16 @@ def test_act_with_an_axis_the_character_lacks_names_the_kept_ones(
     err = capsys.readouterr().err.strip()
     assert "Ada has no axis final_rel_09" in err and "kept: final_intra_01" in err
     assert model.calls == []
+
+
+def test_act_for_a_character_never_built_says_to_build_or_use_a_mode_without_arcs(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)  # arcs for Ada only
+    argv = ["arcane", "act", "the_river", "A scene.", "--character", "Bram", "--chapter", "3"]
+    assert main([*argv, "--data", str(tmp_path), "--model", "openai:scripted"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no arc for Bram in the_river" in err and len(err.splitlines()) == 1
+    assert "run personae arc build the_river --character 'Bram'" in err
+    assert "or answer without an arc: --mode vanilla|summary|rag|lifechoice|timechara" in err
+    assert model.calls == []
