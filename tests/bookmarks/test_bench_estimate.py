@@ -66,3 +66,19 @@ def test_the_estimate_is_within_15_percent_of_the_calls_made(method: str, tmp_pa
     assert found, sink.notes
     estimated = int(found.group(1).replace(",", ""))
     assert 0.85 <= estimated / made <= 1.15, (estimated, made)
+
+
+def test_a_step_costs_what_its_operators_read(tmp_path: Path) -> None:
+    """Behavioral checks per own unseen action (or per chunk under IBU), state per chunk."""
+    from personae.evals.bookmarks.costs import estimate_step
+    from personae.memory.bookmarks.storyline import open_storyline
+
+    story = open_storyline(world.write_storyline(tmp_path / "club.jsonl", size=200))
+    own = sum(1 for p in story.positions_of("Haruhi") if p < 150)
+    fresh = estimate_step(story, "Haruhi", 150, None, released=False)
+    assert fresh.calls == 2 + 3 + own + 1 + 1  # proposal+actor, 3 state chunks, checks+summary
+    ibu = estimate_step(story, "Haruhi", 150, None, released=False, incremental_behavior=True)
+    assert ibu.calls == 2 + 3 + 3 + 1
+    paper = estimate_step(story, "Haruhi", 150, 149, released=True)
+    assert paper.calls == 2 + 2 + 1 + 3  # one chunk checked and updated, concept, 3 matchers
+    assert paper.tokens > 0 and "150" in paper.detail
