@@ -22,8 +22,8 @@ from personae.agents.answer_schemas import bounded, list_of, per_call_schema
 from personae.memory.arcane.records import (
     ArcDirection,
     AxisBase,
-    AxisType,
     AxisSource,
+    AxisType,
     Citation,
     CriticVerdict,
     PhaseBase,
