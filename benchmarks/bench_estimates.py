@@ -1,10 +1,13 @@
 """The cost estimates printed before long runs, beside the usage of the same run.
 
-Run: uv run python benchmarks/bench_estimates.py [--only profile arc bench personality]
+Run: uv run python benchmarks/bench_estimates.py [--only act profile arc bench personality]
 
 Each command prints an estimate of its LLM calls and tokens before its first call (goal: within
 15 % of what the run then uses). Here each one runs with a scripted model, and the usage it
 reports (tokens counted approximately, as everything offline) is printed beside the estimate:
+
+- ``act``: steps of Haruhi on the scripted bookmarks world's 1,000-action storyline (a fresh
+  bank at 120, then 903 and 960 on it), the paper's prompts and ours;
 
 - ``eval profile``: the Toki page (../shared, else the test fixture) cut into 700-token chunks,
   two profiles with their DRInfo, judge batches of 10 (the scripted world of
@@ -45,6 +48,7 @@ def line(name: str, estimated: tuple[int, int], used: tuple[int, int], detail: s
 def profile() -> None:
     from bench_profile_eval import OWN_PAGE, SHARED_PAGE, extract, judge
 
+    from personae.degraded import FailureBudget
     from personae.evals.characterhub.costs import estimate_profile_eval
     from personae.evals.characterhub.profile_eval import (
         CharacterCase,
@@ -74,6 +78,9 @@ def profile() -> None:
         extractor_model_name="scripted",
         chunk_tokens=700,
         judge_batch=10,
+        # the sparse extractor's ids leave some judge batches unlabelled (degraded): they are
+        # still calls made, and the run must finish to be counted
+        max_failures=FailureBudget("100%"),
     )
     documents = [
         (
@@ -178,6 +185,46 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
         line("bench bookmarks", estimated, (calls, tokens), detail)
 
 
+def act(size: int, targets: tuple[int, ...]) -> None:
+    """``personae act`` steps of one character on the scripted bookmarks world, one memory:
+    a fresh bank first, then banks synced to the previous target (the paper's prompts and ours)."""
+    import contextlib
+    import io
+    import json
+    import re
+    import tempfile
+
+    import bookmarks_world as world
+
+    from personae.cli import main as cli
+
+    for method in ("bookmarks", "bookmarks-personae"):
+        with tempfile.TemporaryDirectory() as folder:
+            story = world.write_storyline(Path(folder) / "club.jsonl", size=size)
+            for at in targets:
+                out, err = io.StringIO(), io.StringIO()
+                with (
+                    world.scripted_model_as("t"),
+                    contextlib.redirect_stdout(out),
+                    contextlib.redirect_stderr(err),
+                ):
+                    argv = ["act", str(story), "--character", "Haruhi", "--at", str(at)]
+                    argv += ["--method", method, "--json", "--memory", f"{folder}/mem"]
+                    code = cli([*argv, "--model", "openai:t", "--fast-model", "openai:t"])
+                assert code == 0, err.getvalue()
+                stats = json.loads(out.getvalue())["stats"]
+                found = re.search(
+                    r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", err.getvalue()
+                )
+                assert found, err.getvalue()
+                estimated = (
+                    int(found.group(1).replace(",", "")),
+                    int(found.group(2).replace(",", "")),
+                )
+                used = (stats["llm_calls"], stats["input_tokens"] + stats["output_tokens"])
+                line("act", estimated, used, f"{method}, step at {at} of {size} actions")
+
+
 def personality(questionnaire: str, limit: int) -> None:
     import contextlib
     import io
@@ -251,9 +298,13 @@ def personality(questionnaire: str, limit: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", default=["profile", "arc", "bench", "personality"])
+    parser.add_argument(
+        "--only", nargs="+", default=["act", "profile", "arc", "bench", "personality"]
+    )
     args = parser.parse_args()
     print("$ " + " ".join(["python", *sys.argv]))
+    if "act" in args.only:
+        act(1000, (120, 903, 960))  # the README's position 903, from a fresh bank, then on
     if "profile" in args.only:
         profile()
     if "arc" in args.only:

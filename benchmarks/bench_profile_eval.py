@@ -65,7 +65,8 @@ def judge(messages: list[BaseMessage]) -> dict[str, Any]:
     items = json.loads(match.group(1)) if match else []
     rng = random.Random(str(messages[0].content))
     labels = ["supported", "partially supported", "irrelevant", "contradicted"]
-    return {"evaluations": [{"id": i["id"], "evaluation": rng.choice(labels)} for i in items]}
+    # the judge's answer is keyed by knowledge id (``alignment_schema``: required keys)
+    return {str(i["id"]): {"evaluation": rng.choice(labels)} for i in items}
 
 
 async def one_run(

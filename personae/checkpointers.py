@@ -166,3 +166,20 @@ async def _connect(url: str, schema: str | None) -> AsyncIterator[Any]:
         ) from None
     async with conn:
         yield conn
+
+
+async def describe_checkpointer(settings: Settings) -> str:
+    """Where checkpoints will go, after one round trip to Postgres when it is a URL.
+
+    What ``personae doctor`` checks before a run: every checkpointing command opens this.
+
+    Raises:
+        ConfigurationError: ``PERSONAE_CHECKPOINTER`` is malformed, or Postgres is asked for
+            without the ``postgres`` extra installed.
+        RemoteError: the Postgres server cannot be reached or refuses the login.
+    """
+    if not uses_postgres(settings):
+        return "sqlite: one file beside each command's output"
+    async with _connect(settings.checkpointer, None) as conn:
+        await conn.execute("select 1")
+    return f"{describe_url(settings.checkpointer)} answers"

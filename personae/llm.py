@@ -8,11 +8,14 @@ are retried with the error fed back, and usage is counted so graphs can enforce 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import json
+import threading
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import openai
@@ -26,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from personae.answer_store import AnswerStore, model_name_of, sampling_of
 from personae.backoff import backoff_delay
-from personae.errors import ConfigurationError, RemoteError
+from personae.errors import ConfigurationError, PersonaeError, RemoteError
 from personae.llm_endpoint import (
     STRUCTURED_OUTPUT_VARIABLE,
     StructuredOutput,
@@ -366,7 +369,7 @@ async def _through_stores(
     if journal := call_journal(model):
         stores.append(AnswerStore.journal(journal))
     if not stores:
-        return await ask()
+        return await _paid(ask)
     name, sampling = model_name or model_name_of(model), sampling_of(model)
     keys = [s.key(name, sampling, schema, messages) for s in stores]
     for each, key in zip(stores, keys, strict=True):
@@ -375,10 +378,60 @@ async def _through_stores(
             answer, cost = found
             usage = LLMUsage.from_dict(cost) if each.replay_usage else LLMUsage(cache_hits=1)
             return answer, usage
-    answer, usage = await ask()
+    answer, usage = await _paid(ask)
     for each, key in zip(stores, keys, strict=True):
         await each.keep(key, name, dump(answer), _usage_dict(usage))
     return answer, usage
+
+
+class CallLimitReached(PersonaeError):
+    """A run reached the model calls it was allowed (``--max-calls``) and stopped there."""
+
+    exit_code = 3
+
+
+@dataclass
+class CallLimit:
+    """At most ``limit`` paid model calls; answers from a cache or a journal are free."""
+
+    limit: int
+    spent: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def spend(self) -> None:
+        """Count one paid call, or raise :class:`CallLimitReached` when none is left."""
+        with self._lock:
+            if self.spent >= self.limit:
+                raise CallLimitReached(f"the limit of {self.limit} model calls was reached")
+            self.spent += 1
+
+
+_CALL_LIMIT: contextvars.ContextVar[CallLimit | None] = contextvars.ContextVar(
+    "personae_call_limit", default=None
+)
+
+
+@contextlib.contextmanager
+def call_limit(limit: int | None) -> Iterator[CallLimit | None]:
+    """Within the block (and the tasks and threads it starts), at most ``limit`` paid calls.
+
+    ``None``: no limit. What a command's ``--max-calls`` sets around a run: the run stops at
+    the limit with :class:`CallLimitReached` before the next call is sent.
+    """
+    counter = CallLimit(limit) if limit is not None else None
+    token = _CALL_LIMIT.set(counter)
+    try:
+        yield counter
+    finally:
+        _CALL_LIMIT.reset(token)
+
+
+async def _paid(ask: Callable[[], Awaitable[AnswerT]]) -> AnswerT:
+    """``ask()``, counted against the block's :func:`call_limit`."""
+    counter = _CALL_LIMIT.get()
+    if counter is not None:
+        counter.spend()
+    return await ask()
 
 
 def retry_budget(model: BaseChatModel) -> float:

@@ -68,12 +68,13 @@ def doctor(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[st
 def test_everything_answers_exit_0_with_the_method_that_works_and_its_latency(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    chat = fake_llm(models=("m",), methods=("function_calling", "json_mode"))
+    served = ("m", "gpt-4.1", "deepseek/deepseek-v4-flash")  # the paper judges too
+    chat = fake_llm(models=served, methods=("function_calling", "json_mode"))
     server, world = serve(monkeypatch, chat)
     with server:
         code, rows, err = doctor(capsys, "--wiki", server.url, "--out", str(tmp_path / "mine"))
     assert code == 0 and err == ""
-    assert rows["LLM server"]["status"] == "ok" and rows["LLM server"]["models"] == ["m"]
+    assert rows["LLM server"]["status"] == "ok" and rows["LLM server"]["models"] == list(served)
     strong = rows["strong model"]
     assert strong["status"] == "ok"
     assert strong["detail"].startswith("openai:m: auto picks function_calling (")
@@ -83,7 +84,11 @@ def test_everything_answers_exit_0_with_the_method_that_works_and_its_latency(
     assert all(m["seconds"] < 10 for m in strong["methods"])
     assert rows["fast model"]["detail"] == "openai:m: same model as strong"
     assert rows["judge model"]["status"] == "ok"
+    assert rows["judge model (bench bookmarks)"]["detail"].startswith("openai:gpt-4.1: auto")
+    arcane = rows["judge model (eval arcane)"]
+    assert arcane["detail"].startswith("openai:deepseek/deepseek-v4-flash: auto")
     assert rows["embedding"]["detail"] == "hashing: 384 dimensions"
+    assert rows["checkpointer"]["detail"] == "sqlite: one file beside each command's output"
     assert rows["Tavily"]["status"] == "ok" and len(world.tavily.queries) == 1
     assert rows["wiki"]["detail"].startswith(f"{server.url}: Hokuto Wiki")
     assert rows[f"folder --out {tmp_path / 'mine'}"]["status"] == "ok"
@@ -137,7 +142,9 @@ def test_a_model_the_server_does_not_serve_fails(
     assert judge["status"] == "fail" and judge["listed"] is False
     assert judge["detail"].startswith("openai:gpt-judge: not among the served models (m)")
     assert "does not exist" in judge["detail"]
-    assert "(judge model)" in err
+    assert "(judge model, judge model (bench bookmarks), judge model (eval arcane))" in err
+    bench = rows["judge model (bench bookmarks)"]  # PERSONAE_JUDGE_MODEL judges there too
+    assert bench["detail"] == "openai:gpt-judge: same model as judge" and bench["status"] == "fail"
 
 
 def test_a_server_taking_no_structured_method_fails_naming_each(
@@ -231,7 +238,66 @@ def test_every_row_is_one_line(
         "LLM",
         "strong",
         "fast",
-        "judge",
+        *["judge"] * 3,
         "embedding",
+        "checkpointer",
         *["folder"] * 5,
     ]
+
+
+def test_the_paper_judges_the_evaluations_call_are_checked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A local server serving one model: green for profile, but the bench would fail."""
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+    from personae.evals.bookmarks.bench import BenchModels
+
+    server, _ = serve(monkeypatch, fake_llm(models=("m",)))
+    with server:
+        code, rows, err = doctor(capsys, "--no-web")
+        assert code == 3 and rows["judge model"]["detail"] == "openai:m: same model as strong"
+        for command, spec in (
+            ("bench bookmarks", BenchModels.default_judge),
+            ("eval arcane", ArcaneEvalContext.default_judge),
+        ):
+            row = rows[f"judge model ({command})"]
+            assert row["status"] == "fail" and row["detail"].startswith(f"{spec}: not among")
+            assert row["detail"].endswith("--judge-model / PERSONAE_JUDGE_MODEL")
+        monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "openai:m")  # one judge for every command
+        code, rows, err = doctor(capsys, "--no-web")
+    assert code == 0 and err == ""
+    assert rows["judge model (eval arcane)"]["detail"] == "openai:m: same model as strong"
+
+
+def test_an_unreachable_checkpoint_database_fails_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"postgresql://me:s3cret@127.0.0.1:{free_port()}/personae"
+    server, _ = serve(monkeypatch, fake_llm(), PERSONAE_CHECKPOINTER=url)
+    with server:
+        code, rows, err = doctor(capsys, "--no-web")
+        assert code == 3 and "(checkpointer)" in err
+        row = rows["checkpointer"]
+        assert row["status"] == "fail" and "s3cret" not in row["detail"]
+        assert row["detail"].startswith(
+            "cannot reach the checkpoint database (Postgres at 127.0.0.1"
+        )
+        monkeypatch.setenv("PERSONAE_CHECKPOINTER", "mysql://me:s3cret@db/x")
+        code, rows, _ = doctor(capsys, "--no-web")
+    assert code == 2 and rows["checkpointer"]["status"] == "fail"
+    assert (
+        "PERSONAE_CHECKPOINTER='mysql://...' is not a checkpointer"
+        in rows["checkpointer"]["detail"]
+    )
+
+
+@pytest.mark.slow
+def test_a_reachable_checkpoint_database_is_ok_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, _ = serve(monkeypatch, fake_llm(), PERSONAE_CHECKPOINTER=postgres_url)
+    with server:
+        code, rows, _ = doctor(capsys, "--no-web")
+    row = rows["checkpointer"]
+    assert code == 0 and row["status"] == "ok"
+    assert row["detail"].startswith("Postgres at ") and row["detail"].endswith(" answers")

@@ -23,6 +23,7 @@ from personae.memory.arcane.records import (
     ArcDirection,
     AxisBase,
     AxisSource,
+    AxisType,
     Citation,
     CriticVerdict,
     PhaseBase,
@@ -30,7 +31,8 @@ from personae.memory.arcane.records import (
 )
 
 # Table 14 (ARCANE App. P.1): Stage i axis-induction prompt, verbatim (evidence_summary placed
-# inside each axis: spec default 5).
+# inside each axis: spec default 5). Its example still shows "axis_type"; the answer schema
+# leaves it out, because the list an axis sits in decides its type (:func:`in_order`).
 INDUCTION_SYSTEM = (
     "You are a literary analyst specializing in character psychology and narrative structure. "
     "You identify both intrapersonal psychological dimensions and relational dynamics along "
@@ -262,6 +264,8 @@ class InducedPhase(PhaseBase):
 class InducedAxis(AxisBase):
     """One axis of a stream (T14)."""
 
+    axis_type: SkipJsonSchema[AxisType] = "intrapersonal"
+    """The list the axis sits in decides it (:func:`in_order`): the model is not asked."""
     trajectory: list[InducedPhase]
     evidence_summary: str = ""
     source_character: str | None = None
@@ -314,6 +318,8 @@ class MergedPhase(TrajectoryPhase):
 class MergedAxis(AxisBase):
     """One axis of the merged final set (T15)."""
 
+    axis_type: SkipJsonSchema[AxisType] = "intrapersonal"
+    """The list the axis sits in decides it (:func:`in_order`): the model is not asked."""
     axis_id: SkipJsonSchema[str] = ""
     """``final_intra_NN`` / ``final_rel_NN``, numbered by the code (:func:`number_final_axes`)."""
     source: AxisSource
@@ -403,12 +409,20 @@ AnswerT = TypeVar("AnswerT", AxisInduction, Reconciliation)
 
 
 def in_order(answer: AnswerT) -> AnswerT:
-    """``answer`` with every axis's phases in chronological order (what the stages assume)."""
+    """``answer`` with every axis's phases in chronological order (what the stages assume).
+
+    Each axis also takes the type of the list it sits in: the code knows it, so the schema
+    does not ask, and a model's ``axis_type`` that contradicts its list (a relational type on
+    ``final_intra_01``) cannot survive.
+    """
     update = {
-        key: [a.model_copy(update={"trajectory": _ordered(a.trajectory)}) for a in axes]
-        for key, axes in (
-            ("intrapersonal_axes", answer.intrapersonal_axes),
-            ("relational_axes", answer.relational_axes),
+        key: [
+            a.model_copy(update={"trajectory": _ordered(a.trajectory), "axis_type": kind})
+            for a in axes
+        ]
+        for key, kind, axes in (
+            ("intrapersonal_axes", "intrapersonal", answer.intrapersonal_axes),
+            ("relational_axes", "relational", answer.relational_axes),
         )
     }
     return answer.model_copy(update=update)

@@ -702,7 +702,11 @@ def _prior_predictions(
 
 
 def announce_cost(
-    config: BenchConfig, work: Sequence[tuple[str, Any, Any, Any]], done: set[Any], sink: Any
+    config: BenchConfig,
+    work: Sequence[tuple[str, Any, Any, Any]],
+    done: set[Any],
+    sink: Any,
+    storylines: Mapping[str, Storyline] | None = None,
 ) -> None:
     """Tell the estimated calls and tokens of what is left to run, and who will be paid."""
     from personae.agents.costs import estimate_line
@@ -717,7 +721,7 @@ def announce_cost(
         "fast model": config.name_of("fast_model"),
         "judge": config.name_of("judge_model"),
     }
-    sink.note(estimate_line(estimate_bench(pending), models).rstrip("\n"))
+    sink.note(estimate_line(estimate_bench(pending, storylines), models).rstrip("\n"))
 
 
 def _key(instance: BenchInstance, label: str) -> tuple[str, str, str, int]:
@@ -766,7 +770,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         progress=sink,
         steps=steps,
     )
-    announce_cost(config, work, done, sink)
+    announce_cost(config, work, done, sink, {a: s for a, (s, _) in storylines.items()})
     settings = bench_rows(config, {label: context for label, _, context, _ in work})
     total = sum(len(p) for *_, p in work)
     remaining = sum(

@@ -1,73 +1,129 @@
-"""What ``personae bench bookmarks`` will cost, printed before its first instance runs.
+"""What a BOOKMARKS step, and so ``personae act`` and ``personae bench bookmarks``, will cost.
 
-Per pending instance and method, from the instances the run will take: one judge call per
-prediction, and the method's own calls. The baselines cost about the same at every instance
-(one actor call for vanilla and RICL; ETA's recurrent profile updates). BOOKMARKS pays most at
-each character's first instance, whose new bookmarks are synced from the start of the story up
-to the target: that catch-up grows with the target's position; later steps sync only what
-happened since. The per-action and per-step figures below are those of the scripted bench world
-(``benchmarks/bench_estimates.py`` prints the estimate beside the usage of such a run), for our
-prompts (``bookmarks-personae``); the paper's method costs :data:`RELEASED_CATCHUP` and
-:data:`RELEASED_STEP` times as much. Prompts dominate, and a real model's longer answers add to them.
+A step's calls are known from the storyline before any is made, once the bank says where the
+character's bookmarks were last synced (:func:`estimate_step`): the proposal and the actor, one
+call each; then each of the three proposed bookmarks (behavioral, state, and concept once
+another character has acted) synced from there to the target by its operator
+(``graphs/bookmarks/sync.py``): the behavioral check reads each of the character's own actions
+in the unseen span (one call each, the released code's classifier) and one summary; the state
+operator one call per ``state_chunk`` actions (the released prompts: a check, then an update);
+the concept one its keyword windows' summary (the released prompts extract the keyword once,
+one more call). The released matcher asks once per candidate when the bank has bookmarks; ours
+reuses a question asked again verbatim without a call. On a fresh bank the behavioral check
+is what grows with the target: `act` at position 903 of a four-character story reads ~200 of
+the character's actions, one call each.
+
+Baselines cost about the same at every instance (:data:`PER_INSTANCE`), and the benchmark adds
+one judge call per prediction. ``benchmarks/bench_estimates.py`` prints each estimate beside the
+calls of a scripted run (goal 0.85-1.15).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from personae.agents.costs import Estimate
 
 if TYPE_CHECKING:
     from personae.evals.bookmarks.instances import BenchInstance
+    from personae.memory.bookmarks.storyline import Storyline
 
 PER_INSTANCE = {"vanilla": (1.0, 310), "ricl": (1.0, 1950), "eta": (7.4, 4450)}
 """Calls and tokens a baseline spends per instance."""
-CATCHUP_CALLS_PER_ACTION = 0.19
-CATCHUP_TOKENS_PER_ACTION = 112
-"""What BOOKMARKS spends at a character's first instance, per action before its target."""
-STEP_CALLS = 5.6
-STEP_TOKENS = 4050
-"""What a later BOOKMARKS step spends (a proposal, matching, a short sync, the actor)."""
-RELEASED_CATCHUP = (1.08, 1.07)
-RELEASED_STEP = (1.86, 1.51)
-"""Calls and tokens of the paper's method (the released prompts: a state check then an update,
-one matcher call per candidate, a keyword call per concept bookmark) over ours, at a character's
-first instance and at a later step, fitted to the scripted bench of haruhi + Poppin'Party at 3
-and 8 instances per character (``benchmarks/bench_estimates.py --only bench``): the checks of a
-catch-up cost about the same, a later step's matching about twice as many calls."""
+STATE_CHUNK = 64
+"""Actions per state-operator call (``SyncSettings.state_chunk``'s default)."""
+TOKENS_PER_CALL = 600
+"""A step's calls, prompt and answer, on average: the behavioral checks (a 10-action scene)
+dominate their number; the proposal and the actor are longer."""
 JUDGE_TOKENS = 425
 """One judge call: the scene, the truth, the prediction and the rubric."""
+SPECIAL = frozenset({"Other"})
 
 
-def estimate_bench(work: Sequence[tuple[str, Sequence[BenchInstance]]]) -> Estimate:
+def estimate_step(
+    storyline: Storyline,
+    character: str,
+    target: int,
+    synced_to: int | None,
+    *,
+    released: bool = True,
+    incremental_behavior: bool = False,
+) -> Estimate:
+    """Calls and tokens of one step of ``character`` at ``target``.
+
+    ``synced_to`` is where the bank last synced the character's bookmarks (``None``: none yet,
+    every bookmark starts at 0).
+    """
+    start = min(synced_to or 0, target)
+    fresh = synced_to is None
+    own = storyline.positions_of(character)
+    own_unseen = bisect_left(own, target) - bisect_left(own, start)
+    others = any(
+        bisect_left(storyline.positions_of(name), target) > 0
+        for name in storyline.characters
+        if name != character and name not in SPECIAL
+    )
+    chunks = math.ceil((target - start) / STATE_CHUNK)
+    per_chunk = 2 if released else 1
+    calls = 2  # the proposal and the actor
+    calls += chunks * per_chunk  # state
+    if incremental_behavior:  # the IBU ablation: behavioral synced like state
+        calls += chunks * per_chunk
+    else:
+        calls += own_unseen + (1 if own_unseen else 0)  # checks, then one summary
+    if others:
+        calls += (1 if target > start else 0) + (1 if released and fresh else 0)  # concept
+    if released and not fresh:
+        calls += 2 + others  # one matcher call per proposed question (its own bookmark first)
+    return Estimate(calls, calls * TOKENS_PER_CALL, f"a step at {target}")
+
+
+def _method_flags(label: str) -> tuple[str, bool, bool]:
+    """The method of a bench label, whether it runs the released prompts, and IBU."""
+    method, *ablations = label.split("+")
+    return method, method == "bookmarks", "ibu" in ablations
+
+
+def estimate_bench(
+    work: Sequence[tuple[str, Sequence[BenchInstance]]],
+    storylines: Mapping[str, Storyline] | None = None,
+) -> Estimate:
     """Calls and tokens of running each ``(method label, pending instances of one artifact)``.
 
+    A BOOKMARKS label's steps are estimated on their storyline (``storylines`` by artifact
+    name), each character's first from a fresh bank, the next from the previous target.
     Labels such as ``bookmarks+no-derive`` cost as their method; judge calls are included.
     """
     calls = tokens = 0.0
     total = 0
     for label, pending in work:
-        method = label.split("+", 1)[0]
+        method, released, ibu = _method_flags(label)
         total += len(pending)
         calls += len(pending)  # the judge
         tokens += len(pending) * JUDGE_TOKENS
-        if method in ("bookmarks", "bookmarks-personae"):
-            first: dict[str, int] = {}
-            for instance in pending:
-                first.setdefault(instance.character, instance.position)
-            later = len(pending) - len(first)
-            paper = method == "bookmarks"
-            catch_calls, catch_tokens = RELEASED_CATCHUP if paper else (1.0, 1.0)
-            step_calls, step_tokens = RELEASED_STEP if paper else (1.0, 1.0)
-            behind = sum(first.values())
-            calls += catch_calls * CATCHUP_CALLS_PER_ACTION * behind
-            calls += step_calls * STEP_CALLS * later
-            tokens += catch_tokens * CATCHUP_TOKENS_PER_ACTION * behind
-            tokens += step_tokens * STEP_TOKENS * later
-        else:
+        if method not in ("bookmarks", "bookmarks-personae"):
             per_calls, per_tokens = PER_INSTANCE.get(method, (1.0, 310))
             calls += per_calls * len(pending)
             tokens += per_tokens * len(pending)
+            continue
+        last: dict[str, int] = {}
+        for instance in sorted(pending, key=lambda i: i.position):
+            storyline = (storylines or {}).get(instance.artifact)
+            if storyline is None:
+                continue
+            step = estimate_step(
+                storyline,
+                instance.character,
+                instance.position,
+                last.get(instance.character),
+                released=released,
+                incremental_behavior=ibu,
+            )
+            calls += step.calls
+            tokens += step.tokens
+            last[instance.character] = instance.position
     detail = f"{total:,} instance runs, one judge call each"
     return Estimate(round(calls), round(tokens), detail)

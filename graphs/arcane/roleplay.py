@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired
@@ -44,7 +45,7 @@ from personae.errors import InputError
 from personae.graphs.arcane.context import ChunkStoreContext
 from personae.llm import LLMUsage, call_text, with_sampling
 from personae.memory.arcane.novel_chunks import ChunkIndex
-from personae.memory.arcane.novel_store import Novel, open_novel
+from personae.memory.arcane.novel_store import Novel, open_novel, slugify
 from personae.memory.arcane.records import (
     ArcRecord,
     ProbeRecord,
@@ -339,15 +340,47 @@ def build_block(
         arcs = [a for a in res.arcs if a.character == task["character"]]
         chosen = [a for a in arcs if a.axis_id in task["axis_ids"]]
         if not chosen:
-            raise InputError(
-                f"no arc for {task['character']} in {res.novel.slug}",
-                f"run personae arc build {res.novel.slug} --character {task['character']!r}",
-            )
+            raise no_arc_error(res.novel, task["character"], arcs, task["axis_ids"])
         starts = [
             p.chapter_range[0] for a in chosen for p in a.trajectory if p.chapter_range[0] <= qc
         ]
         return arc_context(chosen, qc), starts
     return "", []
+
+
+NO_ARC_MODES = tuple(m for m in MODES if m != "arc")
+"""The modes whose context needs no arc (summary, RAG and LifeChoice need ``arcane prepare``)."""
+
+
+def no_arc_error(
+    novel: Novel, character: str, arcs: list[ArcRecord], axis_ids: list[str]
+) -> InputError:
+    """Why Arc mode has nothing to show, and what to do instead of rerunning the same build.
+
+    A build that ran and kept nothing (its critics dropped every axis) answers the same from
+    its cache on a rerun: the message names what the build dropped, the file that says why,
+    and the modes that need no arc.
+    """
+    others = f"or answer without an arc: --mode {'|'.join(NO_ARC_MODES)}"
+    if arcs:
+        kept = ", ".join(a.axis_id for a in arcs)
+        return InputError(
+            f"{character} has no axis {', '.join(axis_ids)} in {novel.slug} (kept: {kept})",
+            f"pass --axis with one of {kept}, or leave --axis out",
+        )
+    detail = novel.folder / "arcs" / f"{slugify(character)}.json"
+    build = f"personae arc build {novel.slug} --character {character!r}"
+    try:
+        dropped = json.loads(detail.read_text(encoding="utf-8")).get("dropped", [])
+    except (OSError, ValueError):
+        return InputError(f"no arc for {character} in {novel.slug}", f"run {build}, {others}")
+    reasons = "; ".join(str(d) for d in dropped[:3]) or "no axis was induced"
+    return InputError(
+        f"the arc build of {character} in {novel.slug} kept no arc ({len(dropped)} axes "
+        f"dropped: {reasons})",
+        f"see {detail} for the critics' verdicts; {others} (a rerun of the build answers "
+        "the same from its cache)",
+    )
 
 
 def ablation_block(res: NovelResources, task: RoleplayTask, mode: str) -> tuple[str, list[int]]:

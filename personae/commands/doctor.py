@@ -1,15 +1,18 @@
 """`personae doctor`: know before you pay: check in seconds what a run will need.
 
 The LLM server answers and serves the model; which structured-output method works there
-(JSON schema, tool calling, JSON mode) and how long one call takes, for the strong, fast and
-judge models; the embedding; Tavily's key (one basic search, one credit; ``--no-web`` skips
+(JSON schema, tool calling, JSON mode) and how long one call takes, for every model the
+commands will call: the strong, fast and judge models, and the judges of the evaluations that
+default to their paper's (``bench bookmarks``, ``eval arcane``: :func:`paper_judges`); the
+embedding; the checkpointer (``PERSONAE_CHECKPOINTER``: a Postgres server must answer); Tavily's key (one basic search, one credit; ``--no-web`` skips
 it); the wiki given with ``--wiki``; and that every output folder can be written. One table;
 exit 0 when everything a run needs works, 2 when a setting is wrong, 3 when a service fails.
 
 Environment read here, at the edge: the model settings (``OPENAI_BASE_URL``,
 ``OPENAI_API_KEY``, ``PERSONAE_MODEL``, ``PERSONAE_FAST_MODEL``, ``PERSONAE_JUDGE_MODEL``,
 ``PERSONAE_STRUCTURED_OUTPUT``, ``PERSONAE_CONTEXT_WINDOW``), ``PERSONAE_EMBEDDINGS``,
-``TAVILY_API_KEY``, ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``, ``PERSONAE_DATA_DIR``.
+``TAVILY_API_KEY``, ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``, ``PERSONAE_DATA_DIR``,
+``PERSONAE_CHECKPOINTER``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,22 @@ if TYPE_CHECKING:
     from personae.settings import Settings
 
 ROLES: tuple[ModelRole, ...] = ("strong", "fast", "judge")
+
+
+def paper_judges() -> dict[str, str]:
+    """The evaluations whose judge defaults to the paper's, and that default (from their code).
+
+    ``bench bookmarks`` and ``eval arcane`` never judge with the acting model: unless
+    ``--judge-model`` or ``PERSONAE_JUDGE_MODEL`` names another, they call their paper's judge,
+    which a local server may not serve.
+    """
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+    from personae.evals.bookmarks.bench import BenchModels
+
+    return {
+        "bench bookmarks": BenchModels.default_judge,
+        "eval arcane": ArcaneEvalContext.default_judge,
+    }
 
 
 def register(commands: Any) -> None:
@@ -83,6 +102,7 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
     """Every row, in the table's order; a broken setting fails its rows, not the command."""
     from personae.commands.doctor_checks import (
         Check,
+        check_checkpointer,
         check_embedding,
         check_tavily,
         check_wiki,
@@ -99,6 +119,7 @@ async def diagnose(args: argparse.Namespace) -> list[Check]:
         return [Check("settings", "fail", str(error), remote=False)]
     rows = await _llm_rows(args, settings)
     rows.append(await timed("embedding", lambda: check_embedding(settings)))
+    rows.append(await timed("checkpointer", lambda: check_checkpointer(settings)))
     if not args.no_web:
         rows.append(await timed("Tavily", lambda: check_tavily(settings)))
     if args.wiki:
@@ -117,10 +138,15 @@ async def _llm_rows(args: argparse.Namespace, settings: Settings) -> list[Check]
     try:
         context = LLMContext(**model_fields(args))
         context.llm("strong")  # no LLM configured, or a bad spec: the one row says which
+        judge = args.judge_model or ""
         specs = {
-            "strong": context.model,
-            "fast": context.fast_model,
-            "judge": context.judge_spec(args.judge_model or ""),
+            "strong model": context.model,
+            "fast model": context.fast_model,
+            "judge model": context.judge_spec(judge),
+            **{
+                f"judge model ({command})": settings.judge_spec(judge, default, context.model)
+                for command, default in paper_judges().items()
+            },
         }
     except ConfigurationError as error:
         return [Check("LLM server", "fail", str(error), remote=False)]
@@ -130,28 +156,32 @@ async def _llm_rows(args: argparse.Namespace, settings: Settings) -> list[Check]
     server.seconds = time.perf_counter() - started
     rows = [server]
     checked: dict[str, tuple[str, Check]] = {}
-    for role in ROLES:
-        spec = specs[role]
+    for name, spec in specs.items():
+        role: ModelRole = next((r for r in ROLES if name.startswith(r)), "judge")
         if server.status == "fail":
-            rows.append(Check(f"{role} model", "skip", f"{spec}: the server does not answer"))
+            rows.append(Check(name, "skip", f"{spec}: the server does not answer"))
         elif spec in checked:
-            first_role, first = checked[spec]
-            detail = f"{spec}: same model as {first_role}"
-            rows.append(Check(f"{role} model", first.status, detail, remote=first.remote))
+            first_name, first = checked[spec]
+            detail = f"{spec}: same model as {first_name.removesuffix(' model')}"
+            rows.append(Check(name, first.status, detail, remote=first.remote))
         else:
-            row = await _timed_model(role, spec, context, served)
-            checked[spec] = (role, row)
+            row = await _timed_model(name, role, spec, context, served)
+            checked[spec] = (name, row)
             rows.append(row)
     return rows
 
 
 async def _timed_model(
-    role: ModelRole, spec: str, context: LLMContext, served: list[str] | None
+    name: str, role: ModelRole, spec: str, context: LLMContext, served: list[str] | None
 ) -> Check:
     from personae.commands.doctor_checks import check_model, timed
 
     model = context.chat_model(spec, role)
-    return await timed(f"{role} model", lambda: check_model(role, spec, model, served))
+    row = await timed(name, lambda: check_model(role, spec, model, served))
+    row.name = name  # the role's row, or the row of the evaluation whose judge this is
+    if name.startswith("judge model (") and row.status == "fail":
+        row.detail += "; or name a judge the server serves: --judge-model / PERSONAE_JUDGE_MODEL"
+    return row
 
 
 def _folder_rows(args: argparse.Namespace, settings: Settings) -> list[Check]:

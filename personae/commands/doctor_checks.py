@@ -181,6 +181,17 @@ def _short(error: RemoteError) -> str:
 # --- the other services ------------------------------------------------------------------------
 
 
+async def check_checkpointer(settings: Settings) -> Check:
+    """``PERSONAE_CHECKPOINTER``: its form, and a Postgres server answering a query.
+
+    Every checkpointing command (``profile``, ``chat``, ``act``, ``arc build``) opens it first;
+    an unreachable database would fail each of them with exit 3.
+    """
+    from personae.checkpointers import describe_checkpointer
+
+    return Check("checkpointer", "ok", await describe_checkpointer(settings))
+
+
 async def check_embedding(settings: Settings) -> Check:
     """The configured embedding loads and embeds one text."""
     import asyncio

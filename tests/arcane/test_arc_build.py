@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,12 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from personae.agents.arcane import arc_rules
-from personae.agents.arcane.axes import AxisInduction, in_order, induction_schema
+from personae.agents.arcane.axes import (
+    AxisInduction,
+    in_order,
+    induction_schema,
+    reconciliation_schema,
+)
 from personae.errors import NothingUsableError
 from personae.graphs.arcane.arc_build import ArcBuildContext, arcs_of, build_graph
 from personae.graphs.arcane.context import checkpoint_serde
@@ -192,3 +198,35 @@ async def test_a_reconciliation_still_invalid_leaves_nothing_usable(
     with pytest.raises(NothingUsableError, match="nothing usable left: the reconciliation"):
         await build_graph().ainvoke(request, context=_context(tmp_path))
     assert load_arcs(tmp_path / "novels" / "the_river") == []
+
+
+def test_the_schemas_leave_the_axis_type_to_the_list_it_sits_in() -> None:
+    """The code knows an axis's type from its list: neither T14 nor T15 asks the model."""
+    for schema in (induction_schema(6), reconciliation_schema(6)):
+        text = json.dumps(schema.model_json_schema())
+        assert "axis_type" not in text, schema.__name__
+
+
+async def test_a_contradicting_axis_type_does_not_survive(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """``final_intra_01`` answered with ``axis_type: relational`` is stored intrapersonal."""
+    imported_novel(tmp_path)
+    merged = model.responders["Reconciliation"]
+
+    def contradicting(messages: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = merged(messages)
+        for axis in answer["intrapersonal_axes"]:
+            axis["axis_type"] = "relational"
+        for axis in answer["relational_axes"]:
+            axis["axis_type"] = "intrapersonal"
+        return answer
+
+    model.responders["Reconciliation"] = contradicting
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    result = await build_graph().ainvoke(request, context=_context(tmp_path))
+    kept = {a.axis_id: a.axis_type for a in arcs_of(result)}
+    assert kept == {"final_intra_01": "intrapersonal", "final_rel_01": "relational"}
+    critic_prompts = [prompt_text(m) for m in model.calls_for("CriticAnswer")]
+    intra = [p for p in critic_prompts if "final_intra_01" in p]
+    assert intra and all("AXIS TYPE: INTRAPERSONAL" in p for p in intra)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arcane_world import imported_novel, prepared_novel
+from arcane_world import arc_responders, imported_novel, prepared_novel
 
 from personae.cli import main
 from personae.testing import ScriptedChatModel, override_models, prompt_text
@@ -120,3 +120,51 @@ def test_prompt_renders_a_probe_phase_without_a_model_call(
     assert main([*argv[:3], "--probe", "nope", "--phase", "0", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert "has no phase 7" in err[0] and "unknown probe 'nope'" in err[1]
+
+
+def test_act_after_a_build_that_kept_no_arc_says_why_and_what_needs_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every critic says no: the rerun the old message asked for would answer the same."""
+    imported_novel(tmp_path)
+    responders = arc_responders()
+    responders["CriticAnswer"] = lambda m: {"verdict": False, "reasoning": "No.", "citations": []}
+    build = ["arc", "build", "the_river", "--character", "Ada", "--yes", "--data", str(tmp_path)]
+    with override_models(ScriptedChatModel(responders=responders)):
+        assert main([*build, "--model", "openai:scripted"]) == 0
+    capsys.readouterr()
+    scripted = ScriptedChatModel(responders={"text": _answer})
+    argv = ["arcane", "act", "the_river", "A scene.", "--character", "Ada", "--chapter", "3"]
+    with override_models(scripted):
+        assert main([*argv, "--data", str(tmp_path), "--model", "openai:scripted"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and scripted.calls == []
+    assert "kept no arc" in err and "fewer than 2 of 3 critics found it valid" in err
+    assert str(tmp_path / "novels/the_river/arcs/ada.json") in err
+    assert "--mode vanilla|summary|rag|lifechoice|timechara" in err
+    assert "run personae arc build" not in err
+
+
+def test_act_with_an_axis_the_character_lacks_names_the_kept_ones(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)
+    argv = ["arcane", "act", "the_river", "A scene.", "--character", "Ada", "--chapter", "3"]
+    argv += ["--axis", "final_rel_09", "--data", str(tmp_path), "--model", "openai:scripted"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Ada has no axis final_rel_09" in err and "kept: final_intra_01" in err
+    assert model.calls == []
+
+
+def test_act_for_a_character_never_built_says_to_build_or_use_a_mode_without_arcs(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prepared_novel(tmp_path)  # arcs for Ada only
+    argv = ["arcane", "act", "the_river", "A scene.", "--character", "Bram", "--chapter", "3"]
+    assert main([*argv, "--data", str(tmp_path), "--model", "openai:scripted"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no arc for Bram in the_river" in err and len(err.splitlines()) == 1
+    assert "run personae arc build the_river --character 'Bram'" in err
+    assert "or answer without an arc: --mode vanilla|summary|rag|lifechoice|timechara" in err
+    assert model.calls == []

@@ -9,7 +9,9 @@ bank's embedding; each has its own bank). With ``--memory DIR`` the bookmark ban
 there, so later calls reuse and extend it; without it the bank lives in this process only and
 starts empty. With ``--memory`` the step is also checkpointed there
 (:mod:`personae.graphs.bookmarks.step_checkpoints`): a rerun of a killed step resumes it,
-paying only for the LLM calls that were in flight.
+paying only for the LLM calls that were in flight. Before the step, the estimate of its model
+calls is printed (:func:`personae.evals.bookmarks.costs.estimate_step`), and ``--max-calls N``
+stops it cleanly at N paid calls: the rerun resumes it, reusing every answer already paid for.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from personae.agents.costs import Estimate
 from personae.commands.bookmarks.options import (
     add_method_flag,
     add_roles_flag,
@@ -29,10 +33,13 @@ from personae.commands.bookmarks.options import (
 )
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.degraded import print_degraded
+from personae.errors import InputError
 from personae.files import check_writable_dir
+from personae.llm import CallLimitReached
 
 if TYPE_CHECKING:
     from personae.graphs.bookmarks.graph import BookmarksContext
+    from personae.memory.bookmarks.storyline import Storyline
 
 
 def register(commands: Any) -> None:
@@ -62,6 +69,14 @@ def register(commands: Any) -> None:
         action="store_true",
         help="with --memory: start the step over, discarding what an interrupted run of the "
         "same step left (by default a rerun resumes it, paying only for calls in flight)",
+    )
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        metavar="N",
+        help="stop cleanly before model call N+1 (needs --memory: the stopped step is kept "
+        "there, and a rerun resumes it, reusing every answer already paid for); the estimate "
+        "printed before the step says what to expect",
     )
     # The BOOKMARKS context's default sampling (graphs/bookmarks/acting.py), not the server's.
     add_model_flags(parser, temperature_default="0 for every role, as the released runner's 1e-8")
@@ -130,15 +145,72 @@ def act_context(args: argparse.Namespace) -> BookmarksContext:
     return context
 
 
+def check_max_calls(args: argparse.Namespace) -> None:
+    """``--max-calls``: at least 1, and with ``--memory`` (where a stopped step resumes)."""
+    if args.max_calls is None:
+        return
+    if args.max_calls < 1:
+        raise InputError(f"--max-calls {args.max_calls} allows no call", "pass 1 or more")
+    if args.memory is None:
+        raise InputError(
+            "--max-calls needs --memory",
+            "pass --memory DIR: the stopped step is kept there and a rerun resumes it",
+        )
+
+
+def estimate_act(storyline: Storyline, character: str, position: int, context: Any) -> Estimate:
+    """The step's calls, from where the bank last synced the character's bookmarks."""
+    from personae.evals.bookmarks.costs import estimate_step
+    from personae.graphs.bookmarks.resources import resources_for
+
+    bank = resources_for(
+        context.storyline_path, context.memory_dir, context.chroma, context.text_embedding()
+    ).bank
+    synced = [b.position for b in bank.all() if b.character == character]
+    before = [p for p in synced if p <= position]
+    step = estimate_step(
+        storyline,
+        character,
+        position,
+        max(before) if before else None,
+        released=context.prompts == "released",
+    )
+    where = f"bookmarks synced to {max(before)}" if before else "no bookmark of them yet"
+    return Estimate(step.calls, step.tokens, f"one step of {character} at {position}, {where}")
+
+
+def stopped_at_limit(args: argparse.Namespace) -> CallLimitReached:
+    """The one line for a step stopped by ``--max-calls``: the limit, and how to go on."""
+    again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a) or "personae act ..."
+    return CallLimitReached(
+        f"stopped at --max-calls {args.max_calls}: the step is kept in {args.memory}",
+        f"rerun to continue (answers already paid for are reused; raise or drop --max-calls): "
+        f"personae {again}",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
+    from personae.agents.costs import estimate_line
+    from personae.llm import call_limit
     from personae.runners.bookmarks import check_step, predict_action, scene_view
 
     storyline, character, position = check_step(args.storyline, args.character, args.position)
+    check_max_calls(args)
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
     context = act_context(args)
-    step = asyncio.run(predict_action(character, position, context=context, fresh=args.fresh))
+    estimate = estimate_act(storyline, character, position, context)
+    models = {"model": context.model, "fast model": context.fast_model}
+    sys.stderr.write("personae: " + estimate_line(estimate, models))
+    sys.stderr.flush()
+    try:
+        with call_limit(args.max_calls):
+            step = asyncio.run(
+                predict_action(character, position, context=context, fresh=args.fresh)
+            )
+    except CallLimitReached:
+        raise stopped_at_limit(args) from None
     if step.resumed:
         sys.stderr.write(
             "personae: resumed the interrupted step: its finished work was reused "
