@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from personae.agents.costs import Estimate
 from personae.commands.bookmarks.options import (
     add_method_flag,
     add_roles_flag,
@@ -35,10 +34,11 @@ from personae.commands.models import add_embedding_flag, add_model_flags, model_
 from personae.degraded import print_degraded
 from personae.errors import InputError
 from personae.files import check_writable_dir
-from personae.llm import CallLimitReached
 
 if TYPE_CHECKING:
+    from personae.agents.costs import Estimate
     from personae.graphs.bookmarks.graph import BookmarksContext
+    from personae.llm import CallLimitReached
     from personae.memory.bookmarks.storyline import Storyline
 
 
@@ -160,6 +160,7 @@ def check_max_calls(args: argparse.Namespace) -> None:
 
 def estimate_act(storyline: Storyline, character: str, position: int, context: Any) -> Estimate:
     """The step's calls, from where the bank last synced the character's bookmarks."""
+    from personae.agents.costs import Estimate
     from personae.evals.bookmarks.costs import estimate_step
     from personae.graphs.bookmarks.resources import resources_for
 
@@ -181,6 +182,8 @@ def estimate_act(storyline: Storyline, character: str, position: int, context: A
 
 def stopped_at_limit(args: argparse.Namespace) -> CallLimitReached:
     """The one line for a step stopped by ``--max-calls``: the limit, and how to go on."""
+    from personae.llm import CallLimitReached
+
     again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a) or "personae act ..."
     return CallLimitReached(
         f"stopped at --max-calls {args.max_calls}: the step is kept in {args.memory}",
@@ -192,7 +195,7 @@ def stopped_at_limit(args: argparse.Namespace) -> CallLimitReached:
 def run(args: argparse.Namespace) -> int:
     """Check the input, run one BOOKMARKS step and print the action and its grounding."""
     from personae.agents.costs import estimate_line
-    from personae.llm import call_limit
+    from personae.llm import CallLimitReached, call_limit
     from personae.runners.bookmarks import check_step, predict_action, scene_view
 
     storyline, character, position = check_step(args.storyline, args.character, args.position)
