@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from arcane_world import imported_novel
+from cli_errors import assert_one_line_error
 from langgraph.graph import START, StateGraph
 from source_tree import walked
 from typing_extensions import TypedDict
@@ -109,6 +110,50 @@ def test_a_command_with_an_unreachable_database_exits_3_in_one_line(
     assert main([*annotate, "--export", str(tmp_path / "sheet.csv")]) == 2
     assert "is not a checkpointer" in capsys.readouterr().err
     assert not (tmp_path / "sheet.csv").exists()
+
+
+SECRET = "Hunter2Pw"
+MALFORMED = [
+    f"postgres//u:{SECRET}@h/db",  # the colon of :// missing: did not parse, was echoed whole
+    f"postgresql:u:{SECRET}@h/db",
+    f"postgresql://u:{SECRET}@h:notaport/db",
+    f"postgresql://u:{SECRET}@127.0.0.1:99999/db",
+    f"postgresql://u:{SECRET}@127.0.0.1/db?sslmode=bogus",
+    f"postgresql://u:{SECRET}@[::1/db",
+    f"postgresql://u:{SECRET[:4]}@{SECRET[4:]}@h/db",
+    f"postgresql://u:{SECRET[:4]} {SECRET[4:]}@h/db",
+    f"postgresql://u:{SECRET}/db",
+    f"postgresql://u:{SECRET}@/db?host=%zz",
+    f"postgresql://u@127.0.0.1/db?password={SECRET}&port=0",
+    f"host=127.0.0.1 password={SECRET}",
+    f"mysql://u:{SECRET}@db/x",
+    f"postgresql://u:{SECRET}@127.0.0.1:5432,h2:x/db",
+]
+
+
+@pytest.mark.parametrize("value", MALFORMED)
+def test_no_malformed_setting_shows_its_password_and_each_exits_2(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: unparsed values were echoed whole; a bad port or sslmode was exit 3."""
+    imported_novel(tmp_path)
+    monkeypatch.setenv("PERSONAE_CHECKPOINTER", value)
+    sheet = tmp_path / "sheet.csv"
+    assert (
+        main(["arc", "annotate", "the_river", "--data", str(tmp_path), "--export", str(sheet)]) == 2
+    )
+    captured = capsys.readouterr()
+    assert_one_line_error(captured.err, r"PERSONAE_CHECKPOINTER=.* is not a (checkpointer|valid)")
+    for shown in (captured.out, captured.err):
+        assert SECRET not in shown and SECRET[:4] not in shown and SECRET[4:] not in shown
+    assert not sheet.exists()
+
+
+def test_every_error_message_hides_a_url_password() -> None:
+    error = RemoteError(f"cannot reach postgresql://u:{SECRET}@h/db", "start it")
+    assert str(error) == "cannot reach postgresql://***@h/db; start it"
+    param = ConfigurationError(f"conninfo 'host=h password={SECRET}' refused")
+    assert str(param) == "conninfo 'host=h password=***' refused"
 
 
 def test_a_missing_postgres_server_is_a_remote_error(tmp_path: Path) -> None:
