@@ -181,3 +181,26 @@ def test_killed_build_resumes_from_postgres_and_votes_round_trip(
     assert main(annotate) == 0
     assert len(sheet.read_text(encoding="utf-8").splitlines()) == 1 + 3 * 3
     assert not (tmp_path / "novels/the_river/.checkpoints.sqlite").exists()
+
+
+def test_degraded_critiques_are_named_and_a_rerun_asks_again(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: `arc build` printed a bare ``degraded: N``; the rerun must ask again, not
+    replay a cached invalid answer."""
+    imported_novel(tmp_path)
+    critic = model.responders["CriticAnswer"]
+    model.responders["CriticAnswer"] = lambda _: {"not": "a verdict"}
+    assert _build(tmp_path, "--yes") == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("degraded: ")
+    count = int(err[-1].split()[1])
+    assert err[-1] == (
+        f"degraded: {count} (critiques {count}): model answers still invalid after retries "
+        "(listed above); a rerun asks the model again"
+    )
+    model.responders["CriticAnswer"] = critic
+    model.calls.clear()
+    assert _build(tmp_path, "--yes") == 0
+    assert len(model.calls_for("CriticAnswer")) == count  # asked again; the valid ones cached
+    assert "degraded" not in capsys.readouterr().err

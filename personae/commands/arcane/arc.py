@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
-from personae.degraded import print_degraded
+from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
 
 if TYPE_CHECKING:
@@ -196,8 +196,11 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
     for line in degraded:
         out.write(f"  degraded item: {line}\n")
     if degraded:
+        from personae.graphs.arcane.arc_build import degraded_kinds
+
         out.flush()
-        print_degraded(len(degraded))
+        note = f"model answers still invalid after retries (listed above); {RERUN_ASKS_AGAIN}"
+        print_degraded(len(degraded), degraded_kinds(degraded), note)
 
 
 def run_show(args: argparse.Namespace) -> int:
