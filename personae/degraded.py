@@ -96,8 +96,10 @@ RERUN_ASKS_AGAIN = "a rerun asks the model again"
 
 
 def print_degraded(total: int, kinds: Mapping[str, int] | None = None, note: str = "") -> None:
-    """Print :func:`degraded_line` to stderr when anything degraded, then ``note`` (what it
-    means, what to do) after a colon."""
+    """Print :func:`degraded_line` to stderr when anything degraded.
+
+    ``note`` (what the items are, what to do about them) follows after a colon.
+    """
     line = degraded_line(total, kinds)
     if line:
         sys.stderr.write(line + (f": {note}" if note else "") + "\n")
