@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -118,12 +119,18 @@ def parse_jsonl(
     ]
 
 
-def require_file(path: Path, label: str, fix: str) -> None:
-    """``InputError`` unless ``path`` is a file: a folder is named as one, not "missing"."""
+def require_file(path: Path, label: str, fix: str, *, pipe_ok: bool = False) -> None:
+    """``InputError`` unless ``path`` is a file: a folder is named as one, not "missing".
+
+    ``pipe_ok``: a pipe is accepted too (``--references <(printf ...)``), for a caller that
+    reads the file exactly once (a second read of a pipe would wait forever).
+    """
     if path.is_dir():
         raise InputError(f"{label} {path} is a folder, not a file", fix)
     if not path.exists():
         raise InputError(f"{label} {path} does not exist", fix)
+    if pipe_ok and stat.S_ISFIFO(path.stat().st_mode):
+        return
     if not path.is_file():
         raise InputError(f"{label} {path} is not a regular file", fix)
 

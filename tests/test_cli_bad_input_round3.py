@@ -140,3 +140,40 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     assert_one_line_error(capsys.readouterr().err, case.problem)
     written = files_under(tmp_path) - before
     assert {p for p in written if not p.is_relative_to(tmp_path / "out")} == set()
+
+
+def test_a_references_pipe_is_read(tmp_path: Path) -> None:
+    """Issue 27: ``eval profile --references <(printf ...)`` refused the pipe."""
+    import os
+    import threading
+
+    from personae.commands.characterhub.eval_profile import read_references
+
+    pipe = tmp_path / "refs.csv"
+    os.mkfifo(pipe)
+
+    def write() -> None:
+        with pipe.open("w", encoding="utf-8") as handle:
+            handle.write("character,reference\nToki,https://hokuto.fandom.com/wiki/Toki\n")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        assert read_references(pipe) == {"toki": "https://hokuto.fandom.com/wiki/Toki"}
+    finally:
+        if writer.is_alive():  # refused unread: open the reading end so the writer ends
+            os.close(os.open(pipe, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(timeout=10)
+
+
+def test_no_message_quotes_a_name_before_its_possessive() -> None:
+    """Issue 27: ``f"{name!r}'s"`` printed ``'Raoh''s profile``."""
+    root = Path(__file__).resolve().parents[1]
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("personae", "agents", "tools", "memory", "graphs", "evals")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"!r\}'s\b", line)
+    ]
+    assert found == []

@@ -48,7 +48,7 @@ async def _check(state: ProfilerState, context: ProfilerContext) -> _Checked:
     profile, prose, used = await check_prose(model, state["profile"], [f.text for f in kept])
     if not profile.strip():
         raise NothingUsableError(
-            f"no sentence of {state['name']!r}'s profile is supported by a checked fact",
+            f"no sentence of {state['name']}'s profile is supported by a checked fact",
             "rerun with a stronger --model, or pass --no-check-citations to keep it as is",
         )
     return _Checked(kept, profile, usage + used, dropped, unchecked, prose)

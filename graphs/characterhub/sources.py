@@ -191,6 +191,6 @@ async def find_character(
             return None, None, [*notices, notice]
         except TooLargeError as error:
             # A retry gets the same page: search the wiki (and the web) without it, saying why.
-            notice = f"skipped {name!r}'s wiki page: {error.problem}; profiling from searches"
+            notice = f"skipped {name}'s wiki page: {error.problem}; profiling from searches"
             return wiki.base_url, None, [*notices, notice]
     return wiki.base_url, page, notices

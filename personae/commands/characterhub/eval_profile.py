@@ -147,7 +147,7 @@ def read_references(path: Path) -> dict[str, str]:
     """``{character (case-folded): reference}`` from a CSV ``character,reference``."""
     from personae.files import read_csv, require_file
 
-    require_file(path, "references file", "pass a CSV to --references")
+    require_file(path, "references file", "pass a CSV to --references", pipe_ok=True)
 
     fieldnames, records = read_csv(path)
     if not {"character", "reference"} <= set(fieldnames):
