@@ -204,3 +204,26 @@ def test_degraded_critiques_are_named_and_a_rerun_asks_again(
     assert _build(tmp_path, "--yes") == 0
     assert len(model.calls_for("CriticAnswer")) == count  # asked again; the valid ones cached
     assert "degraded" not in capsys.readouterr().err
+
+
+def test_a_rerun_removes_the_temporary_a_killed_build_left_in_the_cache(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """Issue 27: after kill -9 mid-write, ``cache/arcane/**/.*.json.*.tmp`` outlived the rerun."""
+    import os
+    import time
+
+    imported_novel(tmp_path)
+    shard = tmp_path / "cache" / "arcane" / "ab"
+    shard.mkdir(parents=True)
+    stale = shard / ".ab12.json.0123456789abcdef.tmp"
+    writing = shard / ".ab34.json.fedcba9876543210.tmp"  # a live writer's: seconds old
+    kept = shard / "notes.tmp"  # not a name Personae gives its temporaries
+    for path in (stale, writing, kept):
+        path.write_text('{"answer": ')
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    os.utime(kept, (an_hour_ago, an_hour_ago))
+    assert _build(tmp_path, "--yes") == 0
+    assert not stale.exists() and writing.exists() and kept.exists()
+    assert list((tmp_path / "cache" / "arcane").rglob(".*.json.*.tmp")) == [writing]

@@ -141,8 +141,9 @@ def test_reset_runtime_clears_every_registered_cache() -> None:
     builders = per_call_schema_builders()
     for name in builders:
         importlib.import_module(name.rsplit(".", 1)[0])
-    # 19 caches of state (storylines, banks, clients, ...) and one per schema builder.
-    assert len(registered_caches()) == 19 + len(builders)
+    # 20 caches of state (storylines, banks, clients, swept folders, ...) and one per schema
+    # builder.
+    assert len(registered_caches()) == 20 + len(builders)
 
 
 def test_after_a_reset_nothing_cached_comes_back(tmp_path: Path) -> None:
