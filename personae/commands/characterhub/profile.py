@@ -168,6 +168,12 @@ def register(commands: Any) -> None:
         "(its checkpoints are dropped; cached pages are kept unless --cache-ttl expires them)",
     )
     parser.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep a finished run's every checkpoint (default: only the last, which a rerun "
+        "writes the files from)",
+    )
+    parser.add_argument(
         "--cache-ttl",
         metavar="AGE",
         help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
@@ -286,11 +292,13 @@ async def profile_one(
     card_system_prompt: bool = False,
     *,
     force: bool = False,
+    keep_checkpoints: bool = False,
     saver: BaseCheckpointSaver[Any],
 ) -> ProfilePaths:
     """Profile one character with checkpoints in ``saver`` (resumes an interrupted run), write it.
 
     ``force`` drops the character's checkpoints first, so it is profiled again from scratch.
+    Once written, the run's checkpoints but the last are dropped unless ``keep_checkpoints``.
     """
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
@@ -321,7 +329,7 @@ async def profile_one(
         )
     values = (await app.aget_state(config)).values
     _report_usage(values.get("usage", {}), lambda line: progress(f"{row.name}: {line}"))
-    return write_profile(
+    paths = write_profile(
         out_dir,
         {**values, "structured_output": chosen_methods()},
         name=row.name,
@@ -329,6 +337,11 @@ async def profile_one(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
+    if not keep_checkpoints:
+        from personae.checkpointers import prune_finished
+
+        await prune_finished(saver, config["configurable"]["thread_id"])
+    return paths
 
 
 async def _stream_run(
@@ -397,6 +410,7 @@ async def profile_single(
             progress,
             args.card_system_prompt,
             force=args.force,
+            keep_checkpoints=args.keep_checkpoints,
             saver=saver,
         )
 
@@ -417,6 +431,7 @@ async def profile_rows(
                 progress,
                 args.card_system_prompt,
                 force=args.force,
+                keep_checkpoints=args.keep_checkpoints,
                 saver=saver,
             ),
             done=lambda row: (
