@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.persona import index_options
     from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.settings import check_checkpointer_spec
     from personae.tools.amadeus.indexing import index_persona
 
     if args.ask is not None and not args.ask.strip():
@@ -161,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gs_wave < 1:
         raise InputError("--gs-wave must be at least 1", "pass 1 or more")
     context = agent_context(args)
+    check_checkpointer_spec(context.settings.checkpointer)  # before indexing writes anything
     options = index_options(args, context)
     character = args.character
     if args.source:

@@ -81,6 +81,11 @@ def index_options(args: argparse.Namespace, store: EmbeddingContext | None = Non
 
     context = store or store_context(args)
     memory: Path = args.memory
+    if args.chunk_size < 1 or not 0 <= args.overlap < args.chunk_size:
+        raise InputError(
+            f"--chunk-size {args.chunk_size} / --overlap {args.overlap} cannot split a text",
+            "pass a --chunk-size of 1 or more and an --overlap from 0 to below it",
+        )
     if memory.exists() and not memory.is_dir():
         raise InputError(f"--memory {memory} is a file", "pass a folder for the persona index")
     return IndexSettings(

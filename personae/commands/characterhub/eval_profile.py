@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
+from personae.urls import web_url
 
 if TYPE_CHECKING:
     from personae.evals.characterhub.profile_eval import (
@@ -208,7 +209,9 @@ async def build_cases(
             "pass --references FILE.csv with one row per character",
         )
     wiki_pages = [d.wiki_page for docs in groups.values() for _, d in docs if d.wiki_page]
-    configured = [settings.fandom_template, *wiki_pages]
+    template = settings.fandom_template.replace("{slug}", "x")
+    configured = [web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")]
+    configured += wiki_pages
     if settings.tavily_api_key:
         configured.append(settings.tavily_base_url)
     hosts = [urlsplit(u.replace("{slug}", "x")).netloc for u in configured]
