@@ -55,6 +55,28 @@ def batch(folder: Path) -> Path:
     return path
 
 
+Argv = Callable[[Path], list[str]]
+
+
+def with_url(url: str) -> Callable[[Callable[[Path, str], list[str]]], Argv]:
+    """``argv(folder, url)`` with ``url`` bound: ``with_url(url)(lambda f, u: [...])``."""
+
+    def bind(argv: Callable[[Path, str], list[str]]) -> Argv:
+        return lambda folder: argv(folder, url)
+
+    return bind
+
+
+def extended(argv: Argv, *extra: str) -> Argv:
+    """``argv`` with ``extra`` flags after it."""
+    return lambda folder: [*argv(folder), *extra]
+
+
+def with_memory(argv: Argv) -> Argv:
+    """``argv`` with ``--memory`` in the case's output folder."""
+    return lambda folder: [*argv(folder), "--memory", str(folder / "out")]
+
+
 def url_cases() -> dict[str, Case]:
     """Issue 27.3: every URL a user gives goes through one checker (tracebacks before)."""
     cases: dict[str, Case] = {}
@@ -62,50 +84,63 @@ def url_cases() -> dict[str, Case]:
         shown = re.escape(url)
         cases |= {
             f"persona index {label}": Case(  # ValueError: Invalid IPv6 URL
-                lambda f, u=url: ["persona", "index", u + "/wiki/X", "--memory", str(f / "out")],
+                with_url(url)(
+                    lambda f, u: ["persona", "index", u + "/wiki/X", "--memory", str(f / "out")]
+                ),
                 rf"the persona source '{shown}/wiki/X' is not an http\(s\) URL",
             ),
             f"chat source {label}": Case(
-                lambda f, u=url: ["chat", u + "/wiki/X", "--memory", str(f / "out")],
+                with_url(url)(lambda f, u: ["chat", u + "/wiki/X", "--memory", str(f / "out")]),
                 rf"the persona source '{shown}/wiki/X' is not an http\(s\) URL",
             ),
             f"doctor --wiki {label}": Case(  # ValueError: Invalid IPv6 URL
-                lambda f, u=url: ["doctor", "--wiki", u], rf"the wiki URL '{shown}' is not"
+                with_url(url)(lambda f, u: ["doctor", "--wiki", u]),
+                rf"the wiki URL '{shown}' is not",
             ),
             f"eval profile --reference {label}": Case(
-                lambda f, u=url: ["eval", "profile", str(profile_json(f)), "--reference", u],
+                with_url(url)(
+                    lambda f, u: ["eval", "profile", str(profile_json(f)), "--reference", u]
+                ),
                 rf"--reference '{shown}' is not an http\(s\) URL",
             ),
             f"profile --batch --server {label}": Case(  # httpx InvalidURL traceback
-                lambda f, u=url: [
-                    *["profile", "--batch", str(batch(f)), "--server", u],
-                    *["--out", str(f / "out")],
-                ],
+                with_url(url)(
+                    lambda f, u: [
+                        *["profile", "--batch", str(batch(f)), "--server", u],
+                        *["--out", str(f / "out")],
+                    ]
+                ),
                 rf"--server '{shown}' is not an http\(s\) URL",
             ),
             f"bench --server {label}": Case(
-                lambda f, u=url: [
-                    *["bench", "bookmarks", str(storyline(f)), "--server", u],
-                    *["--out", str(f / "out")],
-                ],
+                with_url(url)(
+                    lambda f, u: [
+                        *["bench", "bookmarks", str(storyline(f)), "--server", u],
+                        *["--out", str(f / "out")],
+                    ]
+                ),
                 rf"--server '{shown}' is not an http\(s\) URL",
             ),
             f"eval arcane --server {label}": Case(
-                lambda f, u=url: [
-                    *["eval", "arcane", "book", "--server", u, "--data", str(f)],
-                    *["--out", str(f / "out")],
-                ],
+                with_url(url)(
+                    lambda f, u: [
+                        *["eval", "arcane", "book", "--server", u, "--data", str(f)],
+                        *["--out", str(f / "out")],
+                    ]
+                ),
                 rf"--server '{shown}' is not an http\(s\) URL",
             ),
             f"profile --exclude-url {label}": Case(  # tried the network 5 times before
-                lambda f, u=url: [
-                    *["profile", "Kenshiro", "--wiki", "https://w.org", "--exclude-url", u],
-                    *["--out", str(f / "out")],
-                ],
+                with_url(url)(
+                    lambda f, u: [
+                        *["profile", "Kenshiro", "--wiki", "https://w.org", "--exclude-url", u],
+                        *["--out", str(f / "out")],
+                    ]
+                ),
                 rf"--exclude-url '{shown}' is not an http\(s\) URL",
             ),
             f"mcp --wiki {label}": Case(
-                lambda f, u=url: ["mcp", "--wiki", u], rf"the wiki URL '{shown}' is not"
+                with_url(url)(lambda f, u: ["mcp", "--wiki", u]), rf"the wiki URL '{shown}' is not"
             ),
         }
     return cases
@@ -217,15 +252,15 @@ def bulk_cases() -> dict[str, Case]:
     """The table beyond the URLs: flags, settings and files of every command."""
     C: dict[str, tuple[Callable[[Path], list[str]], dict[str, str]]] = {}
     for name, b in MODEL_CMDS.items():
-        C[f"{name} --temperature abc"] = (lambda f, b=b: [*b(f), "--temperature", "abc"], {})
-        C[f"{name} --top-p 7"] = (lambda f, b=b: [*b(f), "--top-p", "7"], {})
+        C[f"{name} --temperature abc"] = (extended(b, "--temperature", "abc"), {})
+        C[f"{name} --top-p 7"] = (extended(b, "--top-p", "7"), {})
         C[f"{name} PERSONAE_TEMPERATURE=hot"] = (b, {"PERSONAE_TEMPERATURE": "hot"})
         C[f"{name} PERSONAE_EMBEDDINGS=bogus"] = (b, {"PERSONAE_EMBEDDINGS": "bogus"})
-        C[f"{name} --model nomodel"] = (lambda f, b=b: [*b(f), "--model", "gpt4"], {})
+        C[f"{name} --model nomodel"] = (extended(b, "--model", "gpt4"), {})
     for name in ("act", "chat", "arc build", "profile"):
         b = MODEL_CMDS[name]
         if name == "act":
-            b = lambda f, b=b: [*b(f), "--memory", out(f)]  # noqa: E731 - no memory, no checkpoints
+            b = with_memory(b)  # without --memory, act opens no checkpointer
         C[f"{name} PERSONAE_CHECKPOINTER=postgres//u:pw@h/db"] = (
             b,
             {"PERSONAE_CHECKPOINTER": "postgres//u:Hunter2Pw@h/db"},
