@@ -227,3 +227,24 @@ def test_a_rerun_removes_the_temporary_a_killed_build_left_in_the_cache(
     assert _build(tmp_path, "--yes") == 0
     assert not stale.exists() and writing.exists() and kept.exists()
     assert list((tmp_path / "cache" / "arcane").rglob(".*.json.*.tmp")) == [writing]
+
+
+def test_a_finished_build_keeps_only_its_last_checkpoint(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: a finished build's checkpoints stayed; ``--keep-checkpoints`` keeps them."""
+    import sqlite3
+
+    def rows() -> int:
+        database = tmp_path / "novels/the_river/.checkpoints.sqlite"
+        with sqlite3.connect(database) as db:
+            return int(db.execute("select count(*) from checkpoints").fetchone()[0])
+
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--yes", "--keep-checkpoints") == 0
+    kept = rows()
+    assert _build(tmp_path, "--yes") == 0  # the rerun (cached answers), then pruned
+    assert kept > 5 and rows() == 1
+    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls" in capsys.readouterr().out
+    assert _build(tmp_path, "--yes") == 0  # and from the pruned file, once more
+    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls" in capsys.readouterr().out

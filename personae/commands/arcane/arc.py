@@ -54,6 +54,11 @@ def register(commands: Any) -> None:
     build.add_argument("--critic-model", help="critic model provider:model (default --model)")
     build.add_argument("--yes", action="store_true", help="accept a large estimated cost")
     build.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep a finished build's every checkpoint (default: only the last)",
+    )
+    build.add_argument(
         "--confirm-above",
         type=int,
         default=DEFAULT_CONFIRM_ABOVE,
@@ -123,7 +128,11 @@ def run_build(args: argparse.Namespace) -> int:
     context = ArcBuildContext(critic_model=args.critic_model or "", **context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
     for character in characters:
-        asyncio.run(_build_one(novel.folder, novel.slug, character, args.split, context))
+        asyncio.run(
+            _build_one(
+                novel.folder, novel.slug, character, args.split, context, args.keep_checkpoints
+            )
+        )
     return 0
 
 
@@ -146,8 +155,11 @@ def suggest(novel: Any, top: int) -> int:
     return 0
 
 
-async def _build_one(folder: Path, slug: str, character: str, split: str, context: Any) -> None:
-    from personae.checkpointers import open_checkpointer
+async def _build_one(
+    folder: Path, slug: str, character: str, split: str, context: Any, keep: bool = False
+) -> None:
+    """Build (or resume) one character's arcs; a finished build keeps its last checkpoint."""
+    from personae.checkpointers import open_checkpointer, prune_finished
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
 
@@ -172,6 +184,8 @@ async def _build_one(folder: Path, slug: str, character: str, split: str, contex
                 if node == "process_chapter" and isinstance(update, dict):
                     _progress(f"{character}: chapter {int(update['cursor']) - 1} read")
         final = await app.aget_state(config)
+        if not (keep or final.next or final.interrupts):
+            await prune_finished(saver, config["configurable"]["thread_id"])
     _report(character, final.values, bool(final.interrupts), slug)
 
 
