@@ -194,3 +194,28 @@ def test_postgres_keeps_one_schema_per_folder_and_resumes_across_connections(
             (schema_for(first),),
         ).fetchone()
     assert row is not None and row[0] == f"Personae checkpoints of {first.resolve()}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "postgresql://u:pw@[::1]:5432/db",
+        "postgresql://u:pw@[::1]/db",
+        "postgresql://h1:5432,h2:5433/db?sslmode=require&port=5432",
+        "postgres://u:p%40ss@h/db?sslmode=verify-full",
+        "postgresql:///db?host=/var/run/postgresql",
+    ],
+)
+def test_well_formed_postgres_urls_pass_the_form_check(value: str) -> None:
+    from personae.settings import check_checkpointer_spec
+
+    assert check_checkpointer_spec(f"  {value} ") == value
+
+
+def test_a_masked_setting_keeps_what_cannot_be_a_password() -> None:
+    from personae.credentials import masked_setting
+
+    assert masked_setting("postgresql://h:5432/db") == "postgresql://h:5432/db"
+    assert masked_setting("postgresql://[::1]/db") == "postgresql://[::1]/db"
+    assert masked_setting("postgresql://u:secret/db") == "postgresql://***/db"
+    assert masked_setting("host=h password='a b' dbname=x") == "host=h password=*** dbname=x"
