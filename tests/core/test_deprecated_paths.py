@@ -49,4 +49,4 @@ def test_the_new_packages_load_their_submodules_without_a_warning() -> None:
 
 def test_an_unknown_name_under_an_old_path_is_an_attribute_error() -> None:
     with pytest.raises(ImportError, match="no_such_thing"):
-        from personae.graphs.profiler import no_such_thing  # noqa: F401
+        from personae.graphs.profiler import no_such_thing  # noqa: F401  # pyright: ignore[reportMissingImports]
