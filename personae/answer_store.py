@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from personae.files import write_json_atomic
+from personae.files import remove_stale_temporaries, write_json_atomic
 from personae.process_caches import clears_on_reset
 
 logger = logging.getLogger(__name__)
@@ -97,6 +97,15 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 clears_on_reset("personae.answer_store.json_schemas", _json_schema.cache_clear)
 
 
+@functools.cache
+def _swept(directory: Path) -> int:
+    """Stale temporaries removed from ``directory`` (the first store opened on it sweeps)."""
+    return remove_stale_temporaries(directory) if directory.is_dir() else 0
+
+
+clears_on_reset("personae.answer_store.swept_folders", _swept.cache_clear)
+
+
 def answer_key(
     model_name: str,
     sampling: Mapping[str, Any],
@@ -140,6 +149,11 @@ class AnswerStore:
     replay_usage: bool = False
     scope: str = ""
     _counts: _Counts = field(default_factory=_Counts, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Remove what a killed writer left in the store (once per folder and process)."""
+        if self.directory is not None:
+            _swept(self.directory.resolve())
 
     @classmethod
     def journal(cls, folder: str | Path) -> AnswerStore:

@@ -19,6 +19,7 @@ from personae import __version__
 from personae.commands import tree
 from personae.commands.models import check_model_flags
 from personae.errors import PersonaeError
+from personae.urls import check_url_flags
 
 COMMAND_MODULES = (
     "personae.commands.characterhub.profile",
@@ -258,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _configure_logging(getattr(args, "verbose", 0))
         _show_notices()
         check_model_flags(args)  # before the handler's heavy imports
+        check_url_flags(args)
         return int(args.handler(args) or 0)
     except PersonaeError as error:
         print(f"personae: error: {error}", file=sys.stderr)

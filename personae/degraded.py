@@ -91,8 +91,15 @@ def add_max_failures_flag(parser: argparse.ArgumentParser, items: str) -> None:
     )
 
 
-def print_degraded(total: int, kinds: Mapping[str, int] | None = None) -> None:
-    """Print :func:`degraded_line` to stderr when anything degraded."""
+RERUN_ASKS_AGAIN = "a rerun asks the model again"
+"""What a user can do about degraded answers that are not cached (they are not)."""
+
+
+def print_degraded(total: int, kinds: Mapping[str, int] | None = None, note: str = "") -> None:
+    """Print :func:`degraded_line` to stderr when anything degraded.
+
+    ``note`` (what the items are, what to do about them) follows after a colon.
+    """
     line = degraded_line(total, kinds)
     if line:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(line + (f": {note}" if note else "") + "\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from personae.credentials import hide_credentials
+
 
 class PersonaeError(RuntimeError):
     """A problem the user can fix: says what is wrong and what to do about it.
@@ -10,13 +12,14 @@ class PersonaeError(RuntimeError):
     reaches the user. Library callers get an ordinary exception they can catch. A
     ``RuntimeError`` because the LangGraph server (``langgraph dev``, Studio, the HTTP API)
     shows the message of the exception classes it allows (``RuntimeError`` among them) and
-    replaces every other one with "An internal error occurred".
+    replaces every other one with "An internal error occurred". The problem never shows a
+    URL's user and password (:func:`~personae.credentials.hide_credentials`): CI logs keep it.
     """
 
     exit_code = 2
 
     def __init__(self, problem: str, fix: str | None = None) -> None:
-        self.problem = problem
+        self.problem = problem = hide_credentials(problem)
         self.fix = fix
         super().__init__(f"{problem}; {fix}" if fix else problem)
 

@@ -7,13 +7,17 @@ line naming the file and the fix (exit 2), never a traceback or an infinite scor
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import logging
 import math
 import os
+import re
 import secrets
+import stat
+import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -43,6 +47,30 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+STALE_TEMP_SECONDS = 60.0
+"""Age after which a write's temporary file is left over from a killed process: a write takes
+milliseconds, so a minute-old one has no writer any more."""
+_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+"""The names :func:`write_text_atomic` gives its temporary files."""
+
+
+def remove_stale_temporaries(folder: Path, older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Delete the temporary files a killed :func:`write_text_atomic` left under ``folder``.
+
+    ``kill -9`` mid-write leaves ``.NAME.<hex>.tmp`` beside the entry it was writing, and the
+    rerun, writing other temporaries, never removes it. Only files older than ``older_than``
+    seconds go (a running writer's file is younger). Returns how many were removed.
+    """
+    removed = 0
+    cutoff = time.time() - older_than
+    for path in folder.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
+            if _TEMPORARY.match(path.name) and path.lstat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -118,12 +146,18 @@ def parse_jsonl(
     ]
 
 
-def require_file(path: Path, label: str, fix: str) -> None:
-    """``InputError`` unless ``path`` is a file: a folder is named as one, not "missing"."""
+def require_file(path: Path, label: str, fix: str, *, pipe_ok: bool = False) -> None:
+    """``InputError`` unless ``path`` is a file: a folder is named as one, not "missing".
+
+    ``pipe_ok``: a pipe is accepted too (``--references <(printf ...)``), for a caller that
+    reads the file exactly once (a second read of a pipe would wait forever).
+    """
     if path.is_dir():
         raise InputError(f"{label} {path} is a folder, not a file", fix)
     if not path.exists():
         raise InputError(f"{label} {path} does not exist", fix)
+    if pipe_ok and stat.S_ISFIFO(path.stat().st_mode):
+        return
     if not path.is_file():
         raise InputError(f"{label} {path} is not a regular file", fix)
 

@@ -45,6 +45,7 @@ from personae.llm_endpoint import (
     with_endpoint_settings,
 )
 from personae.llm_errors import (
+    OPENAI_DEFAULT_BASE,
     RETRYABLE,
     SETTINGS_FIX,
     failure_kind,
@@ -465,7 +466,10 @@ def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLM
 
 
 def _server_of(model: BaseChatModel) -> str:
-    return getattr(model, "openai_api_base", None) or "the configured server"
+    """The server a model calls, for messages: OpenAI's own when an OpenAI client has no base."""
+    if hasattr(model, "openai_api_base"):
+        return model.openai_api_base or OPENAI_DEFAULT_BASE
+    return "the configured server"
 
 
 async def _ainvoke(

@@ -24,6 +24,8 @@ RETRYABLE: frozenset[FailureKind] = frozenset({"timeout", "connection", "rate_li
 """The kinds worth waiting for: they pass when the server recovers."""
 
 SETTINGS_FIX = "check OPENAI_BASE_URL / OPENAI_API_KEY and that the server is running"
+OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+"""Where the OpenAI client sends requests when no ``OPENAI_BASE_URL`` is set."""
 
 
 def _connect_errors() -> tuple[type[BaseException], ...]:
@@ -148,6 +150,12 @@ def remote_error(error: BaseException, base: str, fix: str = SETTINGS_FIX) -> Re
             "set PERSONAE_CONTEXT_WINDOW to the server's window (prompts are then cut to fit)",
         )
     status = status_of(error)
+    if status == 404 and base.startswith("http") and not base.rstrip("/").endswith("/v1"):
+        return RemoteError(
+            f"the LLM server at {base} answered HTTP 404 (no such path)",
+            "does OPENAI_BASE_URL end in /v1? OpenAI-compatible servers answer under it, "
+            "e.g. http://localhost:8000/v1",
+        )
     label = type(error).__name__ + (f" (HTTP {status})" if status is not None else "")
     text = str(error).splitlines()[0] if str(error) else label
     return RemoteError(f"the LLM at {base} failed: {label}: {text[:200]}", fix)

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from personae.errors import InputError, RemoteError
+from personae.errors import RemoteError
+from personae.urls import web_url
 
 THREAD_NAMESPACE = uuid.UUID("5f0e4a52-2d6b-4f4e-9c51-7d1c2a9b8e30")
 """Namespace of the deterministic thread ids (uuid5)."""
@@ -72,12 +73,7 @@ class ServerRuns:
     """A client of one LangGraph server for one command's units (an async context manager)."""
 
     def __init__(self, url: str, scope: str) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise InputError(
-                f"--server {url!r} is not an http(s) URL",
-                "pass the LangGraph server's URL, e.g. http://127.0.0.1:2024",
-            )
-        self.url = url.rstrip("/")
+        self.url = web_url(url, "--server", "http://127.0.0.1:2024").rstrip("/")
         self.scope = scope
         self._client: Any = None
 

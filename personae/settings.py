@@ -12,10 +12,12 @@ a stray variable never breaks a command that does not use it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from personae.credentials import masked_setting
 from personae.errors import ConfigurationError
 from personae.llm_endpoint import parse_context_window, parse_structured_output
 
@@ -254,18 +256,60 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 def check_checkpointer_spec(spec: str) -> str:
     """A ``PERSONAE_CHECKPOINTER`` value checked for its form (no connection is made here).
 
-    ``sqlite`` or a ``postgres://`` / ``postgresql://`` URL with a host or a socket folder.
+    ``sqlite`` or a ``postgres://`` / ``postgresql://`` URL with a host or a socket folder,
+    whose ports, ``sslmode`` and escapes libpq would accept: a typo there is a malformed
+    setting (exit 2), not a database to start (exit 3). The value is echoed masked
+    (:func:`~personae.credentials.masked_setting`): it may hold a password.
     """
     value = spec.strip()
     if value.casefold() == DEFAULT_CHECKPOINTER:
         return DEFAULT_CHECKPOINTER
     scheme, sep, rest = value.partition("://")
+    problem = "is not a checkpointer"
     if sep and scheme.casefold() in ("postgres", "postgresql") and rest.strip("/"):
-        return value
-    shown = value if not sep else f"{scheme}://..."  # a URL may hold a password: never echo it
+        found = _postgres_url_problem(rest)
+        if found is None:
+            return value
+        problem = f"is not a valid Postgres URL ({found})"
     raise ConfigurationError(
-        f"PERSONAE_CHECKPOINTER={shown!r} is not a checkpointer", CHECKPOINTER_HINT
+        f"PERSONAE_CHECKPOINTER={masked_setting(value)!r} {problem}", CHECKPOINTER_HINT
     )
+
+
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+"""libpq's ``sslmode`` values."""
+
+
+def _postgres_url_problem(rest: str) -> str | None:
+    """What libpq would refuse in a Postgres URL after its ``://``; never quotes the URL."""
+    from urllib.parse import parse_qsl
+
+    before_query, _, query = rest.partition("?")
+    authority = before_query.partition("/")[0]
+    if any(c.isspace() for c in rest):
+        return "it holds a space; write it as %20"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", rest):
+        return "a '%' is not followed by two hex digits"
+    if authority.count("@") > 1:
+        return "more than one '@' before the host; write an '@' in the password as %40"
+    ports = [_port_of(host) for host in authority.rpartition("@")[2].split(",")]
+    params = parse_qsl(query, keep_blank_values=True)
+    ports += [port for k, v in params if k == "port" for port in v.split(",")]
+    if any(p is None for p in ports):
+        return "an IPv6 host lacks its closing ']'"
+    if any(p and not (p.isdecimal() and 1 <= int(p) <= 65535) for p in ports):
+        return "a port is not a number from 1 to 65535"
+    if any(k == "sslmode" and v not in SSL_MODES for k, v in params):
+        return f"sslmode is not one of {', '.join(SSL_MODES)}"
+    return None
+
+
+def _port_of(host: str) -> str | None:
+    """The port written after ``host`` (``""`` when none), or None for an unclosed ``[``."""
+    if host.startswith("["):
+        closing = host.find("]")
+        return None if closing < 0 else host[closing + 1 :].removeprefix(":")
+    return host.partition(":")[2]
 
 
 def check_embeddings_spec(spec: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -132,29 +133,44 @@ class World:
         ]  # fmt: skip
 
 
-def write_profile(profiles: Path) -> Path:
-    """A profile as ``personae profile`` writes it (the fields the resources read)."""
-    folder = profiles / PROFILE_KEY
-    folder.mkdir(parents=True)
-    document = {
-        "name": "Kenshiro",
-        "franchise": "Fist of the North Star",
-        "profile": "I am Kenshiro, successor of Hokuto Shinken.",
-        "sources": [],
-    }
-    (folder / "profile.json").write_text(json.dumps(document), encoding="utf-8")
-    (folder / "profile.md").write_text("# Kenshiro\n\nI am Kenshiro.\n", encoding="utf-8")
-    return folder
+_WRITTEN: list[Path] = []
+"""The first profile written in this test session (later worlds copy it)."""
+
+
+def write_profile(world: World) -> Path:
+    """Kenshiro's profile as ``personae profile`` writes it: the real command, in this world.
+
+    Issue 27: a hand-written fixture named the field ``name`` where the command writes
+    ``character``, so the resource read ``null`` for every real profile and the test passed.
+    """
+    from personae.cli import main
+
+    target = world.root / "profiles" / PROFILE_KEY
+    if _WRITTEN and _WRITTEN[0].is_dir():  # profiled once per test session, then copied
+        shutil.copytree(_WRITTEN[0], target)
+        return target
+    argv = ["profile", "Kenshiro", "--franchise", "Fist of the North Star"]
+    argv += ["--wiki", world.web_url, "--out", str(world.root / "profiles")]
+    saved = dict(os.environ)
+    os.environ.update(world.settings())
+    try:
+        assert main(argv) == 0
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    _WRITTEN.append(target)
+    return target
 
 
 @contextmanager
 def serve_world(root: Path, turns: list[list[ToolCall]] | None = None) -> Iterator[World]:
     """The world's files under ``root`` and its LLM and web on loopback."""
     prepare(root)
-    write_profile(root / "profiles")
     llm = AgentChat(turns)
     web, _, _ = fake_web()
     with ExitStack() as stack:
         llm_server = stack.enter_context(LoopbackWebServer(llm))
         web_server = stack.enter_context(LoopbackWebServer(web.route))
-        yield World(root, llm, llm_server.url, web_server.url)
+        world = World(root, llm, llm_server.url, web_server.url)
+        write_profile(world)
+        yield world

@@ -301,3 +301,27 @@ def test_a_reachable_checkpoint_database_is_ok_without_its_password(
     row = rows["checkpointer"]
     assert code == 0 and row["status"] == "ok"
     assert row["detail"].startswith("Postgres at ") and row["detail"].endswith(" answers")
+
+
+def test_a_long_refusal_is_cut_at_a_word_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: the json_mode detail was cut at 120 characters, mid-word."""
+    chat = fake_llm(methods=("function_calling",), models=("m",))
+    said = "json_object response format requires the word JSON in the messages " * 3
+
+    def refusing(request: WebRequest) -> WebResponse:
+        if b'"json_object"' in request.body:
+            return WebResponse(500, {"error": {"message": said.strip(), "type": "invalid"}})
+        return chat(request)
+
+    server, world = serve(monkeypatch, chat)
+    world.chat = refusing  # type: ignore[assignment]
+    with server:
+        code, rows, _ = doctor(capsys, "--no-web")
+    tried = {m["method"]: m["detail"] for m in rows["strong model"]["methods"]}
+    assert code == 0
+    assert tried["json_mode"] == (
+        "HTTP 500: json_object response format requires the word JSON in the messages "
+        "json_object response format requires the…"
+    )

@@ -32,6 +32,7 @@ from studio_world import ANSWER, PERSONA_DIR, STORY
 from personae.cli import main
 from personae.errors import InputError
 from personae.loopback import free_port
+from personae.mcp.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, json_depth_over
 from personae.mcp.options import ServerOptions
 from personae.mcp.resources import profile_file
 from personae.mcp.server import build_server
@@ -139,7 +140,101 @@ def test_tool_errors_say_what_to_fix(world: World) -> None:
     story, blank, typed = asyncio.run(run())
     assert "this server serves no storyline; start personae mcp with --storyline FILE" in story
     assert "the question is empty" in blank
-    assert "chapter" in typed and "greater than or equal to 1" in typed
+    assert typed == (  # issue 27: was pydantic's 4-line report with a URL
+        "arcane_act: chapter: input should be greater than or equal to 1 (got 0); "
+        "see the tool's input schema"
+    )
+
+
+def test_arguments_over_their_caps_never_reach_the_model(world: World) -> None:
+    """Issue 27: a 2,000,000-character question went to the model whole."""
+
+    async def run() -> tuple[dict[str, Any], list[str]]:
+        server = build_server(options(world))
+        async with create_connected_server_and_client_session(server) as session:
+            listed = {tool.name: tool.inputSchema for tool in (await session.list_tools()).tools}
+            huge = {"character": "Megumin", "question": "Why? " * 400_000}
+            long_name = {**CALLS["arcane_act"], "novel": "x" * 201}
+            answers = [
+                await session.call_tool("ask_character", huge),
+                await session.call_tool("arcane_act", long_name),
+            ]
+            assert all(answer.isError for answer in answers)
+            return listed, [text_of(answer) for answer in answers]
+
+    before = len(world.llm.requests)
+    listed, (question, novel) = asyncio.run(run())
+    assert len(world.llm.requests) == before
+    assert question == (
+        "ask_character: the argument 'question' is 2,000,000 characters, over the 4,000 this "
+        "server takes; shorten it"
+    )
+    assert novel.startswith("arcane_act: the argument 'novel' is 201 characters, over the 200")
+    assert listed["ask_character"]["properties"]["question"]["maxLength"] == MAX_TEXT_CHARS
+    franchise = listed["profile_character"]["properties"]["franchise"]["anyOf"][0]
+    assert franchise["maxLength"] == MAX_NAME_CHARS
+    assert "maxLength" not in listed["arcane_act"]["properties"]["chapter"]
+
+
+def test_without_an_llm_the_server_starts_and_each_tool_call_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: MCP clients pass a minimal environment; the server refused to start."""
+    for variable in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PERSONAE_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+
+    async def run() -> tuple[set[str], set[str], list[str]]:
+        server = build_server(ServerOptions(profiles_dir=tmp_path / "profiles"))
+        async with create_connected_server_and_client_session(server) as session:
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            listed = {str(r.uri) for r in (await session.list_resources()).resources}
+            answers = [await session.call_tool(name, args) for name, args in CALLS.items()]
+            assert all(answer.isError for answer in answers)
+            return tools, listed, [text_of(answer) for answer in answers]
+
+    tools, listed, answers = asyncio.run(run())
+    assert tools == TOOLS and listed == {"personae://profiles", "personae://personas"}
+    for answer in answers:
+        assert "no LLM is configured; set OPENAI_API_KEY" in answer and "\n" not in answer
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "problem"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, 400, "the request body nests deeper than 64"),
+        (
+            b'{"jsonrpc": "2.0", "x": "' + b"a" * 1_000_001 + b'"}',
+            413,
+            "the request body is over 1,000,000 bytes",
+        ),
+    ],
+    ids=["100k-deep", "1MB"],
+)
+def test_the_http_transport_refuses_deep_or_huge_bodies_before_parsing(
+    body: bytes, status: int, problem: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 27: a 100k-deep body was a RecursionError traceback in the log and an HTTP 500."""
+    server = build_server(ServerOptions(profiles_dir=tmp_path))
+    app = server.streamable_http_app()
+
+    async def run() -> httpx.Response:
+        async with server.session_manager.run():
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+                headers = {"Accept": "application/json, text/event-stream"}
+                headers["Content-Type"] = "application/json"
+                return await http.post("/mcp", content=body, headers=headers)
+
+    response = asyncio.run(run())
+    assert response.status_code == status
+    assert response.json()["error"] == {"code": -32700, "message": problem}
+    assert "Traceback" not in caplog.text and "RecursionError" not in caplog.text
+
+
+def test_a_json_depth_scan_skips_strings() -> None:
+    assert not json_depth_over(b'{"a": "[[[[[[[[[[\\"}', 3)
+    assert json_depth_over(b'{"a": [[[[""]"]]]]}', 3)
+    assert not json_depth_over(b'{"a": [[[""]"]]]}', 4)
 
 
 def test_resources_list_and_read_profiles_and_personas(world: World) -> None:
@@ -170,7 +265,7 @@ def test_resources_list_and_read_profiles_and_personas(world: World) -> None:
         "franchise": "Fist of the North Star",
         "uri": f"personae://profiles/{PROFILE_KEY}",
     }
-    assert json.loads(read[f"personae://profiles/{PROFILE_KEY}"])["name"] == "Kenshiro"
+    assert json.loads(read[f"personae://profiles/{PROFILE_KEY}"])["character"] == "Kenshiro"
     assert read[f"personae://profiles/{PROFILE_KEY}/markdown"].startswith("# Kenshiro")
     [manifest] = json.loads(read["personae://personas"])
     assert manifest["character"] == "Megumin" and manifest["splitter"] == "acts"
@@ -200,14 +295,11 @@ def test_a_resource_uri_cannot_leave_its_folder(world: World) -> None:
             profile_file(world.root / "profiles", key, "profile.json")
 
 
-def test_the_command_refuses_a_missing_storyline_and_no_llm(
+def test_the_command_refuses_a_missing_storyline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["mcp", "--storyline", str(tmp_path / "none.jsonl")]) == 2
     assert "no storyline at" in capsys.readouterr().err
-    assert main(["mcp", "--profiles", str(tmp_path)]) == 2  # no LLM configured
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "OPENAI_API_KEY" in err
 
 
 # --- the real command in a child process: stdio and streamable HTTP (slow) ---

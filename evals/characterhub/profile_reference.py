@@ -32,6 +32,7 @@ from personae.tools.wiki import (
 )
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
+from personae.urls import source_url
 
 logger = logging.getLogger(__name__)
 
@@ -267,7 +268,7 @@ async def load_reference(source: str, *, settings: Settings) -> ProfileReference
     text = source.strip()
     if not text:
         raise InputError("the reference is empty", _FIX)
-    if urlsplit(text).scheme not in ("http", "https"):
+    if source_url(text, "the reference", "https://hokuto.fandom.com/wiki/Toki") is None:
         return await asyncio.to_thread(read_reference_file, Path(text).expanduser())
     async with PoliteHttpClient.from_settings(
         settings, allowed_hosts=[urlsplit(text).netloc], max_retries=1, backoff_base=0.25

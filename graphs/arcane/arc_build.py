@@ -256,6 +256,19 @@ async def process_chapter(
     }
 
 
+DEGRADED_KINDS = {
+    "chapter_streams": "degraded (rerun to ask again)",
+    "axis_inductions": "stream axes (T14) degraded",
+    "critiques": "critic (T16) degraded",
+}
+"""Each kind of degraded item and the words its line in ``degraded`` carries (written below)."""
+
+
+def degraded_kinds(lines: list[str]) -> dict[str, int]:
+    """How many of the ``degraded`` lines are of each kind, for the command's ``degraded:`` line."""
+    return {kind: sum(mark in line for line in lines) for kind, mark in DEGRADED_KINDS.items()}
+
+
 def _chapter_lost(
     usage: LLMUsage, failed: InvalidAnswerError, idx: int, stream: str
 ) -> tuple[LLMUsage, list[str]]:

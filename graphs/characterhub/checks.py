@@ -51,7 +51,7 @@ async def _check(state: ProfilerState, context: ProfilerContext) -> _Checked:
         # One rule: a run keeps going only with a checked item left. Sentences without a claim
         # and unchecked (degraded) items are kept in a profile, but never make one alone.
         raise NothingUsableError(
-            f"no sentence of {state['name']!r}'s profile is supported by a checked fact "
+            f"no sentence of {state['name']}'s profile is supported by a checked fact "
             f"({confirmed} of {len(facts)} facts confirmed, {prose['supported']} of "
             f"{prose['sentences']} sentences supported, {prose['no_claim']} without a claim)",
             NO_CHECKED_ITEM_FIX,

@@ -26,6 +26,7 @@ from personae.tools.web_search import TavilySearch
 from personae.tools.wiki import MediaWikiClient, WikiPageNotFound
 from personae.tools.wiki_discovery import open_wiki
 from personae.tools.wiki_page import WikiPage
+from personae.urls import web_url
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,11 @@ def make_http(context: ProfilerContext, wiki_url: str | None) -> PoliteHttpClien
     Wiki and result-page hosts get one request at a time across all the run's searches; the
     Tavily API, built for concurrent clients, does not.
     """
-    template_host = context.fandom_template.replace("{slug}", "x")
+    template_host = web_url(
+        context.fandom_template.replace("{slug}", "x"),
+        "PERSONAE_FANDOM_TEMPLATE",
+        "https://{slug}.fandom.com",
+    )
     return PoliteHttpClient(
         user_agent=user_agent(context.contact),
         cache_dir=Path(context.cache_dir) if context.cache_dir else None,
@@ -192,6 +197,6 @@ async def find_character(
             return None, None, [*notices, notice]
         except TooLargeError as error:
             # A retry gets the same page: search the wiki (and the web) without it, saying why.
-            notice = f"skipped {name!r}'s wiki page: {error.problem}; profiling from searches"
+            notice = f"skipped {name}'s wiki page: {error.problem}; profiling from searches"
             return wiki.base_url, None, [*notices, notice]
     return wiki.base_url, page, notices

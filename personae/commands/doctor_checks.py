@@ -173,9 +173,15 @@ def _short(error: RemoteError) -> str:
         body = getattr(cause, "body", None)
         said = body.get("message") if isinstance(body, dict) else None
         text = " ".join(str(said or cause).split())
-        return f"HTTP {status}: {text}"[:120]
-    text = " ".join(error.problem.removeprefix("the model gave ").split())
-    return text[:120]
+        return _cut(f"HTTP {status}: {text}")
+    return _cut(" ".join(error.problem.removeprefix("the model gave ").split()))
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word with an ellipsis when longer."""
+    from personae.tools.page_text import cut_at_word
+
+    return text if len(text) <= limit else cut_at_word(text, limit - 1) + "…"
 
 
 # --- the other services ------------------------------------------------------------------------

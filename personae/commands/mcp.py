@@ -6,7 +6,8 @@ start); ``--transport http`` serves streamable HTTP at ``http://HOST:PORT/mcp``.
 (BOOKMARKS, over each ``--storyline``), ``arcane_act`` (ARCANE, over ``--data``); resources:
 ``personae://profiles`` (``--profiles``) and ``personae://personas``. Settings as every
 command: the flags fill each graph's run context, the environment the rest (read once, when
-the server starts); a server with no LLM configured refuses to start.
+the server starts). With no LLM configured the server still starts (MCP clients pass a minimal
+environment): it lists its tools and resources and answers each tool call with the error.
 """
 
 from __future__ import annotations

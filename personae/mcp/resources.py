@@ -36,14 +36,17 @@ def profile_keys(profiles_dir: Path) -> list[str]:
 
 
 def profile_listing(profiles_dir: Path) -> str:
-    """``personae://profiles``: key, name, franchise and URI of every profile, as JSON."""
+    """``personae://profiles``: key, name, franchise and URI of every profile, as JSON.
+
+    ``name`` is the profile's ``character`` (the field ``personae profile`` writes).
+    """
     rows = []
     for key in profile_keys(profiles_dir):
         document = _json_file(profiles_dir / key / "profile.json")
         rows.append(
             {
                 "key": key,
-                "name": document.get("name"),
+                "name": document.get("character"),
                 "franchise": document.get("franchise"),
                 "uri": f"personae://profiles/{key}",
             }

@@ -7,14 +7,19 @@ URI templates serve the reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.fastmcp.resources import FunctionResource
-from mcp.types import Resource, ToolAnnotations
+from mcp.types import ContentBlock, Resource, ToolAnnotations
+from pydantic import ValidationError
+from starlette.applications import Starlette
 
 from personae.mcp import resources
+from personae.mcp.limits import JsonBodyLimits, capped_schema, one_line, oversized_argument
 from personae.mcp.options import ServerOptions
 from personae.mcp.tools import build_tools
 
@@ -36,11 +41,35 @@ TOOL_HINTS = {
 
 
 class PersonaeMCP(FastMCP[Any]):
-    """FastMCP whose resource list is read from disk at each request."""
+    """FastMCP whose resource list is read from disk at each request, and whose input is capped.
+
+    Tool arguments over their caps, malformed arguments and over-large or over-deep HTTP bodies
+    are refused in one line (:mod:`personae.mcp.limits`).
+    """
 
     def __init__(self, options: ServerOptions, **settings: Any) -> None:
         super().__init__("personae", instructions=INSTRUCTIONS, **settings)
         self.options = options
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | dict[str, Any]:
+        """The tool's answer; an argument over its cap or of the wrong form is one line."""
+        problem = oversized_argument(name, arguments)
+        if problem is not None:
+            raise ToolError(problem)
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError):
+                raise ToolError(one_line(name, error.__cause__)) from None
+            raise
+
+    def streamable_http_app(self) -> Starlette:
+        """The SDK's app behind :class:`~personae.mcp.limits.JsonBodyLimits`."""
+        app = super().streamable_http_app()
+        app.add_middleware(JsonBodyLimits)
+        return app
 
     async def list_resources(self) -> list[Resource]:
         """The two listings, then every profile and persona index there is right now."""
@@ -70,6 +99,9 @@ def build_server(options: ServerOptions, **settings: Any) -> PersonaeMCP:
     server = PersonaeMCP(options, **settings)
     for name, function in build_tools(options).items():
         server.add_tool(function, name=name, annotations=TOOL_HINTS[name])
+        tool = server._tool_manager.get_tool(name)
+        assert tool is not None
+        capped_schema(tool.parameters)  # clients see each text argument's cap
     _add_resources(server, options)
     return server
 

@@ -12,6 +12,7 @@ call, not as an answer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,7 +20,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.tools import StructuredTool
 from pydantic import Field
 
-from personae.errors import InputError
+from personae.errors import ConfigurationError, InputError
 from personae.mcp.options import ServerOptions
 
 ToolFunction = Callable[..., Awaitable[str]]
@@ -28,13 +29,43 @@ StoryQuestionType = Literal["state", "behavioral", "concept"]
 
 
 def build_tools(options: ServerOptions) -> dict[str, ToolFunction]:
-    """The MCP tool functions by name; every context is built here, once (the edge)."""
-    return {
+    """The MCP tool functions by name; every context is built here, once (the edge).
+
+    Without an LLM configured the server still starts (an MCP client passes a minimal
+    environment unless told otherwise): the tools are listed, and each call answers with the
+    configuration error, which says which variable to set.
+    """
+    tools = {
         "profile_character": _profile_character(options),
         "ask_character": _ask_character(options),
         "storyline_memory": _storyline_memory(options),
         "arcane_act": _arcane_act(options),
     }
+    problem = _llm_problem(options)
+    if problem is None:
+        return tools
+    return {name: _refusing(function, problem) for name, function in tools.items()}
+
+
+def _llm_problem(options: ServerOptions) -> ConfigurationError | None:
+    """Why no model can be called with the server's settings, or ``None`` when one can."""
+    from personae.run_context import LLMContext
+
+    try:
+        LLMContext(**options.models).llm("strong")
+    except ConfigurationError as error:
+        return error
+    return None
+
+
+def _refusing(function: ToolFunction, problem: ConfigurationError) -> ToolFunction:
+    """``function``'s signature (the listed schema), answering every call with ``problem``."""
+
+    @functools.wraps(function)
+    async def refuse(**arguments: Any) -> str:
+        raise problem
+
+    return refuse
 
 
 def _call(tool: StructuredTool) -> Callable[..., Awaitable[str]]:
@@ -54,7 +85,6 @@ def _profile_character(options: ServerOptions) -> ToolFunction:
     from personae.memory.characterhub.profile_store import profile_key
 
     context = ProfilerContext(web_search=options.web_search, **options.models)
-    context.llm("strong")  # no LLM configured: fails when the server starts, not on a call
 
     async def profile_character(
         name: Annotated[str, Field(description="The character's name, e.g. 'Kenshiro'.")],

@@ -98,6 +98,11 @@ def persona_index_settings(
     from personae.tools.amadeus.indexing import IndexSettings
 
     store = context or EmbeddingContext()
+    if chunk_size < 1 or not 0 <= overlap < chunk_size:
+        raise InputError(
+            f"--chunk-size {chunk_size} / --overlap {overlap} cannot split a text",
+            "pass a --chunk-size of 1 or more and an --overlap from 0 to below it",
+        )
     if memory_dir is not None and Path(memory_dir).exists() and not Path(memory_dir).is_dir():
         raise InputError(f"--memory {memory_dir} is a file", "pass a folder for the persona index")
     return IndexSettings(

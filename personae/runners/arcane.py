@@ -134,15 +134,17 @@ async def build_arcs(
     split: str = "train",
     context: ArcBuildContext,
     progress: Progress = _quiet,
+    keep_checkpoints: bool = False,
 ) -> ArcBuild:
     """Build (or resume) one character's arcs (T12-T16) of an imported novel.
 
     ``book`` is the novel's slug or title in ``context.data_dir``. The build is checkpointed
     per chapter in the novel's folder: a killed build resumes at its chapter; an eval-split
     build waiting for votes is left waiting. Every model call is cached, so a rerun pays only
-    for what it has not asked yet.
+    for what it has not asked yet. A finished build keeps only its last checkpoint (what a
+    rerun reads) unless ``keep_checkpoints``.
     """
-    from personae.checkpointers import open_checkpointer
+    from personae.checkpointers import open_checkpointer, prune_finished
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
     from personae.memory.arcane.novel_store import open_novel
@@ -172,6 +174,8 @@ async def build_arcs(
                 if node == "process_chapter" and isinstance(update, dict):
                     progress(f"{character}: chapter {int(update['cursor']) - 1} read")
         final = await app.aget_state(config)
+        if not (keep_checkpoints or final.next or final.interrupts):
+            await prune_finished(saver, config["configurable"]["thread_id"])
     return ArcBuild(character, bool(final.interrupts), True, dict(final.values))
 
 

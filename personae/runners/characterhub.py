@@ -112,13 +112,15 @@ async def profile_character(
     progress: Progress | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     source: str | None = None,
+    keep_checkpoints: bool = False,
 ) -> Profile:
     """Profile ``name`` (of ``franchise``) into ``out/<key>/``, resuming its checkpoint.
 
     ``wiki`` pins the wiki (else it is discovered); ``context`` holds the run settings (models,
     method, budgets; default: the settings' defaults); ``force`` drops the character's
     checkpoints first. ``progress`` gets one line per telling step. Without ``checkpointer``
-    the folder's own ``.checkpoints.sqlite`` is used.
+    the folder's own ``.checkpoints.sqlite`` is used. Once the files are written the run keeps
+    only its last checkpoint (what a rerun reads) unless ``keep_checkpoints``.
 
     Raises:
         NothingUsableError: Nothing usable left; ``draft.json`` in the folder keeps what the
@@ -133,11 +135,11 @@ async def profile_character(
         async with open_checkpoints(out_dir, run_context.settings) as saver:
             return await _profile(
                 name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
-                progress or _quiet, saver, source,
+                progress or _quiet, saver, source, keep_checkpoints,
             )  # fmt: skip
     return await _profile(
         name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
-        progress or _quiet, checkpointer, source,
+        progress or _quiet, checkpointer, source, keep_checkpoints,
     )  # fmt: skip
 
 
@@ -156,6 +158,7 @@ async def _profile(
     progress: Progress,
     saver: BaseCheckpointSaver[Any],
     source: str | None,
+    keep_checkpoints: bool = False,
 ) -> Profile:
     """Run or resume the graph on ``saver``, then write the files (or the draft)."""
     from personae.graphs.characterhub.profiler import build_graph
@@ -204,6 +207,10 @@ async def _profile(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
+    if not keep_checkpoints:
+        from personae.checkpointers import prune_finished
+
+        await prune_finished(saver, config["configurable"]["thread_id"])
     document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
     return Profile(
         character=str(document["character"]),

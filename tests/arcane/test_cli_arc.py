@@ -181,3 +181,70 @@ def test_killed_build_resumes_from_postgres_and_votes_round_trip(
     assert main(annotate) == 0
     assert len(sheet.read_text(encoding="utf-8").splitlines()) == 1 + 3 * 3
     assert not (tmp_path / "novels/the_river/.checkpoints.sqlite").exists()
+
+
+def test_degraded_critiques_are_named_and_a_rerun_asks_again(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: `arc build` printed a bare ``degraded: N``; the rerun must ask again, not
+    replay a cached invalid answer."""
+    imported_novel(tmp_path)
+    critic = model.responders["CriticAnswer"]
+    model.responders["CriticAnswer"] = lambda _: {"not": "a verdict"}
+    assert _build(tmp_path, "--yes") == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("degraded: ")
+    count = int(err[-1].split()[1])
+    assert err[-1] == (
+        f"degraded: {count} (critiques {count}): model answers still invalid after retries "
+        "(listed above); a rerun asks the model again"
+    )
+    model.responders["CriticAnswer"] = critic
+    model.calls.clear()
+    assert _build(tmp_path, "--yes") == 0
+    assert len(model.calls_for("CriticAnswer")) == count  # asked again; the valid ones cached
+    assert "degraded" not in capsys.readouterr().err
+
+
+def test_a_rerun_removes_the_temporary_a_killed_build_left_in_the_cache(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """Issue 27: after kill -9 mid-write, ``cache/arcane/**/.*.json.*.tmp`` outlived the rerun."""
+    import os
+    import time
+
+    imported_novel(tmp_path)
+    shard = tmp_path / "cache" / "arcane" / "ab"
+    shard.mkdir(parents=True)
+    stale = shard / ".ab12.json.0123456789abcdef.tmp"
+    writing = shard / ".ab34.json.fedcba9876543210.tmp"  # a live writer's: seconds old
+    kept = shard / "notes.tmp"  # not a name Personae gives its temporaries
+    for path in (stale, writing, kept):
+        path.write_text('{"answer": ')
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    os.utime(kept, (an_hour_ago, an_hour_ago))
+    assert _build(tmp_path, "--yes") == 0
+    assert not stale.exists() and writing.exists() and kept.exists()
+    assert list((tmp_path / "cache" / "arcane").rglob(".*.json.*.tmp")) == [writing]
+
+
+def test_a_finished_build_keeps_only_its_last_checkpoint(
+    tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: a finished build's checkpoints stayed; ``--keep-checkpoints`` keeps them."""
+    import sqlite3
+
+    def rows() -> int:
+        database = tmp_path / "novels/the_river/.checkpoints.sqlite"
+        with sqlite3.connect(database) as db:
+            return int(db.execute("select count(*) from checkpoints").fetchone()[0])
+
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--yes", "--keep-checkpoints") == 0
+    kept = rows()
+    assert _build(tmp_path, "--yes") == 0  # the rerun (cached answers), then pruned
+    assert kept > 5 and rows() == 1
+    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls" in capsys.readouterr().out
+    assert _build(tmp_path, "--yes") == 0  # and from the pruned file, once more
+    assert "Ada: 2 arcs kept, 2 dropped; 0 LLM calls" in capsys.readouterr().out

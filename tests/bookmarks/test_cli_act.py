@@ -149,3 +149,26 @@ def test_runs_through_an_openai_compatible_server_from_the_environment(
     assert tools[0] == "ProposedQuestions" and tools[-1] == "NextAction"
     assert {"StateUpdate", "EvidenceVerdicts", "BehaviorSummary", "ConceptAnswer"} <= set(tools)
     assert "[42]" not in json.dumps([r["messages"] for r in fake.requests])
+
+
+def test_degraded_answers_are_named_and_a_rerun_asks_again(
+    story: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: `act` printed a bare ``degraded: 1``, not what degraded nor what to do."""
+    from bookmarks_world import scripted_model
+
+    from personae.testing import override_models
+
+    scripted = scripted_model(StateUpdate=lambda _: {"not": "a state update"})
+    override_models(specs={"openai:t": scripted})
+    memory = ["--memory", str(tmp_path / "mem")]
+    try:
+        assert main(act(str(story), "--character", "Haruhi", "--at", "40", *memory, *MODELS)) == 0
+    finally:
+        forget_resources()
+    err = capsys.readouterr().err
+    assert err == (
+        "degraded: 1 (answers 1): model answers still invalid after retries, each kept as its "
+        "role's safe default (no question, no match, the bookmark unsynced, no evidence); a "
+        "rerun asks the model again\n"
+    )

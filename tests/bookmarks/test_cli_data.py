@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from cli_errors import assert_one_line_error
 
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
@@ -117,3 +119,41 @@ def test_a_bad_endpoint_is_a_one_line_config_error(
         assert main(argv) == 2, endpoint
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is not an http(s) URL" in err, err
+
+
+@pytest.mark.parametrize(
+    ("next_page", "problem"),
+    [
+        (lambda n: "/api/datasets/{repo}/tree/main?recursive=true", "loops"),
+        (lambda n: f"/api/datasets/{{repo}}/tree/main?recursive=true&cursor={n}", "past 100 pages"),
+    ],
+    ids=["same-url", "new-page-number"],
+)
+def test_a_hub_that_keeps_paginating_is_stopped_with_exit_3(
+    next_page: Callable[[int], str],
+    problem: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 27: a Hub paginating on its own origin was asked (with the token) forever."""
+    asked: list[int] = []
+
+    def hostile(request: WebRequest) -> WebResponse:
+        repo = BOOKMARKS_DATASETS[0]
+        asked.append(1)
+        if len(asked) > 500:  # the old client never stopped: end the test rather than hang
+            return WebResponse(200, [])
+        link = "<" + next_page(len(asked)).format(repo=repo) + '>; rel="next"'
+        return WebResponse(200, [{"type": "directory", "path": "d"}], {"Link": link})
+
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    dest = tmp_path / "d"
+    with LoopbackWebServer(hostile) as server:
+        code = main(["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert_one_line_error(err, f"the file listing of {BOOKMARKS_DATASETS[0]} at .* {problem}")
+    assert "hf_secret" not in err
+    assert len(asked) <= 100
+    assert not dest.exists() or not any(dest.iterdir())

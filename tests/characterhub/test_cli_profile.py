@@ -324,3 +324,37 @@ def test_batch_keeps_one_name_of_two_franchises_apart_and_skips_by_the_folder_ke
     assert "0 profiled, 2 already done" in capsys.readouterr().out
     assert main([*single, "--out", str(out)]) == 0  # the single run writes the same folder
     assert str(out / "kenshiro--souten-no-ken" / "profile.json") in capsys.readouterr().out
+
+
+def checkpoint_rows(out: Path) -> tuple[int, int]:
+    import sqlite3
+
+    with sqlite3.connect(out / ".checkpoints.sqlite") as db:
+        checkpoints = db.execute("select count(*) from checkpoints").fetchone()[0]
+        writes = db.execute("select count(*) from writes").fetchone()[0]
+    return int(checkpoints), int(writes)
+
+
+def test_a_finished_run_keeps_only_its_last_checkpoint_and_a_rerun_still_writes_from_it(
+    world: tuple[LoopbackWebServer, FakeTavily],
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 27: checkpoints were ~100x the profile and kept after success."""
+    server, _ = world
+    kept, pruned = tmp_path / "kept", tmp_path / "pruned"
+    assert profile(server, kept, "--keep-checkpoints") == 0
+    assert profile(server, pruned) == 0
+    capsys.readouterr()
+    calls = len(model.calls)
+    assert checkpoint_rows(pruned) == (1, 0) and checkpoint_rows(kept)[0] > 5
+    size = (pruned / ".checkpoints.sqlite").stat().st_size
+    assert size < (kept / ".checkpoints.sqlite").stat().st_size / 2
+    first = (pruned / FOLDER / "profile.json").read_text(encoding="utf-8")
+    assert profile(server, pruned) == 0  # rerun: the files again, from the last checkpoint
+    assert "already profiled; writing the files from the checkpoint" in capsys.readouterr().err
+    assert len(model.calls) == calls
+    assert json.loads((pruned / FOLDER / "profile.json").read_text(encoding="utf-8")) == (
+        json.loads(first)
+    )

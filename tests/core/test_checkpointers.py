@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from arcane_world import imported_novel
+from cli_errors import assert_one_line_error
 from langgraph.graph import START, StateGraph
 from source_tree import walked
 from typing_extensions import TypedDict
@@ -111,6 +112,50 @@ def test_a_command_with_an_unreachable_database_exits_3_in_one_line(
     assert not (tmp_path / "sheet.csv").exists()
 
 
+SECRET = "Hunter2Pw"
+MALFORMED = [
+    f"postgres//u:{SECRET}@h/db",  # the colon of :// missing: did not parse, was echoed whole
+    f"postgresql:u:{SECRET}@h/db",
+    f"postgresql://u:{SECRET}@h:notaport/db",
+    f"postgresql://u:{SECRET}@127.0.0.1:99999/db",
+    f"postgresql://u:{SECRET}@127.0.0.1/db?sslmode=bogus",
+    f"postgresql://u:{SECRET}@[::1/db",
+    f"postgresql://u:{SECRET[:4]}@{SECRET[4:]}@h/db",
+    f"postgresql://u:{SECRET[:4]} {SECRET[4:]}@h/db",
+    f"postgresql://u:{SECRET}/db",
+    f"postgresql://u:{SECRET}@/db?host=%zz",
+    f"postgresql://u@127.0.0.1/db?password={SECRET}&port=0",
+    f"host=127.0.0.1 password={SECRET}",
+    f"mysql://u:{SECRET}@db/x",
+    f"postgresql://u:{SECRET}@127.0.0.1:5432,h2:x/db",
+]
+
+
+@pytest.mark.parametrize("value", MALFORMED)
+def test_no_malformed_setting_shows_its_password_and_each_exits_2(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: unparsed values were echoed whole; a bad port or sslmode was exit 3."""
+    imported_novel(tmp_path)
+    monkeypatch.setenv("PERSONAE_CHECKPOINTER", value)
+    sheet = tmp_path / "sheet.csv"
+    assert (
+        main(["arc", "annotate", "the_river", "--data", str(tmp_path), "--export", str(sheet)]) == 2
+    )
+    captured = capsys.readouterr()
+    assert_one_line_error(captured.err, r"PERSONAE_CHECKPOINTER=.* is not a (checkpointer|valid)")
+    for shown in (captured.out, captured.err):
+        assert SECRET not in shown and SECRET[:4] not in shown and SECRET[4:] not in shown
+    assert not sheet.exists()
+
+
+def test_every_error_message_hides_a_url_password() -> None:
+    error = RemoteError(f"cannot reach postgresql://u:{SECRET}@h/db", "start it")
+    assert str(error) == "cannot reach postgresql://***@h/db; start it"
+    param = ConfigurationError(f"conninfo 'host=h password={SECRET}' refused")
+    assert str(param) == "conninfo 'host=h password=***' refused"
+
+
 def test_a_missing_postgres_server_is_a_remote_error(tmp_path: Path) -> None:
     settings = load_settings({"PERSONAE_CHECKPOINTER": "postgresql://127.0.0.1:9/none"})
 
@@ -149,3 +194,28 @@ def test_postgres_keeps_one_schema_per_folder_and_resumes_across_connections(
             (schema_for(first),),
         ).fetchone()
     assert row is not None and row[0] == f"Personae checkpoints of {first.resolve()}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "postgresql://u:pw@[::1]:5432/db",
+        "postgresql://u:pw@[::1]/db",
+        "postgresql://h1:5432,h2:5433/db?sslmode=require&port=5432",
+        "postgres://u:p%40ss@h/db?sslmode=verify-full",
+        "postgresql:///db?host=/var/run/postgresql",
+    ],
+)
+def test_well_formed_postgres_urls_pass_the_form_check(value: str) -> None:
+    from personae.settings import check_checkpointer_spec
+
+    assert check_checkpointer_spec(f"  {value} ") == value
+
+
+def test_a_masked_setting_keeps_what_cannot_be_a_password() -> None:
+    from personae.credentials import masked_setting
+
+    assert masked_setting("postgresql://h:5432/db") == "postgresql://h:5432/db"
+    assert masked_setting("postgresql://[::1]/db") == "postgresql://[::1]/db"
+    assert masked_setting("postgresql://u:secret/db") == "postgresql://***/db"
+    assert masked_setting("host=h password='a b' dbname=x") == "host=h password=*** dbname=x"

@@ -190,3 +190,36 @@ def test_the_budget_comes_from_the_run_or_the_environment(monkeypatch: pytest.Mo
     monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "soon")
     with pytest.raises(ConfigurationError, match="PERSONAE_LLM_RETRY_SECONDS='soon'"):
         LLMContext()
+
+
+async def test_a_base_url_without_v1_answering_404_asks_about_v1(waits: list[float]) -> None:
+    """Issue 27: a vLLM-like server serves /v1/...; the base without /v1 got a bare 404."""
+    chat = FakeOpenAIChat({"text": lambda _: "hello"})
+
+    def route(request: WebRequest) -> WebResponse:
+        if not request.path.startswith("/v1/"):
+            return WebResponse(404, {"detail": "Not Found"})
+        return chat(request)
+
+    with LoopbackWebServer(route) as server:
+        model = resolve_chat_model("openai:fake", base_url=server.url, api_key="sk-test")
+        with pytest.raises(RemoteError) as error:
+            await call_text(model, [HumanMessage("hi")])
+        text, _ = await call_text(model_on(server.url, 10), [HumanMessage("hi")])
+    assert str(error.value) == (
+        f"the LLM server at {server.url} answered HTTP 404 (no such path); does OPENAI_BASE_URL "
+        "end in /v1? OpenAI-compatible servers answer under it, e.g. http://localhost:8000/v1"
+    )
+    assert text == "hello" and waits == []
+
+
+async def test_with_a_key_and_no_base_url_an_unreachable_server_is_named(
+    waits: list[float],
+) -> None:
+    """Issue 27: the message said "at the configured server" where OpenAI's own was meant."""
+    model = resolve_chat_model("openai:fake", api_key="sk-test", structured_output="json_mode")
+    with pytest.raises(RemoteError) as error:  # the tests' network guard refuses the connection
+        await call_text(model, [HumanMessage("hi")])
+    assert str(error.value).startswith(
+        "cannot reach the LLM server at https://api.openai.com/v1 (nothing answers there)"
+    )

@@ -34,6 +34,7 @@ from personae.settings import Settings
 from personae.tools.page_text import cut_at_word
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
+from personae.urls import source_url
 
 logger = logging.getLogger(__name__)
 notices = logging.getLogger("personae.notices")
@@ -96,6 +97,7 @@ def persona_from_profile(document: Mapping[str, Any], *, source: str = "") -> Pe
     return check_persona(doc)
 
 
+_URL_EXAMPLE = "https://haruhi.fandom.com/wiki/Kyon"
 _PROFILE_FIX = 'rewrite the profile with personae profile, or fix the field: {"text": "..."}'
 
 
@@ -227,8 +229,12 @@ async def fetch_wiki_persona(url: str, character: str | None, *, settings: Setti
 
 
 def detect_kind(source: str) -> SourceKind:
-    """Which importer reads ``source``: URL or ``.html`` → wiki, ``.md`` → markdown, ``.json``."""
-    if urlsplit(source).scheme in ("http", "https"):
+    """Which importer reads ``source``: URL or ``.html`` → wiki, ``.md`` → markdown, ``.json``.
+
+    Raises:
+        InputError: ``source`` is written as a URL (``scheme://``) but is not a valid http(s) one.
+    """
+    if source_url(source, "the persona source", _URL_EXAMPLE):
         return "wiki"
     suffix = Path(source).suffix.casefold()
     if suffix in (".md", ".markdown", ".txt"):

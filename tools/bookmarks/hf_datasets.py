@@ -60,6 +60,10 @@ _USABLE = (".json", ".jsonl")
 MAX_NAME_BYTES = 255
 """Longest file name (in UTF-8 bytes) the usual file systems accept."""
 _NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
+MAX_LISTING_PAGES = 100
+"""Most listing pages followed per dataset: the Hub pages 1,000 files at a time and these
+datasets hold a few dozen, so a Hub still paginating after this is looping (it would otherwise
+be asked, with the token, forever)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,22 @@ class HubClient:
         """Every file of ``repo`` at ``main`` (follows the tree API's pagination)."""
         url: str | None = f"{self.endpoint}/api/datasets/{repo}/tree/main?recursive=true"
         files: list[HubFile] = []
+        visited: set[str] = set()
         while url:
+            if url in visited:
+                raise RemoteError(
+                    f"the file listing of {repo} at {self.endpoint} loops (its next page is "
+                    "one it already sent)",
+                    "check the endpoint (HF_ENDPOINT / --endpoint); a Hub's pages end",
+                )
+            if len(visited) == MAX_LISTING_PAGES:
+                raise RemoteError(
+                    f"the file listing of {repo} at {self.endpoint} goes on past "
+                    f"{MAX_LISTING_PAGES} pages",
+                    "check the endpoint (HF_ENDPOINT / --endpoint); the dataset holds a few "
+                    "dozen files",
+                )
+            visited.add(url)
             page = await self._get(url, repo)
             entries = _json_list(_listing(page, repo), repo)
             files += [_hub_file(e) for e in entries if e.get("type") == "file"]

@@ -132,12 +132,14 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.persona import index_options
     from personae.runners.amadeus import index_persona, indexed_character
+    from personae.settings import check_checkpointer_spec
 
     if args.ask is not None and not args.ask.strip():
         raise InputError("--ask is empty", "pass the question to ask")
     if args.gs_wave < 1:
         raise InputError("--gs-wave must be at least 1", "pass 1 or more")
     context = agent_context(args)
+    check_checkpointer_spec(context.settings.checkpointer)  # before indexing writes anything
     options = index_options(args, context)
     character = args.character
     if args.source:

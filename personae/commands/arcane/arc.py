@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
-from personae.degraded import print_degraded
+from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
 from personae.runners.arcane import CHECKPOINT_DB
 
@@ -53,6 +53,11 @@ def register(commands: Any) -> None:
     build.add_argument("--split", default="train", choices=["train", "eval", "unvalidated"])
     build.add_argument("--critic-model", help="critic model provider:model (default --model)")
     build.add_argument("--yes", action="store_true", help="accept a large estimated cost")
+    build.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep a finished build's every checkpoint (default: only the last)",
+    )
     build.add_argument(
         "--confirm-above",
         type=int,
@@ -118,7 +123,7 @@ def run_build(args: argparse.Namespace) -> int:
     context = ArcBuildContext(critic_model=args.critic_model or "", **context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
     for character in characters:
-        asyncio.run(_build_one(novel.slug, character, args.split, context))
+        asyncio.run(_build_one(novel.slug, character, args.split, context, args.keep_checkpoints))
     return 0
 
 
@@ -141,10 +146,14 @@ def suggest(novel: Any, top: int) -> int:
     return 0
 
 
-async def _build_one(slug: str, character: str, split: str, context: Any) -> None:
+async def _build_one(
+    slug: str, character: str, split: str, context: Any, keep: bool = False
+) -> None:
     from personae.runners.arcane import build_arcs
 
-    build = await build_arcs(slug, character, split=split, context=context, progress=_progress)
+    build = await build_arcs(
+        slug, character, split=split, context=context, progress=_progress, keep_checkpoints=keep
+    )
     if build.ran:
         _report(character, build.values, build.waiting_for_votes, slug)
 
@@ -170,8 +179,11 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
     for line in degraded:
         out.write(f"  degraded item: {line}\n")
     if degraded:
+        from personae.graphs.arcane.arc_build import degraded_kinds
+
         out.flush()
-        print_degraded(len(degraded))
+        note = f"model answers still invalid after retries (listed above); {RERUN_ASKS_AGAIN}"
+        print_degraded(len(degraded), degraded_kinds(degraded), note)
 
 
 def run_show(args: argparse.Namespace) -> int:

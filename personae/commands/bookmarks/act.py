@@ -31,7 +31,7 @@ from personae.commands.bookmarks.options import (
     prompt_set,
 )
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
-from personae.degraded import print_degraded
+from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
 from personae.files import check_writable_dir
 
@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from personae.graphs.bookmarks.graph import BookmarksContext
     from personae.llm import CallLimitReached
     from personae.memory.bookmarks.storyline import Storyline
+
+DEGRADED_NOTE = (
+    "model answers still invalid after retries, each kept as its role's safe default (no "
+    f"question, no match, the bookmark unsynced, no evidence); {RERUN_ASKS_AGAIN}"
+)
 
 
 def register(commands: Any) -> None:
@@ -221,7 +226,8 @@ def run(args: argparse.Namespace) -> int:
         )
     result: dict[str, Any] = step.output
     warnings = step.warnings
-    print_degraded(int(result["stats"].get("degraded", 0)))
+    degraded = int(result["stats"].get("degraded", 0))
+    print_degraded(degraded, {"answers": degraded}, DEGRADED_NOTE)
     view = scene_view(storyline, character, position, context.scene_size) if args.scene else None
     if args.json:
         payload = {"storyline": storyline.name, "character": character, "position": position}

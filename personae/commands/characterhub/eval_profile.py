@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError, NothingUsableError
+from personae.urls import web_url
 
 if TYPE_CHECKING:
     from personae.evals.characterhub.profile_eval import (
@@ -154,7 +155,7 @@ def read_references(path: Path) -> dict[str, str]:
     """``{character (case-folded): reference}`` from a CSV ``character,reference``."""
     from personae.files import read_csv, require_file
 
-    require_file(path, "references file", "pass a CSV to --references")
+    require_file(path, "references file", "pass a CSV to --references", pipe_ok=True)
 
     fieldnames, records = read_csv(path)
     if not {"character", "reference"} <= set(fieldnames):
@@ -215,7 +216,9 @@ async def build_cases(
             "pass --references FILE.csv with one row per character",
         )
     wiki_pages = [d.wiki_page for docs in groups.values() for _, d in docs if d.wiki_page]
-    configured = [settings.fandom_template, *wiki_pages]
+    template = settings.fandom_template.replace("{slug}", "x")
+    configured = [web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")]
+    configured += wiki_pages
     if settings.tavily_api_key:
         configured.append(settings.tavily_base_url)
     hosts = [urlsplit(u.replace("{slug}", "x")).netloc for u in configured]

@@ -164,6 +164,12 @@ def register(commands: Any) -> None:
         "(its checkpoints are dropped; cached pages are kept unless --cache-ttl expires them)",
     )
     parser.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep a finished run's every checkpoint (default: only the last, which a rerun "
+        "writes the files from)",
+    )
+    parser.add_argument(
         "--cache-ttl",
         metavar="AGE",
         help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
@@ -233,6 +239,7 @@ async def profile_one(
     card_system_prompt: bool = False,
     *,
     force: bool = False,
+    keep_checkpoints: bool = False,
     saver: BaseCheckpointSaver[Any],
 ) -> ProfilePaths:
     """Profile one row with the runner, on the command's one checkpointer; where it went."""
@@ -249,6 +256,7 @@ async def profile_one(
         progress=progress,
         checkpointer=saver,
         source=row.source,
+        keep_checkpoints=keep_checkpoints,
     )
     return profile.paths
 
@@ -267,6 +275,7 @@ async def profile_single(
             progress,
             args.card_system_prompt,
             force=args.force,
+            keep_checkpoints=args.keep_checkpoints,
             saver=saver,
         )
 
@@ -288,6 +297,7 @@ async def profile_rows(
                 progress,
                 args.card_system_prompt,
                 force=args.force,
+                keep_checkpoints=args.keep_checkpoints,
                 saver=saver,
             ),
             done=lambda row: (
