@@ -1,4 +1,4 @@
-"""What a rerun redoes after a kill -9 in the middle of a `personae act` step.
+"""What a rerun redoes after a kill -9 in the middle of a `personae bookmarks act` step.
 
 Run: uv run python benchmarks/bench_act_kill.py [--at 40,120] [--evidence 5]
 

@@ -5,11 +5,11 @@ Run: uv run python benchmarks/bench_arcane.py [--latency 0.25] [--limit 9] [--ra
 1. Arc building for one character of Pride and Prejudice (../shared; the synthetic test novel
    when it is absent) with a scripted model: LLM calls and tokens per chapter and character
    (tokens counted approximately, as everything offline), against the estimate
-   ``personae arc build`` prints before a build.
+   ``personae arcane build-arcs`` prints before a build.
 2. Probe generation over the arcs kept: probes per arc after validation, with every validator
    passing and with Q-Voice failing a phase twice (one regeneration, then unavailable) and
    Q-World failing In-World probes (dropped).
-3. ``personae eval arcane`` over that book's probes (vanilla + arc modes) with ``--latency``
+3. ``personae arcane eval`` over that book's probes (vanilla + arc modes) with ``--latency``
    seconds injected into every model call: wall time at concurrency 1 vs 8.
 4. The chapter-masked RAG search (``arcane prepare``'s chunk index, hashing embeddings) at the
    spec's chunking and at a finer one (more chunks than ``SEARCH_EF``): ``search()`` (exact in

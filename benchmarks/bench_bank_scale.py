@@ -19,7 +19,7 @@ Every measurement that concerns a process runs in a fresh child process (this sc
    (goal: p50 <= 2x, p95 <= 3x at random targets); identical candidates counted.
 4. ``--rebuild``: the open again with the index files deleted (what every process paid before
    the files existed: every vector read back from Chroma).
-5. ``--act``: one ``personae act`` step (CLI child process, scripted model on a loopback
+5. ``--act``: one ``personae bookmarks act`` step (CLI child process, scripted model on a loopback
    server) on an empty memory and on the first size's bank: wall, CPU, peak RSS (goal: <= 2x).
 
 Growth from the first size to the last is printed as ratios (goal: linear). Each line carries
@@ -305,7 +305,7 @@ def run_child(*argv: str) -> dict[str, Any]:
 
 
 def run_act(memory: Path, story: Path) -> dict[str, Any]:
-    """One ``personae act`` step in a child process against the loopback scripted model."""
+    """One ``personae bookmarks act`` step in a child process against the loopback scripted model."""
     from kill_world import HeldChat, cli_env
 
     from personae.loopback import LoopbackWebServer

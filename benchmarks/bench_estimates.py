@@ -186,7 +186,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
 
 
 def act(size: int, targets: tuple[int, ...]) -> None:
-    """``personae act`` steps of one character on the scripted bookmarks world, one memory:
+    """``personae bookmarks act`` steps of one character on the scripted bookmarks world, one memory:
     a fresh bank first, then banks synced to the previous target (the paper's prompts and ours)."""
     import contextlib
     import io

@@ -144,9 +144,35 @@ def settings_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
+def judge_defaults() -> str:
+    """Each evaluation's judge when neither ``--judge-model`` nor ``PERSONAE_JUDGE_MODEL`` names one."""
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+    from personae.evals.bookmarks.bench import BenchModels
+
+    rows = [
+        ("`personae bookmarks bench`", f"`{BenchModels.default_judge}`", "the BOOKMARKS paper's"),
+        (
+            "`personae arcane eval`, the `arcane_eval` graph",
+            f"`{ArcaneEvalContext.default_judge}`",
+            "the ARCANE paper's (App. F), never the model under test",
+        ),
+        ("`personae characterhub eval`, the AMADEUS evaluations", "the strong model", ""),
+    ]
+    lines = [
+        "Generated from the evaluations' own defaults (`BenchModels.default_judge`, "
+        "`ArcaneEvalContext.default_judge`) when the manual is built.",
+        "",
+        "| evaluation | judge by default | why |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {what} | {judge} | {why} |" for what, judge, why in rows]
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "settings": settings_reference,
+    "judges": judge_defaults,
 }
 
 

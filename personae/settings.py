@@ -128,7 +128,7 @@ class Settings:
     """Text embedding of the Chroma stores (``PERSONAE_EMBEDDINGS``): ``hashing``,
     ``openai:<model>`` or ``local`` (see :mod:`personae.memory.embeddings`)."""
     hf_endpoint: str | None = None
-    """Hugging Face Hub mirror for ``personae data fetch`` (``HF_ENDPOINT``)."""
+    """Hugging Face Hub mirror for ``personae bookmarks fetch`` (``HF_ENDPOINT``)."""
     hf_token: str | None = None
     """Hugging Face Hub token (``HF_TOKEN``); sent only to the Hub."""
     structured_output: str = "auto"

@@ -1,6 +1,6 @@
 """Regenerate ``evals/amadeus/data/incharacter/`` from an InCharacter checkout (MIT) for the package.
 
-The personality evaluation (``personae eval personality``) must work on a fresh install, so the
+The personality evaluation (``personae amadeus eval-personality``) must work on a fresh install, so the
 two questionnaires it uses (16Personalities, 60 items; BFI, 44 items), the character list and
 the personality-database labels of those two questionnaires ship as package data with
 InCharacter's licence. Only the fields the evaluation reads are kept; the 16Personalities

@@ -1,4 +1,4 @@
-"""Runs ``personae eval arcane`` in a fresh process with a scripted actor and judge.
+"""Runs ``personae arcane eval`` in a fresh process with a scripted actor and judge.
 
 ``python arcane_eval_driver.py ARGS...``: every model is a :class:`ScriptedChatModel` that
 answers role-play turns and both ARCANE judges; the CLI runs with ARGS. A fresh process is the

@@ -158,7 +158,7 @@ def generic(path: str) -> str:
 
 
 def guide() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     start = text.index("### Adding a paper")
     return text[start : text.index("\n## ", start)]
 

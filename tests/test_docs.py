@@ -119,3 +119,15 @@ def test_the_manual_builds_strict(tmp_path: Path) -> None:
     settings = (site / "reference/settings/index.html").read_text(encoding="utf-8")
     assert "PERSONAE_CHECKPOINTER" in settings
     assert (site / "papers/bookmarks/index.html").is_file()
+
+
+def test_env_example_names_each_evaluation_s_own_judge() -> None:
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+    from personae.evals.bookmarks.bench import BenchModels
+
+    lines = (ROOT / ".env.example").read_text(encoding="utf-8").splitlines()
+    text = " ".join(" ".join(line.lstrip("# ") for line in lines).split())
+    assert f"bookmarks bench {BenchModels.default_judge}" in text
+    assert f"arcane_eval {ArcaneEvalContext.default_judge}" in text
+    judges = hooks().judge_defaults()
+    assert BenchModels.default_judge in judges and ArcaneEvalContext.default_judge in judges

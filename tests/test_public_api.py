@@ -123,9 +123,14 @@ def _ours(module: str) -> bool:
 
 
 def readme_snippets() -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
-    return [(f"README.md python block {n}", block) for n, block in enumerate(blocks, 1)]
+    """Every python block of the README and of the manual's pages."""
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+        name = page.relative_to(ROOT)
+        found += [(f"{name} python block {n}", block) for n, block in enumerate(blocks, 1)]
+    return found
 
 
 def test_examples_and_readme_snippets_import_only_public_names() -> None:

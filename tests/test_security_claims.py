@@ -76,7 +76,7 @@ CLAIMS: dict[str, list[str]] = {
         "test_deeply_nested_page_parses_without_hanging_and_keeps_its_text",
     ],
     "Proxies": [f"{HERE}::test_the_web_fetcher_ignores_proxy_variables"],
-    "`personae data fetch` (Hugging Face Hub,": [
+    "`personae bookmarks fetch` (Hugging Face Hub,": [
         "tests/bookmarks/test_hf_datasets.py::test_the_token_never_reaches_another_origin",
         "tests/bookmarks/test_hf_datasets.py::test_a_listing_paginating_to_another_origin_is_refused",
         "tests/bookmarks/test_hf_datasets.py::test_the_cloud_metadata_address_is_never_fetched",

@@ -1,4 +1,4 @@
-"""What ``personae eval personality`` will cost, printed before the first interview.
+"""What ``personae amadeus eval-personality`` will cost, printed before the first interview.
 
 Per character and questionnaire item: one interview through the role-play agent (with the
 ``amadeus`` method, Guided Selection's relevance checks on the retrieved chunks, the attribute

@@ -271,7 +271,8 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
         probes = sorted(load_probes(novel.folder), key=lambda p: p.probe_id)
         if not probes:
             raise InputError(
-                f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
+                f"no probes for {novel.slug}",
+                f"run personae arcane build-probes {novel.slug} first",
             )
         wanted = state.get("probe_ids")
         if wanted is not None:

@@ -159,12 +159,13 @@ def load_books(
         res = load_resources(data_dir, book, embedding, chroma)
         if not res.probes:
             raise InputError(
-                f"no probes for {res.novel.slug}", f"run personae probes build {res.novel.slug}"
+                f"no probes for {res.novel.slug}",
+                f"run personae arcane build-probes {res.novel.slug}",
             )
         if not split_probes(res, split):
             raise InputError(
                 f"no probes of {split}-split arcs in {res.novel.slug}",
-                "mark the novel's arcs with personae arc build --split train, or pass --split any",
+                "mark the novel's arcs with personae arcane build-arcs --split train, or pass --split any",
             )
         loaded.append(res)
     return loaded

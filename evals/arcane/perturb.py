@@ -111,7 +111,7 @@ def read_results(out: Path) -> list[dict[str, Any]]:
     path = out / "results.jsonl"
     if not path.is_file():
         raise InputError(
-            f"no results.jsonl in {out}", f"run personae eval arcane BOOK --out {out} first"
+            f"no results.jsonl in {out}", f"run personae arcane eval BOOK --out {out} first"
         )
     return read_jsonl(path)
 
@@ -162,7 +162,7 @@ def blocks_of(record: Mapping[str, Any], probe: ProbeRecord) -> list[Block]:
         if ref is None:
             raise InputError(
                 f"probe {probe.probe_id} has no phase {phase['phase_idx']} any more",
-                "rerun personae eval arcane on the current probes",
+                "rerun personae arcane eval on the current probes",
             )
         blocks.append(
             (ref.phase_idx, ref.gt_action, ref.gt_speech, ref.gt_thought, phase["response"])

@@ -1,4 +1,4 @@
-"""What a BOOKMARKS step, and so ``personae act`` and ``personae bench bookmarks``, will cost.
+"""What a BOOKMARKS step, and so ``personae bookmarks act`` and ``personae bookmarks bench``, will cost.
 
 A step's calls are known from the storyline before any is made, once the bank says where the
 character's bookmarks were last synced (:func:`estimate_step`): the proposal and the actor, one

@@ -1,4 +1,4 @@
-"""What ``personae eval profile`` will cost, printed before its first model call.
+"""What ``personae characterhub eval`` will cost, printed before its first model call.
 
 The calls are known once the references are loaded: one Table 9 extraction per reference piece
 (the whole page, or each ``--chunk-tokens`` chunk), one Table 10 judge call per text (profile

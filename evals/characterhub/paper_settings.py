@@ -4,7 +4,7 @@ Profiling: the search agent is Gemini-2.5-Pro (temperature 1.0, top-p 0.95, top-
 R², the rewriter Qwen-plus (0.85, 0.8, 50) with the Table 8 prompt, nothing edited after it.
 Evaluation: Qwen3-235B-A22B-Instruct-2507 extracts the knowledge points (Table 9) and judges
 them (Table 10) at temperature 0.7, top-p 0.8, top-k 20, whole page and whole knowledge list.
-``personae profile`` prints the first rows, ``personae eval profile`` the second and keeps them
+``personae profile`` prints the first rows, ``personae characterhub eval`` the second and keeps them
 in its report.
 """
 
@@ -76,7 +76,7 @@ def evaluation_rows(
     judge_batch: str,
     profile_models: Iterable[Mapping[str, Any]] = (),
 ) -> list[PaperSetting]:
-    """The rows of a ``personae eval profile`` run (judge, extractor, and the profiles' models)."""
+    """The rows of a ``personae characterhub eval`` run (judge, extractor, and the profiles' models)."""
     rows = [
         PaperSetting("judge (Table 10)", PAPER_JUDGE, str(settings["judge"]["model"])),
         PaperSetting("judge sampling", PAPER_JUDGE_SAMPLING, sampling_text(settings["judge"])),

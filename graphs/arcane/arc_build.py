@@ -7,7 +7,7 @@ after every chapter, so a build killed at chapter j resumes at j+1 and pays for 
 (every call is also cached on disk). Then axes are induced on each stream (T14), reconciled
 (T15), tagged in code (artifact dropped, borderline flagged), rated by three critics (T16, one
 ``Send`` per axis and critic) and gated: train/unvalidated novels by a 2-of-3 critic majority,
-eval novels by human votes collected through ``interrupt()`` (``personae arc annotate``).
+eval novels by human votes collected through ``interrupt()`` (``personae arcane annotate-arcs``).
 
 A model answer still invalid after retries degrades its item, listed in ``degraded``: a
 chapter's stream keeps its running context and records nothing for the chapter (rerun the build

@@ -108,7 +108,7 @@ def find_arc(data_dir: str, novel: str, character: str, axis_id: str) -> tuple[A
     if not arcs:
         raise InputError(
             f"no arcs for {character!r} in {book.slug}",
-            f"run personae arc build {book.slug} --character {character!r} first",
+            f"run personae arcane build-arcs {book.slug} --character {character!r} first",
         )
     for arc in arcs:
         if arc.axis_id == axis_id:

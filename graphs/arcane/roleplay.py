@@ -224,7 +224,7 @@ def resolve_task(res: NovelResources, state: RoleplayInput, arc_scope: str) -> R
         if probe is None:
             raise InputError(
                 f"unknown probe {state['probe_id']!r} in {novel.slug}",
-                f"build probes with personae probes build {novel.slug}",
+                f"build probes with personae arcane build-probes {novel.slug}",
             )
         phases = {p.phase_idx: p for p in probe.phase_responses}
         phase = phases.get(int(state.get("phase_idx", -1)))
@@ -369,7 +369,7 @@ def no_arc_error(
             f"pass --axis with one of {kept}, or leave --axis out",
         )
     detail = novel.folder / "arcs" / f"{slugify(character)}.json"
-    build = f"personae arc build {novel.slug} --character {character!r}"
+    build = f"personae arcane build-arcs {novel.slug} --character {character!r}"
     try:
         dropped = json.loads(detail.read_text(encoding="utf-8")).get("dropped", [])
     except (OSError, ValueError):
@@ -394,7 +394,7 @@ def ablation_block(res: NovelResources, task: RoleplayTask, mode: str) -> tuple[
     if donor is None:
         raise InputError(
             f"MIXEDARC needs arcs of another character of {res.novel.slug}",
-            f"run personae arc build {res.novel.slug} --character OTHER",
+            f"run personae arcane build-arcs {res.novel.slug} --character OTHER",
         )
     axis = task["axis_ids"][0] if task["axis_ids"] else "final_intra_01"
     arc = mixedarc_arc(donor, character, axis, res.arcs)

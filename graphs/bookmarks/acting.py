@@ -1,6 +1,6 @@
 """The contract every role-play method graph follows (BOOKMARKS agent and its baselines).
 
-The benchmark, the ``personae act`` command and larger apps call any method the same way:
+The benchmark, the ``personae bookmarks act`` command and larger apps call any method the same way:
 input ``{character, position}``, output ``{action, grounding, stats}``, run settings in a
 context that extends :class:`ActingContext`.
 """

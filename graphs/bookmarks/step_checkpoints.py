@@ -21,7 +21,7 @@ or the Postgres schema standing for that file when ``PERSONAE_CHECKPOINTER`` nam
 Without a memory folder (an in-process bank that dies with the process) there is nothing to
 resume against, and no checkpoint is kept.
 
-One module for ``personae act`` and ``personae bench bookmarks``: the benchmark runs every
+One module for ``personae bookmarks act`` and ``personae bookmarks bench``: the benchmark runs every
 method's graph through it, so an interrupted benchmark loses neither finished instances
 (``results.jsonl``) nor the finished part of the instance that was running.
 """
@@ -135,7 +135,9 @@ class StepCheckpoints:
         resumed = bool((await app.aget_state(config)).next)
         if resumed:
             logger.info("resuming interrupted step %s", thread)
-        from personae.run_context import LLMContext  # here: `personae act` imports this module
+        from personae.run_context import (
+            LLMContext,
+        )  # here: `personae bookmarks act` imports this module
 
         if isinstance(context, LLMContext):  # same settings: the environment is not read again
             context = context.replaced(call_journal=str(journal))

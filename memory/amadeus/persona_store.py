@@ -171,7 +171,7 @@ def find_persona(
             f"embedding mismatch: {character} is indexed with {have}, not {embedding.spec} "
             f"({splitter} splitter)",
             f"set PERSONAE_EMBEDDINGS (or --embedding) to {_spec_of(same_splitter[0])}, or "
-            f"re-index: personae persona index SOURCE --character {character!r} "
+            f"re-index: personae amadeus index SOURCE --character {character!r} "
             f"--embedding {embedding.spec}",
         )
     if same:
@@ -184,7 +184,7 @@ def find_persona(
     listed = f"indexed: {', '.join(names)}" if names else "nothing is indexed there yet"
     raise InputError(
         f"unknown character {character!r} ({listed})",
-        "index a persona first: personae persona index SOURCE --character NAME --memory DIR",
+        "index a persona first: personae amadeus index SOURCE --character NAME --memory DIR",
     )
 
 

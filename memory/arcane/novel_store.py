@@ -121,7 +121,7 @@ class Novel:
         if not 1 <= idx <= self.count:
             raise InputError(
                 f"chapter {idx} is out of range for {self.title!r}",
-                f"use a chapter between 1 and {self.count} (personae novel chapters {self.slug})",
+                f"use a chapter between 1 and {self.count} (personae arcane chapters {self.slug})",
             )
         return idx
 
@@ -215,7 +215,7 @@ def open_novel(data_dir: Path, book: str) -> Novel:
         known = ", ".join(known_novels(data_dir)) or "none"
         raise InputError(
             f"unknown book {book!r} in {data_dir} (imported: {known})",
-            "import it first with personae novel import FILE --title TITLE",
+            "import it first with personae arcane import FILE --title TITLE",
         )
     chapters_path = folder / "chapters.jsonl"
     require_file(chapters_path, f"the chapters of {book!r},", REIMPORT_FIX)
@@ -223,7 +223,7 @@ def open_novel(data_dir: Path, book: str) -> Novel:
     return _parsed(str(folder), stamp)
 
 
-REIMPORT_FIX = "import the book again (personae novel import)"
+REIMPORT_FIX = "import the book again (personae arcane import)"
 """The fix for a damaged novel folder: the files are Personae's own, rebuilt by an import."""
 
 

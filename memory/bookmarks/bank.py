@@ -843,7 +843,7 @@ class BookmarkBank:
         return written
 
     def export(self) -> dict[str, Any]:
-        """The whole bank as JSON-ready data (for ``personae act --json`` and debugging)."""
+        """The whole bank as JSON-ready data (for ``personae bookmarks act --json`` and debugging)."""
         return {
             "storyline": self.storyline,
             "bookmarks": [b.model_dump(mode="json") for b in self.all()],

@@ -14,7 +14,7 @@ class ServerOptions:
     profiles_dir: Path = Path("profiles")
     """Where ``personae profile`` wrote profiles (the ``personae://profiles`` resources)."""
     personas_dir: Path = Path("personas")
-    """The AMADEUS persona memory (``personae persona index --memory``): ``ask_character``
+    """The AMADEUS persona memory (``personae amadeus index --memory``): ``ask_character``
     and the ``personae://personas`` resources."""
     storylines: tuple[Path, ...] = ()
     """Storylines ``storyline_memory`` answers about (none: the tool says how to add one)."""

@@ -106,7 +106,7 @@ def _persona(personas_dir: Path, character: str) -> dict[str, Any]:
         raise InputError(
             f"no persona index of {character!r} in {personas_dir} "
             f"(indexed: {', '.join(names) or 'none yet'})",
-            "index one with personae persona index SOURCE --character NAME",
+            "index one with personae amadeus index SOURCE --character NAME",
         )
     from personae.memory.amadeus.persona_store import open_client
 

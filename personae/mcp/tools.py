@@ -49,7 +49,7 @@ def build_tools(options: ServerOptions) -> dict[str, ToolFunction]:
 
 def _llm_problem(options: ServerOptions) -> ConfigurationError | None:
     """Why no model can be called with the server's settings, or ``None`` when one can."""
-    from personae.run_context import LLMContext
+    from personae import LLMContext
 
     try:
         LLMContext(**options.models).llm("strong")

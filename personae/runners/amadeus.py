@@ -1,6 +1,6 @@
 """AMADEUS as library calls: index a persona, then talk to the character (one turn or a chat).
 
-The CLI (``personae persona index``, ``personae chat``), the MCP ``ask_character`` tool and
+The CLI (``personae amadeus index``, ``personae chat``), the MCP ``ask_character`` tool and
 apps call these; nothing here prints. The run context (:class:`AmadeusContext`) carries the
 models, the persona memory folder, the method and the embedding; what it leaves empty it takes
 from the settings (``PERSONAE_MODEL``, ``PERSONAE_EMBEDDINGS``, ``CHROMA_HOST``, ...).
@@ -48,7 +48,7 @@ class IndexedPersona:
     """Set when chunks are longer than small embedders read (the fix is ``max_chunk_chars``)."""
 
     def as_json(self) -> dict[str, Any]:
-        """The record ``personae persona index --json`` prints."""
+        """The record ``personae amadeus index --json`` prints."""
         head = {"character": self.character, "source": self.source, "kind": self.source_kind}
         return {**head, **asdict(self.stats)}
 

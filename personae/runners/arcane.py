@@ -1,6 +1,6 @@
 """ARCANE as library calls: import a novel, build a character's arcs, act as of chapter N.
 
-The CLI (``personae novel import``, ``personae arc build``, ``personae arcane act``), the MCP
+The CLI (``personae arcane import``, ``personae arcane build-arcs``, ``personae arcane act``), the MCP
 ``arcane_act`` tool and apps call these; nothing here prints (progress goes to the callback a
 caller passes). Novels and arcs live in the data folder (``DATA/novels/<slug>/``); the run
 contexts fill what they leave empty from the settings (``PERSONAE_DATA_DIR``, the models,
@@ -114,7 +114,7 @@ class ArcBuild:
 
     character: str
     waiting_for_votes: bool
-    """An eval-split build paused for human validity votes (``personae arc annotate``)."""
+    """An eval-split build paused for human validity votes (``personae arcane annotate-arcs``)."""
     ran: bool = True
     """False when the build was already waiting for votes: nothing ran."""
     values: dict[str, Any] = field(default_factory=dict)
@@ -162,7 +162,9 @@ async def build_arcs(
         payload: Any = {"novel": slug, "character": character, "split": split}
         if snapshot.next:
             if snapshot.interrupts:
-                progress(f"{character}: waiting for votes (personae arc annotate {slug} --export)")
+                progress(
+                    f"{character}: waiting for votes (personae arcane annotate-arcs {slug} --export)"
+                )
                 return ArcBuild(character, True, False, dict(snapshot.values))
             payload = None
             progress(f"{character}: resuming at chapter {snapshot.values.get('cursor', 1)}")

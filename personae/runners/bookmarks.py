@@ -1,6 +1,6 @@
 """BOOKMARKS as a library call: a character's next action at a story position, grounded.
 
-The CLI (``personae act``) and apps call :func:`predict_action`; nothing here prints. The run
+The CLI (``personae bookmarks act``) and apps call :func:`predict_action`; nothing here prints. The run
 context (:class:`BookmarksContext`) names the storyline, the bank folder, the models, the
 method and the embedding; what it leaves empty it takes from the settings.
 """

@@ -126,7 +126,8 @@ def test_the_readme_states_the_selection_models_defaults_the_code_uses(
     assert picked == ["openai:gs-41", "openai:gs-41"]  # the spec each role resolved
     alone = AmadeusContext(model="openai:actor")
     assert [str(alone.selector_llm()), str(alone.extractor_llm())] == ["openai:actor"] * 2
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    page = Path(__file__).resolve().parents[2] / "docs" / "papers" / "amadeus.md"
+    readme = page.read_text(encoding="utf-8")
     roles = readme.split("- **Model roles.** The paper runs Guided Selection")[1].split("- ")[0]
     said = " ".join(roles.split())
     assert "`--gs-model` is `--model` and `--ae-model` is `--gs-model`" in said

@@ -1,4 +1,4 @@
-"""`personae persona index` and `personae chat`: index, ask, converse, resume, one-line errors."""
+"""`personae amadeus index` and `personae chat`: index, ask, converse, resume, one-line errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`personae eval persona-qa`: judges' arithmetic, HS only with chunks, resume, shipped set."""
+"""`personae amadeus eval-qa`: judges' arithmetic, HS only with chunks, resume, shipped set."""
 
 from __future__ import annotations
 

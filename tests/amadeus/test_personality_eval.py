@@ -1,4 +1,4 @@
-"""`personae eval personality` end to end: interviews, ER/OC assessment, labels, resume, errors."""
+"""`personae amadeus eval-personality` end to end: interviews, ER/OC assessment, labels, resume, errors."""
 
 from __future__ import annotations
 

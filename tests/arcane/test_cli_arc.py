@@ -140,7 +140,7 @@ def test_suggest_ranks_names_by_mentions_without_a_model(
     lines = capsys.readouterr().out.splitlines()
     ranked = [line.split(". ", 1)[1].rsplit(" (", 1)[0] for line in lines[1:-1]]
     assert ranked[:2] == ["Ada", "Bram"] and "Later" not in ranked  # sentence-initial: no name
-    assert lines[-1] == 'build with: personae arc build the_river --character "Ada"'
+    assert lines[-1] == 'build with: personae arcane build-arcs the_river --character "Ada"'
     assert model.calls == [] and not (tmp_path / "novels/the_river/arcs.jsonl").exists()
     assert main(["arc", "build", "the_river", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -142,7 +142,7 @@ def test_act_after_a_build_that_kept_no_arc_says_why_and_what_needs_none(
     assert "kept no arc" in err and "fewer than 2 of 3 critics found it valid" in err
     assert str(tmp_path / "novels/the_river/arcs/ada.json") in err
     assert "--mode vanilla|summary|rag|lifechoice|timechara" in err
-    assert "run personae arc build" not in err
+    assert "run personae arcane build-arcs" not in err
 
 
 def test_act_with_an_axis_the_character_lacks_names_the_kept_ones(
@@ -165,6 +165,6 @@ def test_act_for_a_character_never_built_says_to_build_or_use_a_mode_without_arc
     assert main([*argv, "--data", str(tmp_path), "--model", "openai:scripted"]) == 2
     err = capsys.readouterr().err.strip()
     assert "no arc for Bram in the_river" in err and len(err.splitlines()) == 1
-    assert "run personae arc build the_river --character 'Bram'" in err
+    assert "run personae arcane build-arcs the_river --character 'Bram'" in err
     assert "or answer without an arc: --mode vanilla|summary|rag|lifechoice|timechara" in err
     assert model.calls == []

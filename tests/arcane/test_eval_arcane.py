@@ -321,7 +321,7 @@ def test_probes_missing_says_which_command_to_run(
 ) -> None:
     imported_novel(tmp_path)
     assert _eval(tmp_path, tmp_path / "run") == 2
-    assert "personae probes build the_river" in capsys.readouterr().err
+    assert "personae arcane build-probes the_river" in capsys.readouterr().err
     assert not (tmp_path / "run" / "results.jsonl").exists()
 
 
@@ -370,7 +370,7 @@ def test_arcane_report_without_results_is_one_line_exit_2(
     for target in (tmp_path / "absent", tmp_path):
         assert main(["eval", "arcane-report", str(target)]) == 2
         err = capsys.readouterr().err
-        assert len(err.strip().splitlines()) == 1 and "personae eval arcane" in err
+        assert len(err.strip().splitlines()) == 1 and "personae arcane eval" in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,4 +1,4 @@
-"""`personae eval arcane` in a fresh process: its units open the novel's Chroma store at once.
+"""`personae arcane eval` in a fresh process: its units open the novel's Chroma store at once.
 
 In-process tests open the store while building the novel, so the first open the CLI makes in
 a new process (from several worker threads at once) is never exercised there; it crashed 5

@@ -143,4 +143,4 @@ def test_out_folder_and_missing_probes_are_one_line_errors(
     assert "is a folder" in capsys.readouterr().err
     (novel.folder / "probes.jsonl").unlink()
     assert _export(tmp_path, tmp_path / "d.jsonl", "--format", "dpo") == 2
-    assert "personae probes build the_river" in capsys.readouterr().err
+    assert "personae arcane build-probes the_river" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""`personae act` in process: action and grounding, JSON, memory reuse, one-line input errors."""
+"""`personae bookmarks act` in process: action and grounding, JSON, memory reuse, one-line input errors."""
 
 from __future__ import annotations
 

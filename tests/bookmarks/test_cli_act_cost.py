@@ -1,4 +1,4 @@
-"""`personae act` says what a step will cost before it pays, and stops cleanly at --max-calls.
+"""`personae bookmarks act` says what a step will cost before it pays, and stops cleanly at --max-calls.
 
 On the scripted bookmarks world (tests/bookmarks_world.py) the estimate printed before a step
 must be within 0.85-1.15 of the calls the step then makes, fresh and on a bank already synced,

@@ -1,4 +1,4 @@
-"""`personae act --scene` (scene and true next action) and the zero-questions warning."""
+"""`personae bookmarks act --scene` (scene and true next action) and the zero-questions warning."""
 
 from __future__ import annotations
 

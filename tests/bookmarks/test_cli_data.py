@@ -1,4 +1,4 @@
-"""`personae data fetch bookmarks` end to end against a loopback Hub."""
+"""`personae bookmarks fetch` end to end against a loopback Hub."""
 
 from __future__ import annotations
 

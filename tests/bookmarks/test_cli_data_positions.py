@@ -1,4 +1,4 @@
-"""`personae data positions`: where a character acts, the history / test split marked."""
+"""`personae bookmarks positions`: where a character acts, the history / test split marked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`personae eval profile` in-process: report and table, comparison, cache, one-line errors."""
+"""`personae characterhub eval` in-process: report and table, comparison, cache, one-line errors."""
 
 from __future__ import annotations
 

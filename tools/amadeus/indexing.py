@@ -1,6 +1,6 @@
 """Index a persona source for AMADEUS: import, split (ACTS/ATS/fixed), sync the Chroma index.
 
-One function shared by ``personae persona index``, ``personae chat PROFILE.json`` and the
+One function shared by ``personae amadeus index``, ``personae chat PROFILE.json`` and the
 evaluations that build personas on the fly. Re-running it on an unchanged source writes
 nothing; an edited source re-embeds only the sections that changed.
 """

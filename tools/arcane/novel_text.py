@@ -2,7 +2,7 @@
 
 Why in code and not by hand: every later stage (arc streams, probes, RAG masks, the no-future
 rule) refers to a global chapter index 1..C, so segmentation must be reproducible and checkable
-(``personae novel chapters``). Cleaning follows the ARCANE spec's data audit: e-book page
+(``personae arcane chapters``). Cleaning follows the ARCANE spec's data audit: e-book page
 artifacts, image tags, byte-order marks, split drop caps ("I t was"), a modern edition's front
 matter (introductions, tables of contents) and back matter (endnotes, study questions), which
 are editorial text and must not reach the chapter store; chapter numbering that restarts per

@@ -1,4 +1,4 @@
-"""`personae eval persona-chunks`: AMADEUS's chunk analyses (Tables 1 and 3, Fig. 1).
+"""`personae amadeus eval-chunks`: AMADEUS's chunk analyses (Tables 1 and 3, Fig. 1).
 
 ``--questions QA.jsonl`` or ``--questionnaire mbti|bfi`` with ``--character``: the similarity
 distribution of retrieved chunks (Σμ / Σσ² per splitter, no model call; each splitter's index

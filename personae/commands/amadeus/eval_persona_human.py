@@ -1,4 +1,4 @@
-"""`personae eval persona-human`: the AMADEUS human-evaluation sheet and its figures (Table 2).
+"""`personae amadeus eval-human`: the AMADEUS human-evaluation sheet and its figures (Table 2).
 
 ``--export SHEET.csv --results DIR/results.jsonl`` writes random interview samples (Guided
 Selection chunks and the extracted attributes, ``--samples`` per sheet, ``--seed``) for

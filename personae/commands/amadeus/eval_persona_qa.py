@@ -1,11 +1,11 @@
-"""`personae eval persona-qa`: ACC, ACC_L and HS of a role-play method (AMADEUS Table 6).
+"""`personae amadeus eval-qa`: ACC, ACC_L and HS of a role-play method (AMADEUS Table 6).
 
-``personae eval persona-qa QA.jsonl --method amadeus|naive|none`` answers every question with
+``personae amadeus eval-qa QA.jsonl --method amadeus|naive|none`` answers every question with
 the method (each in a fresh conversation) and judges the answers; ``iago-othello`` names the
 small set that ships with Personae (written by us from the CoSER persona of Iago; the paper's
 CharacterRAG set is not released). Results land in ``--out``: ``results.jsonl`` (a rerun skips
 what is done), ``summary.json`` and ``report.md``; judge answers are cached under
-``PERSONAE_CACHE_DIR/judge``. The characters must be indexed (``personae persona index``).
+``PERSONAE_CACHE_DIR/judge``. The characters must be indexed (``personae amadeus index``).
 
 The flags fill the AMADEUS run context, which takes the rest from the settings: the models
 (:mod:`personae.commands.models`; the judge is ``--judge-model``/``PERSONAE_JUDGE_MODEL``, else

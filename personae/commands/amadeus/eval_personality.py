@@ -1,4 +1,4 @@
-"""`personae eval personality`: the AMADEUS interview-based MBTI / BFI evaluation (Tables 4-5).
+"""`personae amadeus eval-personality`: the AMADEUS interview-based MBTI / BFI evaluation (Tables 4-5).
 
 Each character is interviewed with every item of the questionnaire (a fresh conversation per
 item) by the chosen role-play method, the answers are assessed with InCharacter's protocol and
@@ -7,7 +7,7 @@ the predicted type is compared with the personality-database label. Results land
 
 A character needs a persona index: ``--persona NAME=SOURCE`` builds one from a profile.json
 (``personae profile``), a wiki page, a Markdown file or a CoSER book, and the report records
-which source each persona came from; otherwise an index made with ``personae persona index``
+which source each persona came from; otherwise an index made with ``personae amadeus index``
 under ``--memory`` is used (looked up by the character's name and its InCharacter aliases).
 
 The flags fill the AMADEUS run context, which takes the rest from the settings: the models
@@ -28,7 +28,7 @@ from personae.errors import InputError
 PERSONA_FIX = (
     "build a persona: personae profile 'NAME' and pass --persona NAME=profiles/<name>/profile.json "
     "(or a wiki page URL/.html, a Markdown file, a CoSER book), or index one with "
-    "personae persona index"
+    "personae amadeus index"
 )
 
 

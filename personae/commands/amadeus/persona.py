@@ -1,4 +1,4 @@
-"""`personae persona index`: build or update a character's AMADEUS persona index.
+"""`personae amadeus index`: build or update a character's AMADEUS persona index.
 
 SOURCE is a Markdown persona, a profiler ``profile.json``, a wiki page URL or saved ``.html``,
 or a CoSER book ``.json`` (with ``--character``). Re-running on an edited source re-embeds only

@@ -1,11 +1,11 @@
 """`personae arc`: build character arcs from a novel, show them as of a chapter, annotate them.
 
-``personae arc build BOOK --character NAME...`` prints the estimated calls and tokens first
+``personae arcane build-arcs BOOK --character NAME...`` prints the estimated calls and tokens first
 (from chapter lengths) and asks for ``--yes`` above ``--confirm-above`` tokens; builds are
 checkpointed per chapter in ``DATA/novels/<slug>/.checkpoints.sqlite`` (a killed build resumes
 where it stopped) and every call is cached. Eval-split builds pause for human validity votes:
-``personae arc annotate BOOK --export SHEET.csv`` writes the sheet, ``--import VOTES.csv``
-resumes them. ``personae arc show BOOK --character NAME --at-chapter N`` prints exactly the Arc
+``personae arcane annotate-arcs BOOK --export SHEET.csv`` writes the sheet, ``--import VOTES.csv``
+resumes them. ``personae arcane show-arc BOOK --character NAME --at-chapter N`` prints exactly the Arc
 payload a role-play at chapter N sees.
 
 The flags fill the ARCANE run context, which takes what they leave out from the settings
@@ -101,7 +101,7 @@ def run_build(args: argparse.Namespace) -> int:
     if not args.character:
         raise InputError(
             "arc build needs at least one --character",
-            f"pass --character NAME (repeatable); personae arc build {novel.slug} --suggest "
+            f"pass --character NAME (repeatable); personae arcane build-arcs {novel.slug} --suggest "
             "lists candidates",
         )
     characters = [novel.check_character(name) for name in dict.fromkeys(args.character)]
@@ -137,12 +137,14 @@ def suggest(novel: Any, top: int) -> int:
     if not ranked:
         raise InputError(
             f"no name occurs 3 times or more in {novel.title!r}",
-            "check the import (personae novel chapters) or pass --character NAME",
+            "check the import (personae arcane chapters) or pass --character NAME",
         )
     sys.stdout.write(f"{novel.title}: names by mentions (places and titles included)\n")
     for rank, (name, count) in enumerate(ranked, 1):
         sys.stdout.write(f"{rank:>3}. {name} ({count:,})\n")
-    sys.stdout.write(f'build with: personae arc build {novel.slug} --character "{ranked[0][0]}"\n')
+    sys.stdout.write(
+        f'build with: personae arcane build-arcs {novel.slug} --character "{ranked[0][0]}"\n'
+    )
     return 0
 
 
@@ -163,7 +165,7 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
     if waiting:
         out.write(
             f"{character}: {len(values.get('arcs', []))} axes await human votes: "
-            f"personae arc annotate {slug} --export SHEET.csv\n"
+            f"personae arcane annotate-arcs {slug} --export SHEET.csv\n"
         )
         return
     usage = values.get("usage", {})
@@ -198,7 +200,7 @@ def run_show(args: argparse.Namespace) -> int:
     if not arcs:
         raise InputError(
             f"no arcs for {args.character!r} in {novel.slug}",
-            f"run personae arc build {novel.slug} --character {args.character!r}",
+            f"run personae arcane build-arcs {novel.slug} --character {args.character!r}",
         )
     if args.axis:
         arcs = [a for a in arcs if a.axis_id == args.axis]

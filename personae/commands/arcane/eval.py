@@ -1,6 +1,6 @@
-"""`personae eval arcane`: the ARCANE protocol over one or more novels' probes.
+"""`personae arcane eval`: the ARCANE protocol over one or more novels' probes.
 
-``personae eval arcane BOOK... --modes vanilla,summary,rag,lifechoice,timechara,arc
+``personae arcane eval BOOK... --modes vanilla,summary,rag,lifechoice,timechara,arc
 [--model M ...] [--judge-model M] [--limit N] [--out DIR] [--concurrency N] [--no-thought]``
 role-plays every available phase of every probe in every mode, judges each answer (T35) and
 each trajectory (T36), and writes ``DIR/results.jsonl`` (a rerun skips finished units),
@@ -241,7 +241,8 @@ def book_probes(args: argparse.Namespace) -> list[Any]:
         found = load_probes(novel.folder)
         if not found:
             raise InputError(
-                f"no probes for {novel.slug}", f"run personae probes build {novel.slug} first"
+                f"no probes for {novel.slug}",
+                f"run personae arcane build-probes {novel.slug} first",
             )
         probes += found
     return probes
@@ -272,7 +273,7 @@ def run_pov(args: argparse.Namespace, size: int) -> int:
         raise InputError(
             f"no probe with non-tied Arc results of both {base} and {args.compare_model} "
             f"in {args.out / 'results.jsonl'}",
-            f"run personae eval arcane BOOK --modes arc --model {base} "
+            f"run personae arcane eval BOOK --modes arc --model {base} "
             f"--also-model {args.compare_model} --out {args.out} first",
         )
     evaluate(args, context, [base], ["pov"], [s["probe_id"] for s in sample])
@@ -365,7 +366,7 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
     path = out / RESULTS
     if not path.is_file():
         raise InputError(
-            f"no {RESULTS} in {out}", f"run personae eval arcane BOOK... --out {out} first"
+            f"no {RESULTS} in {out}", f"run personae arcane eval BOOK... --out {out} first"
         )
     records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
     for number, record in enumerate(records, start=1):
@@ -373,11 +374,11 @@ def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] 
         if problem:
             raise InputError(
                 f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",
-                "fix or delete that line; personae eval arcane then runs that unit again",
+                "fix or delete that line; personae arcane eval then runs that unit again",
             )
     if not records:
         raise InputError(
-            f"{path} holds no results", f"run personae eval arcane BOOK... --out {out}"
+            f"{path} holds no results", f"run personae arcane eval BOOK... --out {out}"
         )
     summary = summarize(records)
     summary["paper_settings"] = rows_json(record_rows(records))

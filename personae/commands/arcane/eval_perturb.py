@@ -1,6 +1,6 @@
-"""`personae eval arcane-perturb OUT`: PTF under perturbation (ARCANE App. N, Table 8).
+"""`personae arcane eval-perturb OUT`: PTF under perturbation (ARCANE App. N, Table 8).
 
-``personae eval arcane-perturb OUT [--condition shuffle|reverse|block ...] [--sample 75]
+``personae arcane eval-perturb OUT [--condition shuffle|reverse|block ...] [--sample 75]
 [--mode arc] [--judge-model M] [--data DIR]`` re-judges the trajectories saved in
 ``OUT/results.jsonl`` (per model, ``--sample`` probes of ``--mode`` with 3+ phases, stratified
 across novels) under ``orig`` and each chosen condition (default all three), appends the
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             f"no {args.mode}-mode trajectory with {pt.MIN_PHASES}+ judged phases in "
             f"{args.out / 'results.jsonl'}",
-            f"run personae eval arcane BOOK --modes {args.mode} --out {args.out} first",
+            f"run personae arcane eval BOOK --modes {args.mode} --out {args.out} first",
         )
     context = ArcaneContext(**context_fields(args))
     folder = Path(context.data_dir)

@@ -1,4 +1,4 @@
-"""`personae eval arcane-report OUT [--per-novel] [--central NAME ...]`: the report again.
+"""`personae arcane eval-report OUT [--per-novel] [--central NAME ...]`: the report again.
 
 Rebuilds ``summary.json``, ``report.md`` and ``report.html`` in OUT from ``OUT/results.jsonl``
 (the paper's Table 2 layout, the Arc-vs-best-other-mode gaps and, with ``--per-novel`` or when
@@ -20,7 +20,7 @@ def register(protocols: Any) -> None:
     report = protocols.add_parser(
         "arcane-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
     )
-    report.add_argument("out", type=Path, help="the --out folder of personae eval arcane")
+    report.add_argument("out", type=Path, help="the --out folder of personae arcane eval")
     report.add_argument(
         "--per-novel", action="store_true", help="add one Table 2 per novel (App. L)"
     )
@@ -40,7 +40,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     if not args.out.is_dir():
         raise InputError(
-            f"{args.out} is not a folder", "pass the --out folder of personae eval arcane"
+            f"{args.out} is not a folder", "pass the --out folder of personae arcane eval"
         )
     write_reports(args.out, per_novel=args.per_novel, central=args.central)
     return 0

@@ -1,4 +1,4 @@
-"""``personae eval arcane BOOK... --server URL``: each evaluation unit on a LangGraph server.
+"""``personae arcane eval BOOK... --server URL``: each evaluation unit on a LangGraph server.
 
 The units are planned here, as the local run plans them (every (probe, mode) of each role-play
 model not yet in ``OUT/results.jsonl``); each is one run of the ``arcane_eval`` graph in its own

@@ -1,6 +1,6 @@
-"""`personae export arcane`: ARCANE training data (App. D) as JSONL, SFT chat rows or DPO pairs.
+"""`personae arcane export`: ARCANE training data (App. D) as JSONL, SFT chat rows or DPO pairs.
 
-``personae export arcane BOOK... --format sft|dpo [--out FILE] [--modes arc,summary]
+``personae arcane export BOOK... --format sft|dpo [--out FILE] [--modes arc,summary]
 [--split train|eval|unvalidated|any] [--teacher M ...] [--samples 3] [--pairs anchor|every-phase]``
 
 SFT samples each ``--teacher`` (default the strong model) ``--samples`` times at T = 0.9 with an

@@ -1,8 +1,8 @@
 """`personae novel`: import a plain-text novel into numbered chapters and show the segmentation.
 
-``personae novel import FILE --title T`` (or ``--coser books_example.jsonl --title T``) cleans
+``personae arcane import FILE --title T`` (or ``--coser books_example.jsonl --title T``) cleans
 the text (page artifacts, drop caps, a modern edition's front and back matter) and writes
-``DATA/novels/<slug>/{chapters.jsonl, meta.json}``; ``personae novel chapters BOOK`` lists
+``DATA/novels/<slug>/{chapters.jsonl, meta.json}``; ``personae arcane chapters BOOK`` lists
 index, label and size of every chapter so the user can check the cut before paying for arcs.
 
 Settings read here, at the edge: ``PERSONAE_DATA_DIR`` (``--data``; default ``./data``).
@@ -92,7 +92,7 @@ def run_import(args: argparse.Namespace) -> int:
     from personae.runners.arcane import import_novel
 
     if (args.file is None) == (args.coser is None):
-        raise InputError("give either FILE or --coser FILE", "e.g. personae novel import book.txt")
+        raise InputError("give either FILE or --coser FILE", "e.g. personae arcane import book.txt")
     novel = import_novel(
         args.file or args.coser,
         data_dir=data_dir(args),

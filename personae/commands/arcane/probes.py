@@ -1,4 +1,4 @@
-"""`personae probes build`: ARCANE probes for every arc of a novel (or of one character).
+"""`personae arcane build-probes`: ARCANE probes for every arc of a novel (or of one character).
 
 For each arc: decision variable, life stages and era-free axis, then 3N cells (one per anchor
 phase and probe type), each validated; the result replaces the arc's probes in
@@ -67,7 +67,8 @@ def run_build(args: argparse.Namespace) -> int:
     if not arcs:
         who = f" for {args.character!r}" if args.character else ""
         raise InputError(
-            f"no arcs{who} in {novel.slug}", f"run personae arc build {novel.slug} --character NAME"
+            f"no arcs{who} in {novel.slug}",
+            f"run personae arcane build-arcs {novel.slug} --character NAME",
         )
     context = ProbeBuildContext(validator_model=args.validator_model or "", **context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work

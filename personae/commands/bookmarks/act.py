@@ -1,4 +1,4 @@
-"""`personae act`: predict a character's next action with the BOOKMARKS agent, show its grounding.
+"""`personae bookmarks act`: predict a character's next action with the BOOKMARKS agent, show its grounding.
 
 The flags fill the graph's run context; what they leave out the context takes from the settings
 (precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
@@ -189,7 +189,7 @@ def stopped_at_limit(args: argparse.Namespace) -> CallLimitReached:
     """The one line for a step stopped by ``--max-calls``: the limit, and how to go on."""
     from personae.llm import CallLimitReached
 
-    again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a) or "personae act ..."
+    again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a) or "personae bookmarks act ..."
     return CallLimitReached(
         f"stopped at --max-calls {args.max_calls}: the step is kept in {args.memory}",
         f"rerun to continue (answers already paid for are reused; raise or drop --max-calls): "

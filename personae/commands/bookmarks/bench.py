@@ -1,4 +1,4 @@
-"""`personae bench bookmarks`: run the BOOKMARKS benchmark for one or more methods.
+"""`personae bookmarks bench`: run the BOOKMARKS benchmark for one or more methods.
 
 The flags go to the benchmark's models and the method graphs' contexts, which fill what they
 leave out from the settings (precedence in :mod:`personae.commands.models`): ``OPENAI_API_KEY``,

@@ -2,7 +2,7 @@
 
 ``data fetch bookmarks`` gets the benchmark for users who do not have it; ``data positions``
 lists a character's positions (the paper's history / test split marked) so a user can pick a
-target for ``personae act --at``.
+target for ``personae bookmarks act --at``.
 
 Settings read here, at the edge: ``HF_ENDPOINT`` (mirror; ``--endpoint`` wins), ``HF_TOKEN``
 (optional bearer token), ``PERSONAE_CONTACT`` (through the User-Agent).

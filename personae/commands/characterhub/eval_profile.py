@@ -1,6 +1,6 @@
-"""`personae eval profile`: the CharacterHub protocol, scoring profiles against reference pages.
+"""`personae characterhub eval`: the CharacterHub protocol, scoring profiles against reference pages.
 
-``personae eval profile DIR_OR_FILES... [--reference URL_OR_FILE | --references FILE.csv]``
+``personae characterhub eval DIR_OR_FILES... [--reference URL_OR_FILE | --references FILE.csv]``
 extracts knowledge points from each character's reference page (Table 9), labels them against
 every profile and its DRInfo (Table 10), micro-averages over all characters and writes a JSON,
 Markdown and HTML report (atomically, only once everything succeeded) plus a summary on stdout.
