@@ -70,9 +70,9 @@ def test_max_calls_stops_cleanly_and_the_rerun_reuses_what_was_paid(
     assert "rerun to continue" in line and "Traceback" not in err
     assert main(argv) == 0  # resumed: finished answers come from the step's journal
     result = json.loads(capsys.readouterr().out)
-    rerun = len(model.calls) - 5
-    # only calls still in flight at the stop (cancelled, never answered) are asked again
-    assert uncapped - 5 <= rerun < uncapped - 2
+    # answered calls come from the journal; only those in flight at the stop (cancelled
+    # before their answer was kept) are asked again, and the step counts each answer once
+    assert uncapped <= len(model.calls) <= uncapped + 5
     assert result["action"] and result["stats"]["llm_calls"] == uncapped
 
 
