@@ -220,11 +220,14 @@ def open_chat(
     """A conversation with ``character``, to use in an ``async with`` block.
 
     ``thread`` names a conversation kept in the persona memory folder's ``chats.sqlite``: a
-    later chat with the same name resumes it. ``None``: each turn stands alone.
+    later chat with the same name resumes it. ``None``: each turn stands alone. Without
+    ``context`` the persona index is ``./personas``, where :func:`index_persona` puts one.
     """
     from personae.graphs.amadeus.graph import AmadeusContext
 
-    return Chat(character, context or AmadeusContext(), thread)
+    # The default index is where index_persona puts one by default (./personas): a chat with
+    # no context finds the persona just indexed with none.
+    return Chat(character, context or AmadeusContext(memory_dir=str(DEFAULT_MEMORY)), thread)
 
 
 async def ask_character(
