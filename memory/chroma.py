@@ -119,10 +119,8 @@ def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAP
     # Chroma keeps one system per path, made at the first open; two threads making it at once
     # both start it and one fails ("Could not connect to tenant default_tenant"): every
     # `eval arcane` in a fresh process, whose units open the novel's store in parallel.
-    # Chroma also keys that system by the path string: a relative path opened again after the
-    # process changed folders would get the first folder's system. The absolute path is the key.
     with _OPENING:
-        return chromadb.PersistentClient(path=str(path.resolve()), settings=chroma_settings)
+        return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
 def embedded_name(name: str, embedding: TextEmbedding) -> str:

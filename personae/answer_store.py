@@ -150,11 +150,6 @@ class AnswerStore:
     scope: str = ""
     _counts: _Counts = field(default_factory=_Counts, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        """Remove what a killed writer left in the store (once per folder and process)."""
-        if self.directory is not None:
-            _swept(self.directory.resolve())
-
     @classmethod
     def journal(cls, folder: str | Path) -> AnswerStore:
         """The step journal in ``folder``: a hit replays what the answer cost."""
@@ -188,6 +183,10 @@ class AnswerStore:
         return None if self.directory is None else self.directory / key[:2] / f"{key}.json"
 
     def _read(self, key: str, validate: Callable[[Any], T]) -> tuple[T, dict[str, int]] | None:
+        if self.directory is not None:
+            # What a killed writer left is removed at the first lookup (once per folder and
+            # process), here in the reading thread: a store is built inside async nodes.
+            _swept(self.directory.resolve())
         path = self._path(key)
         if path is None or not path.is_file():
             return None

@@ -100,7 +100,7 @@ async def echo_twice(line: str) -> str:
     return str(result["echo"])
 ''',
     "examples/studio/echo.json": json.dumps(
-        {"graph": "echo", "prepare": "nothing", "input": {"line": "hi"}, "context": {"times": 3}},
+        {"graph": "echo", "prepare": [], "input": {"line": "hi"}, "context": {"times": 3}},
         indent=2,
     )
     + "\n",

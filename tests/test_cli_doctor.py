@@ -286,7 +286,7 @@ def test_an_unreachable_checkpoint_database_fails_without_its_password(
         code, rows, _ = doctor(capsys, "--no-web")
     assert code == 2 and rows["checkpointer"]["status"] == "fail"
     assert (
-        "PERSONAE_CHECKPOINTER='mysql://...' is not a checkpointer"
+        "PERSONAE_CHECKPOINTER='mysql://***@db/x' is not a checkpointer"
         in rows["checkpointer"]["detail"]
     )
 
@@ -315,7 +315,8 @@ def test_a_long_refusal_is_cut_at_a_word_and_says_so(
             return WebResponse(500, {"error": {"message": said.strip(), "type": "invalid"}})
         return chat(request)
 
-    server, world = serve(monkeypatch, chat)
+    # One model served: it is every role's, the paper judges' too (else their rows fail).
+    server, world = serve(monkeypatch, chat, PERSONAE_JUDGE_MODEL="openai:m")
     world.chat = refusing  # type: ignore[assignment]
     with server:
         code, rows, _ = doctor(capsys, "--no-web")

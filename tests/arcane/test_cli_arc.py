@@ -84,7 +84,7 @@ def test_show_prints_the_payload_at_a_chapter(
     assert "pole_end" not in payload and "literary_validation" not in payload
     assert main([*argv, "--at-chapter", "9", "--data", str(tmp_path)]) == 2
     assert main(["arc", "show", "the_river", "--character", "Bram", "--data", str(tmp_path)]) == 2
-    assert "arc build the_river" in capsys.readouterr().err
+    assert "arcane build-arcs the_river" in capsys.readouterr().err
 
 
 def test_eval_split_votes_round_trip(

@@ -167,7 +167,9 @@ def test_degraded_answers_are_named_and_a_rerun_asks_again(
     finally:
         forget_resources()
     err = capsys.readouterr().err
-    assert err == (
+    estimate, rest = err.split("\n", 1)  # the estimate printed before the step, then the step's
+    assert estimate.startswith("personae: estimated: ")
+    assert rest == (
         "degraded: 1 (answers 1): model answers still invalid after retries, each kept as its "
         "role's safe default (no question, no match, the bookmark unsynced, no evidence); a "
         "rerun asks the model again\n"

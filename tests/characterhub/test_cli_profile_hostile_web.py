@@ -117,6 +117,6 @@ def test_an_over_size_character_page_is_skipped_and_the_profile_goes_on(
     document = json.loads(
         paths_for(tmp_path, "Kenshiro", HOKUTO).profile_json.read_text(encoding="utf-8")
     )
-    [notice] = [n for n in document["notices"] if n.startswith("skipped 'Kenshiro'")]
+    [notice] = [n for n in document["notices"] if n.startswith("skipped Kenshiro's")]
     assert f"larger than the {CAP:,}-byte size cap" in notice
     assert document["wiki_page"] is None and document["sources"]  # searches still found pages

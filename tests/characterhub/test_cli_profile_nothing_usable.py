@@ -70,7 +70,7 @@ def test_nothing_usable_keeps_the_draft_and_the_suggested_rerun_costs_no_call(
     paths = paths_for(tmp_path, "Kenshiro", HOKUTO)
     assert main(argv(tmp_path)) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last.startswith("personae: error: nothing usable left: no sentence of 'Kenshiro'")
+    assert last.startswith("personae: error: nothing usable left: no sentence of Kenshiro's profile")
     assert f"the unchecked draft is kept in {paths.draft_json}" in last
     assert "--no-check-citations" in last
     assert not paths.profile_json.exists() and not paths.card_json.exists()
@@ -131,7 +131,7 @@ def test_a_batch_degrades_per_character_and_keeps_the_failed_ones_draft(
     captured = capsys.readouterr()
     assert code == 0, captured.err  # one character failed: the batch is degraded, not lost
     assert "1 profiled, 0 already done, 0 duplicates, 0 filtered, 1 failed" in captured.out
-    assert "failed Raoh: nothing usable left: no sentence of 'Raoh'" in captured.err
+    assert "failed Raoh: nothing usable left: no sentence of Raoh's profile" in captured.err
     assert "degraded: 1 (characters_failed 1)" in captured.err
     assert paths_for(out, "Kenshiro", HOKUTO).profile_json.exists()
     raoh = paths_for(out, "Raoh", HOKUTO)

@@ -55,6 +55,9 @@ def test_the_cli_shows_recovered_errors_only_with_v(
         code = main([*argv, "--model", "openai:t", *(["-v"] if verbose else [])])
     err = capsys.readouterr().err
     assert code == 0, err
+    estimate = [line for line in err.splitlines() if line.startswith("personae: estimated: ")]
+    assert len(estimate) == 1  # act's estimate, before the step
+    err = err.replace(estimate[0] + "\n", "")
     shown = "personae: INFO: personae.graphs.bookmarks.resources: unknown-questions file unreadable"
     assert (shown in err) is verbose
     if not verbose:

@@ -208,6 +208,10 @@ def run(args: argparse.Namespace) -> int:
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
     context = act_context(args)
+    if args.memory is not None:  # a bad setting is one line, before the estimate
+        from personae.settings import check_checkpointer_spec
+
+        check_checkpointer_spec(context.settings.checkpointer)
     estimate = estimate_act(storyline, character, position, context)
     models = {"model": context.model, "fast model": context.fast_model}
     sys.stderr.write("personae: " + estimate_line(estimate, models))
