@@ -70,7 +70,9 @@ def test_nothing_usable_keeps_the_draft_and_the_suggested_rerun_costs_no_call(
     paths = paths_for(tmp_path, "Kenshiro", HOKUTO)
     assert main(argv(tmp_path)) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last.startswith("personae: error: nothing usable left: no sentence of Kenshiro's profile")
+    assert last.startswith(
+        "personae: error: nothing usable left: no sentence of Kenshiro's profile"
+    )
     assert f"the unchecked draft is kept in {paths.draft_json}" in last
     assert "--no-check-citations" in last
     assert not paths.profile_json.exists() and not paths.card_json.exists()
