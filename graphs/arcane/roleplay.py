@@ -100,6 +100,30 @@ class RoleplayInput(TypedDict):
     """Ad-hoc: the arc axis for Arc mode (default: every axis of the character)."""
 
 
+def scene_input(
+    novel: str,
+    mode: str,
+    character: str,
+    chapter: int,
+    scenario: str,
+    question: str | None = None,
+    axis: str | None = None,
+) -> RoleplayInput:
+    """The input of an ad-hoc scene (no stored probe): the runner's and the tool's one shape."""
+    payload: RoleplayInput = {
+        "novel": novel,
+        "mode": mode,
+        "character": character,
+        "chapter": chapter,
+        "scenario": scenario,
+    }
+    if question:
+        payload["question"] = question
+    if axis:
+        payload["axis_id"] = axis
+    return payload
+
+
 class RoleplayOutput(TypedDict):
     """The answer and the exact prompt that produced it."""
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from personae.agents.arcane.roleplayer import MODES
 from personae.errors import PersonaeError
-from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, build_graph
+from personae.graphs.arcane.roleplay import RoleplayContext, build_graph, scene_input
 
 ArcaneMode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
 assert set(get_args(ArcaneMode)) == set(MODES)  # one list of modes
@@ -56,15 +56,7 @@ def create_arcane_act_tool(
         novel: str, character: str, chapter: int, scenario: str, question: str | None = None
     ) -> str:
         """The character's answer as of ``chapter`` (nothing later reaches the prompt)."""
-        payload: RoleplayInput = {
-            "novel": novel,
-            "mode": mode,
-            "character": character,
-            "chapter": chapter,
-            "scenario": scenario,
-        }
-        if question:
-            payload["question"] = question
+        payload = scene_input(novel, mode, character, chapter, scenario, question)
         try:
             result = await graph.ainvoke(payload, context=run_context)
         except PersonaeError as error:

@@ -211,20 +211,10 @@ async def act_at_chapter(
     ``vanilla``, ``summary``, ``rag``, ``lifechoice``, ``timechara`` its baselines), ``axis``
     one arc axis instead of all the character's. ``question`` left out asks what they do.
     """
-    from personae.graphs.arcane.roleplay import RoleplayContext, RoleplayInput, build_graph
+    from personae.graphs.arcane.roleplay import RoleplayContext, build_graph, scene_input
 
     run_context = context or RoleplayContext(arc_scope="axis" if axis else "character")
-    payload: RoleplayInput = {
-        "novel": novel,
-        "mode": mode,
-        "character": character,
-        "chapter": chapter,
-        "scenario": scenario,
-    }
-    if question:
-        payload["question"] = question
-    if axis:
-        payload["axis_id"] = axis
+    payload = scene_input(novel, mode, character, chapter, scenario, question, axis)
     result = await build_graph().ainvoke(payload, context=run_context)
     return ChapterAnswer(
         str(result["response"]),
