@@ -183,7 +183,10 @@ def test_one_act_step(
     assert isinstance(result["action"], str) and result["action"].strip()
     assert result["character"] == "Haruhi" and result["position"] == 8
     stats = result["stats"]
-    assert stats["llm_calls"] >= 1 and stats["actions_read"] <= 8  # never past the target
+    # Never past the target: each bookmark synced this step reads at most the 8 actions before
+    # it (``actions_read`` sums the syncs), whatever the model asked.
+    synced = stats["new"] + stats["derive"] + stats["reuse"]
+    assert stats["llm_calls"] >= 1 and stats["actions_read"] <= 8 * synced
     for bookmark in result["bookmarks"]:  # grounding is what the bank holds, synced <= target
         assert bookmark["position"] <= 8 and bookmark["id"]
 
