@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from released_runner import build_merge_rank_spans, overlap_rate  # noqa: E402
 
 from personae.graphs.bookmarks.resources import BookmarkResources, UnknownQuestions
 from personae.graphs.bookmarks.step import BookmarkStepSettings, Question, find_candidates
@@ -50,51 +53,12 @@ TEMPLATES = (
     "Why is {a} in {p}?",
 )
 
-# Released BOOKMARKS runner, src/bookmarks/bookmarks.py (STOPWORDS, normalize_query,
-# overlap_rate, find_supporting_bookmark's ranking; build_merge_rank_spans), re-implemented.
-STOPWORDS = set(
-    "a an the is are was were be being been do does did done to of in on at by for with about "
-    "from into through during before after above below up down out off over under and or but "
-    "if then else when while as what which who whom whose where why how this that these those "
-    "it its he she they them their there now current currently right usually generally tend "
-    "tends".split()
-)
-
-
-def normalize_query(query: str) -> list[str]:
-    return [t for t in re.findall(r"\b\w+\b", query.lower()) if t not in STOPWORDS]
-
-
-def overlap_rate(query_a: str, query_b: str) -> float:
-    tokens_a, tokens_b = set(normalize_query(query_a)), set(normalize_query(query_b))
-    if not tokens_a or not tokens_b:
-        return 0.0
-    return len(tokens_a & tokens_b) / max(1, min(len(tokens_a), len(tokens_b)))
-
 
 def runner_top(question: str, bank: list[tuple[str, int]], k: int = 5) -> list[int]:
     """``find_supporting_bookmark``'s order over ``(query, index)`` rows (state: any character)."""
     scored = [(overlap_rate(question, q), idx) for idx, (q, index) in enumerate(bank) if index]
     scored.sort(reverse=True)
     return [idx for _, idx in scored[:k]]
-
-
-def build_merge_rank_spans(indices: list[int], radius: int) -> list[list[int]]:
-    uniq = sorted(set(indices))
-    if not uniq:
-        return []
-    originals = [(max(0, idx - radius), idx + radius + 1, idx) for idx in uniq]
-    cur_s, cur_e, cur_count, cur_rep = originals[0][0], originals[0][1], 1, originals[0][2]
-    merged = []
-    for s, e, idx in originals[1:]:
-        if s < cur_e:
-            cur_e, cur_count, cur_rep = max(cur_e, e), cur_count + 1, min(cur_rep, idx)
-        else:
-            merged.append((cur_s, cur_e, cur_count, cur_rep))
-            cur_s, cur_e, cur_count, cur_rep = s, e, 1, idx
-    merged.append((cur_s, cur_e, cur_count, cur_rep))
-    merged.sort(key=lambda x: (-x[2], -x[3]))
-    return [[s, e] for s, e, _, _ in merged]
 
 
 def question(rng: random.Random) -> str:
