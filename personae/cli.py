@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "personae.commands.arcane.export",
     "personae.commands.doctor",
     "personae.commands.mcp",
+    "personae.commands.web",
 )
 
 
@@ -83,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Model flags: --model (strong), --fast-model, --judge-model wherever the role "
         "exists; a paper's own role keeps the paper's name (--gs-model, --critic-model, ...). "
         "The old spellings (eval arcane, arc build, act, data fetch, ...) still run for one "
-        "release, each with one line naming the new one.",
+        "release, each with one line naming the new one. Short forms: 'personae web' and "
+        "'personae mcp' are 'personae serve web' and 'personae serve mcp'.",
     )
     parser.add_argument("--version", action="version", version=f"personae {__version__}")
     _add_verbose(parser, argparse.SUPPRESS)

@@ -67,6 +67,7 @@ VARIABLES: Mapping[str, str] = {
     "HF_ENDPOINT": "hf_endpoint",
     "HF_TOKEN": "hf_token",
     "PERSONAE_CHECKPOINTER": "checkpointer",
+    "PERSONAE_WEB_TOKEN": "web_token",
 }
 """Every variable Personae reads → the :class:`Settings` field holding it."""
 SYSTEM_VARIABLES: Mapping[str, str] = {"XDG_CACHE_HOME": "cache_dir", "HOME": "cache_dir"}
@@ -142,6 +143,9 @@ class Settings:
     (a file beside each command's output) or a ``postgresql://`` URL, as written; checked by
     :func:`check_checkpointer_spec` when a command opens its checkpointer
     (:mod:`personae.checkpointers`)."""
+    web_token: str | None = None
+    """Token ``personae web`` asks of every request (``PERSONAE_WEB_TOKEN``); required when it
+    listens beyond loopback (``--host``), optional on 127.0.0.1."""
 
     def with_overrides(self, **changes: object) -> Settings:
         """Return a copy with the non-None ``changes`` applied (CLI flags)."""
@@ -250,6 +254,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         structured_output=parse_structured_output(get("PERSONAE_STRUCTURED_OUTPUT") or ""),
         context_window=parse_context_window(get("PERSONAE_CONTEXT_WINDOW") or ""),
         checkpointer=get("PERSONAE_CHECKPOINTER") or DEFAULT_CHECKPOINTER,
+        web_token=get("PERSONAE_WEB_TOKEN"),
     )
 
 

@@ -38,9 +38,10 @@ def help_commands(parser: argparse.ArgumentParser) -> list[str]:
 def test_help_lists_the_everyday_verbs_then_one_group_per_paper() -> None:
     root = build_parser()
     assert help_commands(root) == [
-        "profile", "chat", "doctor", "mcp", "characterhub", "bookmarks", "amadeus", "arcane"
+        "profile", "chat", "doctor", "serve", "characterhub", "bookmarks", "amadeus", "arcane"
     ]  # fmt: skip
     assert not set(OLD_TOP) & set(help_commands(root))
+    assert help_commands(tree.subcommands(root).choices["serve"]) == ["web", "mcp"]  # type: ignore[union-attr]
     assert "eval" not in root.format_usage()  # the old names are not listed in {...} either
     assert "--judge-model wherever the role exists" in " ".join(root.format_help().split())
     assert help_commands(tree.subcommands(root).choices["bookmarks"]) == [  # type: ignore[union-attr]
@@ -72,6 +73,17 @@ def test_every_paper_command_lives_in_its_group() -> None:
     )
 
 
+@pytest.mark.parametrize("short", ["web", "mcp"])
+def test_a_short_form_is_the_serve_command_and_warns_nothing(short: str) -> None:
+    """``personae web``/``personae mcp`` stay (MCP client configurations use the latter)."""
+    root = build_parser()
+    assert tree.command_path(root, [short])[1] is tree.command_path(root, ["serve", short])[1]
+    assert short not in help_commands(root) and "Short forms: 'personae web'" in " ".join(
+        root.format_help().split()
+    )
+    assert tree.deprecations(root, [short, "--help"]) == []
+
+
 def leaves(parser: argparse.ArgumentParser, names: list[str] | None = None) -> set[int]:
     """The ids of the command parsers below ``parser`` (through ``names`` at the first level)."""
     action = tree.subcommands(parser)
@@ -89,7 +101,7 @@ def test_a_command_registered_under_an_old_group_has_a_place_in_the_tree() -> No
     root = build_parser()
     shown = tree.visible_commands(root)
     hidden = [name for name in tree.subcommands(root).choices if name not in shown]  # type: ignore[union-attr]
-    assert sorted(hidden) == sorted(OLD_TOP)
+    assert sorted(hidden) == sorted([*OLD_TOP, *(short[0] for short in tree.SHORTCUTS)])
     reachable = leaves(root, shown)
     for name in hidden:
         old_group = tree.subcommands(root).choices[name]  # type: ignore[union-attr]

@@ -18,10 +18,19 @@ import argparse
 import difflib
 from collections.abc import Sequence
 
-TOP_COMMANDS = ("profile", "chat", "doctor", "mcp")
+TOP_COMMANDS = ("profile", "chat", "doctor")
 """The everyday verbs, kept at the top under the names they always had."""
 
+SHORTCUTS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("web",): ("serve", "web"),
+    ("mcp",): ("serve", "mcp"),
+}
+"""Short spellings that stay (not deprecated, not listed): ``personae web`` is ``personae serve
+web``. Both servers are everyday ways in, but eight commands at the top leave room for one
+group holding them; MCP client configurations written with ``personae mcp`` keep working."""
+
 GROUPS: dict[str, str] = {
+    "serve": "the ways in that stay running: the local web page (web) and the MCP server (mcp)",
     "characterhub": "CharacterHub: deep-search profiles and the profile evaluation",
     "bookmarks": "BOOKMARKS: storyline memory, its benchmark and data",
     "amadeus": "AMADEUS: persona indexes, role-play and its evaluations",
@@ -30,6 +39,10 @@ GROUPS: dict[str, str] = {
 """One group per paper, in ``--help`` order after :data:`TOP_COMMANDS`."""
 
 LAYOUT: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "serve": (
+        ("web", ("web",)),
+        ("mcp", ("mcp",)),
+    ),
     "characterhub": (
         ("profile", ("profile",)),
         ("eval", ("eval", "profile")),
@@ -70,7 +83,9 @@ OLD_PATHS: dict[tuple[str, ...], tuple[str, ...]] = {
     registered: (group, name)
     for group, children in LAYOUT.items()
     for name, registered in children
-    if registered[0] not in TOP_COMMANDS and registered != (group, name)
+    if registered[0] not in TOP_COMMANDS
+    and registered != (group, name)
+    and registered not in SHORTCUTS
 }
 """Old spelling -> new spelling; the old ones parse as hidden aliases for one release."""
 
@@ -124,7 +139,7 @@ def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-
         children = parser.add_subparsers(dest=f"{group}_command", required=True, metavar="COMMAND")
         for name, path in LAYOUT[group]:
             leaf, leaf_help = _registered_leaf(registered, helps, path)
-            if path[0] not in TOP_COMMANDS:
+            if path[0] not in TOP_COMMANDS and tuple(path) not in SHORTCUTS:
                 leaf.prog = f"personae {group} {name}"
             _attach(children, name, leaf, leaf_help)
             for old, new in RENAMED_FLAGS.get((group, name), {}).items():
@@ -132,7 +147,7 @@ def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-
     for name, parser in registered.items():
         if name in commands.choices:
             continue
-        if name in OLD_GROUPS:
+        if name in OLD_GROUPS or (name,) in SHORTCUTS:
             commands.choices[name] = parser  # hidden: parses, absent from --help
         else:  # a command LAYOUT does not place yet stays in sight (tests ask for its place)
             _attach(commands, name, parser, helps[name])

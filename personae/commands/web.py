@@ -1,0 +1,95 @@
+"""`personae web` (also `personae serve web`): the local web page over Personae's folders.
+
+Profiles with their sources and checks, a new character profiled in the background, AMADEUS
+chat, ARCANE arcs as of a chapter, BOOKMARKS storylines and the written reports, served on
+127.0.0.1 by default. Another ``--host`` needs ``--token`` (or ``PERSONAE_WEB_TOKEN``): the page
+runs jobs that cost model calls. Settings as every command: the flags fill the run contexts,
+the environment the rest, read once when the server starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
+from personae.errors import InputError
+
+
+def register(commands: Any) -> None:
+    """Add the `web` command."""
+    parser = commands.add_parser(
+        "web",
+        help="the local web page: profiles and their sources, chat, arcs, storylines, reports",
+        description=(
+            "Serve a local web page over the folders Personae writes: browse profiles with "
+            "their sources and checks, profile a new character in the background, talk to a "
+            "persona, see a character's arcs as of a chapter and a storyline's bookmarks, "
+            "read the reports. Loopback only unless --host and --token say otherwise."
+        ),
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    parser.add_argument(
+        "--token",
+        help="token every request must carry (PERSONAE_WEB_TOKEN; required with another --host)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name the page answers to besides loopback and --host (repeatable)",
+    )
+    parser.add_argument("--profiles", type=Path, default=Path("profiles"), help="profiles folder")
+    parser.add_argument("--personas", type=Path, default=Path("personas"), help="persona memory")
+    parser.add_argument("--data", default="", help="ARCANE data folder (PERSONAE_DATA_DIR)")
+    parser.add_argument(
+        "--storyline", type=Path, action="append", default=[], help="a storyline (repeatable)"
+    )
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="reports folder")
+    parser.add_argument("--no-web", action="store_true", help="new profiles from wikis only")
+    add_model_flags(parser)
+    add_embedding_flag(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the flags, build the app, serve until Ctrl-C."""
+    import uvicorn
+
+    from personae.settings import load_settings
+    from personae.web.app import create_app
+    from personae.web.options import WebOptions
+    from personae.web.security import LOOPBACK_NAMES, check_bind
+
+    settings = load_settings()
+    token = args.token or settings.web_token
+    check_bind(args.host, token)
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port {args.port} is not a port number", "pass 1-65535")
+    for storyline in args.storyline:
+        if not storyline.is_file():
+            raise InputError(f"no storyline at {storyline}", "pass an existing storyline file")
+    options = WebOptions(
+        profiles_dir=args.profiles,
+        personas_dir=args.personas,
+        data_dir=Path(args.data) if args.data else settings.data_dir,
+        storylines=tuple(args.storyline),
+        runs_dir=args.runs,
+        web_search=not args.no_web,
+        embedding=args.embedding,
+        models=dict(model_fields(args)),
+    )
+    hosts = (*LOOPBACK_NAMES, args.host, *args.allowed_host)
+    app = create_app(options, token=token, allowed_hosts=hosts)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    suffix = f"/?token={token}" if token else "/"
+    sys.stderr.write(f"personae: the web page is at http://{shown}:{args.port}{suffix}\n")
+    sys.stderr.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,38 @@
+"""The web app: one Starlette application over the folders of :class:`WebOptions`."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute, Mount
+from starlette.staticfiles import StaticFiles
+
+from personae.web.options import WebOptions
+from personae.web.pages import home
+from personae.web.render import STATIC
+from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
+
+PAGE_MODULES = (home,)
+"""Every view's module; each exposes ``routes`` (its Starlette routes)."""
+
+
+def create_app(
+    options: WebOptions,
+    *,
+    token: str | None = None,
+    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES,
+) -> Starlette:
+    """The app serving ``options``'s folders.
+
+    ``allowed_hosts`` are the names a request's ``Host`` may carry (loopback names by
+    default: a DNS-rebinding page is refused); ``token``, when set, is asked of every request.
+    """
+    routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=STATIC), name="static")]
+    for module in PAGE_MODULES:
+        routes.extend(module.routes)
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(GuardMiddleware, allowed_hosts=allowed_hosts, token=token)],
+    )
+    app.state.options = options.resolved()
+    return app
