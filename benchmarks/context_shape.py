@@ -3,8 +3,9 @@
 For each graph of ``langgraph.json`` (its ``context_schema``, what Studio shows) and each context
 class of ``personae.__all__``: the constructor fields, split into the run's choices and the
 plumbing every graph shares (servers, folders, caches, retries; mostly filled from the
-environment, :data:`personae.run_context.PLUMBING_FIELDS`); what the class derives (properties
-and constants it computes from the fields or the paper); the dataclasses it inherits fields
+environment, :data:`personae.run_context.PLUMBING_FIELDS`) and the fields whose empty value
+follows from another field (:data:`~personae.run_context.DERIVED_FIELDS`, "follows"); what the
+class computes (properties and constants from the fields or the paper); the dataclasses it inherits fields
 from; model fields without Studio's model picker. Then every two context classes of
 ``personae.*`` that share a name. Run: ``uv run --frozen python benchmarks/context_shape.py``
 (``--json`` for one object). Imports only; no model, no network.
@@ -26,18 +27,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PICKER = {"kind": "llm"}
 
 
-def _plumbing() -> frozenset[str]:
+def _group(name: str) -> frozenset[str]:
     from personae import run_context
 
-    return frozenset(getattr(run_context, "PLUMBING_FIELDS", ()))
+    return frozenset(getattr(run_context, name, ()))
 
 
 def _model_fields(schema: dict[str, Any]) -> list[str]:
     """Fields that hold a provider:model spec (their name says so)."""
     return [
-        name
-        for name in schema.get("properties", {})
-        if name == "model" or name.endswith("_model")
+        name for name in schema.get("properties", {}) if name == "model" or name.endswith("_model")
     ]
 
 
@@ -45,7 +44,7 @@ def shape_of(cls: type) -> dict[str, Any]:
     """One context class's figures."""
     from pydantic import TypeAdapter
 
-    plumbing = _plumbing()
+    plumbing, follows = _group("PLUMBING_FIELDS"), _group("DERIVED_FIELDS")
     init = [f.name for f in dataclasses.fields(cls) if f.init]
     computed = [f.name for f in dataclasses.fields(cls) if not f.init]
     properties = sorted(
@@ -67,12 +66,25 @@ def shape_of(cls: type) -> dict[str, Any]:
     ]
     return {
         "fields": len(init),
-        "user_set": len([name for name in init if name not in plumbing]),
+        "user_set": len([name for name in init if name not in plumbing | follows]),
+        "follows": len([name for name in init if name in follows]),
         "plumbing": len([name for name in init if name in plumbing]),
-        "derived": len(computed) + len(properties),
+        "computed": len(computed) + len(properties) + len(constants(cls)),
         "dataclass_bases": field_bases,
         "model_fields_without_picker": no_picker,
     }
+
+
+def constants(cls: type) -> list[str]:
+    """Public class constants of a context (``ClassVar`` settings it derives, not fields)."""
+    hints = {
+        name: hint
+        for klass in cls.__mro__
+        for name, hint in vars(klass).get("__annotations__", {}).items()
+    }
+    return [
+        name for name, hint in hints.items() if "ClassVar" in str(hint) and "default_" not in name
+    ]
 
 
 def graph_contexts() -> dict[str, type]:
@@ -126,12 +138,12 @@ def main() -> None:
     if "--json" in sys.argv[1:]:
         print(json.dumps(figures, indent=2))
         return
-    print(f"{'context':<20} fields user-set plumbing derived  dataclass bases")
+    print(f"{'context':<20} fields user-set follows plumbing computed  dataclass bases")
     for name, row in figures["contexts"].items():
         bases = ", ".join(row["dataclass_bases"]) or "-"
         print(
-            f"{name:<20} {row['fields']:>6} {row['user_set']:>8} {row['plumbing']:>8}"
-            f" {row['derived']:>7}  {bases}"
+            f"{name:<20} {row['fields']:>6} {row['user_set']:>8} {row['follows']:>7}"
+            f" {row['plumbing']:>8} {row['computed']:>8}  {bases}"
         )
         if row["model_fields_without_picker"]:
             print(f"{'':<20} no model picker: {', '.join(row['model_fields_without_picker'])}")
