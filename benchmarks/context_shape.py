@@ -122,7 +122,7 @@ def duplicate_names() -> dict[str, list[str]]:
 def shape() -> dict[str, Any]:
     """The figures, as :func:`main` prints them."""
     contexts: dict[str, type] = {}
-    for graph, cls in graph_contexts().items():
+    for cls in graph_contexts().values():
         contexts.setdefault(cls.__name__, cls)
     for name in personae.__all__:
         if name.endswith("Context"):
