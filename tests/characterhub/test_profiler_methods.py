@@ -162,7 +162,7 @@ async def test_the_paper_agent_s_queries_beyond_its_budget_are_counted(
     model.responders["SearchQueries"] = lambda messages: {
         "queries": ["Kenshiro", "kenshiro ", "Kenshiro", "", "Kenshiro scars", "Raoh"]
     }
-    result = await run(server, method="paper", max_rounds=1, )
+    result = await run(server, method="paper", max_rounds=1)
     assert result["rounds"][0]["queries"] == ["Kenshiro", "Kenshiro scars"]
     assert result["usage"]["dropped_queries"] == 4  # a repeat, an empty one, two beyond 2
 
