@@ -104,6 +104,7 @@ def described(cls: C) -> C:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError):  # no source (an interactive session): schema without them
+        _mark_model_fields(cls)
         return cls
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}

@@ -107,3 +107,25 @@ def test_a_key_a_run_no_longer_sets_is_refused_naming_what_the_graph_uses() -> N
         ProfilerContext(coverage_target=0.9)  # type: ignore[call-arg]
     with pytest.raises(ConfigurationError, match="released runner's 16"):
         BookmarksContext(storyline_path="s", profile_every=8)  # type: ignore[call-arg]
+
+
+def test_a_context_whose_annotations_cannot_be_resolved_still_has_a_schema() -> None:
+    """An annotation naming nothing importable (a typo in a plugin's context, defined where no
+    source is kept) costs its own fields the picker only: the class is still built (its
+    schema then fails in pydantic, naming the type), and the fields it inherits keep theirs."""
+    namespace: dict[str, object] = {}
+    exec(  # noqa: S102 - a class whose annotation names nothing, as a plugin's typo would
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass\n"
+        "from personae.run_context import LLMContext, described\n"
+        "@described\n"
+        "@dataclass(frozen=True, kw_only=True)\n"
+        "class PluginContext(LLMContext):\n"
+        "    style: NoSuchType = ''\n",
+        namespace,
+    )
+    cls = namespace["PluginContext"]
+    assert isinstance(cls, type)
+    metadata = {f.name: f.metadata for f in dataclasses.fields(cls)}
+    assert metadata["model"]["json_schema_extra"] == MODEL_PICKER  # inherited
+    assert "json_schema_extra" not in metadata["style"]
