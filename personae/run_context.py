@@ -7,6 +7,11 @@ context is built) by one rule: the run's value, else the variable, else the grap
 Chat models (and, in :mod:`personae.graphs.store_context`, the embedding) are resolved here
 from the filled fields; commands that need a model ask the context, and nodes read only
 ``runtime.context``.
+
+Each graph's context is one flat class declaring its fields, grouped by comment: the run's
+choices (about 15 at most), the fields that follow from another one when left empty
+(:data:`DERIVED_FIELDS`) and the plumbing (:data:`PLUMBING_FIELDS`); model fields are
+:data:`ModelSpec`, which shows Studio's model picker.
 """
 
 from __future__ import annotations
