@@ -1,11 +1,13 @@
 """Run settings of graphs whose memory is in Chroma: the server and the embedding, one resolver.
 
 BOOKMARKS' bank and RICL's scene index, the AMADEUS persona index and the ARCANE chunk index all
-live in Chroma and embed their texts with the embedding the user picked. Their contexts extend
-these two, so every paper names the fields alike (``chroma_host``, ``chroma_port``,
-``embedding``), fills them from the same settings (``CHROMA_HOST``, ``CHROMA_PORT``,
-``PERSONAE_EMBEDDINGS``) and opens the embedding through :meth:`EmbeddingContext.text_embedding`,
-on the run's own OpenAI-compatible server.
+live in Chroma and embed their texts with the embedding the user picked. Each of their contexts
+declares the fields itself (``chroma_host``, ``chroma_port``, ``embedding``: every paper names
+them alike) and takes the behaviour from :class:`ChromaAccess` / :class:`EmbeddingAccess`, which
+hold no fields: they fill them from the same settings (``CHROMA_HOST``, ``CHROMA_PORT``,
+``PERSONAE_EMBEDDINGS``) and open the embedding through :meth:`EmbeddingAccess.text_embedding`,
+on the run's own OpenAI-compatible server. :class:`EmbeddingContext` is the context of a store
+alone (building a persona index).
 """
 
 from __future__ import annotations
@@ -20,20 +22,18 @@ if TYPE_CHECKING:
     from personae.memory.embeddings import TextEmbedding
 
 
-@described
-@dataclass(frozen=True, kw_only=True)
-class ChromaContext(LLMContext):
-    """Plus the Chroma server the run's memory lives on (embedded Chroma when none)."""
+class ChromaAccess:
+    """How a context reaches its Chroma server (the context declares the two fields).
 
-    chroma_host: str = ""
-    """Chroma server for the memory instead of embedded Chroma on disk. Empty: CHROMA_HOST,
-    else embedded Chroma."""
-    chroma_port: int = 0
-    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
+    Call :meth:`fill_chroma` from ``__post_init__``, after :class:`LLMContext`'s.
+    """
 
-    def __post_init__(self) -> None:
+    chroma_host: str
+    chroma_port: int
+    settings: Settings
+
+    def fill_chroma(self) -> None:
         """Fill the Chroma server from the settings where the run left it empty."""
-        super().__post_init__()
         settings = self.settings
         if not self.chroma_host:  # None from a JSON null counts as empty
             object.__setattr__(self, "chroma_host", settings.chroma_host or "")
@@ -52,19 +52,22 @@ class ChromaContext(LLMContext):
         return replace(self.settings, chroma_host=self.chroma_host, chroma_port=self.chroma_port)
 
 
-@described
-@dataclass(frozen=True, kw_only=True)
-class EmbeddingContext(ChromaContext):
-    """Plus the embedding of the run's Chroma stores."""
+class EmbeddingAccess(ChromaAccess):
+    """Plus the embedding of the run's Chroma stores (the context declares ``embedding``).
 
-    embedding: str = ""
-    """Embedding of the Chroma memory: hashing (word overlap, offline), local (all-MiniLM-L6-v2
-    on numpy, offline) or openai:<model> (the /embeddings endpoint of this run's server). Each
-    embedding keeps its own collections. Empty: PERSONAE_EMBEDDINGS, else hashing."""
+    Call :meth:`fill_store` from ``__post_init__``, after :class:`LLMContext`'s.
+    """
 
-    def __post_init__(self) -> None:
+    embedding: str
+    openai_base_url: str
+
+    def fill_store(self) -> None:
+        """Fill the server and the embedding from the settings; reject an embedding typo."""
+        self.fill_chroma()
+        self.fill_embedding()
+
+    def fill_embedding(self) -> None:
         """Fill the embedding from the settings if the run left it empty; reject a typo."""
-        super().__post_init__()
         spec = self.embedding or self.settings.embedding
         object.__setattr__(self, "embedding", check_embeddings_spec(spec))
 
@@ -81,3 +84,25 @@ class EmbeddingContext(ChromaContext):
             base_url=self.openai_base_url or None,
             api_key=self.settings.openai_api_key,
         )
+
+
+@described
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingContext(EmbeddingAccess, LLMContext):
+    """A Chroma store alone: its server and embedding, plus the models (building an index)."""
+
+    # -- plumbing: the store
+    chroma_host: str = ""
+    """Chroma server for the memory instead of embedded Chroma on disk. Empty: CHROMA_HOST,
+    else embedded Chroma."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
+    embedding: str = ""
+    """Embedding of the Chroma memory: hashing (word overlap, offline), local (all-MiniLM-L6-v2
+    on numpy, offline) or openai:<model> (the /embeddings endpoint of this run's server). Each
+    embedding keeps its own collections. Empty: PERSONAE_EMBEDDINGS, else hashing."""
+
+    def __post_init__(self) -> None:
+        """Fill the store from the settings (this is the edge)."""
+        super().__post_init__()
+        self.fill_store()

@@ -7,6 +7,11 @@ context is built) by one rule: the run's value, else the variable, else the grap
 Chat models (and, in :mod:`personae.graphs.store_context`, the embedding) are resolved here
 from the filled fields; commands that need a model ask the context, and nodes read only
 ``runtime.context``.
+
+Each graph's context is one flat class declaring its fields, grouped by comment: the run's
+choices (about 15 at most), the fields that follow from another one when left empty
+(:data:`DERIVED_FIELDS`) and the plumbing (:data:`PLUMBING_FIELDS`); model fields are
+:data:`ModelSpec`, which shows Studio's model picker.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
 
@@ -40,6 +45,55 @@ from personae.settings import Settings, load_settings
 from personae.urls import split_web_url
 
 C = TypeVar("C", bound=type)
+MODEL_PICKER: Mapping[str, Any] = {"__template_metadata__": {"kind": "llm"}}
+"""What LangGraph Studio reads to show its model picker on a field (the LangGraph templates')."""
+ModelSpec = Annotated[str, MODEL_PICKER]
+"""A ``provider:model`` field: Studio shows its model picker (the JSON schema carries it)."""
+PLUMBING_FIELDS: frozenset[str] = frozenset(
+    {
+        "openai_base_url",
+        "llm_retry_seconds",
+        "call_journal",
+        "chroma_host",
+        "chroma_port",
+        "embedding",
+        "memory_dir",
+        "data_dir",
+        "cache_dir",
+        "cache_ttl",
+        "tavily_base_url",
+        "fandom_template",
+        "contact",
+        "search_concurrency",
+        "concurrency",
+        "gs_wave",
+    }
+)
+"""Where a run's parts are (servers, stores, folders, caches, retries, how many calls at once),
+not what the method does:
+mostly filled from the environment and the same for every run of a deployment. Every other
+field is the run's choice; a context keeps those to about 15."""
+DERIVED_FIELDS: frozenset[str] = frozenset(
+    {
+        "check_citations",
+        "canon_rule",
+        "search_sampling",
+        "rewrite_sampling",
+        "search_model",
+        "rewrite_model",
+        "max_llm_calls",
+        "max_tokens",
+        "max_search_credits",
+        "gs_model",
+        "ae_model",
+        "expert_model",
+        "critic_model",
+        "validator_model",
+    }
+)
+"""Fields whose empty value follows from another field of the run (``method`` fixes the paper's
+bundle, ``max_rounds`` the budgets, ``model`` the other roles' models): a run sets them only to
+depart from that."""
 L = TypeVar("L", bound="LLMContext")
 _INHERITED: ContextVar[Settings | None] = ContextVar("personae_inherited_settings", default=None)
 """Settings a context made from another context is filled from (instead of the environment)."""
@@ -55,6 +109,7 @@ def described(cls: C) -> C:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError):  # no source (an interactive session): schema without them
+        _mark_model_fields(cls)
         return cls
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
@@ -66,11 +121,43 @@ def described(cls: C) -> C:
     for item in fields(cls):
         if item.name in docs and "description" not in item.metadata:
             item.metadata = MappingProxyType({**item.metadata, "description": docs[item.name]})
+    _mark_model_fields(cls)
     return cls
+
+
+def _mark_model_fields(cls: type) -> None:
+    """Put Studio's model picker into the JSON schema of every :data:`ModelSpec` field.
+
+    Pydantic drops a plain dict of ``Annotated`` metadata from the schema it writes, and Studio
+    reads the schema (``graph.get_context_jsonschema()``); a field's ``json_schema_extra``
+    travels into it.
+    """
+    try:
+        hints = get_type_hints(cls, include_extras=True)
+    except (NameError, TypeError):  # an unresolvable annotation: no picker, schema still valid
+        return
+    for item in fields(cls):
+        if MODEL_PICKER in getattr(hints.get(item.name), "__metadata__", ()):
+            extra = {**item.metadata.get("json_schema_extra", {}), **MODEL_PICKER}
+            item.metadata = MappingProxyType({**item.metadata, "json_schema_extra": extra})
 
 
 RENAMED_FIELDS: Mapping[str, str] = {"embeddings": "embedding"}
 """Context keys that were renamed: passing the old one is an error naming the new one."""
+RETIRED_FIELDS: Mapping[str, str] = {
+    "paper_queries": "the paper's 8 searches a round (ProfilerContext.paper_queries)",
+    "coverage_target": "ours, 0.7 (ProfilerContext.coverage_target)",
+    "queries_per_dimension": "ours, 1 (ProfilerContext.queries_per_dimension)",
+    "profile_every": "the released runner's 16 (BookmarksContext.profile_every)",
+    "profile_chunk": "the released runner's 64 (BookmarksContext.profile_chunk)",
+    "state_chunk": "the released runner's sizes (BookmarksContext.sync_settings())",
+    "behavior_batch": "the released runner's sizes (BookmarksContext.sync_settings())",
+    "local_scene": "the released runner's sizes (BookmarksContext.sync_settings())",
+    "concept_radius": "the released runner's sizes (BookmarksContext.sync_settings())",
+    "concept_top_windows": "the released runner's sizes (BookmarksContext.sync_settings())",
+}
+"""Context keys a run no longer sets, each with the value the graph now derives: passing one
+is an error saying so (instead of an unexplained ``unexpected keyword argument``)."""
 
 
 @described
@@ -85,15 +172,13 @@ class LLMContext:
     """The judge of an evaluation when neither the run nor ``PERSONAE_JUDGE_MODEL`` names one
     (empty: the strong model)."""
 
-    model: str = ""
+    # -- models and sampling (the run's choice)
+    model: ModelSpec = ""
     """Strong model as provider:model (writing, acting). Empty: PERSONAE_MODEL, else
     openai:gpt-4.1."""
-    fast_model: str = ""
+    fast_model: ModelSpec = ""
     """Cheap model for routine calls. Empty: PERSONAE_FAST_MODEL, else the model above when
     the run names one, else PERSONAE_MODEL, else openai:gpt-4.1-mini."""
-    openai_base_url: str = ""
-    """OpenAI-compatible server (vLLM, Ollama, llama.cpp). Empty: OPENAI_BASE_URL, else
-    OpenAI. The key is read from OPENAI_API_KEY, never from a run's context."""
     temperature: str = ""
     """Sampling temperature, one number for every role (0.7) or per role (strong=0.85,fast=0).
     Empty: PERSONAE_TEMPERATURE, else the graph's default (0 for the BOOKMARKS graphs), else
@@ -101,6 +186,10 @@ class LLMContext:
     top_p: str = ""
     """Nucleus sampling top-p, in the same forms as temperature. Empty: PERSONAE_TOP_P, else
     the server's default."""
+    # -- plumbing: the server, retries, the journal
+    openai_base_url: str = ""
+    """OpenAI-compatible server (vLLM, Ollama, llama.cpp). Empty: OPENAI_BASE_URL, else
+    OpenAI. The key is read from OPENAI_API_KEY, never from a run's context."""
     llm_retry_seconds: float | None = None
     """Total seconds LLM calls may spend waiting out rate limits (429), server errors (5xx)
     and connection failures before the run gives up, saying so. Empty:
@@ -120,6 +209,13 @@ class LLMContext:
                 raise ConfigurationError(
                     f"the context field {old!r} is now {new!r}",
                     f"pass {new!r} instead (same values)",
+                )
+        known = {item.name for item in fields(cls)}
+        for name, value in RETIRED_FIELDS.items():
+            if name in kwargs and name not in known:
+                raise ConfigurationError(
+                    f"the context field {name!r} is no longer set by a run",
+                    f"drop it: the graph uses {value}",
                 )
         return super().__new__(cls)
 

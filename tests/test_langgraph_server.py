@@ -128,6 +128,10 @@ def test_every_graph_is_served_and_its_context_fields_are_described(studio: Stud
         assert {"model", "fast_model", "openai_base_url"} <= set(fields), graph
         undescribed = [name for name, field in fields.items() if not field.get("description")]
         assert undescribed == [], f"{graph}: {undescribed}"
+        # Studio's model picker, as the server hands the schema to Studio.
+        pickers = {name for name, field in fields.items() if "__template_metadata__" in field}
+        assert pickers == {n for n in fields if n == "model" or n.endswith("_model")}, graph
+        assert fields["model"]["__template_metadata__"] == {"kind": "llm"}, graph
 
 
 @pytest.mark.parametrize("memory", [False, True], ids=["in-process", "persistent"])

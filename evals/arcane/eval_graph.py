@@ -36,15 +36,16 @@ from personae.degraded import DEFAULT_MAX_FAILURES, FailureBudget
 from personae.errors import InputError
 from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
-from personae.graphs.arcane.context import ChunkStoreContext
+from personae.graphs.arcane.context import ArcaneContext
 from personae.graphs.arcane.roleplay import RoleplayContext
 from personae.graphs.arcane.roleplay import graph as roleplay_graph
+from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
 from personae.memory.arcane.records_json import ProbeRecordJSON, dump
 from personae.process_caches import clears_on_reset
-from personae.run_context import described
+from personae.run_context import ModelSpec, described
 
 RESULTS = "results.jsonl"
 DROPPED = "dropped_probes.jsonl"
@@ -56,7 +57,7 @@ own default, never the role-play model, which would grade its own answers."""
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ArcaneEvalContext(ChunkStoreContext):
+class ArcaneEvalContext(EmbeddingAccess, ArcaneContext):
     """Run settings of the evaluation; ``model`` is the role-play model under test.
 
     The judge has its own setting (default the paper's, at temperature 0); role-play is sampled
@@ -65,14 +66,16 @@ class ArcaneEvalContext(ChunkStoreContext):
 
     default_judge: ClassVar[str] = DEFAULT_JUDGE
 
-    judge_model: str = ""
+    # -- the judge (App. F)
+    judge_model: ModelSpec = ""
     """Judge model. Empty: PERSONAE_JUDGE_MODEL, else openai:deepseek/deepseek-v4-flash (the
     paper's judge, on the run's OpenAI-compatible server, e.g. OpenRouter), sampled at T = 0."""
     judge_scale: int = 100
     """Score maximum (__SCALE__)."""
     judge_include_thought: bool = True
     """False: the no-thought ablation (the judge does not see ref_thought)."""
-    expert_model: str = ""
+    # -- the role-play under test (App. D, E)
+    expert_model: ModelSpec = ""
     """TimeChara experts' model. Empty: the role-play model."""
     expert_temperature: float = 0.0
     """TimeChara experts' temperature (the paper: T = 0)."""
@@ -80,15 +83,27 @@ class ArcaneEvalContext(ChunkStoreContext):
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
     """Summaries shown: chapters qc-4..qc."""
+    # -- the run
     concurrency: int = 8
     """(probe, mode) units evaluated at once (the paper's judge pool: 200 threads)."""
     max_failures: str = DEFAULT_MAX_FAILURES
     """Judgments recorded missing (still invalid after retries) tolerated before the run stops:
     a count (``5``) or a share of the run's judgments (``10%``)."""
+    # -- plumbing: the chunk index
+    embedding: str = ""
+    """Chunk embedding: hashing (offline), local (all-MiniLM-L6-v2) or openai:<model> (the
+    paper: openai:text-embedding-3-small), as the index was prepared with. Empty:
+    PERSONAE_EMBEDDINGS, else hashing."""
+    chroma_host: str = ""
+    """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
+    novel's folder."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
 
     def __post_init__(self) -> None:
-        """Fill the judge by the settings rule (this is the edge)."""
+        """Fill the store and the judge by the settings rule (this is the edge)."""
         super().__post_init__()
+        self.fill_store()
         object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
         FailureBudget(self.max_failures)  # a malformed limit fails here, not mid-run
 

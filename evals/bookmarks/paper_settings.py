@@ -50,10 +50,11 @@ def bench_rows(config: Any, contexts: Mapping[str, Any]) -> list[PaperSetting]:
 
 def _method_rows(label: str, context: Any) -> list[PaperSetting]:
     if hasattr(context, "k_questions"):
+        sync = context.sync_settings()
         classifier = (
             "LLM yes/no, one action a call"
             if context.prompts == "released"
-            else (f"LLM, {context.behavior_batch} action(s) a call (ours)")
+            else (f"LLM, {sync.behavior_batch} action(s) a call (ours)")
         )
         return [
             PaperSetting("BOOKMARKS prompts", "released (the runner)", context.prompts),
@@ -61,12 +62,12 @@ def _method_rows(label: str, context: Any) -> list[PaperSetting]:
             PaperSetting("K (questions per step)", "5 (§5.1)", str(context.k_questions)),
             PaperSetting("near window", "5 (§5.1)", str(context.near_window)),
             PaperSetting("K' (candidates)", "5 (the released runner)", str(context.k_candidates)),
-            PaperSetting("state chunk", "64 (the released runner)", str(context.state_chunk)),
-            PaperSetting("behavior scene", "10 (the released runner)", str(context.local_scene)),
+            PaperSetting("state chunk", "64 (the released runner)", str(sync.state_chunk)),
+            PaperSetting("behavior scene", "10 (the released runner)", str(sync.local_scene)),
             PaperSetting(
                 "concept windows",
                 "radius 8, top 8 (the released runner)",
-                f"radius {context.concept_radius}, top {context.concept_top_windows}",
+                f"radius {sync.concept_radius}, top {sync.concept_top_windows}",
             ),
             PaperSetting(
                 "behavior evidence check",

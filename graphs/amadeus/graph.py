@@ -45,11 +45,11 @@ from personae.agents.amadeus.selection import (
 )
 from personae.agents.amadeus.selector import judge_chunk_relevance
 from personae.errors import InputError
-from personae.graphs.store_context import EmbeddingContext
+from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import LLMUsage
 from personae.memory.amadeus.persona_chunks import Splitter
 from personae.memory.amadeus.persona_store import ScoredChunk, open_persona_index
-from personae.run_context import described
+from personae.run_context import LLMContext, ModelSpec, described
 
 Method = Literal["amadeus", "naive", "none"]
 """``amadeus`` (GS + AE), ``naive`` (RAG knowledge only), ``none`` (no retrieval)."""
@@ -58,7 +58,7 @@ METHODS: tuple[Method, ...] = ("amadeus", "naive", "none")
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class AmadeusContext(EmbeddingContext):
+class AmadeusContext(EmbeddingAccess, LLMContext):
     """Run settings of the AMADEUS agent (the paper's values as defaults).
 
     The strong model (``model``) answers in character; Guided Selection and the Attribute
@@ -66,21 +66,16 @@ class AmadeusContext(EmbeddingContext):
     as the ``judge`` role (``temperature=judge=0`` is the spec's setting).
     """
 
+    # -- the method and its models
     method: Method = "amadeus"
     """amadeus (GS + AE), naive (retrieval only) or none (no retrieval)."""
-    gs_model: str = ""
+    gs_model: ModelSpec = ""
     """Guided Selection judge as provider:model. Empty: the strong model."""
-    ae_model: str = ""
+    ae_model: ModelSpec = ""
     """Attribute Extractor as provider:model. Empty: the Guided Selection model."""
-    memory_dir: str | None = None
-    """Folder of the persona index (embedded Chroma). None: this process's memory only."""
+    # -- the persona index and the paper's sizes (§4)
     splitter: Splitter = "acts"
     """Which index of the character to use: acts, ats or fixed."""
-    embedding: str = ""
-    """Embedding of the persona index: hashing, local (all-MiniLM-L6-v2) or openai:<model>
-    (the /embeddings endpoint of this run's server). Each embedding has its own index of a
-    character; one built with another is refused (embedding mismatch). Empty:
-    PERSONAE_EMBEDDINGS, else hashing."""
     n_iter: int = N_ITER
     """N: maximum Guided Selection checks per message (the paper's 30)."""
     slot_k: int = SLOT_K
@@ -91,10 +86,24 @@ class AmadeusContext(EmbeddingContext):
     """Chunks retrieved as knowledge (the paper gives no k)."""
     gs_wave: int = 1
     """Checks run at once; 1 is the paper's sequential cost, any size gives the same slot."""
+    # -- plumbing: where the persona index is
+    memory_dir: str | None = None
+    """Folder of the persona index (embedded Chroma). None: this process's memory only."""
+    embedding: str = ""
+    """Embedding of the persona index: hashing, local (all-MiniLM-L6-v2) or openai:<model>
+    (the /embeddings endpoint of this run's server). Each embedding has its own index of a
+    character; one built with another is refused (embedding mismatch). Empty:
+    PERSONAE_EMBEDDINGS, else hashing."""
+    chroma_host: str = ""
+    """Chroma server holding the persona index instead of embedded Chroma on disk. Empty:
+    CHROMA_HOST, else embedded Chroma."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
 
     def __post_init__(self) -> None:
         """Fill empty settings from the settings (the edge); reject unusable ones."""
         super().__post_init__()
+        self.fill_store()
         if self.method not in METHODS:
             raise InputError(f"unknown method {self.method!r}", "use amadeus, naive or none")
         for name in ("n_iter", "slot_k", "fallback_k", "knowledge_k", "gs_wave"):

@@ -62,7 +62,7 @@ from personae.memory.arcane.records_json import (
     ReconciliationJSON,
     dump,
 )
-from personae.run_context import described
+from personae.run_context import ModelSpec, described
 
 Split = Literal["train", "eval", "unvalidated"]
 
@@ -72,7 +72,8 @@ Split = Literal["train", "eval", "unvalidated"]
 class ArcBuildContext(ArcaneContext):
     """Run settings of an arc build (spec §5 defaults 1, 3, 4); ``model`` is the analyst."""
 
-    critic_model: str = ""
+    # -- the build (spec §5)
+    critic_model: ModelSpec = ""
     """Critic model (T16). Empty: the analyst model."""
     max_chapter_chars: int = 60_000
     """Longer chapters are read in windows carrying the same running context."""

@@ -17,7 +17,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from pydantic import BaseModel
 
 from personae.answer_store import AnswerStore
-from personae.graphs.store_context import EmbeddingContext
+from personae.graphs.store_context import EmbeddingAccess
 from personae.run_context import LLMContext, described
 
 JUDGE_SAMPLING: Mapping[str, str] = {"temperature": "judge=0"}
@@ -33,6 +33,7 @@ class ArcaneContext(LLMContext):
 
     default_sampling: ClassVar[Mapping[str, str]] = JUDGE_SAMPLING
 
+    # -- plumbing: the folders
     data_dir: str = ""
     """Folder holding novels/. Empty: PERSONAE_DATA_DIR, else ./data."""
     cache_dir: str = ""
@@ -64,14 +65,16 @@ class ArcaneContext(LLMContext):
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ChunkStoreContext(ArcaneContext, EmbeddingContext):
-    """Plus the novel chunk index's store: the project's embedding and Chroma settings.
+class ChunkStoreContext(EmbeddingAccess, ArcaneContext):
+    """The novel chunk index's store alone (preparing a novel): embedding and Chroma server.
 
     Like every Personae Chroma store: ``PERSONAE_EMBEDDINGS`` picks the embedding and
     ``CHROMA_HOST`` / ``CHROMA_PORT`` a Chroma server (else embedded Chroma in the novel's
-    folder); the settings are read when the context is built, and the fields win.
+    folder); the settings are read when the context is built, and the fields win. The graphs
+    that read the index (role-play, evaluation) declare the same three fields.
     """
 
+    # -- plumbing: the chunk index
     embedding: str = ""
     """Chunk embedding: hashing (offline), local (all-MiniLM-L6-v2) or openai:<model> (the
     paper: openai:text-embedding-3-small), as the index was prepared with. Empty:
@@ -79,6 +82,13 @@ class ChunkStoreContext(ArcaneContext, EmbeddingContext):
     chroma_host: str = ""
     """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
     novel's folder."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
+
+    def __post_init__(self) -> None:
+        """Fill the store from the settings (this is the edge)."""
+        super().__post_init__()
+        self.fill_store()
 
 
 STATE_MODULES = (

@@ -58,7 +58,7 @@ from personae.memory.arcane.records_json import (
     ProbeRecordJSON,
     dump,
 )
-from personae.run_context import described
+from personae.run_context import ModelSpec, described
 
 BANNED_CUES = (
     "immediately",
@@ -82,7 +82,7 @@ NOT_VERBATIM = (
 class ProbeBuildContext(ArcaneContext):
     """Run settings of probe generation (spec §5 default 1); ``model`` designs the probes."""
 
-    validator_model: str = ""
+    validator_model: ModelSpec = ""
     """Validator model (T26-T30). Empty: the designer model."""
 
 

@@ -42,7 +42,8 @@ from personae.agents.arcane.roleplayer import (
     with_pov,
 )
 from personae.errors import InputError
-from personae.graphs.arcane.context import ChunkStoreContext
+from personae.graphs.arcane.context import ArcaneContext
+from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import LLMUsage, call_text, with_sampling
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
@@ -55,26 +56,47 @@ from personae.memory.arcane.records import (
 )
 from personae.memory.embeddings import TextEmbedding
 from personae.process_caches import clears_on_reset
-from personae.run_context import described
+from personae.run_context import ModelSpec, described
 from personae.settings import Settings
 
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class RoleplayContext(ChunkStoreContext):
-    """Run settings of an ARCANE role-play (App. E defaults); ``model`` plays the character."""
+class RoleplayContext(EmbeddingAccess, ArcaneContext):
+    """Run settings of an ARCANE role-play (App. E defaults); ``model`` plays the character.
 
-    expert_model: str = ""
-    """TimeChara experts' model. Empty: the role-play model (spec default 45)."""
-    expert_temperature: float = 0.0
-    """TimeChara experts' temperature (App. D: the two-stage hint extractor runs at T = 0,
-    whatever the role-play sampling)."""
+    Besides the models and folders of :class:`ArcaneContext`: what each mode shows the
+    character, the TimeChara experts, and the novel chunk index's store.
+    """
+
+    # -- what the modes show (App. E)
     rag_k: int = 6
     """Chunks retrieved (RAG, LifeChoice)."""
     summary_max_chapters: int = 5
     """Summaries shown: chapters qc-4..qc."""
     arc_scope: Literal["axis", "character"] = "axis"
     """Arc payload: the probe's axis (T32) or every axis of the character."""
+    # -- the TimeChara experts (App. D)
+    expert_model: ModelSpec = ""
+    """TimeChara experts' model. Empty: the role-play model (spec default 45)."""
+    expert_temperature: float = 0.0
+    """TimeChara experts' temperature (App. D: the two-stage hint extractor runs at T = 0,
+    whatever the role-play sampling)."""
+    # -- plumbing: the chunk index
+    embedding: str = ""
+    """Chunk embedding: hashing (offline), local (all-MiniLM-L6-v2) or openai:<model> (the
+    paper: openai:text-embedding-3-small), as the index was prepared with. Empty:
+    PERSONAE_EMBEDDINGS, else hashing."""
+    chroma_host: str = ""
+    """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
+    novel's folder."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
+
+    def __post_init__(self) -> None:
+        """Fill the store from the settings (this is the edge)."""
+        super().__post_init__()
+        self.fill_store()
 
 
 class RoleplayInput(TypedDict):

@@ -13,9 +13,8 @@ from typing import ClassVar
 
 from typing_extensions import TypedDict
 
-from personae.graphs.store_context import ChromaContext
-from personae.graphs.store_context import EmbeddingContext as StoreEmbeddingContext
-from personae.run_context import described
+from personae.graphs.store_context import ChromaAccess
+from personae.run_context import LLMContext, described
 
 NEAR_DETERMINISTIC: Mapping[str, str] = {"temperature": "0"}
 """The BOOKMARKS runs' default sampling: temperature 0 for every role, as the released runner's
@@ -45,32 +44,40 @@ class ActOutput(TypedDict):
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ActingContext(ChromaContext):
-    """Run settings shared by every method; method contexts subclass it.
+class ActingContext(ChromaAccess, LLMContext):
+    """Run settings shared by every method; method contexts subclass it and add their own.
 
     The strong model acts; the fast one does routine calls (matching, sync checks). Sampling
     defaults to temperature 0 (:data:`NEAR_DETERMINISTIC`), on the CLI and the server alike.
+    Methods whose memory is embedded add the ``embedding`` field and
+    :class:`~personae.graphs.store_context.EmbeddingAccess`.
     """
 
     default_sampling: ClassVar[Mapping[str, str]] = NEAR_DETERMINISTIC
 
+    # -- the storyline and what the actor sees
     storyline_path: str
     """BOOKMARKS release JSON or JSONL file of the storyline."""
-    memory_dir: str | None = None
-    """Directory of the persistent memory (embedded Chroma, JSON); null keeps it in process."""
     scene_size: int = 10
     """Actions shown as the current scene."""
     hide_title: bool = True
     """Leave the story's title out of every prompt (the default: the released prompts name no
     story, and a famous title invites recall of later plot); false names it (``--show-title``,
     ours)."""
+    # -- plumbing: where the memory lives
+    memory_dir: str | None = None
+    """Directory of the persistent memory (embedded Chroma, JSON); null keeps it in process."""
+    chroma_host: str = ""
+    """Chroma server for the memory instead of embedded Chroma on disk. Empty: CHROMA_HOST,
+    else embedded Chroma."""
+    chroma_port: int = 0
+    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
+
+    def __post_init__(self) -> None:
+        """Fill the Chroma server from the settings where the run left it empty (the edge)."""
+        super().__post_init__()
+        self.fill_chroma()
 
     def story_title(self, name: str) -> str | None:
         """The title prompts show for storyline ``name``: ``None`` when hidden."""
         return None if self.hide_title else name
-
-
-@described
-@dataclass(frozen=True, kw_only=True)
-class EmbeddingContext(ActingContext, StoreEmbeddingContext):
-    """Run settings of methods whose memory is in Chroma (BOOKMARKS, RICL): plus the embedding."""

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
+from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.bookmarks.baseline_resources import scene_pairs_for
 from personae.graphs.bookmarks.baseline_vanilla import (
     BaselineState,
@@ -26,6 +26,7 @@ from personae.graphs.bookmarks.baseline_vanilla import (
     check_positive,
     check_target,
 )
+from personae.graphs.store_context import EmbeddingAccess
 from personae.memory.bookmarks.scene_pairs import ScenePair
 from personae.memory.bookmarks.storyline import open_storyline
 from personae.run_context import described
@@ -33,15 +34,20 @@ from personae.run_context import described
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class RICLContext(EmbeddingContext):
-    """Run settings of the RICL baseline."""
+class RICLContext(EmbeddingAccess, ActingContext):
+    """Run settings of the RICL baseline: the acting settings, K and the scene index's embedding."""
 
     k_pairs: int = 8
     """Past scene→action pairs shown to the actor (the paper's 8)."""
+    embedding: str = ""
+    """Embedding of the scene index: hashing (word overlap, offline), local (all-MiniLM-L6-v2 on
+    numpy, offline) or openai:<model> (the /embeddings endpoint of this run's server). Each
+    embedding keeps its own collections. Empty: PERSONAE_EMBEDDINGS, else hashing."""
 
     def __post_init__(self) -> None:
-        """Reject settings no run could use, naming the field."""
+        """Fill the embedding; reject settings no run could use, naming the field."""
         super().__post_init__()
+        self.fill_embedding()
         check_positive(self, "scene_size", "k_pairs")
 
 

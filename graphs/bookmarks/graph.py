@@ -20,8 +20,8 @@ import asyncio
 import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -41,7 +41,7 @@ from personae.agents.bookmarks.question_proposer import propose_questions as ask
 from personae.errors import ConfigurationError
 from personae.fanout import gather_all
 from personae.graphs.bookmarks import sync as bookmark_sync
-from personae.graphs.bookmarks.acting import ActInput, ActOutput, EmbeddingContext
+from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
 from personae.graphs.bookmarks.baseline_eta import profile_at
 from personae.graphs.bookmarks.resources import BookmarkResources, resources_for
 from personae.graphs.bookmarks.step import (
@@ -60,6 +60,7 @@ from personae.graphs.bookmarks.step import (
     save_records,
     sync_active,
 )
+from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import LLMUsage
 from personae.memory.bookmarks.bookmark import Bookmark
 from personae.memory.bookmarks.storyline import Storyline
@@ -81,7 +82,6 @@ STAT_KEYS = (
 retries, each kept as it was, unknown or not evidence, per role)."""
 
 
-_SYNC_DEFAULTS = bookmark_sync.SyncSettings()
 RolePreset = Literal["paper", "released"]
 """Model roles as the paper's text gives them, or as the released runner assigns them."""
 Task = Literal["propose", "match", "check", "summarize"]
@@ -99,24 +99,22 @@ The paper (§5.1): "gpt-5.4-mini is applied for all other calls". The released r
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class BookmarksContext(EmbeddingContext):
-    """Run settings of the BOOKMARKS agent (the paper's K, K', near window and sync sizes).
+class BookmarksContext(EmbeddingAccess, ActingContext):
+    """Run settings of the BOOKMARKS agent (the paper's K, K', near window; its ablations).
 
-    The sync sizes are flat fields (so LangGraph Studio shows them) whose defaults come from
-    :class:`~personae.graphs.bookmarks.sync.SyncSettings`, the operators' own settings.
+    Besides the acting settings of :class:`ActingContext` (storyline, scene, title, memory).
+    What follows from the paper is derived, not set: the sync operators' sizes are the
+    released runner's (:meth:`sync_settings`), the running profile is updated as its runner
+    does (:attr:`profile_every`, :attr:`profile_chunk`).
     """
 
-    k_questions: int = 5
-    """K: questions proposed per step."""
-    k_candidates: int = 5
-    """K': candidates kept by the lexical filter for each question (0: never reuse, an
-    ablation where every question starts a new bookmark)."""
-    derive: bool = True
-    """Whether a "derive" match derives a child from its parent's answer (off: an ablation
-    where it starts a new bookmark from scratch)."""
-    near_window: int = 5
-    """Bookmarks synced within this many actions before the target also ground the actor
-    (0: none, the "w/o near notes" ablation)."""
+    profile_every: ClassVar[int] = 16
+    """With a profile: actions between its updates (the paper's method: at a target at least
+    this far past the last update, as the released runner; ours: at every multiple)."""
+    profile_chunk: ClassVar[int] = 64
+    """With a profile: actions per profile update chunk (the released runner's)."""
+
+    # -- the method: prompts and who runs which call
     prompts: bookmark_sync.PromptSet = "released"
     """released: the released runner's proposer, matcher, sync and actor prompts (the paper's
     method, ``bookmarks``); personae: ours (``bookmarks-personae``)."""
@@ -127,38 +125,37 @@ class BookmarksContext(EmbeddingContext):
     matches, derives and writes the behavior and concept answers, the fast one checks states and
     behavior evidence, and the proposer and actor also see the running profile (the proposer the
     search history too)."""
-    incremental_behavior: bool = _SYNC_DEFAULTS.incremental_behavior
+    # -- the paper's sizes (§5.1) and its ablations (Table 3)
+    k_questions: int = 5
+    """K: questions proposed per step."""
+    k_candidates: int = 5
+    """K': candidates kept by the lexical filter for each question (0: never reuse, an
+    ablation where every question starts a new bookmark)."""
+    near_window: int = 5
+    """Bookmarks synced within this many actions before the target also ground the actor
+    (0: none, the "w/o near notes" ablation)."""
+    derive: bool = True
+    """Whether a "derive" match derives a child from its parent's answer (off: an ablation
+    where it starts a new bookmark from scratch)."""
+    incremental_behavior: bool = False
     """The IBU ablation (Table 3): behavioral bookmarks synced chunk by chunk like states."""
     with_profile: bool = False
     """Also ground on the character's running ETA profile, as the released runner does
     (always under the released roles; off under the paper's, whose text grounds on bookmarks
     only)."""
-    profile_every: int = 16
-    """With a profile: actions between its updates (the paper's method: at a target at least
-    this far past the last update, as the released runner; ours: at every multiple)."""
-    profile_chunk: int = 64
-    """With ``with_profile``: actions per profile update chunk."""
-    state_chunk: int = _SYNC_DEFAULTS.state_chunk
-    """State sync: actions per chunk."""
-    behavior_batch: int = _SYNC_DEFAULTS.behavior_batch
-    """Behavioral sync: actions checked per classifier call."""
-    local_scene: int = _SYNC_DEFAULTS.local_scene
-    """Behavioral sync: actions shown before each checked action."""
-    concept_radius: int = _SYNC_DEFAULTS.concept_radius
-    """Concept sync: context window radius around keyword hits."""
-    concept_top_windows: int = _SYNC_DEFAULTS.concept_top_windows
-    """Concept sync: windows summarised."""
+    # -- plumbing: the bank's embedding (the server and folder: ActingContext)
+    embedding: str = ""
+    """Embedding of the bookmark bank: hashing (word overlap, offline), local (all-MiniLM-L6-v2
+    on numpy, offline) or openai:<model> (the /embeddings endpoint of this run's server). Each
+    embedding keeps its own collections. Empty: PERSONAE_EMBEDDINGS, else hashing."""
 
     def __post_init__(self) -> None:
         """Reject impossible settings when the context is built, not mid-run."""
         super().__post_init__()
+        self.fill_embedding()
         for name in ("k_questions", "k_candidates", "near_window"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must not be negative", "use 0 or more")
-        for name in ("profile_every", "profile_chunk"):
-            if getattr(self, name) < 1:
-                raise ConfigurationError(f"{name} must be at least 1", "use 1 or more")
-        self.sync_settings()
 
     def task_llm(self, task: Task) -> BaseChatModel:
         """The chat model of one kind of call under this run's role preset."""
@@ -170,9 +167,10 @@ class BookmarksContext(EmbeddingContext):
         return self.with_profile or self.roles == "released"
 
     def sync_settings(self) -> bookmark_sync.SyncSettings:
-        """The sync operators' settings taken from this context (every SyncSettings field)."""
-        names = (f.name for f in fields(bookmark_sync.SyncSettings))
-        return bookmark_sync.SyncSettings(**{name: getattr(self, name) for name in names})
+        """The sync operators' settings: this run's prompts and IBU switch, the runner's sizes."""
+        return bookmark_sync.SyncSettings(
+            prompts=self.prompts, incremental_behavior=self.incremental_behavior
+        )
 
     def step_settings(self) -> BookmarkStepSettings:
         """What one question's step may do (shared with the storyline_memory tool)."""

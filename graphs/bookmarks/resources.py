@@ -154,7 +154,7 @@ def resources_for(
     Raises :class:`~personae.errors.InputError` for a missing or malformed storyline file.
     ``chroma`` (``host:port``, the run context's Chroma server) puts the bank on that server.
     ``embedding`` (default ``hashing``; a context's
-    :meth:`~personae.graphs.bookmarks.acting.EmbeddingContext.embedding`) embeds the bank's questions:
+    :meth:`~personae.graphs.bookmarks.graph.BookmarksContext.embedding`) embeds the bank's questions:
     each embedding has its own collection. Blocks (files, Chroma): async callers go through a
     thread.
     """

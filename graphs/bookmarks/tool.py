@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from personae.errors import InputError
-from personae.graphs.bookmarks.acting import EmbeddingContext
+from personae.graphs.bookmarks.graph import BookmarksContext
 from personae.graphs.bookmarks.resources import resources_for
 from personae.graphs.bookmarks.step import (
     BookmarkStepSettings,
@@ -75,7 +75,7 @@ def create_storyline_memory_tool(
     ``embedding`` picks the bank's embedding (empty: ``PERSONAE_EMBEDDINGS``, else hashing),
     as the graph's context field does, so the tool and the graph share one bank.
     """
-    specs = EmbeddingContext(
+    specs = BookmarksContext(
         storyline_path=storyline_path,
         memory_dir=memory_dir,
         model=model if isinstance(model, str) else "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
@@ -18,7 +18,7 @@ from personae.graphs.characterhub.roles import (
     role_record,
     sampled,
 )
-from personae.run_context import LLMContext, context_of, described
+from personae.run_context import LLMContext, ModelSpec, context_of, described
 from personae.settings import parse_duration
 
 SearchTool = Literal["web", "wiki"]
@@ -289,31 +289,29 @@ class ProfilerContext(LLMContext):
     """Run settings of one profile.
 
     The strong model writes the profile (and is the ``paper`` method's search agent); the fast
-    one plans, summarizes, reflects and checks citations.
+    one plans, summarizes, reflects and checks citations. ``method`` fixes the paper's bundle
+    (its rounds, models' sampling, no checks, no canon rule); the fields that follow from it
+    (or from ``max_rounds``, or from ``model``) are left empty unless a run departs from it.
     """
 
+    paper_queries: ClassVar[int] = 8
+    """Searches the paper's agent may run per round (its prompt's budget)."""
+    coverage_target: ClassVar[float] = 0.7
+    """``planned``: stop when every dimension's coverage reaches this."""
+    queries_per_dimension: ClassVar[int] = 1
+    """``planned``: queries per dimension in round 1 (and follow-ups per thin dimension)."""
+
+    # -- the method
     method: ProfilingMethod = "planned"
     """``paper`` (CharacterHub's R¹/R² search and Table 8 rewrite) or ``planned`` (ours)."""
-    tavily_base_url: str = ""
-    """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
-    from TAVILY_API_KEY, never from a run's context."""
-    web_search: bool = True
-    """Use web search when a Tavily key is set."""
     max_rounds: int = 3
     """Round cap (R1 plus refinement rounds); ``paper`` runs R¹ and R² (1: R¹ only, the
     paper's "w.o. IS" ablation)."""
-    paper_queries: int = 8
-    """Searches the paper's agent may run per round."""
-    coverage_target: float = 0.7
-    """Stop when every dimension's coverage reaches this."""
-    queries_per_dimension: int = 1
-    """Planned queries per dimension in round 1 (and follow-ups per thin dimension)."""
-    max_llm_calls: int = 30
-    """LLM call budget (the rewrite and its two checks are always kept in reserve)."""
-    max_tokens: int = 300_000
-    """Token budget (input plus output)."""
-    max_search_credits: int = 60
-    """Tavily credit budget."""
+    web_search: bool = True
+    """Use web search when a Tavily key is set."""
+    exclude_urls: tuple[str, ...] = ()
+    """Pages never used as sources (evaluation without leakage)."""
+    # -- how much evidence a search brings and the model reads
     max_results: int = 5
     """Results per search."""
     search_depth: Literal["basic", "advanced"] = "advanced"
@@ -324,18 +322,11 @@ class ProfilerContext(LLMContext):
     """Cap of one passage's text: a web page or a whole wiki section with its subsections."""
     evidence_chars: int = 60_000
     """Passage text shown to the model in one call (shared evenly between passages)."""
-    check_citations: bool | None = None
-    """Ours: check each fact against the passage it cites and each prose sentence against the
-    kept facts (fast model); unsupported ones are dropped and counted. Empty (null): on for
-    ``planned``, off for ``paper`` (the paper's Table 8 output is kept as written)."""
-    canon_rule: bool | None = None
-    """Ours: tell the search and rewrite prompts which version of the character is canon (or
-    to keep versions apart). Empty (null): on for ``planned``, off for ``paper`` (its Table 7
-    and 8 prompts have no such rule)."""
-    search_model: str = ""
+    # -- derived: empty follows from ``method`` (the paper's bundle) or from ``model``
+    search_model: ModelSpec = ""
     """The paper method's search agent (R¹/R² searches and documents; the paper: Gemini-2.5-Pro).
     Empty: the strong model."""
-    rewrite_model: str = ""
+    rewrite_model: ModelSpec = ""
     """The profile rewriter of both methods (the paper: Qwen-plus). Empty: the strong model."""
     search_sampling: str = ""
     """The search agent's sampling, ``temperature=1.0,top_p=0.95,top_k=64`` (any of the
@@ -344,11 +335,33 @@ class ProfilerContext(LLMContext):
     rewrite_sampling: str = ""
     """The rewriter's sampling, same form. Empty: Table 3's 0.85 / 0.8 / 50 under ``paper``, the
     strong role's sampling under ``planned``."""
+    check_citations: bool | None = None
+    """Ours: check each fact against the passage it cites and each prose sentence against the
+    kept facts (fast model); unsupported ones are dropped and counted. Empty (null): on for
+    ``planned``, off for ``paper`` (the paper's Table 8 output is kept as written)."""
+    canon_rule: bool | None = None
+    """Ours: tell the search and rewrite prompts which version of the character is canon (or
+    to keep versions apart). Empty (null): on for ``planned``, off for ``paper`` (its Table 7
+    and 8 prompts have no such rule)."""
+    # -- derived: the budgets follow from ``max_rounds`` (0: 10 calls, 100k tokens, 20 credits a
+    # round, for at least 3 rounds)
+    max_llm_calls: int = 0
+    """LLM call budget (the rewrite and its two checks are always kept in reserve). 0: 10 a
+    round, at least 30."""
+    max_tokens: int = 0
+    """Token budget (input plus output). 0: 100,000 a round, at least 300,000."""
+    max_search_credits: int = 0
+    """Tavily credit budget. 0: 20 a round, at least 60."""
+    # -- plumbing: the web clients and their cache
+    tavily_base_url: str = ""
+    """Tavily API root. Empty: TAVILY_BASE_URL, else https://api.tavily.com. The key is read
+    from TAVILY_API_KEY, never from a run's context."""
     fandom_template: str = ""
     """Where a Fandom wiki with subdomain ``{slug}`` lives (wiki discovery). Empty:
     PERSONAE_FANDOM_TEMPLATE, else https://{slug}.fandom.com."""
-    exclude_urls: tuple[str, ...] = ()
-    """Pages never used as sources (evaluation without leakage)."""
+    contact: str = ""
+    """Contact put in the User-Agent of every web request. Empty: PERSONAE_CONTACT, else the
+    project URL."""
     cache_dir: str | None = ""
     """HTTP disk cache folder (pages under its http/). Empty: PERSONAE_CACHE_DIR, else
     ~/.cache/personae; null disables caching."""
@@ -357,9 +370,6 @@ class ProfilerContext(LLMContext):
     else cached pages never expire."""
     search_concurrency: int = 8
     """Searches running at once."""
-    contact: str = ""
-    """Contact put in the User-Agent of every web request. Empty: PERSONAE_CONTACT, else the
-    project URL."""
 
     def __post_init__(self) -> None:
         """Fill models, Tavily and cache from the settings where the run left them empty."""
@@ -380,6 +390,9 @@ class ProfilerContext(LLMContext):
         object.__setattr__(self, "contact", self.contact or settings.contact)
         if self.cache_dir == "":
             object.__setattr__(self, "cache_dir", str(settings.cache_dir))
+        rounds = max(3, self.max_rounds)
+        for name, per_round in BUDGET_PER_ROUND.items():
+            object.__setattr__(self, name, getattr(self, name) or per_round * rounds)
         ttl = parse_duration(self.cache_ttl, "cache_ttl") if self.cache_ttl else settings.cache_ttl
         object.__setattr__(self, "_cache_ttl_seconds", ttl)
         if not self.fandom_template:
@@ -428,6 +441,15 @@ class ProfilerContext(LLMContext):
     def tavily_api_key(self) -> str | None:
         """The Tavily key read from ``TAVILY_API_KEY`` when the context was built."""
         return self.settings.tavily_api_key
+
+
+BUDGET_PER_ROUND: dict[str, int] = {
+    "max_llm_calls": 10,
+    "max_tokens": 100_000,
+    "max_search_credits": 20,
+}
+"""A profile's budgets per search round when a run sets none (3 rounds: 30 calls, 300,000
+tokens, 60 credits)."""
 
 
 def profiler_context(runtime: Runtime[ProfilerContext]) -> ProfilerContext:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from personae.graphs.amadeus.graph import AmadeusContext
-    from personae.graphs.store_context import EmbeddingContext
+    from personae.graphs.store_context import EmbeddingAccess
     from personae.memory.amadeus.persona_store import IndexStats
     from personae.tools.amadeus.indexing import IndexSettings
 
@@ -82,7 +82,7 @@ def persona_index_settings(
     memory_dir: str | Path | None = DEFAULT_MEMORY,
     *,
     splitter: Literal["acts", "ats", "fixed"] = "acts",
-    context: EmbeddingContext | None = None,
+    context: EmbeddingAccess | None = None,
     chunk_size: int = 1000,
     overlap: int = 200,
     max_chunk_chars: int | None = None,
@@ -122,7 +122,7 @@ async def index_persona(
     *,
     character: str | None = None,
     index: IndexSettings | None = None,
-    context: EmbeddingContext | None = None,
+    context: EmbeddingAccess | None = None,
 ) -> IndexedPersona:
     """Import a persona and build or update its character's index (the paper's ACTS splitter).
 

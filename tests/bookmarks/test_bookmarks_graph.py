@@ -315,10 +315,11 @@ async def test_settings_are_checked_and_zero_candidates_means_always_new(
     story: Path, tmp_path: Path, model: ScriptedChatModel
 ) -> None:
     assert context(story, tmp_path / "mem").sync_settings() == SyncSettings(prompts="personae")
-    assert context(story, tmp_path / "mem", local_scene=0).sync_settings() == SyncSettings(
-        local_scene=0, prompts="personae"
+    assert context(story, tmp_path / "mem", incremental_behavior=True).sync_settings() == (
+        SyncSettings(prompts="personae", incremental_behavior=True)
     )
-    with pytest.raises(ConfigurationError, match="state_chunk must be at least 1"):
+    # The operators' sizes are the released runner's, derived: a run naming one is told so.
+    with pytest.raises(ConfigurationError, match="'state_chunk' is no longer set by a run"):
         context(story, tmp_path / "mem", state_chunk=0)
     with pytest.raises(ConfigurationError, match="near_window must not be negative"):
         context(story, tmp_path / "mem", near_window=-1)

@@ -27,6 +27,7 @@ from personae.agents.characterhub.deep_searcher import (
 )
 from personae.agents.characterhub.profile_rewriter import PAPER_REWRITE_PROMPT
 from personae.graphs.characterhub.profiler import graph
+from personae.graphs.characterhub.state import ProfilerContext
 from personae.loopback import LoopbackWebServer
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
@@ -155,12 +156,13 @@ async def test_the_paper_method_keeps_the_table_8_output_unedited(
 
 
 async def test_the_paper_agent_s_queries_beyond_its_budget_are_counted(
-    server: LoopbackWebServer, model: ScriptedChatModel
+    server: LoopbackWebServer, model: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(ProfilerContext, "paper_queries", 2)  # the paper's 8, a constant
     model.responders["SearchQueries"] = lambda messages: {
         "queries": ["Kenshiro", "kenshiro ", "Kenshiro", "", "Kenshiro scars", "Raoh"]
     }
-    result = await run(server, method="paper", max_rounds=1, paper_queries=2)
+    result = await run(server, method="paper", max_rounds=1)
     assert result["rounds"][0]["queries"] == ["Kenshiro", "Kenshiro scars"]
     assert result["usage"]["dropped_queries"] == 4  # a repeat, an empty one, two beyond 2
 

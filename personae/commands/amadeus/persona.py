@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from personae.commands.models import add_embedding_flag
 
 if TYPE_CHECKING:
-    from personae.graphs.store_context import EmbeddingContext
+    from personae.graphs.store_context import EmbeddingAccess, EmbeddingContext
 
 DEFAULT_MEMORY = Path("personas")
 """Where persona indexes live unless ``--memory`` says otherwise."""
@@ -71,7 +71,7 @@ def store_context(args: argparse.Namespace) -> EmbeddingContext:
     return EmbeddingContext(embedding=args.embedding or "")
 
 
-def index_options(args: argparse.Namespace, store: EmbeddingContext | None = None) -> Any:
+def index_options(args: argparse.Namespace, store: EmbeddingAccess | None = None) -> Any:
     """The :class:`IndexSettings` of the parsed flags and ``store`` (default: the flags').
 
     The embedding is opened here (a missing server or model package fails before any work).
