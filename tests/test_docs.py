@@ -131,3 +131,47 @@ def test_env_example_names_each_evaluation_s_own_judge() -> None:
     assert f"arcane_eval {ArcaneEvalContext.default_judge}" in text
     judges = hooks().judge_defaults()
     assert BenchModels.default_judge in judges and ArcaneEvalContext.default_judge in judges
+
+
+PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
+FIGURES_HEADER = "| What | Figure | Command |"
+
+
+def figure_rows(page: Path) -> list[list[str]]:
+    """The rows of every figures table (``| What | Figure | Command |``) on ``page``, as cells."""
+    rows, inside = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.strip() == FIGURES_HEADER:
+            inside = True
+        elif inside and line.startswith("|") and not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+        elif inside and not line.startswith("|"):
+            inside = False
+    return rows
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_figure_carries_the_command_that_measured_it(page: Path) -> None:
+    for what, *_, command in figure_rows(page):
+        assert re.search(r"`(uv run|bash|time) [^`]+`", command), (
+            f"{page.relative_to(ROOT)}: the figure {what[:60]!r} names no command"
+        )
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_each_paper_s_figures_are_on_its_own_page(paper: str) -> None:
+    page = ROOT / "docs" / "papers" / f"{paper}.md"
+    text = page.read_text(encoding="utf-8")
+    assert "\n## Measured\n" in text and figure_rows(page), f"{paper}.md has no Measured section"
+    costs = " ".join(row[-1] for row in figure_rows(ROOT / "docs" / "costs.md"))
+    for *_, command in figure_rows(page):  # moved, not copied: one place per figure
+        for script in re.findall(r"benchmarks/bench_\w+\.py", command):
+            assert script not in costs or script == "benchmarks/bench_estimates.py", script
+
+
+def test_the_figure_check_reads_a_table(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        f"x\n\n{FIGURES_HEADER}\n|---|---|---|\n| A | 1 s | `uv run a` |\n| B | 2 s |  |\n"
+    )
+    assert figure_rows(page) == [["A", "1 s", "`uv run a`"], ["B", "2 s", ""]]
