@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,71 @@ def test_the_figure_check_reads_a_table(tmp_path: Path) -> None:
         f"x\n\n{FIGURES_HEADER}\n|---|---|---|\n| A | 1 s | `uv run a` |\n| B | 2 s |  |\n"
     )
     assert figure_rows(page) == [["A", "1 s", "`uv run a`"], ["B", "2 s", ""]]
+
+
+SHELL = ("bash", "sh", "shell")
+
+
+def shell_blocks(path: Path) -> list[tuple[int, list[str]]]:
+    """Each shell block of ``path``: (line of its opening fence, its lines)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: list[tuple[int, list[str]]] = []
+    opened: int | None = None
+    for number, line in enumerate(lines):
+        if FENCE.match(line.lstrip()):
+            if opened is None:
+                opened = number
+            else:
+                if lines[opened].strip()[3:] in SHELL:
+                    found.append((opened + 1, lines[opened + 1 : number]))
+                opened = None
+    return found
+
+
+def personae_commands(block: list[str]) -> list[list[str]]:
+    """The arguments of every ``personae`` command in a shell block (continuations joined,
+    comments, ``VAR=value`` prefixes and a trailing ``&`` dropped)."""
+    found = []
+    for line in "\n".join(block).replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        while words and re.match(r"^[A-Z_]+=", words[0]):
+            words.pop(0)
+        if words[-1:] == ["&"]:
+            words.pop()
+        if words[:3] == ["uv", "run", "personae"]:
+            found.append(words[3:])
+        elif words[:1] == ["personae"]:
+            found.append(words[1:])
+    return found
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_documented_command_parses(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Run or not, every ``personae`` line of the docs is a command line the CLI accepts.
+
+    Why: a block that needs real data (CoSER, the BOOKMARKS storylines, a paid model) is not
+    run, but a renamed flag or command in it would still mislead its reader.
+    """
+    from personae.cli import build_parser
+
+    parser = build_parser()
+    for number, block in shell_blocks(page):
+        for argv in personae_commands(block):
+            try:
+                parser.parse_args(argv)
+            except SystemExit:
+                error = capsys.readouterr().err.strip().splitlines()[-1:]
+                pytest.fail(
+                    f"{page.relative_to(ROOT)}:{number}: personae {shlex.join(argv)}: {error}"
+                )
+
+
+def test_the_command_check_catches_a_wrong_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from personae.cli import build_parser
+
+    block = ["OPENAI_BASE_URL=x uv run personae profile Toki \\", "  --no-such-flag  # c"]
+    (argv,) = personae_commands(block)
+    assert argv == ["profile", "Toki", "--no-such-flag"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+    assert "--no-such-flag" in capsys.readouterr().err
