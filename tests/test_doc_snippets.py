@@ -15,12 +15,19 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import METHODS, FakeOpenAIChat
+from fake_web import FakeTavily, FakeWeb
+from mcp_world import over_http
+from profiler_world import hokuto_wiki, web_results
 from sample_world import copy_samples, sample_llm
+from studio_world import ANSWER
+from studio_world import scripted_model as studio_model
 
 from personae.cli import build_parser, main
 from personae.loopback import LoopbackWebServer
@@ -214,3 +221,55 @@ def test_the_model_override_example_works(monkeypatch: pytest.MonkeyPatch) -> No
         {"openai:judge": model, "openai:gpt-4.1": model},  # every spec
         {"openai:judge": judge, "openai:gpt-4.1": None},  # only the named one
     ]
+
+
+# --- README: the main job and its Python twin, on Kenshiro's wiki played on loopback -----------
+
+README = ROOT / "README.md"
+
+
+@contextmanager
+def kenshiro_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIChat]:
+    """Fandom (Kenshiro's wiki) and Tavily on loopback, reached through the settings naming
+    their addresses, and the studio world's model behind the loopback LLM server."""
+    web = FakeWeb(
+        tavily=FakeTavily(web_results, api_key="tvly-test"),
+        wikis={"/fistofthenorthstar": hokuto_wiki()},
+    )
+    chat = FakeOpenAIChat(over_http(studio_model()), methods=METHODS)
+    with LoopbackWebServer(web.route) as site, LoopbackWebServer(chat) as llm:
+        monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", site.url + "/{slug}")
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", site.url)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{llm.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        yield chat
+
+
+KENSHIRO = Path("profiles") / "kenshiro--fist-of-the-north-star"
+
+
+def test_the_readme_profile_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (block,) = marked_blocks(README, "test_the_readme_profile_command_runs")
+    monkeypatch.chdir(tmp_path)
+    with kenshiro_web(monkeypatch) as llm:
+        code = main(shlex.split(block)[3:])
+    assert code == 0, capsys.readouterr().err
+    document = json.loads((KENSHIRO / "profile.json").read_text(encoding="utf-8"))
+    assert document["profile"].startswith("I am Kenshiro")
+    assert any("/fistofthenorthstar/wiki/" in source["url"] for source in document["sources"])
+    assert (KENSHIRO / "profile.md").is_file() and (KENSHIRO / "card.json").is_file()
+    assert llm.requests
+
+
+def test_the_readme_python_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (code,) = marked_blocks(README, "test_the_readme_python_example_runs")
+    monkeypatch.chdir(tmp_path)
+    with kenshiro_web(monkeypatch):
+        exec(compile(code, "README.md", "exec"), {})  # noqa: S102
+    assert capsys.readouterr().out.strip() == ANSWER  # Kenshiro's answer, from his persona
+    assert (KENSHIRO / "profile.json").is_file() and Path("personas").is_dir()
