@@ -24,6 +24,9 @@ import pytest
 from fake_openai import METHODS, FakeOpenAIChat
 from fake_web import FakeTavily, FakeWeb
 from mcp_world import over_http
+from profile_eval_world import FIXTURE as PROFILE_EVAL_FIXTURE
+from profile_eval_world import keyword_judge
+from profile_eval_world import scripted_model as eval_model
 from profiler_world import hokuto_wiki, web_results
 from sample_world import copy_samples, sample_llm
 from studio_world import ANSWER
@@ -32,6 +35,7 @@ from studio_world import scripted_model as studio_model
 from personae.cli import build_parser, main
 from personae.loopback import LoopbackWebServer
 from personae.settings import VARIABLES
+from personae.testing import ScriptedChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -273,3 +277,50 @@ def test_the_readme_python_example_runs(
         exec(compile(code, "README.md", "exec"), {})  # noqa: S102
     assert capsys.readouterr().out.strip() == ANSWER  # Kenshiro's answer, from his persona
     assert (KENSHIRO / "profile.json").is_file() and Path("personas").is_dir()
+
+
+# --- CharacterHub: a profile made with its reference page and one made without ------------------
+
+CHARACTERHUB = DOCS / "papers" / "characterhub.md"
+
+
+def test_the_reference_allowed_and_excluded_recipe_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fandom is played on loopback: the page's ``https://hokuto.fandom.com`` is read as the
+    loopback Hokuto wiki, found from the franchise as Fandom is (``PERSONAE_FANDOM_TEMPLATE``;
+    Toki's page is the saved one the evaluation tests use)."""
+    (block,) = marked_blocks(CHARACTERHUB, "test_the_reference_allowed_and_excluded_recipe_runs")
+    assignment, *lines = block.replace("\\\n", " ").splitlines()
+    name, ref = assignment.split("=", 1)
+    wiki = hokuto_wiki()
+    wiki.pages["Toki"] = PROFILE_EVAL_FIXTURE.read_text(encoding="utf-8")
+    web = FakeWeb(
+        tavily=FakeTavily(web_results, api_key="tvly-test"), wikis={"/fistofthenorthstar": wiki}
+    )
+    answers = {**studio_model().responders, **eval_model().responders}
+    answers["AlignmentList"] = keyword_judge("Toki")
+    chat = FakeOpenAIChat(over_http(ScriptedChatModel(responders=answers)), methods=METHODS)
+    monkeypatch.chdir(tmp_path)
+    with LoopbackWebServer(web.route) as site, LoopbackWebServer(chat) as llm:
+        monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", site.url + "/{slug}")
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_BASE_URL", site.url)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{llm.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        served = ref.replace("https://hokuto.fandom.com", f"{site.url}/fistofthenorthstar")
+        for line in lines:
+            argv = shlex.split(line.replace(f"${name}", served), comments=True)[3:]
+            code = main(argv)
+            out = capsys.readouterr()
+            assert code == 0, f"{line}\n{out.err}"
+    allowed, excluded = (
+        json.loads(Path(folder, "toki--fist-of-the-north-star", "profile.json").read_text())
+        for folder in ("allowed", "excluded")
+    )
+    assert any(source["url"] == served for source in allowed["sources"])
+    assert excluded["excluded_urls"] == [served]
+    assert all(source["url"] != served for source in excluded["sources"])
+    beside = Path("allowed", "toki--fist-of-the-north-star", "eval-report.md")  # the first's
+    report = beside.read_text(encoding="utf-8")
+    assert "reference allowed" in report and "reference excluded" in report
