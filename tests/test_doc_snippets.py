@@ -253,10 +253,14 @@ def kenshiro_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIChat]:
 KENSHIRO = Path("profiles") / "kenshiro--fist-of-the-north-star"
 
 
-def test_the_readme_profile_command_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("page", [README, DOCS / "getting-started.md"], ids=lambda p: p.name)
+def test_the_profile_command_runs(
+    page: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (block,) = marked_blocks(README, "test_the_readme_profile_command_runs")
+    (block,) = marked_blocks(page, "test_the_profile_command_runs")
     monkeypatch.chdir(tmp_path)
     with kenshiro_web(monkeypatch) as llm:
         code = main(shlex.split(block)[3:])
