@@ -12,6 +12,7 @@ command line (``build_parser``), the settings it passes are settings Personae re
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shlex
@@ -328,3 +329,22 @@ def test_the_reference_allowed_and_excluded_recipe_runs(
     beside = Path("allowed", "toki--fist-of-the-north-star", "eval-report.md")  # the first's
     report = beside.read_text(encoding="utf-8")
     assert "reference allowed" in report and "reference excluded" in report
+
+
+def test_the_profile_chat_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The profile the text names, made as it says; then the chat, one question typed."""
+    page = DOCS / "papers" / "amadeus.md"
+    (block,) = marked_blocks(page, "test_the_profile_chat_runs")
+    text = page.read_text(encoding="utf-8").split(block, 1)[0].rsplit("\n\n", 2)[-2]
+    (made,) = re.findall(r"`(personae profile [^`]+)`", text.replace("\n", " "))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("What do you fight for?\n"))
+    with kenshiro_web(monkeypatch):
+        assert main(shlex.split(made)[1:]) == 0
+        capsys.readouterr()
+        code = main(shlex.split(block)[3:])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert ANSWER in out.out and Path("personas").is_dir()
