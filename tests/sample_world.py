@@ -4,7 +4,9 @@ Shared by the tour test and the Studio examples test: both run what a reader of 
 in a folder holding only a copy of ``examples/data`` (what a fresh clone has), with one
 scripted model answering every role of every graph. That model is the Studio world's
 (``studio_world.scripted_model``), its answers moved to the sample story's cast (Ada and Bram
-become Mara and Elias) and its arc phases into the sample novel's five chapters.
+become Mara and Elias) and its arc phases into the sample novel's five chapters. It answers
+behind an OpenAI-compatible server on loopback (:func:`sample_llm`), configured through the
+settings a user sets for a local server, so the project's own OpenAI client code runs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+from fake_openai import METHODS, FakeOpenAIChat
+from mcp_world import over_http
 from studio_world import scripted_model as studio_model
 
 from personae.cli import main
@@ -29,6 +34,8 @@ CHAPTERS = 5
 """Chapters of the sample novel (examples/data/gull_rock.txt)."""
 WIKI_COMMAND = "uv run python -m personae.sample_wiki "
 PERSONAE_COMMAND = "uv run personae "
+SAMPLE_MODEL = "sample-model"
+"""The model name the sample server serves (``PERSONAE_MODEL=openai:sample-model``)."""
 
 
 def copy_samples(folder: Path) -> Path:
@@ -59,6 +66,27 @@ def sample_model() -> ScriptedChatModel:
         name: _recast_responder(respond) for name, respond in studio_model().responders.items()
     }
     return ScriptedChatModel(responders=responders)
+
+
+@contextmanager
+def sample_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIChat]:
+    """:func:`sample_model` served as an OpenAI-compatible server on loopback, configured as
+    the Getting started page configures a local server (Ollama, vLLM, llama.cpp).
+
+    Only settings: ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``PERSONAE_MODEL`` and (one server
+    serves the evaluations too) ``PERSONAE_JUDGE_MODEL``; the
+    structured-output method is left at ``auto``, so the client probes the server as it
+    would a real one. The retry budget the suite sets to 0 gets a few seconds: a connection
+    the loopback server drops under many concurrent calls is retried, as a real server's is.
+    """
+    fake = FakeOpenAIChat(over_http(sample_model()), methods=METHODS, models=(SAMPLE_MODEL,))
+    with LoopbackWebServer(fake) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sample-key")
+        monkeypatch.setenv("PERSONAE_MODEL", f"openai:{SAMPLE_MODEL}")
+        monkeypatch.setenv("PERSONAE_JUDGE_MODEL", f"openai:{SAMPLE_MODEL}")  # one server
+        monkeypatch.setenv("PERSONAE_LLM_RETRY_SECONDS", "10")
+        yield fake
 
 
 @contextmanager

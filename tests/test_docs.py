@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,115 @@ def test_env_example_names_each_evaluation_s_own_judge() -> None:
     assert f"arcane_eval {ArcaneEvalContext.default_judge}" in text
     judges = hooks().judge_defaults()
     assert BenchModels.default_judge in judges and ArcaneEvalContext.default_judge in judges
+
+
+PAPERS = ("characterhub", "bookmarks", "amadeus", "arcane")
+FIGURES_HEADER = "| What | Figure | Command |"
+
+
+def figure_rows(page: Path) -> list[list[str]]:
+    """The rows of every figures table (``| What | Figure | Command |``) on ``page``, as cells."""
+    rows, inside = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.strip() == FIGURES_HEADER:
+            inside = True
+        elif inside and line.startswith("|") and not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+        elif inside and not line.startswith("|"):
+            inside = False
+    return rows
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_figure_carries_the_command_that_measured_it(page: Path) -> None:
+    for what, *_, command in figure_rows(page):
+        assert re.search(r"`(uv run|bash|time) [^`]+`", command), (
+            f"{page.relative_to(ROOT)}: the figure {what[:60]!r} names no command"
+        )
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_each_paper_s_figures_are_on_its_own_page(paper: str) -> None:
+    page = ROOT / "docs" / "papers" / f"{paper}.md"
+    text = page.read_text(encoding="utf-8")
+    assert "\n## Measured\n" in text and figure_rows(page), f"{paper}.md has no Measured section"
+    costs = " ".join(row[-1] for row in figure_rows(ROOT / "docs" / "costs.md"))
+    for *_, command in figure_rows(page):  # moved, not copied: one place per figure
+        for script in re.findall(r"benchmarks/bench_\w+\.py", command):
+            assert script not in costs or script == "benchmarks/bench_estimates.py", script
+
+
+def test_the_figure_check_reads_a_table(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        f"x\n\n{FIGURES_HEADER}\n|---|---|---|\n| A | 1 s | `uv run a` |\n| B | 2 s |  |\n"
+    )
+    assert figure_rows(page) == [["A", "1 s", "`uv run a`"], ["B", "2 s", ""]]
+
+
+SHELL = ("bash", "sh", "shell")
+
+
+def shell_blocks(path: Path) -> list[tuple[int, list[str]]]:
+    """Each shell block of ``path``: (line of its opening fence, its lines)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found: list[tuple[int, list[str]]] = []
+    opened: int | None = None
+    for number, line in enumerate(lines):
+        if FENCE.match(line.lstrip()):
+            if opened is None:
+                opened = number
+            else:
+                if lines[opened].strip()[3:] in SHELL:
+                    found.append((opened + 1, lines[opened + 1 : number]))
+                opened = None
+    return found
+
+
+def personae_commands(block: list[str]) -> list[list[str]]:
+    """The arguments of every ``personae`` command in a shell block (continuations joined,
+    comments, ``VAR=value`` prefixes and a trailing ``&`` dropped)."""
+    found = []
+    for line in "\n".join(block).replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        while words and re.match(r"^[A-Z_]+=", words[0]):
+            words.pop(0)
+        if words[-1:] == ["&"]:
+            words.pop()
+        if words[:3] == ["uv", "run", "personae"]:
+            found.append(words[3:])
+        elif words[:1] == ["personae"]:
+            found.append(words[1:])
+    return found
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_documented_command_parses(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Run or not, every ``personae`` line of the docs is a command line the CLI accepts.
+
+    Why: a block that needs real data (CoSER, the BOOKMARKS storylines, a paid model) is not
+    run, but a renamed flag or command in it would still mislead its reader.
+    """
+    from personae.cli import build_parser
+
+    parser = build_parser()
+    for number, block in shell_blocks(page):
+        for argv in personae_commands(block):
+            try:
+                parser.parse_args(argv)
+            except SystemExit:
+                error = capsys.readouterr().err.strip().splitlines()[-1:]
+                pytest.fail(
+                    f"{page.relative_to(ROOT)}:{number}: personae {shlex.join(argv)}: {error}"
+                )
+
+
+def test_the_command_check_catches_a_wrong_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from personae.cli import build_parser
+
+    block = ["OPENAI_BASE_URL=x uv run personae profile Toki \\", "  --no-such-flag  # c"]
+    (argv,) = personae_commands(block)
+    assert argv == ["profile", "Toki", "--no-such-flag"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(argv)
+    assert "--no-such-flag" in capsys.readouterr().err

@@ -4,9 +4,11 @@ Each example names its graph, the commands that prepare its data (``prepare``: r
 repository root, in order) and the run's input and context, as a Studio user pastes them. The
 test does exactly that in a folder holding only a copy of ``examples/data``: it runs each
 preparation (``uv run personae ...`` in process; the sample wiki on a free port), then invokes
-the graph with the input and the context class built from the example's context, with the
-sample world's scripted model answering every role. So an example whose preparation is not a
-command, or whose input needs data the samples do not give, fails here.
+the graph with the input and the context class built from the example's context, against the
+loopback model (the sample world's scripted answers behind an OpenAI-compatible server on
+127.0.0.1, set through ``OPENAI_BASE_URL`` and ``PERSONAE_MODEL``: ``sample_world.sample_llm``).
+So an example whose preparation is not a command, or whose input needs data the samples do not
+give, fails here.
 """
 
 from __future__ import annotations
@@ -22,15 +24,14 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from sample_world import (
     PERSONAE_COMMAND,
+    SAMPLE_MODEL,
     WIKI_COMMAND,
     copy_samples,
     run_personae,
-    sample_model,
+    sample_llm,
     sample_wiki,
 )
 from studio_world import GRAPHS, graph_module
-
-from personae.testing import override_models
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "studio"
@@ -82,10 +83,9 @@ def test_the_studio_example_runs_from_a_fresh_copy(
     document = example(graph)
     copy_samples(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     payload = dict(document["input"])
     with ExitStack() as stack:
-        stack.enter_context(override_models(sample_model()))
+        llm = stack.enter_context(sample_llm(monkeypatch))
         for command in document["prepare"]:
             if command.startswith(WIKI_COMMAND):
                 meant, served = stack.enter_context(sample_wiki(command))
@@ -98,3 +98,4 @@ def test_the_studio_example_runs_from_a_fresh_copy(
         config = {"configurable": {"thread_id": f"studio-{graph}"}}
         result = asyncio.run(compiled.ainvoke(payload, config=config, context=context))
     check(graph, result, tmp_path)
+    assert llm.requests and {request["model"] for request in llm.requests} == {SAMPLE_MODEL}

@@ -3,8 +3,10 @@
 Why read the commands from the page: a tour that a test only imitates can drift from what a
 reader types. The blocks of ``docs/getting-started.md`` marked as run by this test are parsed,
 and each ``uv run personae ...`` line runs in process (``personae.cli.main``) in a folder
-holding nothing but a copy of ``examples/data`` (what a fresh clone has), with the sample
-world's scripted model answering every role (``sample_world.sample_model``). The sample wiki
+holding nothing but a copy of ``examples/data`` (what a fresh clone has), against the loopback
+model: the sample world's scripted answers behind an OpenAI-compatible server on 127.0.0.1,
+reached through ``OPENAI_BASE_URL`` and ``PERSONAE_MODEL`` as a reader reaches a local server
+(``sample_world.sample_llm``), so the project's OpenAI client runs every call. The sample wiki
 line starts :class:`MediaWikiSite` on a free port, and the later lines reach it there instead
 of the page's port.
 """
@@ -16,9 +18,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from sample_world import copy_samples, run_personae, sample_model, sample_wiki
-
-from personae.testing import override_models
+from sample_world import SAMPLE_MODEL, copy_samples, run_personae, sample_llm, sample_wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "getting-started.md"
@@ -55,10 +55,9 @@ def test_getting_started_tour(
 ) -> None:
     copy_samples(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # a model is configured, as step 2 says
     wiki, *commands = tour_lines()
     printed: list[str] = []
-    with sample_wiki(wiki) as (meant, served), override_models(sample_model()):
+    with sample_wiki(wiki) as (meant, served), sample_llm(monkeypatch) as llm:
         for line in commands:
             code = run_personae(line.replace(meant, served))
             captured = capsys.readouterr()
@@ -80,6 +79,7 @@ def test_getting_started_tour(
     assert len(chapters) == 5
     assert "Mara:" in printed[5] and (novel / "arcs").is_dir()
     assert printed[6].strip()  # Mara's answer as of chapter 3
+    assert {request["model"] for request in llm.requests} == {SAMPLE_MODEL}  # the settings' model
 
 
 PYTHON_MARKER = "<!-- run: tests/test_tour.py::test_python_tour -->"
@@ -99,12 +99,12 @@ def test_python_tour(
     assert "from personae import" in code and "personae." not in code  # the public API only
     copy_samples(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     wiki = tour_lines()[0]
-    with sample_wiki(wiki) as (meant, served), override_models(sample_model()):
+    with sample_wiki(wiki) as (meant, served), sample_llm(monkeypatch) as llm:
         exec(compile(code.replace(meant, served), "getting-started.md", "exec"), {})  # noqa: S102
     printed = capsys.readouterr().out.splitlines()
     path, calls, *_ = printed[0].rsplit(" ", 3)
-    assert path == "profiles/mara-vell--the-keeper-of-gull-rock/profile.json" and int(calls) > 0
+    assert path == "profiles/mara-vell--the-keeper-of-gull-rock/profile.json"
+    assert 0 < int(calls) < len(llm.requests)  # the profile's calls, then the chat's
     assert (tmp_path / "personas").is_dir()
     assert printed[-1].strip()  # Mara's answer
