@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from fake_openai import METHODS, FakeOpenAIChat
-from recipe_world import schema_of
 from langchain_core.messages import convert_to_messages
+from recipe_world import schema_of
 from sample_world import SAMPLES, sample_model
 
 from personae.loopback import LoopbackWebServer
@@ -42,32 +42,32 @@ FROM_SCRATCH = (
 
 
 class HeldSampleChat(FakeOpenAIChat):
-    """The sample cast over HTTP; calls of the ``held`` schema wait until released."""
+    """The sample cast over HTTP; calls of a ``held`` schema wait until it is released."""
 
-    def __init__(self, held: str = "", **overrides: Callable[[Any], Any]) -> None:
+    def __init__(self, *held: str, **overrides: Callable[[Any], Any]) -> None:
         scripted = sample_model()
         scripted.responders.update(overrides)
         super().__init__(
             {name: self._answer(name, scripted.responders[name]) for name in scripted.responders},
             methods=METHODS,
         )
-        self.held = held
-        self.released = threading.Event()
-        self.waiting = threading.Event()
-        """Set when a held call has arrived (and waits)."""
+        self.released = {name: threading.Event() for name in held}
+        self.waiting = {name: threading.Event() for name in held}
+        """Set when a call of that schema has arrived (and waits)."""
 
     def _answer(self, name: str, respond: Callable[[Any], Any]) -> Callable[[Any], Any]:
         def answer(raw: list[dict[str, Any]]) -> Any:
-            if name == self.held:
-                self.waiting.set()
-                self.released.wait(timeout=60)
+            if name in self.released:
+                self.waiting[name].set()
+                self.released[name].wait(timeout=60)
             return respond(convert_to_messages(raw))
 
         return answer
 
-    def release(self) -> None:
-        """Let the held calls (and every later one) be answered."""
-        self.released.set()
+    def release(self, *names: str) -> None:
+        """Let the calls of ``names`` (default: every held schema) be answered from now on."""
+        for name in names or tuple(self.released):
+            self.released[name].set()
 
     def schemas(self) -> list[str]:
         """The schema of every call received so far, in order."""

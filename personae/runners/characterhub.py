@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from personae.errors import NothingUsableError
 
 if TYPE_CHECKING:
-    from personae.agents.costs import Estimate
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
+    from personae.agents.costs import Estimate
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
     from personae.settings import Settings

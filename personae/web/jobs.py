@@ -59,14 +59,18 @@ class ProfileRequest:
         """
         name = str(form.get("name") or "").strip()
         if not name:
-            raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
+            raise InputError(
+                "the character name is empty", 'pass a name: personae profile "Kenshiro"'
+            )
         franchise = str(form.get("franchise") or "").strip() or None
         wiki_text = str(form.get("wiki") or "").strip()
-        wiki = web_url(wiki_text, "the wiki URL", "https://hokuto.fandom.com") if wiki_text else None
+        wiki = (
+            web_url(wiki_text, "the wiki URL", "https://hokuto.fandom.com") if wiki_text else None
+        )
         method = str(form.get("method") or "planned")
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}", f"pick one of {', '.join(METHODS)}")
-        return cls(name=name, franchise=franchise, wiki=wiki, method=method)  # type: ignore[arg-type]
+        return cls(name=name, franchise=franchise, wiki=wiki, method=method)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,7 +287,9 @@ class ProfileJobs:
         else:
             self._finish(job, "done", profile_key=profile.paths.directory.name)
 
-    def _finish(self, job: Job, status: JobStatus, *, error: str = "", profile_key: str = "") -> None:
+    def _finish(
+        self, job: Job, status: JobStatus, *, error: str = "", profile_key: str = ""
+    ) -> None:
         self.store.append_line(job.id, f"failed: {error}" if error else f"done: {profile_key}")
         self.store.write(
             replace(job, status=status, error=error, profile_key=profile_key, updated=now())

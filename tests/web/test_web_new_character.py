@@ -23,8 +23,8 @@ from starlette.testclient import TestClient
 
 from personae.graphs.characterhub.state import ProfilerContext
 from personae.runners.characterhub import estimate_profile
-from personae.web.app import create_app
 from personae.testing import prompt_text
+from personae.web.app import create_app
 from personae.web.jobs import Job, JobStore, ProfileRequest
 
 BASE = "http://127.0.0.1:8765"
@@ -44,7 +44,10 @@ def client_for(folder: Path, model_url: str = "") -> TestClient:
             {"name": "Mara", "wiki": "gull-rock.fandom.com", "method": "planned"},
             "the wiki URL &#39;gull-rock.fandom.com&#39; is not an http(s) URL; pass the address",
         ),
-        ({"name": "Mara", "method": "cheap"}, "unknown method &#39;cheap&#39;; pick one of planned"),
+        (
+            {"name": "Mara", "method": "cheap"},
+            "unknown method &#39;cheap&#39;; pick one of planned",
+        ),
         ({"name": "Mara", "method": "paper"}, "no LLM is configured; set OPENAI_API_KEY"),
     ],
 )
@@ -100,7 +103,9 @@ def test_a_finished_job_is_recorded_with_the_clis_lines_and_its_profile(
             job_id = job_url.removeprefix("/jobs/")
             again = client.post("/jobs", data=form)  # the same character while it runs
             assert again.headers["location"] == job_url
-            state = wait_for(lambda: (s := client.get(f"{job_url}/lines").json())["status"] != "running" and s)
+            state = wait_for(
+                lambda: (s := client.get(f"{job_url}/lines").json())["status"] != "running" and s
+            )
             page = client.get(job_url).text
             listed = client.get("/jobs").text
     assert state["status"] == "done", state
@@ -150,7 +155,9 @@ def test_a_run_with_nothing_usable_shows_its_error_and_the_kept_draft(
         with TestClient(app, base_url=BASE) as client:
             form = {"name": NAME, "franchise": FRANCHISE, "wiki": wiki, "method": "planned"}
             job_url = str(client.post("/jobs", data=form).url.path)
-            state = wait_for(lambda: (s := client.get(f"{job_url}/lines").json())["status"] != "running" and s)
+            state = wait_for(
+                lambda: (s := client.get(f"{job_url}/lines").json())["status"] != "running" and s
+            )
             page = client.get(job_url).text
     draft = tmp_path / "profiles" / KEY / "draft.json"
     assert state["status"] == "failed"

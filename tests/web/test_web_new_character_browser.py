@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 def test_the_form_shows_the_estimate_then_streams_the_run_to_its_profile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chat = HeldSampleChat(held="ProfileDraft")  # the rewrite waits: lines are seen mid-run
+    chat = HeldSampleChat("EvidenceNotes", "ProfileDraft")  # the run waits twice
     with sample_servers(monkeypatch, chat) as (wiki, model):
         app = create_app(options(tmp_path, model))
         with serving(app) as base, browser_page() as page:
@@ -42,10 +42,17 @@ def test_the_form_shows_the_estimate_then_streams_the_run_to_its_profile(
             assert chat.requests == []  # nothing paid before Start
             page.click("#start")
             page.wait_for_url(f"{base}/jobs/*")
+            page.locator("#lines li", has_text="planned 7 queries").wait_for()
+            assert chat.waiting["EvidenceNotes"].wait(timeout=30)
+            page.evaluate("window.loadedOnce = true")  # gone if the page reloads
             round_line = f"{NAME}: round 1: 5 passages, 5 new sources, 7 notes"
-            page.locator("#lines li", has_text=round_line).wait_for()
+            assert round_line not in page.inner_text("#lines")
+            chat.release("EvidenceNotes")
+            page.locator("#lines li", has_text=round_line).wait_for()  # appended by job.js
+            assert page.evaluate("window.loadedOnce") is True
             assert page.inner_text("#status") == "running"
-            assert chat.waiting.is_set() and "citation check" not in page.inner_text("#lines")
+            assert chat.waiting["ProfileDraft"].wait(timeout=30)
+            assert "citation check" not in page.inner_text("#lines")
             screenshot(page, "new-character")
             chat.release()
             page.locator("#profile-link").wait_for()
@@ -63,13 +70,15 @@ def test_the_form_shows_the_estimate_then_streams_the_run_to_its_profile(
 def test_a_profile_started_from_the_page_survives_a_server_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chat = HeldSampleChat(held="ProfileDraft")
+    chat = HeldSampleChat("ProfileDraft")
     with sample_servers(monkeypatch, chat) as (wiki, model):
         with serving(create_app(options(tmp_path, model))) as base:
             form = {"name": NAME, "franchise": FRANCHISE, "wiki": wiki, "method": "planned"}
             started = httpx.post(f"{base}/jobs", data=form)
             job_id = started.headers["location"].removeprefix("/jobs/")
-            assert chat.waiting.wait(timeout=30)  # round 1 paid for, the rewrite in flight
+            assert chat.waiting["ProfileDraft"].wait(
+                timeout=30
+            )  # round 1 paid for, the rewrite in flight
         # The server is stopped: the job is left running on disk, its rewrite never answered.
         record = tmp_path / "profiles" / ".web-jobs" / f"{job_id}.json"
         assert json.loads(record.read_text())["status"] == "running"
@@ -78,9 +87,10 @@ def test_a_profile_started_from_the_page_survives_a_server_restart(
         chat.release()
         with serving(create_app(options(tmp_path, model))) as base:
             state = wait_for(
-                lambda: (s := httpx.get(f"{base}/jobs/{job_id}/lines").json())["status"]
-                != "running"
-                and s
+                lambda: (
+                    (s := httpx.get(f"{base}/jobs/{job_id}/lines").json())["status"] != "running"
+                    and s
+                )
             )
             page = httpx.get(f"{base}/jobs/{job_id}").text
     resumed = chat.schemas()[len(paid) :]

@@ -355,7 +355,9 @@ def announce_cost(context: ProfilerContext, characters: int) -> None:
     one = estimate_profile(context)
     estimate = Estimate(one.calls * characters, one.tokens * characters, one.detail)
     if characters != 1:
-        estimate = Estimate(estimate.calls, estimate.tokens, f"{characters} characters: {one.detail}")
+        estimate = Estimate(
+            estimate.calls, estimate.tokens, f"{characters} characters: {one.detail}"
+        )
     models = {"model": context.model, "fast model": context.fast_model}
     sys.stderr.write("personae: " + estimate_line(estimate, models))
     sys.stderr.flush()
