@@ -198,3 +198,74 @@ def test_a_record_is_replaced_whole(tmp_path: Path) -> None:
     assert store.read(job.id) == Job(**{**job.__dict__, "status": "done", "profile_key": KEY})
     store.append_line(job.id, "two\nlines")
     assert store.lines(job.id) == ["two lines"]
+
+
+def job(job_id: str, status: str, created: str, **changes: Any) -> Job:
+    values: dict[str, Any] = {
+        "id": job_id,
+        "request": ProfileRequest(name=NAME, franchise=FRANCHISE),
+        "status": status,
+        "created": created,
+        "updated": created,
+        "estimate_calls": 13,
+        "estimate_tokens": 159_500,
+        **changes,
+    }
+    return Job(**values)
+
+
+def test_the_form_lists_the_methods_and_the_recent_jobs(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "profiles" / ".web-jobs")
+    store.write(job("aaaaaaaaaaaa", "done", "2026-11-28T01:00:00+00:00", profile_key=KEY))
+    store.write(job("bbbbbbbbbbbb", "failed", "2026-11-28T02:00:00+00:00", error="x"))
+    page = client_for(tmp_path).get("/profiles/new").text
+    assert '<option value="planned" selected>planned</option>' in page
+    assert '<option value="paper">paper</option>' in page
+    assert page.index("/jobs/bbbbbbbbbbbb") < page.index("/jobs/aaaaaaaaaaaa")  # newest first
+    assert f'<a href="/profiles/{KEY}">{KEY}</a>' in page
+    assert '<td class="status-failed">failed</td>' in page
+
+
+def test_on_start_only_unfinished_jobs_run_again(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "profiles" / ".web-jobs")
+    finished = job("aaaaaaaaaaaa", "done", "2026-11-28T01:00:00+00:00", profile_key=KEY)
+    store.write(finished)
+    store.write(job("bbbbbbbbbbbb", "running", "2026-11-28T02:00:00+00:00"))
+    app = create_app(options(tmp_path))  # no model configured any more: the rerun says so
+    with TestClient(app, base_url=BASE) as client:
+        state = wait_for(
+            lambda: (
+                (s := client.get("/jobs/bbbbbbbbbbbb/lines").json())["status"] != "running" and s
+            )
+        )
+    assert store.read("aaaaaaaaaaaa") == finished
+    rerun = store.read("bbbbbbbbbbbb")
+    assert rerun is not None and rerun.starts == 2 and rerun.status == "failed"
+    assert rerun.error.startswith("no LLM is configured; set OPENAI_API_KEY")
+    assert state["lines"] == [
+        "server restarted: resuming from the checkpoint",
+        f"failed: {rerun.error}",
+    ]
+    assert store.lines("aaaaaaaaaaaa") == []  # never ran here: no log
+
+
+def test_a_bug_in_a_job_fails_that_job_not_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setattr("personae.runners.characterhub.profile_character", broken)
+    with TestClient(
+        create_app(options(tmp_path, "http://127.0.0.1:9/v1")), base_url=BASE
+    ) as client:
+        job_url = str(client.post("/jobs", data={"name": NAME, "method": "planned"}).url.path)
+        state = wait_for(
+            lambda: (
+                (s := client.get(f"{job_url}/lines?after=1").json())["status"] != "running" and s
+            )
+        )
+        assert client.get("/profiles/new").status_code == 200
+    assert state["error"] == "unexpected error: ValueError: boom"
+    assert state["lines"] == ["failed: unexpected error: ValueError: boom"]  # after the first
