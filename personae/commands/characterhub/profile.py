@@ -347,6 +347,19 @@ def progress_settings(context: ProfilerContext) -> None:
     sys.stderr.write(settings_text(title, profile_rows(context)))
 
 
+def check_late_settings(context: ProfilerContext, *, local: bool) -> None:
+    """Check the settings the run reads only once it started, so a typo comes before the estimate.
+
+    ``local``: the checkpoints are kept here (not on a ``--server``).
+    """
+    from personae.settings import check_checkpointer_spec
+
+    if local:
+        check_checkpointer_spec(context.settings.checkpointer)
+    template = context.fandom_template.replace("{slug}", "x")
+    web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")
+
+
 def announce_cost(context: ProfilerContext, characters: int) -> None:
     """Print at most what profiling ``characters`` costs, and the models paid, before a call."""
     from personae.agents.costs import Estimate, estimate_line
@@ -379,6 +392,7 @@ def run(args: argparse.Namespace) -> int:
     context.role_llm("search")
     if context.cache_dir:
         check_writable_dir(Path(context.cache_dir), "PERSONAE_CACHE_DIR", CACHE_FIX)
+    check_late_settings(context, local=not args.server)
     if not args.batch:
         announce_cost(context, 1)
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
