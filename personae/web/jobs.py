@@ -191,11 +191,13 @@ class ProfileJobs:
         context.llm("fast")
         return context
 
-    def estimate(self, request: ProfileRequest) -> Estimate:
-        """At most what profiling ``request`` costs (shown before it starts)."""
+    def estimate(self, request: ProfileRequest) -> tuple[Estimate, dict[str, str]]:
+        """At most what profiling ``request`` costs, and the models it pays (shown first)."""
         from personae.runners.characterhub import estimate_profile
 
-        return estimate_profile(self.context(request))
+        context = self.context(request)
+        models = {"model": context.model, "fast model": context.fast_model}
+        return estimate_profile(context), models
 
     def running_for(self, request: ProfileRequest) -> Job | None:
         """The unfinished job profiling the same character the same way, if one runs."""
@@ -206,7 +208,7 @@ class ProfileJobs:
 
     async def start(self, request: ProfileRequest) -> Job:
         """Record a new job for ``request`` and run it in the background; the job."""
-        estimate = await asyncio.to_thread(self.estimate, request)
+        estimate, _ = await asyncio.to_thread(self.estimate, request)
         stamp = now()
         job = Job(
             id=new_job_id(),

@@ -76,6 +76,8 @@ def test_the_confirm_page_shows_the_runners_estimate_before_anything_starts(
     assert f'<strong id="estimate-calls">{expected.calls:,}</strong>' in page.text
     assert f'<strong id="estimate-tokens">{expected.tokens:,}</strong>' in page.text
     assert '<input type="hidden" name="method" value="paper">' in page.text
+    models = "model <code>openai:fake</code>, fast model <code>openai:fake</code>"
+    assert f'<p class="muted" id="models">Paid to: {models}</p>' in page.text
     assert list(tmp_path.iterdir()) == []  # nothing starts before Start
 
 

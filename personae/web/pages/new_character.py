@@ -76,11 +76,16 @@ async def new_character(request: Request) -> Response:
     jobs = jobs_of(request)
     try:
         wanted = ProfileRequest.from_form(form)
-        estimate = await asyncio.to_thread(jobs.estimate, wanted)
+        estimate, models = await asyncio.to_thread(jobs.estimate, wanted)
     except PersonaeError as error:
         return show_form(request, values, str(error), 400)
     return render(
-        request, "new_character_confirm.html", values=values, wanted=wanted, estimate=estimate
+        request,
+        "new_character_confirm.html",
+        values=values,
+        wanted=wanted,
+        estimate=estimate,
+        models=models,
     )
 
 
