@@ -24,6 +24,7 @@ from personae.errors import NothingUsableError
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
+    from personae.agents.costs import Estimate
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
     from personae.settings import Settings
@@ -34,6 +35,12 @@ CHECKPOINT_DB = ".checkpoints.sqlite"
 _UNKEYED = ("cache_dir", "cache_ttl", "contact")
 """Context fields that do not change a run (where and how long pages are cached)."""
 _PREFIX = "nothing usable left: "
+PROMPT_TOKENS = 1_500
+"""A profiler prompt without passages: instructions, schema, the character, notes or queries."""
+ANSWER_TOKENS = 1_000
+"""One structured answer: queries, notes, a coverage review, verdicts or a document."""
+PROFILE_TOKENS = 4_000
+"""What the rewrite reads besides its prompt (the round's notes) and about what it writes."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,44 @@ async def open_checkpoints(
     out_dir.mkdir(parents=True, exist_ok=True)
     async with open_checkpointer(out_dir / CHECKPOINT_DB, settings) as saver:
         yield saver
+
+
+def estimate_profile(context: ProfilerContext) -> Estimate:
+    """At most how many model calls and tokens profiling one character costs with ``context``.
+
+    Shown before a run starts (``personae profile``, the web page's confirm step). The calls
+    follow the graph: ``planned`` plans once, then each of ``max_rounds`` rounds summarizes,
+    checks the notes' citations (when ``check_citations``) and reflects on coverage, then
+    rewrites and checks facts and prose; its LLM and token budgets cap the total, as they cap
+    the run. ``paper`` runs R1 and R2 (R1 only at ``max_rounds=1``), each a search-agent call
+    and a document, then the Table 8 rewrite. A call that reads passages reads at most
+    ``evidence_chars`` of them; a round that stops early (coverage reached) costs less.
+    """
+    from personae.agents.costs import Estimate, text_tokens
+
+    evidence = text_tokens("x" * context.evidence_chars) + PROMPT_TOKENS + ANSWER_TOKENS
+    plain = PROMPT_TOKENS + ANSWER_TOKENS
+    checks = 2 if context.check_citations else 0
+    rewrite = PROMPT_TOKENS + 2 * PROFILE_TOKENS + checks * evidence
+    capped = False
+    if context.method == "paper":
+        rounds = 1 if context.max_rounds == 1 else 2
+        calls = 2 * rounds + 1 + checks
+        tokens = rounds * (plain + evidence) + rewrite
+        detail = "R1 and R2, a search call and a document each" if rounds == 2 else "R1"
+    else:
+        rounds = context.max_rounds
+        per_round = 3 if context.check_citations else 2
+        calls = 1 + rounds * per_round + 1 + checks
+        tokens = plain + rounds * (evidence * (per_round - 1) + plain) + rewrite
+        detail = f"a plan, up to {rounds} rounds of {per_round} calls"
+        capped = calls > context.max_llm_calls or tokens > context.max_tokens
+        calls = min(calls, context.max_llm_calls)
+        tokens = min(tokens, context.max_tokens)
+    detail += ", the rewrite" + (" and its 2 checks" if checks else "")
+    if capped:
+        detail += "; capped by the run's budget"
+    return Estimate(calls, tokens, detail)
 
 
 async def profile_character(

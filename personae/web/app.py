@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
+from personae.web.jobs import ProfileJobs
 from personae.web.options import WebOptions
-from personae.web.pages import home
+from personae.web.pages import home, new_character
 from personae.web.render import STATIC
 from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
 
-PAGE_MODULES = (home,)
-"""Every view's module; each exposes ``routes`` (its Starlette routes)."""
+PAGE_MODULES = (home, new_character)
+"""Every view's module; each exposes ``routes`` (its Starlette routes). ``new_character``
+comes before the Profiles view, whose ``/profiles/{key}`` would otherwise take ``/profiles/new``."""
+
+
+@asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """On start, resume the profiles a stopped server left running; on stop, stop them.
+
+    A stopped job keeps its record ``running`` and its checkpoint, so the next start picks it
+    up where the graph stood (:class:`personae.web.jobs.ProfileJobs`).
+    """
+    jobs: ProfileJobs = app.state.jobs
+    await jobs.resume()
+    try:
+        yield
+    finally:
+        await jobs.close()
 
 
 def create_app(
@@ -33,6 +53,8 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[Middleware(GuardMiddleware, allowed_hosts=allowed_hosts, token=token)],
+        lifespan=lifespan,
     )
     app.state.options = options.resolved()
+    app.state.jobs = ProfileJobs(app.state.options)
     return app

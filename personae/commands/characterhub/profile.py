@@ -347,6 +347,35 @@ def progress_settings(context: ProfilerContext) -> None:
     sys.stderr.write(settings_text(title, profile_rows(context)))
 
 
+def check_late_settings(context: ProfilerContext, *, local: bool) -> None:
+    """Check the settings the run reads only once it started, so a typo comes before the estimate.
+
+    ``local``: the checkpoints are kept here (not on a ``--server``).
+    """
+    from personae.settings import check_checkpointer_spec
+
+    if local:
+        check_checkpointer_spec(context.settings.checkpointer)
+    template = context.fandom_template.replace("{slug}", "x")
+    web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")
+
+
+def announce_cost(context: ProfilerContext, characters: int) -> None:
+    """Print at most what profiling ``characters`` costs, and the models paid, before a call."""
+    from personae.agents.costs import Estimate, estimate_line
+    from personae.runners.characterhub import estimate_profile
+
+    one = estimate_profile(context)
+    estimate = Estimate(one.calls * characters, one.tokens * characters, one.detail)
+    if characters != 1:
+        estimate = Estimate(
+            estimate.calls, estimate.tokens, f"{characters} characters: {one.detail}"
+        )
+    models = {"model": context.model, "fast model": context.fast_model}
+    sys.stderr.write("personae: " + estimate_line(estimate, models))
+    sys.stderr.flush()
+
+
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
     from personae.memory.characterhub.profile_store import profile_key
@@ -363,7 +392,9 @@ def run(args: argparse.Namespace) -> int:
     context.role_llm("search")
     if context.cache_dir:
         check_writable_dir(Path(context.cache_dir), "PERSONAE_CACHE_DIR", CACHE_FIX)
+    check_late_settings(context, local=not args.server)
     if not args.batch:
+        announce_cost(context, 1)
         row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
         paths = asyncio.run(profile_single(row, context, args, progress))
         progress_settings(context)
@@ -389,6 +420,7 @@ def run(args: argparse.Namespace) -> int:
                 "notice: no --franchise-aliases: the quality filter drops rows without a "
                 "franchise only (the paper also drops franchises its alias table lacks)"
             )
+    announce_cost(context, len(kept))
     if args.server:
         from personae.commands.characterhub.batch_server import profile_rows_on_server
 

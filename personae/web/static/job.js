@@ -1,0 +1,29 @@
+// A running job's page: append its new progress lines as they come; reload when it ends.
+(function () {
+  "use strict";
+  const list = document.getElementById("lines");
+  const job = list.dataset.job;
+  let seen = list.children.length;
+  async function poll() {
+    try {
+      const response = await fetch("/jobs/" + job + "/lines?after=" + seen, { cache: "no-store" });
+      if (response.ok) {
+        const data = await response.json();
+        for (const line of data.lines) {
+          const item = document.createElement("li");
+          item.textContent = line;
+          list.appendChild(item);
+        }
+        seen += data.lines.length;
+        if (data.status !== "running") {
+          window.location.reload(); // the server renders the result or the error
+          return;
+        }
+      }
+    } catch (error) {
+      // the server is restarting: try again
+    }
+    window.setTimeout(poll, 400);
+  }
+  window.setTimeout(poll, 400);
+})();
