@@ -52,6 +52,7 @@ class GuardMiddleware:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a refused request here; pass every other one to the app."""
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
