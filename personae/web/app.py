@@ -8,11 +8,11 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from personae.web.options import WebOptions
-from personae.web.pages import arcs, home, storylines
+from personae.web.pages import arcs, home, reports, storylines
 from personae.web.render import STATIC
 from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
 
-PAGE_MODULES = (home, arcs, storylines)
+PAGE_MODULES = (home, arcs, storylines, reports)
 """Every view's module; each exposes ``routes`` (its Starlette routes)."""
 
 
