@@ -1,0 +1,188 @@
+"""The arcs, storylines and reports views refuse what is not theirs, in one line each."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from web_story_world import CHARACTER, NOVEL, Story, prepare_story
+
+from personae.evals.bookmarks.report import REPORT_HTML, REPORT_MD
+from personae.web.app import create_app
+from personae.web.options import WebOptions
+from personae.web.pages.reports import REPORT_NAMES, REPORT_POLICY, find_reports
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Story:
+    return prepare_story(tmp_path_factory.mktemp("story"))
+
+
+@pytest.fixture
+def client(story: Story, tmp_path: Path) -> Iterator[TestClient]:
+    runs = tmp_path / "runs"
+    (runs / "bench").mkdir(parents=True)
+    (runs / "bench" / "report.md").write_text(
+        "# Bench\n\n| method | score |\n|---|---|\n| bookmarks | 0.61 |\n\n"
+        "<script>alert(1)</script> [click](javascript:alert(1))\n",
+        encoding="utf-8",
+    )
+    (runs / "bench" / "report.html").write_text("<h1>Bench</h1>", encoding="utf-8")
+    (runs / "bench" / "notes.md").write_text("not a report", encoding="utf-8")
+    (runs / ".checkpoints").mkdir()
+    (runs / ".checkpoints" / "report.md").write_text("hidden", encoding="utf-8")
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "report.md").write_text("outside", encoding="utf-8")
+    (runs / "linked").mkdir()
+    (runs / "linked" / "report.md").symlink_to(tmp_path / "secret" / "report.md")
+    options = WebOptions(
+        data_dir=story.data_dir,
+        storylines=(story.storyline,),
+        bookmarks_memory=tmp_path / "bank",
+        runs_dir=runs,
+    )
+    yield TestClient(create_app(options), base_url="http://127.0.0.1:8765")
+
+
+def alert(response: object) -> str:
+    text = str(getattr(response, "text", ""))
+    return text.split('role="alert">', 1)[1].split("</p>", 1)[0]
+
+
+def test_the_arcs_list_names_the_novel_and_its_characters_with_arcs(client: TestClient) -> None:
+    page = client.get("/arcs").text
+    assert "The Keeper of Gull Rock" in page
+    assert f'href="/arcs/{NOVEL}/{CHARACTER}"' in page and "(2 axes)" in page
+
+
+@pytest.mark.parametrize(
+    ("address", "status", "message"),
+    [
+        ("/arcs/no_such_book/Mara", 404, "no imported novel 'no_such_book'"),
+        (f"/arcs/{NOVEL}/Elias", 404, "'Elias' has no arcs in the_keeper_of_gull_rock"),
+        (f"/arcs/{NOVEL}/Mara?chapter=9", 400, "chapter 9 is out of range"),
+        (f"/arcs/{NOVEL}/Mara?chapter=three", 400, "chapter 'three' is not a number"),
+        ("/arcs/..%2f..%2fetc/Mara", 404, None),
+    ],
+)
+def test_an_unknown_novel_character_or_chapter_is_one_line(
+    client: TestClient, address: str, status: int, message: str | None
+) -> None:
+    response = client.get(address)
+    assert response.status_code == status
+    if message is not None:
+        shown = alert(response).replace("&#39;", "'")
+        assert message in shown and "\n" not in shown and "Traceback" not in response.text
+
+
+def test_asking_with_a_bad_mode_or_no_scenario_calls_no_model(client: TestClient) -> None:
+    # No model is configured here: a form error must be caught before any call is tried.
+    address = f"/arcs/{NOVEL}/{CHARACTER}"
+    bad_mode = client.post(address, data={"chapter": "3", "mode": "oracle", "scenario": "x"})
+    assert bad_mode.status_code == 400
+    assert "unknown mode 'oracle'" in alert(bad_mode).replace("&#39;", "'")
+    empty = client.post(address, data={"chapter": "3", "mode": "arc", "scenario": "  "})
+    assert empty.status_code == 400 and "the scenario is empty" in alert(empty)
+    late = client.post(address, data={"chapter": "6", "mode": "arc", "scenario": "A storm."})
+    assert late.status_code == 400 and "chapter 6 is out of range" in alert(late)
+
+
+@pytest.mark.parametrize(
+    ("address", "status", "message"),
+    [
+        ("/storylines/1", 404, "no storyline 1 (this server serves 1)"),
+        ("/storylines/0?character=Nobody", 400, "unknown character 'Nobody' in gull_rock"),
+        ("/storylines/0?character=Mara&position=60", 400, "position 60 is out of range"),
+        ("/storylines/0?character=Mara&position=-1", 400, "position -1 is out of range"),
+        ("/storylines/0?character=Mara&position=4x", 400, "position '4x' is not a number"),
+    ],
+)
+def test_an_unknown_storyline_character_or_position_is_one_line(
+    client: TestClient, address: str, status: int, message: str
+) -> None:
+    response = client.get(address)
+    assert response.status_code == status
+    assert message in alert(response).replace("&#39;", "'")
+
+
+def test_a_storyline_question_out_of_range_is_refused_before_any_model_call(
+    client: TestClient, tmp_path: Path
+) -> None:
+    asked = {"character": "Mara", "position": "75", "question": "Where is Mara?", "type": "state"}
+    response = client.post("/storylines/0", data=asked)
+    assert response.status_code == 400 and "position 75 is out of range" in alert(response)
+    bad_type = client.post("/storylines/0", data={**asked, "position": "4", "type": "mood"})
+    assert "unknown question type 'mood'" in alert(bad_type).replace("&#39;", "'")
+    concept = client.post("/storylines/0", data={**asked, "position": "4", "type": "concept"})
+    assert "the keyword is empty" in alert(concept)
+    assert not (tmp_path / "bank").exists()  # nothing half-written
+
+
+def test_the_storyline_view_shows_the_actions_and_no_bank_before_one_exists(
+    client: TestClient,
+) -> None:
+    page = client.get("/storylines/0?character=Mara&position=40").text
+    assert "Mara climbs the tower alone and lights the lamp." in page
+    assert "No bookmark bank yet" in page
+    rows = re.findall(r'<tr data-position="(\d+)"( class="future")?>', page)
+    greyed = {int(position) for position, future in rows if future}
+    assert greyed == {int(position) for position, _ in rows if int(position) >= 40} != set()
+
+
+def test_reports_list_only_report_files_inside_the_runs_folder(client: TestClient) -> None:
+    page = client.get("/reports").text
+    assert 'href="/reports/view/bench/report.md"' in page
+    assert 'href="/reports/view/bench/report.html"' in page
+    assert "notes.md" not in page and ".checkpoints" not in page and "linked" not in page
+
+
+def test_a_markdown_report_renders_its_tables_and_keeps_html_as_text(client: TestClient) -> None:
+    page = client.get("/reports/view/bench/report.md").text
+    assert "<th>method</th>" in page and "<td>0.61</td>" in page
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    assert 'href="javascript:' not in page
+
+
+def test_an_html_report_is_framed_in_a_sandbox_and_served_without_scripts(
+    client: TestClient,
+) -> None:
+    page = client.get("/reports/view/bench/report.html").text
+    assert '<iframe class="report-frame" sandbox src="/reports/file/bench/report.html"' in page
+    served = client.get("/reports/file/bench/report.html")
+    assert served.text == "<h1>Bench</h1>"
+    assert served.headers["content-security-policy"] == REPORT_POLICY
+    assert "default-src 'none'" in REPORT_POLICY and "sandbox" in REPORT_POLICY
+    assert served.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "/reports/view/..%2Fsecret%2Freport.md",
+        "/reports/file/..%2Fsecret%2Freport.md",
+        "/reports/view/linked/report.md",  # a link out of the runs folder
+        "/reports/view/.checkpoints/report.md",
+        "/reports/view/bench/notes.md",
+        "/reports/file/bench/missing/report.md",
+    ],
+)
+def test_a_path_escaping_the_runs_folder_or_naming_no_report_is_refused(
+    client: TestClient, address: str
+) -> None:
+    response = client.get(address)
+    assert response.status_code == 404
+    assert "outside" not in response.text and "pick one on /reports" in alert(response)
+
+
+def test_the_report_names_are_the_ones_the_evaluations_write() -> None:
+    from personae.commands.characterhub.eval_profile import REPORT_NAME
+
+    assert {REPORT_MD, REPORT_HTML, "summary.json", REPORT_NAME} <= REPORT_NAMES
+    assert {Path(REPORT_NAME).with_suffix(s).name for s in (".md", ".html")} <= REPORT_NAMES
+
+
+def test_an_absent_runs_folder_lists_nothing(tmp_path: Path) -> None:
+    assert find_reports(tmp_path / "none") == ([], False)
