@@ -88,6 +88,10 @@ def test_asking_with_a_bad_mode_or_no_scenario_calls_no_model(client: TestClient
     assert empty.status_code == 400 and "the scenario is empty" in alert(empty)
     late = client.post(address, data={"chapter": "6", "mode": "arc", "scenario": "A storm."})
     assert late.status_code == 400 and "chapter 6 is out of range" in alert(late)
+    unprepared = client.post(address, data={"chapter": "2", "mode": "summary", "scenario": "A."})
+    assert unprepared.status_code == 400
+    assert "chapter summaries are missing" in alert(unprepared)
+    assert f"run personae arcane prepare {NOVEL}" in alert(unprepared)
 
 
 @pytest.mark.parametrize(
