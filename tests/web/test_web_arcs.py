@@ -79,4 +79,3 @@ def test_the_timeline_greys_the_future_and_the_character_answers_as_of_the_chapt
     assert "chapter 3" in prompt and "Elias asks whether you will go to Westmere." in prompt
     assert "Mara at MARK1" in prompt and "Mara at MARK3" in prompt  # phases begun by chapter 3
     assert "MARK5" not in prompt and "MARK6" not in prompt  # chapter 5's phase never shown
-

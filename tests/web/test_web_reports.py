@@ -58,14 +58,20 @@ def test_a_written_report_is_listed_rendered_and_framed_without_scripts(tmp_path
         names = sorted(row.split("\t")[1] for row in listed if "arcane-gull-rock" in row)
         assert names == ["report.html", "report.md", "summary.json"]
 
-        page.locator("tr", has_text="arcane-gull-rock").get_by_role("link", name="report.md").click()
+        page.locator("tr", has_text="arcane-gull-rock").get_by_role(
+            "link", name="report.md"
+        ).click()
         page.wait_for_url("**/reports/view/arcane-gull-rock/report.md")
         headers = page.locator("article.report table th").all_inner_texts()
         assert headers and all(header in markdown for header in headers)
         assert "arc" in page.locator("article.report table").first.inner_text()
+        shown = page.locator("article.report").inner_text()
+        assert "<svg" in markdown and "<svg" not in shown  # the plot is not shown as markup
+        assert "(an HTML figure: see the HTML report)" in shown
         screenshot(page, "reports")
 
-        page.goto(base + "/reports/view/arcane-gull-rock/report.html")
+        page.get_by_role("link", name="as HTML, with its figures").click()
+        page.wait_for_url("**/reports/view/arcane-gull-rock/report.html")
         framed = page.frame_locator("iframe.report-frame")
         assert framed.locator("table").first.inner_text().strip()
 

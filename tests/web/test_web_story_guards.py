@@ -27,7 +27,7 @@ def client(story: Story, tmp_path: Path) -> Iterator[TestClient]:
     (runs / "bench").mkdir(parents=True)
     (runs / "bench" / "report.md").write_text(
         "# Bench\n\n| method | score |\n|---|---|\n| bookmarks | 0.61 |\n\n"
-        "<script>alert(1)</script> [click](javascript:alert(1))\n",
+        "Quoted: <script>alert(1)</script> [click](javascript:alert(1))\n",
         encoding="utf-8",
     )
     (runs / "bench" / "report.html").write_text("<h1>Bench</h1>", encoding="utf-8")
@@ -148,6 +148,16 @@ def test_a_markdown_report_renders_its_tables_and_keeps_html_as_text(client: Tes
     assert "<th>method</th>" in page and "<td>0.61</td>" in page
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
     assert 'href="javascript:' not in page
+    assert 'href="/reports/view/bench/report.html">as HTML' in page  # its twin, with figures
+
+
+def test_a_raw_html_block_of_a_markdown_report_becomes_a_note() -> None:
+    from personae.web.pages.reports import FIGURE_NOTE, markdown_html
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="5">\n<script>x()</script>\n</svg>\n'
+    assert markdown_html(f"# Plot\n\n{svg}\nafter <b>x</b>\n") == (
+        f"<h1>Plot</h1>\n{FIGURE_NOTE}<p>after &lt;b&gt;x&lt;/b&gt;</p>\n"
+    )
 
 
 def test_an_html_report_is_framed_in_a_sandbox_and_served_without_scripts(

@@ -69,7 +69,9 @@ def test_a_characters_actions_bookmarks_and_what_is_true_at_a_position(
         # At an earlier position the bookmark has no answer yet: a reader there sees none.
         page.goto(f"{base}/storylines/0?character={CHARACTER}&position=10")
         assert page.locator("table.bank").count() == 0
-        assert "1 more bookmark only answered after position 10" in page.locator("main").inner_text()
+        assert (
+            "1 more bookmark only answered after position 10" in page.locator("main").inner_text()
+        )
 
     prompts = [prompt_text(messages) for _, messages in model.calls]
     assert any(actions[POSITION - 1]["action"] in prompt for prompt in prompts)  # it read up to P

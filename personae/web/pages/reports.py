@@ -111,11 +111,26 @@ def report_path(runs_dir: Path, relative: str) -> Path:
     return path
 
 
-def markdown_html(text: str) -> str:
-    """``text`` rendered as CommonMark with tables; raw HTML in it stays escaped text."""
-    from markdown_it import MarkdownIt
+FIGURE_NOTE = '<p class="muted">(an HTML figure: see the HTML report)</p>\n'
+"""What a raw HTML block of a Markdown report (the reports' inline SVG plots) becomes."""
 
-    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))
+
+def markdown_html(text: str) -> str:
+    """``text`` rendered as CommonMark with tables; its raw HTML is never passed through.
+
+    A raw HTML block (a report's inline SVG plot) becomes a note pointing at the HTML report,
+    inline HTML stays visible as escaped text, and links keep markdown-it's check (no
+    ``javascript:``).
+    """
+    from markdown_it import MarkdownIt
+    from markdown_it.common.utils import escapeHtml
+
+    parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+    parser.add_render_rule("html_block", lambda self, tokens, idx, options, env: FIGURE_NOTE)
+    parser.add_render_rule(
+        "html_inline", lambda self, tokens, idx, options, env: escapeHtml(tokens[idx].content)
+    )
+    return str(parser.render(text))
 
 
 def reports_index(request: Request) -> Response:
@@ -149,7 +164,16 @@ def report_view(request: Request) -> Response:
             body = markdown_html(text) if kind == "md" else _pretty_json(text)
     except InputError as error:
         return error_page(request, str(error), 404)
-    return render(request, "reports_view.html", relative=relative, kind=kind, body=body)
+    twin = path.with_suffix(".html")
+    html_twin = twin.relative_to(options.runs_dir).as_posix() if twin.is_file() else None
+    return render(
+        request,
+        "reports_view.html",
+        relative=relative,
+        kind=kind,
+        body=body,
+        html_twin=kind == "md" and html_twin,
+    )
 
 
 def report_file(request: Request) -> Response:
