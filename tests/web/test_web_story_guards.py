@@ -10,6 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 from web_story_world import CHARACTER, NOVEL, Story, prepare_story
 
+from personae.errors import InputError
 from personae.evals.bookmarks.report import REPORT_HTML, REPORT_MD
 from personae.web.app import create_app
 from personae.web.options import WebOptions
@@ -200,3 +201,100 @@ def test_the_report_names_are_the_ones_the_evaluations_write() -> None:
 
 def test_an_absent_runs_folder_lists_nothing(tmp_path: Path) -> None:
     assert find_reports(tmp_path / "none") == ([], False)
+
+
+def test_a_damaged_novel_or_storyline_is_listed_with_its_one_line_error(tmp_path: Path) -> None:
+    broken = tmp_path / "data" / "novels" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "meta.json").write_text("{", encoding="utf-8")
+    (broken / "chapters.jsonl").write_text("", encoding="utf-8")
+    storyline = tmp_path / "torn.jsonl"
+    storyline.write_text('{"action": "x"}\n', encoding="utf-8")
+    options = WebOptions(data_dir=tmp_path / "data", storylines=(storyline,))
+    client = TestClient(create_app(options), base_url="http://127.0.0.1:8765")
+    arcs = client.get("/arcs")
+    assert arcs.status_code == 200 and 'class="error"' in arcs.text and "broken" in arcs.text
+    storylines = client.get("/storylines")
+    assert storylines.status_code == 200
+    assert "has no &#39;character&#39; or &#39;characters&#39;" in storylines.text
+
+
+def test_a_storyline_without_a_character_lists_its_characters(client: TestClient) -> None:
+    page = client.get("/storylines/0").text
+    for name in ("Mara", "Tobias", "Elias"):
+        assert f'href="/storylines/0?character={name}&amp;position=59"' in page
+    assert 'table class="actions"' not in page
+
+
+def test_posting_to_an_unknown_novel_or_storyline_is_one_line(client: TestClient) -> None:
+    novel = client.post("/arcs/no_such_book/Mara", data={"chapter": "1", "scenario": "x"})
+    assert novel.status_code == 404 and "no imported novel" in alert(novel)
+    storyline = client.post("/storylines/4", data={"character": "Mara", "position": "1"})
+    assert storyline.status_code == 404 and "no storyline 4" in alert(storyline)
+
+
+def test_a_storyline_question_without_a_model_says_which_setting_is_missing(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    asked = {"character": "Mara", "position": "12", "question": "Where is Mara?", "type": "state"}
+    response = client.post("/storylines/0", data=asked)
+    assert response.status_code == 400
+    assert "OPENAI_API_KEY" in alert(response) and "Traceback" not in response.text
+
+
+def test_the_bank_shows_what_a_reader_at_the_position_may_see(tmp_path: Path) -> None:
+    from personae.memory.bookmarks.bank import BookmarkBank
+    from personae.memory.bookmarks.bookmark import BookmarkType
+    from personae.web.pages.storylines import bank_at
+
+    bank = BookmarkBank.open("gull_rock", tmp_path / "bank")
+    bank.create(
+        question="Where is Mara?", type=BookmarkType.STATE, character="Mara",
+        answer="in the tower", position=10,
+    )  # fmt: skip
+    bank.create(
+        question="What does Tobias do at dusk?", type=BookmarkType.BEHAVIORAL,
+        character="Tobias", answer="he counts the steps", position=5,
+    )  # fmt: skip
+    bank.create(
+        question="Who is Elias?", type=BookmarkType.CONCEPT, character="Mara",
+        answer="a surveyor", position=30, keyword="Elias",
+    )  # fmt: skip
+    shown, later = bank_at(bank, "Mara", 20)
+    assert [(e.question, e.answer, e.synced_to) for e in shown] == [
+        ("Where is Mara?", "in the tower", 10)
+    ]
+    assert later == 1  # Elias is answered only from position 30; Tobias's habit is his own
+    shown, later = bank_at(bank, "Tobias", 30)
+    assert [e.answer for e in shown] == ["in the tower", "he counts the steps", "a surveyor"]
+
+
+def test_a_model_failure_is_a_502_and_a_form_error_a_400() -> None:
+    from personae.errors import RemoteError
+    from personae.web.pages.arcs import status_of
+
+    assert status_of(RemoteError("the model server failed")) == 502
+    assert status_of(InputError("bad")) == 400
+
+
+def test_the_reports_listing_is_bounded_and_large_or_torn_files_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from personae.web.pages import reports
+
+    runs = tmp_path / "runs"
+    for name in ("a", "b", "c"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "summary.json").write_text('{"torn": ', encoding="utf-8")
+    (runs / "a" / "report.md").write_text("# " + "x" * 300, encoding="utf-8")
+    monkeypatch.setattr(reports, "MAX_FILES", 2)
+    listed, cut = reports.find_reports(runs)
+    assert len(listed) == 2 and cut
+    client = TestClient(create_app(WebOptions(runs_dir=runs)), base_url="http://127.0.0.1:8765")
+    assert "Only the first 2 reports are listed." in client.get("/reports").text
+    torn = client.get("/reports/view/b/summary.json")
+    assert torn.status_code == 200 and "{&#34;torn&#34;: " in torn.text  # shown as it is
+    monkeypatch.setattr(reports, "LARGEST_SHOWN", 100)
+    large = client.get("/reports/view/a/report.md")
+    assert large.status_code == 404 and "too large to show here" in alert(large)
