@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -298,3 +299,20 @@ def test_the_reports_listing_is_bounded_and_large_or_torn_files_say_so(
     monkeypatch.setattr(reports, "LARGEST_SHOWN", 100)
     large = client.get("/reports/view/a/report.md")
     assert large.status_code == 404 and "too large to show here" in alert(large)
+
+
+def test_the_web_command_passes_the_storylines_and_their_bank_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, story: Story
+) -> None:
+    import uvicorn
+
+    from personae.cli import main
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: served.append(app))
+    bank = tmp_path / "bank"
+    argv = ["web", "--storyline", str(story.storyline), "--bookmarks-memory", str(bank)]
+    assert main([*argv, "--runs", str(tmp_path / "runs")]) == 0
+    options = served[0].state.options
+    assert options.storylines == (story.storyline.resolve(),)
+    assert options.bookmarks_memory == bank.resolve() and bank.resolve() in options.folders
