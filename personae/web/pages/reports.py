@@ -12,11 +12,13 @@ address must name one of those files, inside the runs folder once links are foll
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -122,6 +124,12 @@ def markdown_html(text: str) -> str:
     inline HTML stays visible as escaped text, and links keep markdown-it's check (no
     ``javascript:``).
     """
+    return str(_markdown().render(text))
+
+
+@functools.cache
+def _markdown() -> Any:
+    """The one parser (building one costs more than rendering a report); it keeps no state."""
     from markdown_it import MarkdownIt
     from markdown_it.common.utils import escapeHtml
 
@@ -130,7 +138,7 @@ def markdown_html(text: str) -> str:
     parser.add_render_rule(
         "html_inline", lambda self, tokens, idx, options, env: escapeHtml(tokens[idx].content)
     )
-    return str(parser.render(text))
+    return parser
 
 
 def reports_index(request: Request) -> Response:
