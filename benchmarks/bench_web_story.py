@@ -21,6 +21,7 @@ from pathlib import Path
 # The sample story's preparation is a test fixture (tests/), not part of the shipped package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from starlette.testclient import TestClient  # noqa: E402
 from web_story_world import CHARACTER, NOVEL, prepare_story  # noqa: E402
 
 from personae.web.app import create_app  # noqa: E402
@@ -39,9 +40,9 @@ def write_runs(runs: Path, count: int) -> None:
         (folder / "results.jsonl").write_text("{}\n", encoding="utf-8")
 
 
-def median_ms(client: object, address: str, repeat: int) -> float:
+def median_ms(client: TestClient, address: str, repeat: int) -> float:
     """Median milliseconds of ``repeat`` GETs of ``address`` (after one warm-up)."""
-    get = getattr(client, "get")
+    get = client.get
     assert get(address).status_code == 200, address
     times = []
     for _ in range(repeat):
@@ -53,8 +54,6 @@ def median_ms(client: object, address: str, repeat: int) -> float:
 
 def main() -> None:
     """Prepare the folders, then time each page."""
-    from starlette.testclient import TestClient
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=20)
