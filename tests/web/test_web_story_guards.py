@@ -122,8 +122,8 @@ def test_a_storyline_question_out_of_range_is_refused_before_any_model_call(
     assert response.status_code == 400 and "position 75 is out of range" in alert(response)
     bad_type = client.post("/storylines/0", data={**asked, "position": "4", "type": "mood"})
     assert "unknown question type 'mood'" in alert(bad_type).replace("&#39;", "'")
-    concept = client.post("/storylines/0", data={**asked, "position": "4", "type": "concept"})
-    assert "the keyword is empty" in alert(concept)
+    long = client.post("/storylines/0", data={**asked, "position": "4", "question": "?" * 4001})
+    assert "the question is 4001 characters long" in alert(long)
     assert not (tmp_path / "bank").exists()  # nothing half-written
 
 

@@ -196,7 +196,7 @@ async def ask_storyline(request: Request) -> Response:
             raise InputError(
                 f"unknown question type {kind[:20]!r}", "use state, behavioral or concept"
             )
-        keyword = bounded_text(asked["keyword"], "keyword", required=kind == "concept")
+        keyword = bounded_text(asked["keyword"], "keyword", required=False)
         memory = options.bookmarks_memory
         tool = create_storyline_memory_tool(
             str(path),
