@@ -316,3 +316,13 @@ def test_the_web_command_passes_the_storylines_and_their_bank_folder(
     options = served[0].state.options
     assert options.storylines == (story.storyline.resolve(),)
     assert options.bookmarks_memory == bank.resolve() and bank.resolve() in options.folders
+
+
+def test_empty_folders_say_which_command_fills_them(tmp_path: Path) -> None:
+    options = WebOptions(data_dir=tmp_path / "data", runs_dir=tmp_path / "runs")
+    client = TestClient(create_app(options), base_url="http://127.0.0.1:8765")
+    assert "No novel imported yet: <code>personae arcane import" in client.get("/arcs").text
+    storylines = client.get("/storylines").text
+    assert "serves no storyline: start it with <code>personae web --storyline FILE" in storylines
+    assert "No report yet." in client.get("/reports").text
+    assert not (tmp_path / "data").exists() and not (tmp_path / "runs").exists()
