@@ -209,18 +209,19 @@ async def ask_at_chapter(request: Request) -> Response:
         mode = chosen_mode(asked["mode"])
         scenario = bounded_text(asked["scenario"], "scenario", required=True)
         question = bounded_text(asked["question"], "question", required=False)
-        context = RoleplayContext(
+        context = await asyncio.to_thread(
+            RoleplayContext,
             arc_scope="character",
             data_dir=str(options.data_dir),
             embedding=options.embedding,
             **options.models,
-        )
+        )  # built off the event loop: the settings may read .env
         answer = await act_at_chapter(
             novel.slug, character, chapter, scenario, question or None, mode=mode, context=context
         )
     except PersonaeError as error:
         return error_page(request, str(error), status_of(error))
-    return _page(request, novel, arcs, chapter, asked, answer)
+    return await asyncio.to_thread(_page, request, novel, arcs, chapter, asked, answer)
 
 
 def _page(

@@ -198,7 +198,8 @@ async def ask_storyline(request: Request) -> Response:
             )
         keyword = bounded_text(asked["keyword"], "keyword", required=False)
         memory = options.bookmarks_memory
-        tool = create_storyline_memory_tool(
+        tool = await asyncio.to_thread(  # off the event loop: settings, the embedding
+            create_storyline_memory_tool,
             str(path),
             memory_dir=str(memory) if memory is not None else None,
             model=options.models.get("model") or None,
