@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import BaseMessage
 from sample_world import sample_model
 from web_story_world import CHARACTER, Story, prepare_story
 from web_world import browser_page, screenshot, serving
 
-from personae.testing import override_models, prompt_text
+from personae.testing import ScriptedChatModel, override_models, prompt_text
 from personae.web.app import create_app
 from personae.web.options import WebOptions
 
@@ -18,6 +19,21 @@ pytestmark = pytest.mark.slow
 
 POSITION = 40
 QUESTION = "Where is Mara now?"
+
+
+def last_seen(messages: list[BaseMessage]) -> str:
+    """A state answer naming the last action of Mara's the sync prompt showed."""
+    text = prompt_text(messages[-1:])
+    seen = [line.strip() for line in text.splitlines() if "Mara " in line and "?" not in line]
+    return f"Last seen: {seen[-1]}" if seen else "unknown"
+
+
+def storyline_model() -> ScriptedChatModel:
+    """The sample model, its state syncs answering with the last action they read."""
+    responders = dict(sample_model().responders)
+    responders["StateUpdate"] = lambda m: {"operation": "update", "answer": last_seen(m)}
+    responders["StateAnswer"] = lambda m: {"answer": last_seen(m)}
+    return ScriptedChatModel(responders=responders)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +53,7 @@ def test_a_characters_actions_bookmarks_and_what_is_true_at_a_position(
         bookmarks_memory=tmp_path / "bank",
         models={"model": "openai:scripted"},
     )
-    model = sample_model()
+    model = storyline_model()
     with override_models(model), serving(create_app(options)) as base, browser_page() as page:
         page.goto(base + "/storylines")
         page.get_by_role("link", name=CHARACTER).first.click()
@@ -61,6 +77,8 @@ def test_a_characters_actions_bookmarks_and_what_is_true_at_a_position(
         page.locator(".answer .response").wait_for()
         answer = page.locator(".answer .response").inner_text()
         assert f"valid at position {POSITION}" in answer and "(bookmark bm-" in answer
+        last = actions[max(p for p in own if p < POSITION)]["action"]
+        assert answer.startswith(f"Last seen: {last} (bookmark")  # her last action before P
         bank = page.locator("table.bank tbody tr").all_inner_texts()
         assert len(bank) == 1 and QUESTION in bank[0] and bank[0].endswith(str(POSITION))
         assert answer.startswith(bank[0].split("\t")[3])  # the row shows the answer given
