@@ -2,9 +2,9 @@
 
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
 never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/runners/``, one
-module per paper) < the CLI commands and the MCP server (``personae/mcp/``: an edge like the
-CLI) < the front door (``personae/__init__.py``, which names every public thing). Inside each
-job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
+module per paper) < the CLI commands, the MCP server (``personae/mcp/``) and the web page
+(``personae/web/``), edges alike < the front door (``personae/__init__.py``, which names every
+public thing). Inside each job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
 module per paper; a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
@@ -48,8 +48,8 @@ def layer_of_module(name: str) -> str | None:
         return parts[1]
     if len(parts) > 1 and parts[1] == "runners":
         return "runners"  # one per paper: the whole job, below its thin callers
-    if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp"):
-        return "commands"  # the edges: the CLI and the MCP server
+    if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp", "web"):
+        return "commands"  # the edges: the CLI, the MCP server and the web page
     return "core"  # ``personae`` itself: ``from personae import __version__``
 
 
@@ -78,8 +78,9 @@ def layer_of_file(path: Path) -> str:
         return relative[0]
     if relative[:2] == ("personae", "runners"):
         return "runners"
-    if relative[:2] in (("personae", "commands"), ("personae", "mcp")) or relative[-1] == "cli.py":
-        return "commands"  # the edges: the CLI and the MCP server
+    edges = (("personae", "commands"), ("personae", "mcp"), ("personae", "web"))
+    if relative[:2] in edges or relative[-1] == "cli.py":
+        return "commands"  # the edges: the CLI, the MCP server and the web page
     if relative == ("personae", "__init__.py"):
         return "front"
     return "core"

@@ -51,6 +51,9 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--storyline", type=Path, action="append", default=[], help="a storyline (repeatable)"
     )
+    parser.add_argument(
+        "--bookmarks-memory", type=Path, help="bookmark bank folder (default: none, in process)"
+    )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="reports folder")
     parser.add_argument("--no-web", action="store_true", help="new profiles from wikis only")
     add_model_flags(parser)
@@ -80,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         personas_dir=args.personas,
         data_dir=Path(args.data) if args.data else settings.data_dir,
         storylines=tuple(args.storyline),
+        bookmarks_memory=args.bookmarks_memory,
         runs_dir=args.runs,
         web_search=not args.no_web,
         embedding=args.embedding,

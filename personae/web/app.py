@@ -12,11 +12,11 @@ from starlette.staticfiles import StaticFiles
 
 from personae.web.jobs import ProfileJobs
 from personae.web.options import WebOptions
-from personae.web.pages import home, new_character
+from personae.web.pages import arcs, home, new_character, reports, storylines
 from personae.web.render import STATIC
 from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
 
-PAGE_MODULES = (home, new_character)
+PAGE_MODULES = (home, new_character, arcs, storylines, reports)
 """Every view's module; each exposes ``routes`` (its Starlette routes). ``new_character``
 comes before the Profiles view, whose ``/profiles/{key}`` would otherwise take ``/profiles/new``."""
 

@@ -23,6 +23,9 @@ class WebOptions:
     """ARCANE's data folder (``PERSONAE_DATA_DIR``): imported novels, their arcs."""
     storylines: tuple[Path, ...] = ()
     """BOOKMARKS storylines (JSONL) the storyline view shows."""
+    bookmarks_memory: Path | None = None
+    """The bookmark bank's folder (``personae bookmarks act --memory``); None: a bank in the
+    server's process, lost on exit (as ``personae mcp`` without ``--bookmarks-memory``)."""
     runs_dir: Path = Path("runs")
     """Where bench and evaluation reports were written (the Reports view)."""
     jobs_dir: Path | None = None
@@ -41,6 +44,7 @@ class WebOptions:
             personas_dir=self.personas_dir.resolve(),
             data_dir=self.data_dir.resolve(),
             storylines=tuple(path.resolve() for path in self.storylines),
+            bookmarks_memory=self.bookmarks_memory.resolve() if self.bookmarks_memory else None,
             runs_dir=self.runs_dir.resolve(),
             jobs_dir=(self.jobs_dir or self.profiles_dir / ".web-jobs").resolve(),
             web_search=self.web_search,
@@ -57,4 +61,5 @@ class WebOptions:
             self.data_dir,
             self.runs_dir,
             *self.storylines,
+            *((self.bookmarks_memory,) if self.bookmarks_memory else ()),
         )
