@@ -39,8 +39,6 @@ NO_RUNNER_YET = {
     "amadeus/eval_persona_human.py": "AMADEUS human-rating sheet export",
     "arcane/arc.py": "ARCANE annotate-arcs vote sheet export",
     "arcane/export.py": "ARCANE SFT/DPO training export",
-    "characterhub/eval_profile.py": "CharacterHub profile-eval reports (evaluate_profiles "
-    "returns the report, the command writes it)",
 }
 """Command modules that still write their files, and what: each is a job to move into a runner."""
 
