@@ -12,7 +12,8 @@ chapter, through its arcs). Everything an app needs is imported from here::
   :func:`import_novel`, :func:`build_arcs` and :func:`act_at_chapter` (ARCANE).
 - **Benchmarks and evaluations**, each paper's protocol (run, resume, write the reports):
   :func:`evaluate_profiles` (CharacterHub), :func:`run_bench` (BOOKMARKS Table 2),
-  :func:`run_personality_eval` and :func:`run_persona_qa` (AMADEUS).
+  :func:`run_personality_eval` and :func:`run_persona_qa` (AMADEUS), :func:`evaluate_arcane`,
+  :func:`evaluate_pov_control`, :func:`perturb_arcane` and :func:`write_arcane_report` (ARCANE).
 - **Graph builders** (``build_*_graph``): the compiled LangGraph graphs, to run as subgraphs.
 - **Tool factories** (``create_*_tool``): LangChain tools for an agent of your own.
 - **Contexts** (``*Context``): each graph's run settings; what a run leaves empty comes from
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
     from personae.errors import PersonaeError
     from personae.evals.amadeus.persona_qa import QARun, run_persona_qa
     from personae.evals.amadeus.personality_eval import PersonalityRun, run_personality_eval
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
     from personae.evals.bookmarks.bench import BenchConfig, run_bench
     from personae.evals.characterhub.profile_eval import evaluate_profiles
     from personae.graphs.amadeus.graph import AmadeusContext
@@ -72,12 +74,17 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
         persona_index_settings,
     )
     from personae.runners.arcane import (
+        ArcaneEvalRun,
         ArcBuild,
         ChapterAnswer,
         ImportedNovel,
         act_at_chapter,
         build_arcs,
+        evaluate_arcane,
+        evaluate_pov_control,
         import_novel,
+        perturb_arcane,
+        write_arcane_report,
     )
     from personae.runners.bookmarks import ActionStep, predict_action
     from personae.runners.characterhub import Profile, profile_character
@@ -110,6 +117,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PersonalityRun": ("personae.evals.amadeus.personality_eval", "PersonalityRun"),
     "run_persona_qa": ("personae.evals.amadeus.persona_qa", "run_persona_qa"),
     "QARun": ("personae.evals.amadeus.persona_qa", "QARun"),
+    "evaluate_arcane": ("personae.runners.arcane", "evaluate_arcane"),
+    "ArcaneEvalRun": ("personae.runners.arcane", "ArcaneEvalRun"),
+    "evaluate_pov_control": ("personae.runners.arcane", "evaluate_pov_control"),
+    "perturb_arcane": ("personae.runners.arcane", "perturb_arcane"),
+    "write_arcane_report": ("personae.runners.arcane", "write_arcane_report"),
     # graph builders
     "build_profiler_graph": ("personae.graphs.characterhub.profiler", "build_graph"),
     "build_bookmarks_graph": ("personae.graphs.bookmarks.graph", "build_graph"),
@@ -130,6 +142,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BookmarksContext": ("personae.graphs.bookmarks.graph", "BookmarksContext"),
     "AmadeusContext": ("personae.graphs.amadeus.graph", "AmadeusContext"),
     "ArcBuildContext": ("personae.graphs.arcane.arc_build", "ArcBuildContext"),
+    "ArcaneEvalContext": ("personae.evals.arcane.eval_graph", "ArcaneEvalContext"),
     "RoleplayContext": ("personae.graphs.arcane.roleplay", "RoleplayContext"),
     "Settings": ("personae.settings", "Settings"),
     "load_settings": ("personae.settings", "load_settings"),
@@ -143,6 +156,8 @@ __all__ = [
     "AmadeusContext",
     "ArcBuild",
     "ArcBuildContext",
+    "ArcaneEvalContext",
+    "ArcaneEvalRun",
     "BenchConfig",
     "BookmarksContext",
     "ChapterAnswer",
@@ -171,18 +186,22 @@ __all__ = [
     "create_ask_character_tool",
     "create_profile_tool",
     "create_storyline_memory_tool",
+    "evaluate_arcane",
+    "evaluate_pov_control",
     "evaluate_profiles",
     "import_novel",
     "index_persona",
     "load_settings",
     "open_chat",
     "persona_index_settings",
+    "perturb_arcane",
     "predict_action",
     "profile_character",
     "profile_document",
     "run_bench",
     "run_persona_qa",
     "run_personality_eval",
+    "write_arcane_report",
 ]
 
 

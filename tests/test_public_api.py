@@ -28,7 +28,8 @@ FROZEN = (
     "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
     # benchmarks and evaluations
     "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
-    "run_persona_qa", "QARun",
+    "run_persona_qa", "QARun", "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control",
+    "perturb_arcane", "write_arcane_report",
     # graph builders
     "build_profiler_graph", "build_bookmarks_graph", "build_amadeus_graph",
     "build_arc_build_graph", "build_arcane_roleplay_graph",
@@ -37,7 +38,8 @@ FROZEN = (
     "create_arcane_act_tool",
     # contexts, settings, records, errors
     "LLMContext", "ProfilerContext", "BookmarksContext", "AmadeusContext", "ArcBuildContext",
-    "RoleplayContext", "Settings", "load_settings", "profile_document", "PersonaeError",
+    "ArcaneEvalContext", "RoleplayContext", "Settings", "load_settings", "profile_document",
+    "PersonaeError",
     "__version__",
 )  # fmt: skip
 """Every public name; removing one from ``personae.__all__`` fails this test."""

@@ -212,3 +212,70 @@ def test_profile_batch_on_the_server_writes_the_local_profiles(
         assert (remote / folder / "profile.md").read_text() == (
             local / folder / "profile.md"
         ).read_text()
+
+
+def test_the_runners_write_the_same_files_in_process_and_on_the_server(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commands' --server goes through the library runners: ``evaluate_arcane`` and
+    ``profile_character`` called directly, with and without ``server=``, write the same files,
+    and a rerun on the server reads the finished threads back (no model call)."""
+    import asyncio
+
+    from personae import ArcaneEvalContext, ProfilerContext, evaluate_arcane, profile_character
+
+    warm_novel_index(served)
+
+    async def both(out: Path, server: str | None) -> tuple[Any, Any]:
+        run = await evaluate_arcane(
+            ["the_river"],
+            context=ArcaneEvalContext(),
+            modes=["vanilla"],
+            limit=1,
+            out=out / "arcane",
+            server=server,
+        )
+        profile = await profile_character(
+            "Kenshiro",
+            franchise="Fist of the North Star",
+            wiki=served.web_url,
+            out=out / "profiles",
+            context=ProfilerContext(max_rounds=1),
+            server=server,
+        )
+        return run, profile
+
+    done = {}
+    for where in ("local", "server"):
+        monkeypatch.setenv("PERSONAE_CACHE_DIR", str(served.root / f"cache-runner-{where}"))
+        served.llm.responders = responders()
+        server = served.url if where == "server" else None
+        done[where] = asyncio.run(both(served.root / f"runner-{where}", server))
+    (local_run, local_profile), (run, profile) = done["local"], done["server"]
+    assert [p.server for p in run.passes] == [served.url] and local_run.passes[0].server is None
+    assert run.passes[0].evaluated == 1 == local_run.passes[0].evaluated
+    records = jsonl(run.out / "results.jsonl", drop=("usage",))
+    assert len(records) == 1 and records == jsonl(local_run.out / "results.jsonl", drop=("usage",))
+    assert scores(run.report.summary) == scores(local_run.report.summary)
+    assert run.report.report_md.read_text() == local_run.report.report_md.read_text()
+
+    def document(path: Path) -> dict[str, Any]:
+        value = json.loads(path.read_text())
+        value.pop("structured_output", None)  # chosen where the calls are made
+        return dict(value)
+
+    assert profile.paths.directory.parent == served.root / "runner-server" / "profiles"
+    assert document(profile.paths.profile_json) == document(local_profile.paths.profile_json)
+    assert profile.paths.profile_md.read_text() == local_profile.paths.profile_md.read_text()
+    assert profile.paths.card_json.is_file()  # its creation time differs, nothing else
+    assert not profile.resumed
+    # rerun on the server after deleting the files: the threads are read back, nothing is asked
+    profile.paths.profile_json.unlink()
+    (run.out / "results.jsonl").unlink()
+    before = len(served.llm.requests)
+    again, reread = asyncio.run(both(served.root / "runner-server", served.url))
+    assert len(served.llm.requests) == before
+    assert reread.resumed and document(reread.paths.profile_json) == document(
+        local_profile.paths.profile_json
+    )
+    assert jsonl(again.out / "results.jsonl", drop=("usage",)) == records

@@ -10,7 +10,9 @@ are taken ("averaging over all knowledge points across all characters", §5.1), 
 dimension, per method and text; per-character scores are reported too.
 
 Model calls run concurrently under one semaphore and through the on-disk judge cache, so a rerun
-makes no model call. Nothing is written here: the caller writes the report atomically.
+makes no model call. :func:`evaluate_characters_into` (what ``personae characterhub
+eval-profile`` runs) and :func:`evaluate_profiles` with ``out`` write the report: the JSON, a
+Markdown and an HTML rendering beside it, each atomically.
 """
 
 from __future__ import annotations
@@ -600,8 +602,13 @@ async def evaluate_profiles(
     *,
     reference_source: str = "",
     progress: Progress | None = None,
+    out: Path | None = None,
 ) -> dict[str, Any]:
-    """The report for profiles of one character against one reference page."""
+    """The report for profiles of one character against one reference page.
+
+    With ``out`` (a ``.json`` path) the report is also written there, with ``.md`` and
+    ``.html`` renderings beside it (:func:`evaluate_characters_into`).
+    """
     case = CharacterCase(
         character=profiles[0][1].character if profiles else reference.title,
         reference=reference,
@@ -609,4 +616,32 @@ async def evaluate_profiles(
         found_by="given",
         documents=profiles,
     )
+    if out is not None:
+        return await evaluate_characters_into(out, [case], context, progress=progress)
     return await evaluate_characters([case], context, progress=progress)
+
+
+async def evaluate_characters_into(
+    out: Path,
+    cases: Sequence[CharacterCase],
+    context: ProfileEvalContext,
+    *,
+    paper_settings: list[dict[str, Any]] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``cases`` and write the report: ``out`` (JSON), ``out.md`` and ``out.html``.
+
+    ``paper_settings`` (the paper's settings beside this run's) is kept in the report. The
+    report is written even when every character was left out: its extracted points were paid
+    for (the caller decides whether that is an error).
+    """
+    from personae.evals.characterhub.profile_report import html_report, markdown_report
+    from personae.files import write_json_atomic, write_text_atomic
+
+    report = await evaluate_characters(cases, context, progress=progress)
+    if paper_settings is not None:
+        report["paper_settings"] = paper_settings
+    write_text_atomic(out.with_suffix(".md"), markdown_report(report))
+    write_text_atomic(out.with_suffix(".html"), html_report(report))
+    write_json_atomic(out, report)
+    return report

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from personae.graphs.amadeus.graph import AmadeusContext
     from personae.graphs.store_context import EmbeddingAccess
-    from personae.memory.amadeus.persona_store import IndexStats
+    from personae.memory.amadeus.persona_store import IndexStats, PersonaIndex
     from personae.tools.amadeus.indexing import IndexSettings
 
 CHAT_DB = "chats.sqlite"
@@ -149,15 +149,20 @@ async def index_persona(
     )
 
 
-def indexed_character(name: str, index: IndexSettings) -> str:
-    """The name ``name``'s index is kept under (case and spacing as indexed).
+def open_indexed_persona(name: str, index: IndexSettings) -> PersonaIndex:
+    """The existing index of ``name``, where and how ``index`` says; never creates one.
+
+    Every reader of a persona index (the chat, the persona QA, personality and chunk
+    evaluations) opens it here, from the same :func:`persona_index_settings`, so the folder or
+    Chroma server, the splitter and the embedding are the ones it was built with.
 
     Raises:
-        InputError: no index of that character with this splitter and embedding.
+        InputError: no index of that character with this splitter and embedding ("unknown
+            character", "embedding mismatch", "splitter mismatch").
     """
     from personae.memory.amadeus.persona_store import open_persona_index
 
-    found = open_persona_index(
+    return open_persona_index(
         name,
         splitter=index.splitter,
         embedding=index.embedding,
@@ -165,7 +170,15 @@ def indexed_character(name: str, index: IndexSettings) -> str:
         chroma_host=index.chroma_host,
         chroma_port=index.chroma_port,
     )
-    return found.character
+
+
+def indexed_character(name: str, index: IndexSettings) -> str:
+    """The name ``name``'s index is kept under (case and spacing as indexed).
+
+    Raises:
+        InputError: no index of that character with this splitter and embedding.
+    """
+    return open_indexed_persona(name, index).character
 
 
 class Chat:

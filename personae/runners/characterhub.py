@@ -3,8 +3,9 @@
 The CLI (``personae profile``), the MCP ``profile_character`` tool and library users call
 :func:`profile_character`; it runs the profiler graph on a checkpointer (``OUT/.checkpoints.sqlite``
 unless one is given), resumes an interrupted run, and writes ``profile.json``, ``profile.md``
-and ``card.json`` under ``OUT/<key>/``. A run that ends with nothing usable keeps what was paid
-for: its unchecked draft in ``draft.json`` / ``draft.md``, and a checkpoint that a rerun with
+and ``card.json`` under ``OUT/<key>/``; with ``server`` the graph runs on a LangGraph server
+instead and the files are written here the same way. A run that ends with nothing usable
+keeps what was paid for: its unchecked draft in ``draft.json`` / ``draft.md``, and a checkpoint that a rerun with
 the flag the error suggests (``--no-check-citations``: ``check_citations=False``) finishes
 without asking any model again.
 """
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from personae.agents.costs import Estimate
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
+    from personae.server_runs import ServerRuns
     from personae.settings import Settings
 
 Progress = Callable[[str], None]
@@ -158,6 +160,7 @@ async def profile_character(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     source: str | None = None,
     keep_checkpoints: bool = False,
+    server: ServerRuns | str | None = None,
 ) -> Profile:
     """Profile ``name`` (of ``franchise``) into ``out/<key>/``, resuming its checkpoint.
 
@@ -166,6 +169,12 @@ async def profile_character(
     checkpoints first. ``progress`` gets one line per telling step. Without ``checkpointer``
     the folder's own ``.checkpoints.sqlite`` is used. Once the files are written the run keeps
     only its last checkpoint (what a rerun reads) unless ``keep_checkpoints``.
+
+    With ``server`` (a LangGraph server's URL, or a :class:`~personae.server_runs.ServerRuns`
+    client a batch shares) the ``profiler`` graph runs there instead, in its own thread
+    (:mod:`personae.server_runs`): a finished thread is read back, an interrupted one resumed
+    from the server's checkpoint, ``force`` drops the thread first; the files are written
+    here as an in-process run writes them.
 
     Raises:
         NothingUsableError: Nothing usable left; ``draft.json`` in the folder keeps what the
@@ -176,6 +185,11 @@ async def profile_character(
 
     run_context = context or ProfilerContext()
     out_dir = Path(out)
+    if server is not None:
+        return await _profile_on_server(
+            name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
+            progress or _quiet, server,
+        )  # fmt: skip
     if checkpointer is None:
         async with open_checkpoints(out_dir, run_context.settings) as saver:
             return await _profile(
@@ -209,7 +223,6 @@ async def _profile(
     from personae.graphs.characterhub.profiler import build_graph
     from personae.graphs.characterhub.state import ProfileInput
     from personae.llm_endpoint import chosen_methods
-    from personae.memory.characterhub.profile_store import write_profile
 
     def say(line: str) -> None:
         progress(f"{name}: {line}")
@@ -243,19 +256,45 @@ async def _profile(
             values = (await app.aget_state(config)).values
             raise _kept_draft(error, values, out_dir, name, franchise, context) from error
     values = (await app.aget_state(config)).values
+    profile = _write_files(
+        {**values, "structured_output": chosen_methods()},
+        out_dir, name, franchise, context, card_system_prompt, say,
+        resumed=finished or payload is None,
+    )  # fmt: skip
+    if not keep_checkpoints:
+        from personae.checkpointers import prune_finished
+
+        await prune_finished(saver, config["configurable"]["thread_id"])
+    return profile
+
+
+def _write_files(
+    values: Mapping[str, Any],
+    out_dir: Path,
+    name: str,
+    franchise: str | None,
+    context: ProfilerContext,
+    card_system_prompt: bool,
+    say: Progress,
+    *,
+    resumed: bool,
+) -> Profile:
+    """Write ``profile.json``, ``profile.md`` and ``card.json`` of a finished run's state.
+
+    The one place both a run in this process and a server run end: the same files, the same
+    lines about what was dropped or degraded.
+    """
+    from personae.memory.characterhub.profile_store import write_profile
+
     report_usage(values.get("usage", {}), say)
     paths = write_profile(
         out_dir,
-        {**values, "structured_output": chosen_methods()},
+        values,
         name=name,
         franchise=franchise,
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
-    if not keep_checkpoints:
-        from personae.checkpointers import prune_finished
-
-        await prune_finished(saver, config["configurable"]["thread_id"])
     document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
     return Profile(
         character=str(document["character"]),
@@ -263,9 +302,52 @@ async def _profile(
         profile=str(document["profile"]),
         document=document,
         paths=paths,
-        resumed=finished or payload is None,
+        resumed=resumed,
         notices=list(document.get("notices", [])),
     )
+
+
+async def _profile_on_server(
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    out_dir: Path,
+    context: ProfilerContext,
+    force: bool,
+    card_system_prompt: bool,
+    progress: Progress,
+    server: ServerRuns | str,
+) -> Profile:
+    """Run (or read back, or resume) the profiler in its thread on a LangGraph server.
+
+    The context goes whole (``cache_dir`` made absolute: the server's working directory may
+    differ); the state that comes back is written by :func:`_write_files`, as a local run's is.
+    """
+    from personae.server_runs import ServerRuns, context_payload
+
+    if isinstance(server, str):
+        async with ServerRuns(server, scope=f"profile:{out_dir.resolve()}") as runs:
+            return await _profile_on_server(
+                name, franchise, wiki, out_dir, context, force, card_system_prompt, progress, runs
+            )
+
+    def say(line: str) -> None:
+        progress(f"{name}: {line}")
+
+    fields = context_payload(context)
+    if fields.get("cache_dir"):  # the server's working directory may differ
+        fields["cache_dir"] = str(Path(fields["cache_dir"]).resolve())
+    payload: dict[str, Any] = {"name": name, "franchise": franchise, "wiki_url": wiki}
+    say(f"running on {server.url}")
+    run = await server.run("profiler", payload, fields, fresh=force)
+    if run.reused:
+        say("already profiled on the server; writing the files")
+    elif run.resumed:
+        say("resumed the interrupted server run")
+    return _write_files(
+        run.values, out_dir, name, franchise, context, card_system_prompt, say,
+        resumed=run.reused or run.resumed,
+    )  # fmt: skip
 
 
 async def _reuse_checked_draft(

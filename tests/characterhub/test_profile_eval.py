@@ -84,13 +84,21 @@ def context_for(
 
 
 async def run(
-    tmp_path: Path, model: ScriptedChatModel, cache: Path | None, concurrency: int = 4
+    tmp_path: Path,
+    model: ScriptedChatModel,
+    cache: Path | None,
+    concurrency: int = 4,
+    out: Path | None = None,
 ) -> dict[str, Any]:
     allowed, excluded = write_profiles(tmp_path / "profiles")
     profiles = [(p, load_profile_document(p)) for p in (allowed, excluded)]
     reference = read_reference_file(FIXTURE)
     report: dict[str, Any] = await evaluate_profiles(
-        profiles, reference, context_for(model, cache, concurrency), reference_source=str(FIXTURE)
+        profiles,
+        reference,
+        context_for(model, cache, concurrency),
+        reference_source=str(FIXTURE),
+        out=out,
     )
     return report
 
@@ -100,7 +108,14 @@ def texts_of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 
 async def test_report_scores_profile_and_drinfo_by_hand(tmp_path: Path) -> None:
-    report = await run(tmp_path, scripted_model(), tmp_path / "judge")
+    out = tmp_path / "eval" / "report.json"
+    report = await run(tmp_path, scripted_model(), tmp_path / "judge", out=out)
+    # the runner writes the report and its renderings (what eval-profile prints the path of)
+    assert json.loads(out.read_text()) == json.loads(json.dumps(report))
+    assert (
+        "# CharacterHub profile evaluation" in out.with_suffix(".md").read_text()
+        and out.with_suffix(".html").is_file()
+    )
     (character,) = report["characters"]
     assert character["reference"]["knowledge_points"] == 6
     assert character["reference"]["dropped_points"] == 1  # the invented point

@@ -78,8 +78,7 @@ def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> li
     from personae.commands.amadeus.eval_personality import _personas
     from personae.commands.amadeus.persona import index_options, store_context
     from personae.evals.amadeus.persona_chunks import similarity_row
-    from personae.memory.amadeus.persona_store import open_persona_index
-    from personae.tools.amadeus.indexing import index_persona
+    from personae.runners.amadeus import index_persona, open_indexed_persona
 
     personas = _personas(args.persona)
     store = store_context(args)
@@ -92,20 +91,11 @@ def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> li
         for character in questions:
             name = character
             if character.casefold() in personas:
-                doc, _ = asyncio.run(
-                    index_persona(
-                        personas[character.casefold()], character, options, settings=store.settings
-                    )
-                )
-                name = doc.character
-            indexes[character] = open_persona_index(
-                name,
-                splitter=options.splitter,
-                embedding=options.embedding,
-                memory_dir=options.memory_dir,
-                chroma_host=options.chroma_host,
-                chroma_port=options.chroma_port,
-            )
+                source = personas[character.casefold()]
+                name = asyncio.run(
+                    index_persona(source, character=character, index=options, context=store)
+                ).character
+            indexes[character] = open_indexed_persona(name, options)
         rows.append(asdict(similarity_row(splitter, indexes, questions, args.k)))
     return rows
 
@@ -113,21 +103,13 @@ def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> li
 def _usage(args: argparse.Namespace) -> dict[str, Any]:
     from personae.commands.amadeus.persona import index_options
     from personae.evals.amadeus.persona_chunks import chunk_usage, indexed_name, read_results
-    from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.runners.amadeus import open_indexed_persona
 
     records = read_results(args.results)
     options = index_options(args)
     counts = {}
     for character in sorted({indexed_name(r) for r in records}):
-        index = open_persona_index(
-            character,
-            splitter=options.splitter,
-            embedding=options.embedding,
-            memory_dir=options.memory_dir,
-            chroma_host=options.chroma_host,
-            chroma_port=options.chroma_port,
-        )
-        counts[character] = index.count()
+        counts[character] = open_indexed_persona(character, options).count()
     return chunk_usage(records, counts)
 
 

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from personae.evals.amadeus.paper_settings import persona_qa_settings
     from personae.evals.amadeus.persona_qa import QARun, load_qa, render_report, run_persona_qa
     from personae.evals.paper_settings import settings_text
-    from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.runners.amadeus import open_indexed_persona
 
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
@@ -72,14 +72,7 @@ def run(args: argparse.Namespace) -> int:
     judge_model = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
     options = index_options(args, agent)
     for character in sorted({item.character for item in items}):
-        open_persona_index(
-            character,
-            splitter=options.splitter,
-            embedding=options.embedding,
-            memory_dir=options.memory_dir,
-            chroma_host=options.chroma_host,
-            chroma_port=options.chroma_port,
-        )
+        open_indexed_persona(character, options)
     settings = persona_qa_settings(
         agent,
         items=len(items),

@@ -94,18 +94,11 @@ def _personas(pairs: list[str]) -> dict[str, str]:
 
 
 def _existing_index(names: list[str], options: Any) -> Any:
-    from personae.memory.amadeus.persona_store import open_persona_index
+    from personae.runners.amadeus import open_indexed_persona
 
     for candidate in names:
         try:
-            return open_persona_index(
-                candidate,
-                splitter=options.splitter,
-                embedding=options.embedding,
-                memory_dir=options.memory_dir,
-                chroma_host=options.chroma_host,
-                chroma_port=options.chroma_port,
-            )
+            return open_indexed_persona(candidate, options)
         except InputError as error:
             if "mismatch" in str(error):
                 raise
@@ -113,14 +106,14 @@ def _existing_index(names: list[str], options: Any) -> Any:
 
 
 def resolve_interviewees(
-    args: argparse.Namespace, questionnaire: Any, options: Any, settings: Any
+    args: argparse.Namespace, questionnaire: Any, options: Any, store: Any
 ) -> list[Any]:
     """Each ``--character`` with its label, persona index (built from ``--persona``) and source."""
     import asyncio
 
     from personae.evals.amadeus.personality_data import find_character, load_characters, load_labels
     from personae.evals.amadeus.personality_eval import Interviewee
-    from personae.tools.amadeus.indexing import index_persona
+    from personae.runners.amadeus import index_persona
 
     characters = load_characters(args.data)
     labels = load_labels(args.labels, questionnaire, data=args.data)
@@ -138,8 +131,8 @@ def resolve_interviewees(
         aliases = [name, *(known.aliases if known else ())]
         source = next((personas[a.casefold()] for a in aliases if a.casefold() in personas), None)
         if source is not None:
-            doc, _ = asyncio.run(index_persona(source, name, options, settings=settings))
-            indexed, source_text, kind = doc.character, doc.source, doc.source_kind
+            done = asyncio.run(index_persona(source, character=name, index=options, context=store))
+            indexed, source_text, kind = done.character, done.source, done.source_kind
         else:
             index = _existing_index(aliases, options)
             if index is None:
@@ -211,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     judge = agent.judge_spec(args.judge_model or "")
     rater = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
     options = index_options(args, agent)
-    interviewees = resolve_interviewees(args, questionnaire, options, agent.settings)
+    interviewees = resolve_interviewees(args, questionnaire, options, agent)
     announce_cost(args, questionnaire, len(interviewees), agent.method, agent, judge)
     settings = personality_settings(
         agent,

@@ -1,6 +1,5 @@
 """The ARCANE commands of the ``personae`` CLI."""
 
+from personae.runners.arcane import cache_note
 
-def cache_note(hits: int) -> str:
-    """``", N cached answers"`` when the answer cache spared some calls, else nothing."""
-    return f", {hits} cached answers" if hits else ""
+__all__ = ["cache_note"]

@@ -24,20 +24,22 @@ The flags fill the evaluation's run context, which takes what they leave out fro
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from personae.commands.arcane import cache_note
 from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
-from personae.degraded import add_max_failures_flag, print_degraded
+from personae.degraded import add_max_failures_flag
 from personae.errors import InputError
+from personae.runners.arcane import ABLATIONS, DEFAULT_EVAL_OUT, EVAL_MODES, check_eval_out
 
-MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
-ABLATIONS = ("mixedarc", "archint", "pov")
-DEFAULT_OUT = Path("runs/arcane")
+if TYPE_CHECKING:
+    from personae.runners.arcane import ArcaneReport
+
+MODE_NAMES = EVAL_MODES
+DEFAULT_OUT = DEFAULT_EVAL_OUT
 
 
 def register(protocols: Any) -> None:
@@ -107,23 +109,10 @@ def parse_modes(text: str) -> list[str]:
     return modes
 
 
-def check_out(out: Path) -> None:
-    """The output folder must be (or become) a writable folder, before any model call."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file", "pass a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("", encoding="utf-8")
-        probe.unlink()
-    except OSError as error:
-        raise InputError(
-            f"--out {out} is not writable ({error.strerror})", "pass a writable folder"
-        ) from None
-
-
 def run_arcane(args: argparse.Namespace) -> int:
     """Evaluate, then aggregate every result in the folder and write the reports."""
+    from personae.runners.arcane import evaluate_arcane
+
     modes = parse_modes(args.modes)
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
@@ -131,17 +120,34 @@ def run_arcane(args: argparse.Namespace) -> int:
         if args.server:
             raise InputError("--server runs the main protocol", "drop --server for --ablation")
         return run_ablation(args)
-    check_out(args.out)
+    check_eval_out(args.out)
     context = eval_context(args)
     announce_settings(context, [context.model, *args.also_model], modes)
-    if args.server:
-        from personae.commands.arcane.eval_server import evaluate_on_server
-
-        evaluate_on_server(args, context, [context.model, *args.also_model], modes)
-    else:
-        evaluate(args, context, [context.model, *args.also_model], modes)
-    write_reports(args.out)
+    run = asyncio.run(
+        evaluate_arcane(
+            args.books,
+            context=context,
+            modes=modes,
+            also_models=args.also_model,
+            limit=args.limit,
+            out=args.out,
+            server=args.server,
+            progress=say,
+        )
+    )
+    print_report(run.report)
     return 0
+
+
+def say(line: str) -> None:
+    """A runner's progress line, on stderr."""
+    sys.stderr.write(line + "\n")
+
+
+def print_report(report: ArcaneReport) -> None:
+    """Table 2 and where the reports are."""
+    sys.stdout.write(report.table + "\n")
+    sys.stdout.write(f"report: {report.report_md} (and .html, summary.json)\n")
 
 
 def announce_settings(context: Any, models: list[str], modes: list[str]) -> None:
@@ -174,43 +180,10 @@ def eval_context(args: argparse.Namespace) -> Any:
     return context
 
 
-def evaluate(
-    args: argparse.Namespace,
-    context: Any,
-    role_players: list[str],
-    modes: list[str],
-    probe_ids: list[str] | None = None,
-) -> None:
-    """Run the arcane_eval graph for each role-play model (results appended to --out).
-
-    Every model is judged by the context's judge (resolved once, from the first model).
-    """
-    import asyncio
-
-    from personae.evals.arcane.eval_graph import build_graph
-
-    for model in role_players:
-        run_context = context.replaced(model=model)
-        payload: Any = {
-            "novels": args.books,
-            "modes": modes,
-            "limit": args.limit,
-            "out_dir": str(args.out),
-            "probe_ids": probe_ids,
-        }
-        result = asyncio.run(build_graph().ainvoke(payload, context=run_context))
-        calls = sum(u["llm_calls"] for u in result["usage"])
-        hits = sum(u.get("cache_hits", 0) for u in result["usage"])
-        sys.stderr.write(
-            f"• {model}: {len(result['done'])} units evaluated, {result['skipped']} already done, "
-            f"{calls} LLM calls{cache_note(hits)}\n"
-        )
-        missing = sum(u.get("degraded", 0) for u in result["usage"])
-        print_degraded(missing, {"judgments_missing": missing})
-
-
 def run_ablation(args: argparse.Namespace) -> int:
     """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
+    from personae.runners.arcane import ablation_sample, evaluate_arcane
+
     if args.ablation not in ABLATIONS:
         raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
     size = args.sample if args.sample is not None else (150 if args.ablation == "pov" else 120)
@@ -218,190 +191,47 @@ def run_ablation(args: argparse.Namespace) -> int:
         raise InputError("--sample must be at least 1", "pass 1 or more")
     if args.ablation == "pov":
         return run_pov(args, size)
-    from personae.evals.arcane.ablation import category_sample
-
-    probes = book_probes(args)
-    chosen = [p.probe_id for p in category_sample(probes, size)]
-    check_out(args.out)
+    chosen = ablation_sample(args.books, data_dir(args), size)
+    check_eval_out(args.out)
     context = eval_context(args)
-    players = [context.model, *args.also_model]
-    evaluate(args, context, players, ["vanilla", "arc", args.ablation], chosen)
-    write_reports(args.out)
+    run = asyncio.run(
+        evaluate_arcane(
+            args.books,
+            context=context,
+            modes=["vanilla", "arc", args.ablation],
+            also_models=args.also_model,
+            limit=args.limit,
+            out=args.out,
+            probe_ids=chosen,
+            progress=say,
+        )
+    )
+    print_report(run.report)
     return 0
-
-
-def book_probes(args: argparse.Namespace) -> list[Any]:
-    """Every probe of the books; one-line error for a book without probes."""
-    from personae.memory.arcane.novel_store import open_novel
-    from personae.memory.arcane.records import load_probes
-
-    probes = []
-    for book in args.books:
-        novel = open_novel(data_dir(args), book)
-        found = load_probes(novel.folder)
-        if not found:
-            raise InputError(
-                f"no probes for {novel.slug}",
-                f"run personae arcane build-probes {novel.slug} first",
-            )
-        probes += found
-    return probes
 
 
 def run_pov(args: argparse.Namespace, size: int) -> int:
     """App. G: sample by (category, sign), re-run --model with the POV paragraph, compare."""
-    import asyncio
-
-    from personae.evals.arcane import ablation as ab
-    from personae.evals.arcane.perturb import load_probe_index, read_results
-    from personae.files import write_json_atomic, write_text_atomic
-    from personae.memory.arcane.novel_store import open_novel
-    from personae.memory.arcane.records import load_arcs
+    from personae.runners.arcane import evaluate_pov_control
 
     if not args.compare_model:
         raise InputError(
             "--ablation pov needs --compare-model M",
             "name the model whose Arc results --model is compared with (App. G: ARCANE-32B-DPO)",
         )
-    context = eval_context(args)
-    folder = Path(context.data_dir)
-    slugs = {open_novel(folder, book).slug for book in args.books}
-    base = context.model
-    records = [r for r in read_results(args.out) if r["novel"] in slugs]
-    sample = ab.pov_sample(records, base, args.compare_model, per_cell=max(1, size // 6))
-    if not sample:
-        raise InputError(
-            f"no probe with non-tied Arc results of both {base} and {args.compare_model} "
-            f"in {args.out / 'results.jsonl'}",
-            f"run personae arcane eval BOOK --modes arc --model {base} "
-            f"--also-model {args.compare_model} --out {args.out} first",
+    control = asyncio.run(
+        evaluate_pov_control(
+            args.books,
+            context=eval_context(args),
+            compare_model=args.compare_model,
+            sample=size,
+            limit=args.limit,
+            out=args.out,
+            coder_model=args.coder_model,
+            propositions=not args.no_propositions,
+            progress=say,
         )
-    evaluate(args, context, [base], ["pov"], [s["probe_id"] for s in sample])
-    records = [r for r in read_results(args.out) if r["novel"] in slugs]
-    figures = ab.pov_figures(records, sample, base, args.compare_model)
-    table5 = None
-    if not args.no_propositions:
-        from personae.agents.arcane.propositions import PAPER_CODER_MODEL
-
-        coder = args.coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
-        probes = load_probe_index(folder, {s["novel"] for s in sample})
-        arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
-        coded = asyncio.run(
-            ab.code_propositions(
-                records=records,
-                sample=sample,
-                probes=probes,
-                arcs=arcs,
-                base=base,
-                compare=args.compare_model,
-                context=context,
-                coder_model=coder,
-                concurrency=args.concurrency,
-            )
-        )
-        table5 = ab.table_5(coded) | {"coded": coded, "coder": context.cache_name(coder)}
-    write_json_atomic(
-        args.out / "pov.json", {"sample": sample, "figures": figures, "propositions": table5}
     )
-    text = ab.markdown(figures, table5)
-    write_text_atomic(args.out / "pov.md", text + "\n")
-    write_reports(args.out)
-    sys.stdout.write(text + "\n" + f"report: {args.out / 'pov.md'} (and pov.json)\n")
+    print_report(control.report)
+    sys.stdout.write(control.text + "\n" + f"report: {control.pov_md} (and pov.json)\n")
     return 0
-
-
-RESULT_TEXT_KEYS = ("model", "mode", "probe_type", "probe_id")
-"""The fields of a results.jsonl line the report groups by (``probe_id``: the judgements every
-mode scored are matched by probe); ``novel`` and ``character``, when present, must be text."""
-
-
-def result_problem(record: dict[str, Any]) -> str | None:
-    """What is wrong with one results.jsonl record for the report, or ``None``.
-
-    Personae wrote the file, but a hand edit or another version may have changed it: a
-    missing key is one line naming the record, never a ``KeyError`` half-way through.
-    """
-    from personae.evals.arcane.metrics import PHASE_METRICS
-
-    missing = [key for key in RESULT_TEXT_KEYS if not isinstance(record.get(key), str)]
-    missing += [k for k in ("novel", "character") if not isinstance(record.get(k, ""), str)]
-    if missing:
-        return f"lacks the text field {missing[0]!r}"
-    phases = record.get("phases", [])
-    if not isinstance(phases, list) or not all(
-        isinstance(p, dict) and _is_number(p.get("phase_idx")) for p in phases
-    ):
-        return "has a 'phases' list whose phases lack a phase_idx"
-    for phase in phases:
-        scores = phase.get("scores")
-        if scores and not (
-            isinstance(scores, dict) and all(_is_number(scores.get(m)) for m in PHASE_METRICS)
-        ):
-            return f"has a phase whose scores lack one of {', '.join(PHASE_METRICS)}"
-    ptf = record.get("ptf")
-    if ptf is not None and not (isinstance(ptf, dict) and _is_number(ptf.get("ptf"))):
-        return "has a 'ptf' without its number"
-    return None
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def write_reports(out: Path, *, per_novel: bool = False, central: Sequence[str] = ()) -> None:
-    """summary.json, report.md and report.html from everything in results.jsonl.
-
-    The per-novel breakdown (App. L) is added when the results span several novels, or always
-    with ``per_novel``. One-line error when ``out`` holds no results.
-    """
-    from personae.evals.arcane.eval_graph import RESULTS, dropped_probes
-    from personae.evals.arcane.metrics import per_novel as split_by_novel
-    from personae.evals.arcane.metrics import summarize, tier_lifts
-    from personae.evals.arcane.paper_settings import record_rows
-    from personae.evals.arcane.report import markdown_table, render, table2_rows
-    from personae.evals.paper_settings import rows_json
-    from personae.files import read_jsonl, write_json_atomic, write_text_atomic
-    from personae.llm_endpoint import chosen_methods
-
-    path = out / RESULTS
-    if not path.is_file():
-        raise InputError(
-            f"no {RESULTS} in {out}", f"run personae arcane eval BOOK... --out {out} first"
-        )
-    records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
-    for number, record in enumerate(records, start=1):
-        problem = result_problem(record)
-        if problem:
-            raise InputError(
-                f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",
-                "fix or delete that line; personae arcane eval then runs that unit again",
-            )
-    if not records:
-        raise InputError(
-            f"{path} holds no results", f"run personae arcane eval BOOK... --out {out}"
-        )
-    summary = summarize(records)
-    summary["paper_settings"] = rows_json(record_rows(records))
-    summary["dropped_probes"] = dropped_probes(out)
-    if central:
-        known = {str(r.get("character", "")).casefold() for r in records}
-        unknown = [n for n in central if n.casefold() not in known]
-        if unknown:
-            raise InputError(
-                f"--central {unknown[0]!r} is not a character of the results",
-                f"use one of {', '.join(sorted({str(r.get('character')) for r in records}))}",
-            )
-        summary["tiers"] = tier_lifts(records, central)
-    by_novel = split_by_novel(records)
-    if not per_novel and len(by_novel) < 2:
-        by_novel = {}
-    if by_novel:
-        summary["per_novel"] = by_novel
-    if methods := chosen_methods():  # how structured answers were asked for, per endpoint
-        summary["structured_output"] = methods
-    md, page = render(summary, "ARCANE evaluation", by_novel)
-    write_json_atomic(out / "summary.json", summary)
-    write_text_atomic(out / "report.md", md)
-    write_text_atomic(out / "report.html", page)
-    sys.stdout.write(markdown_table(table2_rows(summary)) + "\n")
-    sys.stdout.write(f"report: {out / 'report.md'} (and .html, summary.json)\n")

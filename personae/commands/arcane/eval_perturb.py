@@ -60,57 +60,33 @@ def run(args: argparse.Namespace) -> int:
     """Sample, re-judge under each condition, write perturb.json and perturb.md."""
     import asyncio
 
-    from personae.evals.arcane import perturb as pt
-    from personae.files import write_json_atomic, write_text_atomic
+    from personae.evals.arcane.perturb import parse_conditions
     from personae.graphs.arcane.context import ArcaneContext
+    from personae.runners.arcane import perturb_arcane
 
-    conditions = pt.parse_conditions(args.condition)
+    parse_conditions(args.condition)
     if args.sample < 1 or args.concurrency < 1:
         raise InputError("--sample and --concurrency must be at least 1", "pass 1 or more")
     if not args.out.is_dir():
         raise InputError(f"{args.out} is not a folder", "pass the --out folder of eval arcane")
-    records = pt.read_results(args.out)
-    chosen = pt.sample(records, args.mode, args.sample, include_thought=not args.no_thought)
-    if not chosen:
-        raise InputError(
-            f"no {args.mode}-mode trajectory with {pt.MIN_PHASES}+ judged phases in "
-            f"{args.out / 'results.jsonl'}",
-            f"run personae arcane eval BOOK --modes {args.mode} --out {args.out} first",
-        )
-    context = ArcaneContext(**context_fields(args))
-    folder = Path(context.data_dir)
-    probes = pt.load_probe_index(folder, {r["novel"] for r in chosen})
-    lost = sorted({r["probe_id"] for r in chosen} - set(probes))
-    if lost:
-        raise InputError(
-            f"probe {lost[0]} of the results is not in {folder}'s probes",
-            "pass the --data folder the evaluation used",
-        )
-    context.llm("strong")  # no LLM or a bad spec fails here, before any judge call
-    counts = asyncio.run(
-        pt.rejudge(
-            records=chosen,
-            probes=probes,
-            conditions=conditions,
-            context=context,
-            out=args.out,
+    run = asyncio.run(
+        perturb_arcane(
+            args.out,
+            context=ArcaneContext(**context_fields(args)),
+            conditions=args.condition,
+            sample=args.sample,
+            mode=args.mode,
             judge_model=args.judge_model or "",
             include_thought=not args.no_thought,
             concurrency=args.concurrency,
         )
     )
-    table = pt.summarize_perturb(pt.read_perturb(args.out))
-    correlations = pt.ptf_correlations(records)
-    write_json_atomic(
-        args.out / "perturb.json",
-        {"conditions": table, "ptf_vs_per_phase": correlations, "counts": counts},
-    )
-    text = pt.markdown(table, correlations)
-    write_text_atomic(args.out / "perturb.md", text + "\n")
+    counts = run.counts
     sys.stderr.write(
-        f"• {len(chosen)} trajectories x {len(conditions)} conditions: {counts['judged']} judged, "
-        f"{counts['skipped']} already done, {counts['missing']} judge failures\n"
+        f"• {run.trajectories} trajectories x {len(run.conditions)} conditions: "
+        f"{counts['judged']} judged, {counts['skipped']} already done, "
+        f"{counts['missing']} judge failures\n"
     )
-    sys.stdout.write(text + "\n")
-    sys.stdout.write(f"report: {args.out / 'perturb.md'} (and perturb.json)\n")
+    sys.stdout.write(run.text + "\n")
+    sys.stdout.write(f"report: {run.perturb_md} (and perturb.json)\n")
     return 0

@@ -36,11 +36,12 @@ def register(protocols: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """Write the reports; nothing is written when OUT holds no results."""
-    from personae.commands.arcane.eval import write_reports
+    from personae.commands.arcane.eval import print_report
+    from personae.runners.arcane import write_arcane_report
 
     if not args.out.is_dir():
         raise InputError(
             f"{args.out} is not a folder", "pass the --out folder of personae arcane eval"
         )
-    write_reports(args.out, per_novel=args.per_novel, central=args.central)
+    print_report(write_arcane_report(args.out, per_novel=args.per_novel, central=args.central))
     return 0

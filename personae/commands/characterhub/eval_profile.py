@@ -263,22 +263,12 @@ def run_profile(args: argparse.Namespace) -> int:
     """Score every profile; write the JSON, Markdown and HTML reports and print the summary."""
     from personae.evals.characterhub.profile_eval import (
         collect_profile_files,
-        evaluate_characters,
+        evaluate_characters_into,
         load_profile_document,
     )
-    from personae.evals.characterhub.profile_report import (
-        format_report,
-        html_report,
-        markdown_report,
-    )
+    from personae.evals.characterhub.profile_report import format_report
     from personae.evals.paper_settings import rows_json, settings_text
-    from personae.files import (
-        CACHE_FIX,
-        check_writable_dir,
-        check_writable_file,
-        write_json_atomic,
-        write_text_atomic,
-    )
+    from personae.files import CACHE_FIX, check_writable_dir, check_writable_file
 
     _validate(args)
     files = collect_profile_files(args.profiles)
@@ -295,16 +285,12 @@ def run_profile(args: argparse.Namespace) -> int:
         cases = await build_cases(args, group_documents(documents), models.settings)
         announce_cost(cases, context)
         sys.stderr.write(settings_text("CharacterHub Table 1", rows))
-        report: dict[str, Any] = await evaluate_characters(cases, context, progress=_progress)
-        return report
+        return await evaluate_characters_into(
+            out, cases, context, paper_settings=rows_json(rows), progress=_progress
+        )
 
     rows = paper_rows(args, context, [document for _, document in documents])
     report = asyncio.run(evaluate())
-    report["paper_settings"] = rows_json(rows)
-    markdown, page = markdown_report(report), html_report(report)
-    write_text_atomic(out.with_suffix(".md"), markdown)
-    write_text_atomic(out.with_suffix(".html"), page)
-    write_json_atomic(out, report)
     sys.stdout.write(format_report(report) + "\n")
     sys.stdout.write(f"report: {out} (+ .md, .html)\n")
     degraded = report["degraded"]

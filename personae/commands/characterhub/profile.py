@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.profile_store import ProfilePaths
+    from personae.server_runs import ServerRuns
 
 DEFAULT_OUT = Path("profiles")
 Progress = Callable[[str], None]
@@ -240,9 +241,10 @@ async def profile_one(
     *,
     force: bool = False,
     keep_checkpoints: bool = False,
-    saver: BaseCheckpointSaver[Any],
+    saver: BaseCheckpointSaver[Any] | None,
+    server: ServerRuns | None = None,
 ) -> ProfilePaths:
-    """Profile one row with the runner, on the command's one checkpointer; where it went."""
+    """Profile one row with the runner, on the command's one checkpointer or server client."""
     from personae.runners.characterhub import profile_character
 
     profile = await profile_character(
@@ -257,6 +259,7 @@ async def profile_one(
         checkpointer=saver,
         source=row.source,
         keep_checkpoints=keep_checkpoints,
+        server=server,
     )
     return profile.paths
 
@@ -283,11 +286,24 @@ async def profile_single(
 async def profile_rows(
     rows: list[BatchRow], context: ProfilerContext, args: argparse.Namespace, progress: Progress
 ) -> BatchReport:
-    """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer."""
+    """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer.
+
+    With ``--server`` each row runs on that LangGraph server (one client for the batch, one
+    thread per row) and is written here the same way.
+    """
+    from contextlib import AsyncExitStack
+
     from personae.memory.characterhub.profile_store import paths_for
     from personae.runners.characterhub import open_checkpoints
+    from personae.server_runs import ServerRuns
 
-    async with open_checkpoints(args.out, context.settings) as saver:
+    async with AsyncExitStack() as stack:
+        saver, server = None, None
+        if args.server:
+            scope = f"profile:{args.out.resolve()}"
+            server = await stack.enter_async_context(ServerRuns(args.server, scope=scope))
+        else:
+            saver = await stack.enter_async_context(open_checkpoints(args.out, context.settings))
         return await run_batch(
             rows,
             lambda row: profile_one(
@@ -299,6 +315,7 @@ async def profile_rows(
                 force=args.force,
                 keep_checkpoints=args.keep_checkpoints,
                 saver=saver,
+                server=server,
             ),
             done=lambda row: (
                 not args.force
@@ -421,12 +438,7 @@ def run(args: argparse.Namespace) -> int:
                 "franchise only (the paper also drops franchises its alias table lacks)"
             )
     announce_cost(context, len(kept))
-    if args.server:
-        from personae.commands.characterhub.batch_server import profile_rows_on_server
-
-        report = asyncio.run(profile_rows_on_server(kept, context, args, progress))
-    else:
-        report = asyncio.run(profile_rows(kept, context, args, progress))
+    report = asyncio.run(profile_rows(kept, context, args, progress))
     progress_settings(context)
     for row, error in report.failed:
         sys.stderr.write(f"failed {row.name}: {error}\n")
