@@ -42,7 +42,7 @@ from personae.graphs.arcane.roleplay import graph as roleplay_graph
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
-from personae.memory.arcane.records_json import ProbeRecordJSON, dump
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.process_caches import clears_on_reset
 from personae.run_context import described
 
@@ -212,7 +212,7 @@ class EvalOutput(TypedDict):
 class Unit(TypedDict):
     """One Send: a probe in one mode."""
 
-    probe: ProbeRecordJSON
+    probe: RecordJSON[ProbeRecord]
     """The probe (plain JSON: checkpoints need no registered types)."""
     novel: str
     """Novel slug."""
@@ -231,7 +231,7 @@ class EvalState(EvalInput, EvalOutput):
 
 def probe_of(unit: Unit) -> ProbeRecord:
     """The unit's probe as a record."""
-    return ProbeRecord.model_validate(unit["probe"])
+    return load(ProbeRecord, unit["probe"])
 
 
 def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = True) -> str:

@@ -52,16 +52,7 @@ from personae.memory.arcane.records import (
     load_arcs,
     write_jsonl_atomic,
 )
-from personae.memory.arcane.records_json import (
-    ArcRecordJSON,
-    AxisInductionJSON,
-    ChapterEventsJSON,
-    ChapterStateJSON,
-    CriticVerdictJSON,
-    MergedAxisJSON,
-    ReconciliationJSON,
-    dump,
-)
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.run_context import described
 
 Split = Literal["train", "eval", "unvalidated"]
@@ -94,7 +85,7 @@ class ArcBuildInput(TypedDict):
 class ArcBuildOutput(TypedDict):
     """The arcs kept and the bookkeeping a user needs to trust them."""
 
-    arcs: list[ArcRecordJSON]
+    arcs: list[RecordJSON[ArcRecord]]
     """App. C records that passed the gate."""
     dropped: list[str]
     """Axes the code dropped, with the reason (artifacts, failed gate)."""
@@ -109,7 +100,7 @@ class ArcBuildOutput(TypedDict):
 class CritiqueTask(TypedDict):
     """One Send: one critic rates one axis."""
 
-    axis: MergedAxisJSON
+    axis: RecordJSON[axes.MergedAxis]
     """The merged axis."""
     critic: str
     """structuralist / psychological / historical."""
@@ -126,7 +117,7 @@ class Critique(TypedDict):
     """Final axis id."""
     critic: str
     """Perspective."""
-    verdict: CriticVerdictJSON
+    verdict: RecordJSON[CriticVerdict]
     """Verdict, reasoning, citations."""
 
 
@@ -143,21 +134,21 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
     """C."""
     cursor: int
     """Next chapter to read (C + 1 when both streams are done)."""
-    events: Annotated[list[ChapterEventsJSON], operator.add]
+    events: Annotated[list[RecordJSON[streams.ChapterEvents]], operator.add]
     """Event stream, one entry per chapter read."""
-    states: Annotated[list[ChapterStateJSON], operator.add]
+    states: Annotated[list[RecordJSON[streams.ChapterState]], operator.add]
     """State stream, one entry per chapter read."""
     running_context: str
     """T12 running context for the next chapter."""
     running_profile: str
     """T13 running profile for the next chapter."""
-    axes_a: AxisInductionJSON
+    axes_a: RecordJSON[axes.AxisInduction]
     """T14 on the event stream."""
-    axes_b: AxisInductionJSON
+    axes_b: RecordJSON[axes.AxisInduction]
     """T14 on the state stream."""
-    reconciled: ReconciliationJSON
+    reconciled: RecordJSON[axes.Reconciliation]
     """T15's merged set and comparison."""
-    kept: list[MergedAxisJSON]
+    kept: list[RecordJSON[axes.MergedAxis]]
     """Merged axes that survived the tags."""
     tags: dict[str, str]
     """Reconciliation tag per kept axis id."""
@@ -169,27 +160,27 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
 
 def events_of(state: ArcBuildState) -> list[streams.ChapterEvents]:
     """The event stream read so far."""
-    return [streams.ChapterEvents.model_validate(e) for e in state["events"]]
+    return [load(streams.ChapterEvents, e) for e in state["events"]]
 
 
 def states_of(state: ArcBuildState) -> list[streams.ChapterState]:
     """The state stream read so far."""
-    return [streams.ChapterState.model_validate(s) for s in state["states"]]
+    return [load(streams.ChapterState, s) for s in state["states"]]
 
 
 def induction_of(state: ArcBuildState, key: Literal["axes_a", "axes_b"]) -> axes.AxisInduction:
     """T14's answer on one stream."""
-    return axes.AxisInduction.model_validate(state[key])
+    return load(axes.AxisInduction, state[key])
 
 
 def reconciled_of(state: ArcBuildState) -> axes.Reconciliation:
     """T15's answer."""
-    return axes.Reconciliation.model_validate(state["reconciled"])
+    return load(axes.Reconciliation, state["reconciled"])
 
 
 def kept_of(state: ArcBuildState) -> list[axes.MergedAxis]:
     """Merged axes that survived the tags."""
-    return [axes.MergedAxis.model_validate(a) for a in state["kept"]]
+    return [load(axes.MergedAxis, a) for a in state["kept"]]
 
 
 def arcs_of(state: Mapping[str, Any]) -> list[ArcRecord]:
@@ -456,7 +447,7 @@ def route_critiques(state: ArcBuildState) -> list[Send] | Literal["gate_axes"]:
 
 async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T16 from one critic's perspective (still invalid after retries: "not valid", counted)."""
-    task, axis = state, axes.MergedAxis.model_validate(state["axis"])
+    task, axis = state, load(axes.MergedAxis, state["axis"])
     model, spec = runtime.context.model_for(runtime.context.critic_model)
     messages = axes.critic_messages(
         task["critic"], novel=task["title"], character=task["character"], axis=axis
@@ -479,7 +470,7 @@ async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) 
 def verdicts_of(state: ArcBuildState, axis_id: str) -> dict[str, CriticVerdict]:
     """The critics' verdicts on one axis, by perspective."""
     return {
-        c["critic"]: CriticVerdict.model_validate(c["verdict"])
+        c["critic"]: load(CriticVerdict, c["verdict"])
         for c in state["critiques"]
         if c["axis_id"] == axis_id
     }
