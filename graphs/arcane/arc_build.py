@@ -28,7 +28,7 @@ import operator
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -36,6 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import arc_rules, axes, streams
@@ -56,6 +57,7 @@ from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.run_context import described
 
 Split = Literal["train", "eval", "unvalidated"]
+Answer = TypeVar("Answer", bound=BaseModel)
 
 
 @described
@@ -260,71 +262,68 @@ def degraded_kinds(lines: list[str]) -> dict[str, int]:
     return {kind: sum(mark in line for line in lines) for kind, mark in DEGRADED_KINDS.items()}
 
 
-def _chapter_lost(
-    usage: LLMUsage, failed: InvalidAnswerError, idx: int, stream: str
-) -> tuple[LLMUsage, list[str]]:
-    """The usage with the failed call counted as degraded, and the line saying so."""
-    line = f"chapter {idx}: {stream} degraded (rerun to ask again): {failed.reason[:160]}"
-    return usage + failed.usage + LLMUsage(degraded=1), [line]
+async def _read_windows(
+    stream: streams.Stream[Answer],
+    state: ArcBuildState,
+    runtime: Runtime[ArcBuildContext],
+    idx: int,
+    windows: list[str],
+    running: str,
+) -> tuple[list[Answer], str, LLMUsage, list[str]]:
+    """One stream over a chapter's windows in order, each carrying the running text it updated.
+
+    Long chapters are read in windows; a window still invalid after retries ends the chapter
+    there: the answers so far and the running text they reached are kept, the failure is
+    counted degraded and named in the returned line.
+    """
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
+    answers: list[Answer] = []
+    usage = LLMUsage()
+    for window in windows:
+        messages = stream.messages(
+            novel=state["title"],
+            character=state["character"],
+            chapter=idx,
+            text=window,
+            running=running,
+        )
+        try:
+            answer, used = await call_structured(
+                model, stream.answer, messages, store=cache, model_name=spec
+            )
+        except InvalidAnswerError as failed:
+            reason = failed.reason[:160]
+            lost = [f"chapter {idx}: {stream.name} degraded (rerun to ask again): {reason}"]
+            return answers, running, usage + failed.usage + LLMUsage(degraded=1), lost
+        answers.append(answer)
+        usage, running = usage + used, stream.running_of(answer)
+    return answers, running, usage, []
 
 
 async def _event_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterEvents, LLMUsage, list[str]]:
-    """T12 over the chapter's windows; a window still invalid ends the chapter's events there."""
-    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    running, usage = state["running_context"], LLMUsage()
-    found: list[streams.StreamEvent] = []
-    for window in windows:  # long chapters: windows read in order with the running context
-        messages = streams.event_messages(
-            novel=state["title"],
-            character=state["character"],
-            chapter=idx,
-            text=window,
-            running_context=running,
-        )
-        try:
-            answer, used = await call_structured(
-                model, streams.ChapterEvents, messages, store=cache, model_name=spec
-            )
-        except InvalidAnswerError as failed:
-            kept = streams.ChapterEvents(events=found, updated_running_summary=running)
-            usage, lost = _chapter_lost(usage, failed, idx, "event stream (T12)")
-            return streams.stamp_events(kept, idx, state["character"]), usage, lost
-        usage, running = usage + used, answer.updated_running_summary
-        found.extend(answer.events)
+    """T12 over the chapter's windows: the events of every window read, in order."""
+    answers, running, usage, lost = await _read_windows(
+        streams.EVENT_STREAM, state, runtime, idx, windows, state["running_context"]
+    )
+    found = [event for answer in answers for event in answer.events]
     done = streams.ChapterEvents(events=found, updated_running_summary=running)
-    return streams.stamp_events(done, idx, state["character"]), usage, []
+    return streams.stamp_events(done, idx, state["character"]), usage, lost
 
 
 async def _state_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterState, LLMUsage, list[str]]:
-    """T13 over the chapter's windows; a window still invalid keeps the running profile."""
-    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    profile, usage = state["running_profile"], LLMUsage()
-    answer: streams.ChapterState | None = None
-    for window in windows:
-        messages = streams.state_messages(
-            novel=state["title"],
-            character=state["character"],
-            chapter=idx,
-            text=window,
-            running_profile=profile,
-        )
-        try:
-            answer, used = await call_structured(
-                model, streams.ChapterState, messages, store=cache, model_name=spec
-            )
-        except InvalidAnswerError as failed:
-            unread = streams.ChapterState(
-                present_in_chapter=False, change_magnitude="none", updated_running_profile=profile
-            )
-            usage, lost = _chapter_lost(usage, failed, idx, "state stream (T13)")
-            return streams.stamp_state(answer or unread, idx, state["character"]), usage, lost
-        usage, profile = usage + used, answer.updated_running_profile
-    assert answer is not None
-    return streams.stamp_state(answer, idx, state["character"]), usage, []
+    """T13 over the chapter's windows: the last window's state (none read: absent, unchanged)."""
+    answers, profile, usage, lost = await _read_windows(
+        streams.STATE_STREAM, state, runtime, idx, windows, state["running_profile"]
+    )
+    unread = streams.ChapterState(
+        present_in_chapter=False, change_magnitude="none", updated_running_profile=profile
+    )
+    last = answers[-1] if answers else unread
+    return streams.stamp_state(last, idx, state["character"]), usage, lost
 
 
 def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_axes"]:
