@@ -34,6 +34,7 @@ from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
 from personae.answer_store import AnswerStore
 from personae.degraded import DEFAULT_MAX_FAILURES, FailureBudget
 from personae.errors import InputError
+from personae.evals.arcane.results import RESULTS, UnitRecord, read_results
 from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ChunkStoreContext
@@ -46,7 +47,6 @@ from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.process_caches import clears_on_reset
 from personae.run_context import described
 
-RESULTS = "results.jsonl"
 DROPPED = "dropped_probes.jsonl"
 """Probes left out because every phase is unavailable (no answer to judge), one line each."""
 DEFAULT_JUDGE = "openai:deepseek/deepseek-v4-flash"
@@ -146,56 +146,6 @@ class EvalInput(TypedDict):
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 
 
-class PhaseResult(TypedDict):
-    """One phase of a unit's record: the answer as of its chapter and its T35 scores."""
-
-    phase_idx: int
-    """The probe's phase."""
-    query_chapter: int
-    """The chapter the character answered at."""
-    response: str
-    """The role-play answer."""
-    context_chapters: list[int]
-    """The chapter of every context segment shown."""
-    hint: str | None
-    """The TimeChara hint, if any."""
-    scores: dict[str, int] | None
-    """T35 scores (None: the judgment is missing)."""
-
-
-class UnitRecord(TypedDict):
-    """One line of results.jsonl: a (probe, mode, model) unit, role-played and judged."""
-
-    probe_id: str
-    """The probe."""
-    novel: str
-    """Novel slug."""
-    character: str
-    """Who was played."""
-    axis_id: str
-    """The probe's arc axis."""
-    probe_type: str
-    """in_scenario, in_world or out_of_world."""
-    mode: str
-    """Context mode."""
-    model: str
-    """Role-play model."""
-    judge: str
-    """Judge model."""
-    judge_include_thought: bool
-    """False: the no-thought judge (App. F)."""
-    settings: dict[str, Any]
-    """The run's sampling and judge settings, recorded beside the paper's."""
-    phases: list[PhaseResult]
-    """Each available phase's answer and scores."""
-    unavailable_phases: list[int]
-    """Phases the probe could not offer."""
-    ptf: dict[str, Any] | None
-    """T36 trajectory scores (None: fewer than two phases, or missing)."""
-    usage: dict[str, int]
-    """LLM usage of the unit (role-play and judges)."""
-
-
 class EvalOutput(TypedDict):
     """What this run did (the report reads results.jsonl)."""
 
@@ -243,9 +193,11 @@ def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = T
 def done_keys(out_dir: Path) -> set[str]:
     """Keys already in results.jsonl (a torn last line is ignored and redone)."""
     keys = set()
-    for row in read_jsonl(out_dir / RESULTS):
+    for row in read_results(out_dir, missing_ok=True):
         thought = row.get("judge_include_thought", True)
-        keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"], thought))
+        keys.add(
+            unit_key(row["probe_id"], row["mode"], row["model"], row.get("judge", ""), thought)
+        )
     return keys
 
 

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from personae.evals.arcane import perturb as pt
+    from personae.evals.arcane.results import read_results
     from personae.files import write_json_atomic, write_text_atomic
     from personae.graphs.arcane.context import ArcaneContext
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--sample and --concurrency must be at least 1", "pass 1 or more")
     if not args.out.is_dir():
         raise InputError(f"{args.out} is not a folder", "pass the --out folder of eval arcane")
-    records = pt.read_results(args.out)
+    records = read_results(args.out)
     chosen = pt.sample(records, args.mode, args.sample, include_thought=not args.no_thought)
     if not chosen:
         raise InputError(
