@@ -19,14 +19,16 @@ import operator
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import judges
@@ -47,6 +49,7 @@ from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.process_caches import clears_on_reset
 from personae.run_context import described
 
+Judged = TypeVar("Judged", bound=BaseModel)
 DROPPED = "dropped_probes.jsonl"
 """Probes left out because every phase is unavailable (no answer to judge), one line each."""
 DEFAULT_JUDGE = "openai:deepseek/deepseek-v4-flash"
@@ -329,6 +332,22 @@ def _judge_store(context: ArcaneEvalContext, unit: Unit) -> AnswerStore:
     return context.cache().scoped(f"judge:{unit['mode']}")
 
 
+async def _ask_judge(
+    context: ArcaneEvalContext, unit: Unit, schema: type[Judged], messages: list[BaseMessage]
+) -> tuple[Judged | None, LLMUsage]:
+    """The judge's answer; ``None`` when still invalid after retries (spec default 31).
+
+    A missing judgement is recorded missing and counted degraded, never guessed.
+    """
+    model, name = context.judge_llm()
+    try:
+        return await call_structured(
+            model, schema, messages, store=_judge_store(context, unit), model_name=name
+        )
+    except InvalidAnswerError as failed:
+        return None, failed.usage + LLMUsage(degraded=1)
+
+
 async def _judge_phase(
     unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
 ) -> tuple[dict[str, int] | None, LLMUsage]:
@@ -344,15 +363,9 @@ async def _judge_phase(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.judge_llm()
     schema = judges.phase_judgement_schema(context.judge_scale)
-    try:
-        answer, usage = await call_structured(
-            model, schema, messages, store=_judge_store(context, unit), model_name=name
-        )
-    except InvalidAnswerError as failed:  # 3 invalid answers: recorded missing (spec default 31)
-        return None, failed.usage + LLMUsage(degraded=1)
-    return answer.scores.model_dump(), usage
+    answer, usage = await _ask_judge(context, unit, schema, messages)
+    return (None if answer is None else answer.scores.model_dump()), usage
 
 
 async def _judge_trajectory(
@@ -368,14 +381,10 @@ async def _judge_trajectory(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.judge_llm()
     schema = judges.trajectory_judgement_schema(context.judge_scale)
-    try:
-        answer, usage = await call_structured(
-            model, schema, messages, store=_judge_store(context, unit), model_name=name
-        )
-    except InvalidAnswerError as failed:
-        return None, failed.usage + LLMUsage(degraded=1)
+    answer, usage = await _ask_judge(context, unit, schema, messages)
+    if answer is None:
+        return None, usage
     ptf = answer.ptf()
     return {
         **answer.scores.model_dump(),
