@@ -26,11 +26,12 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from personae.errors import RemoteError
+from personae.resources import AsyncResources
 from personae.urls import web_url
 
 THREAD_NAMESPACE = uuid.UUID("5f0e4a52-2d6b-4f4e-9c51-7d1c2a9b8e30")
@@ -69,7 +70,7 @@ class ServerRun:
     """The thread's run had failed or been interrupted and was resumed from its checkpoint."""
 
 
-class ServerRuns:
+class ServerRuns(AsyncResources):
     """A client of one LangGraph server for one command's units (an async context manager)."""
 
     def __init__(self, url: str, scope: str) -> None:
@@ -77,27 +78,19 @@ class ServerRuns:
         self.scope = scope
         self._client: Any = None
 
-    async def __aenter__(self) -> ServerRuns:
+    async def enter(self, stack: AsyncExitStack) -> None:
+        """Connect to the server (a one-line error when it cannot be reached); leaving closes."""
         from langgraph_sdk import get_client
 
         # No read timeout: joining a run waits as long as the run takes.
-        self._client = get_client(url=self.url, api_key=None, timeout=(10.0, None, 30.0, 10.0))
+        client = get_client(url=self.url, api_key=None, timeout=(10.0, None, 30.0, 10.0))
+        stack.callback(setattr, self, "_client", None)
+        stack.push_async_callback(client.aclose)
         try:
-            await self._client.assistants.search(limit=1)
+            await client.assistants.search(limit=1)
         except Exception as error:  # noqa: BLE001 - connection, HTTP and protocol errors alike
-            await self._client.aclose()
             raise self._unreachable(error) from None
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-        self._client = None
+        self._client = client
 
     def _unreachable(self, error: BaseException) -> RemoteError:
         reason = " ".join(str(error).split())[:200] or type(error).__name__

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.tools.evidence import Evidence
@@ -132,6 +132,16 @@ async def probe_mediawiki(
             "try again later (the wiki's server answered with an error), or pass another --wiki",
         )
     return None
+
+
+def wiki_article(url: str) -> tuple[str, str] | None:
+    """``(wiki root, page title)`` for a ``…/wiki/Title`` article URL, else ``None``."""
+    parts = urlsplit(url)
+    prefix, marker, rest = parts.path.partition("/wiki/")
+    title = unquote(rest).replace("_", " ").strip()
+    if not marker or not title:
+        return None
+    return f"{parts.scheme}://{parts.netloc}{prefix}", title
 
 
 def _api_params(params: dict[str, str]) -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from personae.agents.arcane.axes import induction_messages
-from personae.agents.arcane.streams import event_messages, state_messages
+from personae.agents.arcane.streams import EVENT_STREAM, STATE_STREAM
 from personae.agents.costs import message_tokens
 from personae.memory.arcane.novel_store import Novel
 
@@ -65,16 +65,10 @@ def estimate_arc_build(novel: Novel, characters: int | Sequence[str]) -> CostEst
     tokens = 0
     for name in names:
         for idx, text in enumerate(texts, start=1):
-            tokens += message_tokens(
-                event_messages(
-                    novel=title, character=name, chapter=idx, text=text, running_context=""
+            for stream in (EVENT_STREAM, STATE_STREAM):
+                tokens += message_tokens(
+                    stream.messages(novel=title, character=name, chapter=idx, text=text, running="")
                 )
-            )
-            tokens += message_tokens(
-                state_messages(
-                    novel=title, character=name, chapter=idx, text=text, running_profile=""
-                )
-            )
         tokens += novel.count * (2 * RUNNING_TOKENS + EVENT_OUTPUT_TOKENS + STATE_OUTPUT_TOKENS)
         induction = message_tokens(
             induction_messages(novel=title, character=name, stream_json=[], state_stream=False)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from personae.memory.arcane.records import ArcRecord
+from personae.memory.arcane.records import BOOKKEEPING_FIELDS, ArcRecord
 
 Mode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
 MODES: tuple[Mode, ...] = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -44,16 +44,7 @@ ALWAYS_STRIPPED = ("literary_validation", "evidence_summary")
 """Table 32, Arc: always removed from the payload."""
 STRIPPED_WHEN_HIDDEN = ("pole_end", "arc_direction")
 """Table 32, Arc: removed when at least one later phase is hidden (they give the ending away)."""
-INTERNAL_FIELDS = (
-    "annotation",
-    "weak_pairs",
-    "reconciliation_tag",
-    "split",
-    "validated_by",
-    "arc_richness",
-    "confidence",
-    "source",
-)
+INTERNAL_FIELDS = (*BOOKKEEPING_FIELDS, "confidence", "source")
 """Our bookkeeping, stripped too (spec default 13): the model sees the axis content only."""
 
 

@@ -11,7 +11,9 @@ stamps them on the answer (:func:`stamp_events`, :func:`stamp_state`).
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
@@ -124,6 +126,8 @@ Return JSON only:
 
 NO_CONTEXT = "(none yet: this is the first chapter)"
 
+Answer = TypeVar("Answer", bound=BaseModel)
+
 
 class PsychologicalImpact(BaseModel):
     """How an event affects the character."""
@@ -208,30 +212,60 @@ class ChapterState(BaseModel):
     updated_running_profile: str
 
 
-def event_messages(
-    *, novel: str, character: str, chapter: int, text: str, running_context: str
-) -> list[BaseMessage]:
-    """The T12 call for one chapter."""
-    user = EVENT_USER.format(
-        character=character,
-        running_context=running_context or NO_CONTEXT,
-        chapter_num=chapter,
-        chapter_text=text,
-    )
-    return [SystemMessage(content=EVENT_SYSTEM.format(novel=novel)), HumanMessage(content=user)]
+@dataclass(frozen=True)
+class Stream(Generic[Answer]):
+    """One of Stage i's two streams: its prompt, its answer and the running text it carries.
+
+    The event and state streams differ only in these; one :meth:`messages` renders either.
+    """
+
+    name: str
+    """How degraded lines name the stream."""
+    system: str
+    """The system prompt (``{novel}``)."""
+    user: str
+    """The user prompt (``{character}``, ``{chapter_num}``, ``{chapter_text}``, the running slot)."""
+    running_slot: str
+    """The user prompt's slot for the running text carried from the previous chapter."""
+    answer: type[Answer]
+    """The answer schema."""
+    running_of: Callable[[Answer], str]
+    """The running text an answer hands to the next window or chapter."""
+
+    def messages(
+        self, *, novel: str, character: str, chapter: int, text: str, running: str
+    ) -> list[BaseMessage]:
+        """The call for one chapter (or one window of it) given the running text so far."""
+        user = self.user.format_map(
+            {
+                "character": character,
+                self.running_slot: running or NO_CONTEXT,
+                "chapter_num": chapter,
+                "chapter_text": text,
+            }
+        )
+        return [SystemMessage(content=self.system.format(novel=novel)), HumanMessage(content=user)]
 
 
-def state_messages(
-    *, novel: str, character: str, chapter: int, text: str, running_profile: str
-) -> list[BaseMessage]:
-    """The T13 call for one chapter."""
-    user = STATE_USER.format(
-        character=character,
-        running_profile=running_profile or NO_CONTEXT,
-        chapter_num=chapter,
-        chapter_text=text,
-    )
-    return [SystemMessage(content=STATE_SYSTEM.format(novel=novel)), HumanMessage(content=user)]
+EVENT_STREAM = Stream[ChapterEvents](
+    "event stream (T12)",
+    EVENT_SYSTEM,
+    EVENT_USER,
+    "running_context",
+    ChapterEvents,
+    lambda answer: answer.updated_running_summary,
+)
+"""T12: events, carrying the running summary."""
+
+STATE_STREAM = Stream[ChapterState](
+    "state stream (T13)",
+    STATE_SYSTEM,
+    STATE_USER,
+    "running_profile",
+    ChapterState,
+    lambda answer: answer.updated_running_profile,
+)
+"""T13: the psychological state, carrying the running profile."""
 
 
 def stamp_events(answer: ChapterEvents, chapter: int, character: str) -> ChapterEvents:

@@ -110,11 +110,9 @@ _LABEL_ALIASES = {
 }
 
 
-class Alignment(BaseModel):
-    """The judge's evaluation of one knowledge item."""
+class Judgement(BaseModel):
+    """The judge's label for one knowledge item (its id is the key, its statement known)."""
 
-    id: int = Field(description="The id of the knowledge item, as given.")
-    knowledge: str = Field(default="", description="The knowledge statement, as given.")
     evaluation: Label = Field(
         description="supported, partially supported, irrelevant or contradicted."
     )
@@ -138,20 +136,11 @@ class Alignment(BaseModel):
         )
 
 
-class Judgement(BaseModel):
-    """The judge's label for one knowledge item (its id is the key, its statement known)."""
+class Alignment(Judgement):
+    """The judge's evaluation of one knowledge item, with the item it is about."""
 
-    evaluation: Label = Field(
-        description="supported, partially supported, irrelevant or contradicted."
-    )
-    evidence: str = Field(
-        default="", description="A brief quote or reasoning from the text justifying the label."
-    )
-
-    @field_validator("evaluation", mode="before")
-    @classmethod
-    def _plain_label(cls, value: Any) -> Any:
-        return Alignment._plain_label(value)
+    id: int = Field(description="The id of the knowledge item, as given.")
+    knowledge: str = Field(default="", description="The knowledge statement, as given.")
 
 
 def alignment_list_schema(ids: Sequence[int]) -> type[BaseModel]:

@@ -19,14 +19,16 @@ import operator
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import judges
@@ -34,6 +36,7 @@ from personae.agents.arcane.roleplayer import ABLATION_MODES, MODES
 from personae.answer_store import AnswerStore
 from personae.degraded import DEFAULT_MAX_FAILURES, FailureBudget
 from personae.errors import InputError
+from personae.evals.arcane.results import RESULTS, UnitRecord, read_results
 from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ArcaneContext
@@ -43,11 +46,11 @@ from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
-from personae.memory.arcane.records_json import ProbeRecordJSON, dump
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.process_caches import clears_on_reset
 from personae.run_context import ModelSpec, described
 
-RESULTS = "results.jsonl"
+Judged = TypeVar("Judged", bound=BaseModel)
 DROPPED = "dropped_probes.jsonl"
 """Probes left out because every phase is unavailable (no answer to judge), one line each."""
 DEFAULT_JUDGE = "openai:deepseek/deepseek-v4-flash"
@@ -161,56 +164,6 @@ class EvalInput(TypedDict):
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 
 
-class PhaseResult(TypedDict):
-    """One phase of a unit's record: the answer as of its chapter and its T35 scores."""
-
-    phase_idx: int
-    """The probe's phase."""
-    query_chapter: int
-    """The chapter the character answered at."""
-    response: str
-    """The role-play answer."""
-    context_chapters: list[int]
-    """The chapter of every context segment shown."""
-    hint: str | None
-    """The TimeChara hint, if any."""
-    scores: dict[str, int] | None
-    """T35 scores (None: the judgment is missing)."""
-
-
-class UnitRecord(TypedDict):
-    """One line of results.jsonl: a (probe, mode, model) unit, role-played and judged."""
-
-    probe_id: str
-    """The probe."""
-    novel: str
-    """Novel slug."""
-    character: str
-    """Who was played."""
-    axis_id: str
-    """The probe's arc axis."""
-    probe_type: str
-    """in_scenario, in_world or out_of_world."""
-    mode: str
-    """Context mode."""
-    model: str
-    """Role-play model."""
-    judge: str
-    """Judge model."""
-    judge_include_thought: bool
-    """False: the no-thought judge (App. F)."""
-    settings: dict[str, Any]
-    """The run's sampling and judge settings, recorded beside the paper's."""
-    phases: list[PhaseResult]
-    """Each available phase's answer and scores."""
-    unavailable_phases: list[int]
-    """Phases the probe could not offer."""
-    ptf: dict[str, Any] | None
-    """T36 trajectory scores (None: fewer than two phases, or missing)."""
-    usage: dict[str, int]
-    """LLM usage of the unit (role-play and judges)."""
-
-
 class EvalOutput(TypedDict):
     """What this run did (the report reads results.jsonl)."""
 
@@ -227,7 +180,7 @@ class EvalOutput(TypedDict):
 class Unit(TypedDict):
     """One Send: a probe in one mode."""
 
-    probe: ProbeRecordJSON
+    probe: RecordJSON[ProbeRecord]
     """The probe (plain JSON: checkpoints need no registered types)."""
     novel: str
     """Novel slug."""
@@ -246,7 +199,7 @@ class EvalState(EvalInput, EvalOutput):
 
 def probe_of(unit: Unit) -> ProbeRecord:
     """The unit's probe as a record."""
-    return ProbeRecord.model_validate(unit["probe"])
+    return load(ProbeRecord, unit["probe"])
 
 
 def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = True) -> str:
@@ -258,9 +211,11 @@ def unit_key(probe_id: str, mode: str, model: str, judge: str, thought: bool = T
 def done_keys(out_dir: Path) -> set[str]:
     """Keys already in results.jsonl (a torn last line is ignored and redone)."""
     keys = set()
-    for row in read_jsonl(out_dir / RESULTS):
+    for row in read_results(out_dir, missing_ok=True):
         thought = row.get("judge_include_thought", True)
-        keys.add(unit_key(row["probe_id"], row["mode"], row["model"], row["judge"], thought))
+        keys.add(
+            unit_key(row["probe_id"], row["mode"], row["model"], row.get("judge", ""), thought)
+        )
     return keys
 
 
@@ -392,6 +347,22 @@ def _judge_store(context: ArcaneEvalContext, unit: Unit) -> AnswerStore:
     return context.cache().scoped(f"judge:{unit['mode']}")
 
 
+async def _ask_judge(
+    context: ArcaneEvalContext, unit: Unit, schema: type[Judged], messages: list[BaseMessage]
+) -> tuple[Judged | None, LLMUsage]:
+    """The judge's answer; ``None`` when still invalid after retries (spec default 31).
+
+    A missing judgement is recorded missing and counted degraded, never guessed.
+    """
+    model, name = context.judge_llm()
+    try:
+        return await call_structured(
+            model, schema, messages, store=_judge_store(context, unit), model_name=name
+        )
+    except InvalidAnswerError as failed:
+        return None, failed.usage + LLMUsage(degraded=1)
+
+
 async def _judge_phase(
     unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
 ) -> tuple[dict[str, int] | None, LLMUsage]:
@@ -407,15 +378,9 @@ async def _judge_phase(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.judge_llm()
     schema = judges.phase_judgement_schema(context.judge_scale)
-    try:
-        answer, usage = await call_structured(
-            model, schema, messages, store=_judge_store(context, unit), model_name=name
-        )
-    except InvalidAnswerError as failed:  # 3 invalid answers: recorded missing (spec default 31)
-        return None, failed.usage + LLMUsage(degraded=1)
-    return answer.scores.model_dump(), usage
+    answer, usage = await _ask_judge(context, unit, schema, messages)
+    return (None if answer is None else answer.scores.model_dump()), usage
 
 
 async def _judge_trajectory(
@@ -431,14 +396,10 @@ async def _judge_trajectory(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
-    model, name = context.judge_llm()
     schema = judges.trajectory_judgement_schema(context.judge_scale)
-    try:
-        answer, usage = await call_structured(
-            model, schema, messages, store=_judge_store(context, unit), model_name=name
-        )
-    except InvalidAnswerError as failed:
-        return None, failed.usage + LLMUsage(degraded=1)
+    answer, usage = await _ask_judge(context, unit, schema, messages)
+    if answer is None:
+        return None, usage
     ptf = answer.ptf()
     return {
         **answer.scores.model_dump(),

@@ -106,16 +106,6 @@ def parse_conditions(names: Sequence[str]) -> list[Condition]:
     return chosen
 
 
-def read_results(out: Path) -> list[dict[str, Any]]:
-    """The records of ``OUT/results.jsonl`` (a torn line is skipped); one-line error if none."""
-    path = out / "results.jsonl"
-    if not path.is_file():
-        raise InputError(
-            f"no results.jsonl in {out}", f"run personae arcane eval BOOK --out {out} first"
-        )
-    return read_jsonl(path)
-
-
 def _order_key(probe_id: str) -> str:
     return hashlib.sha1(probe_id.encode()).hexdigest()
 

@@ -58,28 +58,10 @@ def pooled_rows(summary: Mapping[str, Any]) -> list[list[str]]:
     mean over every instance, not a paper figure: talkative characters weigh more there, so it
     is labelled apart from the paper's averages.
     """
-    table = [
-        [
-            "Method",
-            "Fandom avg.",
-            "Bandori avg.",
-            "All artifacts avg.",
-            "Pooled (instances)",
-            "n",
-        ]
-    ]
+    table = [["Method", *AVERAGE_COLUMNS, "n"]]
     for method in _ordered_methods(summary):
         f = summary["methods"][method]
-        table.append(
-            [
-                method,
-                _number(f.get("fandom_average"), 2),
-                _number(f.get("bandori_average"), 2),
-                _number(f.get("average_score"), 2),
-                _number(f.get("pooled_score"), 2),
-                str(f["n"]),
-            ]
-        )
+        table.append([method, *_averages(f), str(f["n"])])
     return table
 
 
@@ -92,34 +74,30 @@ def own_rows(summary: Mapping[str, Any]) -> list[list[str]]:
     failed: dict[str, int] = {}
     for failure in (summary.get("failed") or {}).get("failures", []):
         failed[str(failure["method"])] = failed.get(str(failure["method"]), 0) + 1
-    table = [
-        [
-            "Method",
-            "Fandom avg.",
-            "Bandori avg.",
-            "All artifacts avg.",
-            "Pooled (instances)",
-            "n finished",
-            "n failed",
-            "Degraded answers",
-        ]
-    ]
+    table = [["Method", *AVERAGE_COLUMNS, "n finished", "n failed", "Degraded answers"]]
     every = [*_ordered_methods(summary), *(m for m in failed if m not in summary["methods"])]
     for method in every:  # a method whose every instance failed is listed too
         own = (summary["methods"].get(method) or {}).get("own") or {}
         table.append(
             [
                 method,
-                _number(own.get("fandom_average"), 2),
-                _number(own.get("bandori_average"), 2),
-                _number(own.get("average_score"), 2),
-                _number(own.get("pooled_score"), 2),
+                *_averages(own),
                 str(own.get("n", 0)),
                 str(failed.get(method, 0)),
                 str(own.get("degraded_answers", 0)),
             ]
         )
     return table
+
+
+AVERAGE_COLUMNS = ("Fandom avg.", "Bandori avg.", "All artifacts avg.", "Pooled (instances)")
+"""The per-method averages both tables show, in the summary's keys of :data:`AVERAGE_KEYS`."""
+AVERAGE_KEYS = ("fandom_average", "bandori_average", "average_score", "pooled_score")
+
+
+def _averages(figures: Mapping[str, Any]) -> list[str]:
+    """One method's averages (:data:`AVERAGE_COLUMNS`), two decimals, a dash where missing."""
+    return [_number(figures.get(key), 2) for key in AVERAGE_KEYS]
 
 
 def _ordered_methods(summary: Mapping[str, Any]) -> list[str]:

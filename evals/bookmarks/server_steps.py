@@ -11,11 +11,12 @@ the other, in story order (they share its bookmark bank, on the server's disk).
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from personae.graphs.bookmarks.step_checkpoints import StepRun
+from personae.resources import AsyncResources
 from personae.server_runs import ServerRuns, context_payload
 
 PATH_FIELDS = ("storyline_path", "memory_dir")
@@ -25,23 +26,15 @@ STEP_OUTPUT = ("action", "grounding", "stats")
 """What the runner reads of a step's output."""
 
 
-class ServerSteps:
+class ServerSteps(AsyncResources):
     """Run (or read back) each method step in its own thread on the server at ``url``."""
 
     def __init__(self, url: str, out_dir: Path) -> None:
         self.runs = ServerRuns(url, scope=f"bench:{out_dir.resolve()}")
 
-    async def __aenter__(self) -> ServerSteps:
-        await self.runs.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        await self.runs.__aexit__(kind, error, trace)
+    async def enter(self, stack: AsyncExitStack) -> None:
+        """Connect to the server; leaving closes the client."""
+        await stack.enter_async_context(self.runs)
 
     async def invoke(
         self, graph: Any, payload: Any, context: Any, *, fresh: bool = False

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import re
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from bs4 import BeautifulSoup
 from pydantic import BaseModel, Field, ValidationError
@@ -29,6 +29,7 @@ from personae.tools.wiki import (
     MediaWikiClient,
     NotAMediaWikiSite,
     WikiPageNotFound,
+    wiki_article,
 )
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
@@ -217,16 +218,6 @@ def canonical_url(html: str) -> str:
         return str(link["href"])
     meta = soup.find("meta", property="og:url")
     return str(meta["content"]) if meta is not None and meta.get("content") else ""
-
-
-def wiki_article(url: str) -> tuple[str, str] | None:
-    """``(wiki root, page title)`` for a ``…/wiki/Title`` article URL, else ``None``."""
-    parts = urlsplit(url)
-    prefix, marker, rest = parts.path.partition("/wiki/")
-    title = unquote(rest).replace("_", " ").strip()
-    if not marker or not title:
-        return None
-    return f"{parts.scheme}://{parts.netloc}{prefix}", title
 
 
 async def fetch_reference(url: str, *, http: PoliteHttpClient) -> ProfileReference:

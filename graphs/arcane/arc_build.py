@@ -28,7 +28,7 @@ import operator
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -36,6 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, Send, interrupt
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from personae.agents.arcane import arc_rules, axes, streams
@@ -52,19 +53,11 @@ from personae.memory.arcane.records import (
     load_arcs,
     write_jsonl_atomic,
 )
-from personae.memory.arcane.records_json import (
-    ArcRecordJSON,
-    AxisInductionJSON,
-    ChapterEventsJSON,
-    ChapterStateJSON,
-    CriticVerdictJSON,
-    MergedAxisJSON,
-    ReconciliationJSON,
-    dump,
-)
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.run_context import ModelSpec, described
 
 Split = Literal["train", "eval", "unvalidated"]
+Answer = TypeVar("Answer", bound=BaseModel)
 
 
 @described
@@ -95,7 +88,7 @@ class ArcBuildInput(TypedDict):
 class ArcBuildOutput(TypedDict):
     """The arcs kept and the bookkeeping a user needs to trust them."""
 
-    arcs: list[ArcRecordJSON]
+    arcs: list[RecordJSON[ArcRecord]]
     """App. C records that passed the gate."""
     dropped: list[str]
     """Axes the code dropped, with the reason (artifacts, failed gate)."""
@@ -110,7 +103,7 @@ class ArcBuildOutput(TypedDict):
 class CritiqueTask(TypedDict):
     """One Send: one critic rates one axis."""
 
-    axis: MergedAxisJSON
+    axis: RecordJSON[axes.MergedAxis]
     """The merged axis."""
     critic: str
     """structuralist / psychological / historical."""
@@ -127,7 +120,7 @@ class Critique(TypedDict):
     """Final axis id."""
     critic: str
     """Perspective."""
-    verdict: CriticVerdictJSON
+    verdict: RecordJSON[CriticVerdict]
     """Verdict, reasoning, citations."""
 
 
@@ -144,21 +137,21 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
     """C."""
     cursor: int
     """Next chapter to read (C + 1 when both streams are done)."""
-    events: Annotated[list[ChapterEventsJSON], operator.add]
+    events: Annotated[list[RecordJSON[streams.ChapterEvents]], operator.add]
     """Event stream, one entry per chapter read."""
-    states: Annotated[list[ChapterStateJSON], operator.add]
+    states: Annotated[list[RecordJSON[streams.ChapterState]], operator.add]
     """State stream, one entry per chapter read."""
     running_context: str
     """T12 running context for the next chapter."""
     running_profile: str
     """T13 running profile for the next chapter."""
-    axes_a: AxisInductionJSON
+    axes_a: RecordJSON[axes.AxisInduction]
     """T14 on the event stream."""
-    axes_b: AxisInductionJSON
+    axes_b: RecordJSON[axes.AxisInduction]
     """T14 on the state stream."""
-    reconciled: ReconciliationJSON
+    reconciled: RecordJSON[axes.Reconciliation]
     """T15's merged set and comparison."""
-    kept: list[MergedAxisJSON]
+    kept: list[RecordJSON[axes.MergedAxis]]
     """Merged axes that survived the tags."""
     tags: dict[str, str]
     """Reconciliation tag per kept axis id."""
@@ -170,27 +163,27 @@ class ArcBuildState(ArcBuildInput, ArcBuildOutput):
 
 def events_of(state: ArcBuildState) -> list[streams.ChapterEvents]:
     """The event stream read so far."""
-    return [streams.ChapterEvents.model_validate(e) for e in state["events"]]
+    return [load(streams.ChapterEvents, e) for e in state["events"]]
 
 
 def states_of(state: ArcBuildState) -> list[streams.ChapterState]:
     """The state stream read so far."""
-    return [streams.ChapterState.model_validate(s) for s in state["states"]]
+    return [load(streams.ChapterState, s) for s in state["states"]]
 
 
 def induction_of(state: ArcBuildState, key: Literal["axes_a", "axes_b"]) -> axes.AxisInduction:
     """T14's answer on one stream."""
-    return axes.AxisInduction.model_validate(state[key])
+    return load(axes.AxisInduction, state[key])
 
 
 def reconciled_of(state: ArcBuildState) -> axes.Reconciliation:
     """T15's answer."""
-    return axes.Reconciliation.model_validate(state["reconciled"])
+    return load(axes.Reconciliation, state["reconciled"])
 
 
 def kept_of(state: ArcBuildState) -> list[axes.MergedAxis]:
     """Merged axes that survived the tags."""
-    return [axes.MergedAxis.model_validate(a) for a in state["kept"]]
+    return [load(axes.MergedAxis, a) for a in state["kept"]]
 
 
 def arcs_of(state: Mapping[str, Any]) -> list[ArcRecord]:
@@ -270,71 +263,68 @@ def degraded_kinds(lines: list[str]) -> dict[str, int]:
     return {kind: sum(mark in line for line in lines) for kind, mark in DEGRADED_KINDS.items()}
 
 
-def _chapter_lost(
-    usage: LLMUsage, failed: InvalidAnswerError, idx: int, stream: str
-) -> tuple[LLMUsage, list[str]]:
-    """The usage with the failed call counted as degraded, and the line saying so."""
-    line = f"chapter {idx}: {stream} degraded (rerun to ask again): {failed.reason[:160]}"
-    return usage + failed.usage + LLMUsage(degraded=1), [line]
+async def _read_windows(
+    stream: streams.Stream[Answer],
+    state: ArcBuildState,
+    runtime: Runtime[ArcBuildContext],
+    idx: int,
+    windows: list[str],
+    running: str,
+) -> tuple[list[Answer], str, LLMUsage, list[str]]:
+    """One stream over a chapter's windows in order, each carrying the running text it updated.
+
+    Long chapters are read in windows; a window still invalid after retries ends the chapter
+    there: the answers so far and the running text they reached are kept, the failure is
+    counted degraded and named in the returned line.
+    """
+    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
+    answers: list[Answer] = []
+    usage = LLMUsage()
+    for window in windows:
+        messages = stream.messages(
+            novel=state["title"],
+            character=state["character"],
+            chapter=idx,
+            text=window,
+            running=running,
+        )
+        try:
+            answer, used = await call_structured(
+                model, stream.answer, messages, store=cache, model_name=spec
+            )
+        except InvalidAnswerError as failed:
+            reason = failed.reason[:160]
+            lost = [f"chapter {idx}: {stream.name} degraded (rerun to ask again): {reason}"]
+            return answers, running, usage + failed.usage + LLMUsage(degraded=1), lost
+        answers.append(answer)
+        usage, running = usage + used, stream.running_of(answer)
+    return answers, running, usage, []
 
 
 async def _event_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterEvents, LLMUsage, list[str]]:
-    """T12 over the chapter's windows; a window still invalid ends the chapter's events there."""
-    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    running, usage = state["running_context"], LLMUsage()
-    found: list[streams.StreamEvent] = []
-    for window in windows:  # long chapters: windows read in order with the running context
-        messages = streams.event_messages(
-            novel=state["title"],
-            character=state["character"],
-            chapter=idx,
-            text=window,
-            running_context=running,
-        )
-        try:
-            answer, used = await call_structured(
-                model, streams.ChapterEvents, messages, store=cache, model_name=spec
-            )
-        except InvalidAnswerError as failed:
-            kept = streams.ChapterEvents(events=found, updated_running_summary=running)
-            usage, lost = _chapter_lost(usage, failed, idx, "event stream (T12)")
-            return streams.stamp_events(kept, idx, state["character"]), usage, lost
-        usage, running = usage + used, answer.updated_running_summary
-        found.extend(answer.events)
+    """T12 over the chapter's windows: the events of every window read, in order."""
+    answers, running, usage, lost = await _read_windows(
+        streams.EVENT_STREAM, state, runtime, idx, windows, state["running_context"]
+    )
+    found = [event for answer in answers for event in answer.events]
     done = streams.ChapterEvents(events=found, updated_running_summary=running)
-    return streams.stamp_events(done, idx, state["character"]), usage, []
+    return streams.stamp_events(done, idx, state["character"]), usage, lost
 
 
 async def _state_stream(
     state: ArcBuildState, runtime: Runtime[ArcBuildContext], idx: int, windows: list[str]
 ) -> tuple[streams.ChapterState, LLMUsage, list[str]]:
-    """T13 over the chapter's windows; a window still invalid keeps the running profile."""
-    (model, spec), cache = runtime.context.model_for(), runtime.context.cache()
-    profile, usage = state["running_profile"], LLMUsage()
-    answer: streams.ChapterState | None = None
-    for window in windows:
-        messages = streams.state_messages(
-            novel=state["title"],
-            character=state["character"],
-            chapter=idx,
-            text=window,
-            running_profile=profile,
-        )
-        try:
-            answer, used = await call_structured(
-                model, streams.ChapterState, messages, store=cache, model_name=spec
-            )
-        except InvalidAnswerError as failed:
-            unread = streams.ChapterState(
-                present_in_chapter=False, change_magnitude="none", updated_running_profile=profile
-            )
-            usage, lost = _chapter_lost(usage, failed, idx, "state stream (T13)")
-            return streams.stamp_state(answer or unread, idx, state["character"]), usage, lost
-        usage, profile = usage + used, answer.updated_running_profile
-    assert answer is not None
-    return streams.stamp_state(answer, idx, state["character"]), usage, []
+    """T13 over the chapter's windows: the last window's state (none read: absent, unchanged)."""
+    answers, profile, usage, lost = await _read_windows(
+        streams.STATE_STREAM, state, runtime, idx, windows, state["running_profile"]
+    )
+    unread = streams.ChapterState(
+        present_in_chapter=False, change_magnitude="none", updated_running_profile=profile
+    )
+    last = answers[-1] if answers else unread
+    return streams.stamp_state(last, idx, state["character"]), usage, lost
 
 
 def route_chapter(state: ArcBuildState) -> Literal["process_chapter", "induce_axes"]:
@@ -457,7 +447,7 @@ def route_critiques(state: ArcBuildState) -> list[Send] | Literal["gate_axes"]:
 
 async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) -> dict[str, Any]:
     """T16 from one critic's perspective (still invalid after retries: "not valid", counted)."""
-    task, axis = state, axes.MergedAxis.model_validate(state["axis"])
+    task, axis = state, load(axes.MergedAxis, state["axis"])
     model, spec = runtime.context.model_for(runtime.context.critic_model)
     messages = axes.critic_messages(
         task["critic"], novel=task["title"], character=task["character"], axis=axis
@@ -480,7 +470,7 @@ async def critique_axis(state: CritiqueTask, runtime: Runtime[ArcBuildContext]) 
 def verdicts_of(state: ArcBuildState, axis_id: str) -> dict[str, CriticVerdict]:
     """The critics' verdicts on one axis, by perspective."""
     return {
-        c["critic"]: CriticVerdict.model_validate(c["verdict"])
+        c["critic"]: load(CriticVerdict, c["verdict"])
         for c in state["critiques"]
         if c["axis_id"] == axis_id
     }

@@ -43,14 +43,7 @@ from personae.memory.arcane.records import (
     load_probes,
     write_jsonl_atomic,
 )
-from personae.memory.arcane.records_json import (
-    AbstractionJSON,
-    ArcRecordJSON,
-    DecisionVariableJSON,
-    LifeStageTagJSON,
-    ProbeRecordJSON,
-    dump,
-)
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 
 
 class ProbeBuildInput(TypedDict):
@@ -69,7 +62,7 @@ class ProbeBuildInput(TypedDict):
 class ProbeBuildOutput(TypedDict):
     """The probes kept and what was dropped, with usage."""
 
-    probes: Annotated[list[ProbeRecordJSON], operator.add]
+    probes: Annotated[list[RecordJSON[ProbeRecord]], operator.add]
     """Validated probes (App. C)."""
     dropped: Annotated[list[str], operator.add]
     """Cells without a probe and unavailable responses, with the reason."""
@@ -80,15 +73,15 @@ class ProbeBuildOutput(TypedDict):
 class ProbeBuildState(ProbeBuildInput, ProbeBuildOutput):
     """The arc's working state."""
 
-    arc: ArcRecordJSON
+    arc: RecordJSON[ArcRecord]
     """The arc record."""
     title: str
     """Novel title."""
-    decision: DecisionVariableJSON | None
+    decision: RecordJSON[prep.DecisionVariable] | None
     """T19's answer (None: arc skipped)."""
-    life_stages: list[LifeStageTagJSON] | None
+    life_stages: list[RecordJSON[prep.LifeStageTag]] | None
     """T20's answer (Out-of-World only)."""
-    abstraction: AbstractionJSON | None
+    abstraction: RecordJSON[prep.Abstraction] | None
     """T21's answer (Out-of-World only)."""
     eras: list[tuple[str, str]]
     """Era of each phase (the SHA-1 walk)."""
@@ -220,7 +213,7 @@ def route_cells(state: ProbeBuildState) -> list[Send] | Literal["save_probes"]:
 
 def store_probes(folder: Path, state: ProbeBuildState) -> None:
     """Replace this arc's probes of the built types in probes.jsonl; mirror weak pairs to the arc."""
-    arc = ArcRecord.model_validate(state["arc"])
+    arc = load(ArcRecord, state["arc"])
 
     def ours(p: ProbeRecord) -> bool:
         return (

@@ -48,16 +48,7 @@ from personae.memory.arcane.records import (
     phase_query_chapter,
     probe_id_for,
 )
-from personae.memory.arcane.records_json import (
-    AbstractionJSON,
-    ArcRecordJSON,
-    DecisionVariableJSON,
-    LifeStageTagJSON,
-    PhaseResponseJSON,
-    ProbeDraftJSON,
-    ProbeRecordJSON,
-    dump,
-)
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 from personae.run_context import ModelSpec, described
 
 BANNED_CUES = (
@@ -108,7 +99,7 @@ class Anchor(TypedDict):
 class CellTask(TypedDict):
     """What the parent sends for one cell."""
 
-    arc: ArcRecordJSON
+    arc: RecordJSON[ArcRecord]
     """The arc."""
     title: str
     """Novel title."""
@@ -116,11 +107,11 @@ class CellTask(TypedDict):
     """Anchor phase."""
     probe_type: ProbeType
     """in_scenario / in_world / out_of_world."""
-    decision: DecisionVariableJSON
+    decision: RecordJSON[DecisionVariable]
     """T19's answer."""
-    life_stages: list[LifeStageTagJSON] | None
+    life_stages: list[RecordJSON[LifeStageTag]] | None
     """T20's tags (Out-of-World only)."""
-    abstraction: AbstractionJSON | None
+    abstraction: RecordJSON[Abstraction] | None
     """T21's answer (Out-of-World only)."""
     era: tuple[str, str]
     """Target era (label, description) of this anchor phase (Out-of-World)."""
@@ -129,7 +120,7 @@ class CellTask(TypedDict):
 class CellOutput(TypedDict):
     """What a cell hands back to the parent (both lists are concatenated there)."""
 
-    probes: Annotated[list[ProbeRecordJSON], operator.add]
+    probes: Annotated[list[RecordJSON[ProbeRecord]], operator.add]
     """The kept probe, if any."""
     dropped: Annotated[list[str], operator.add]
     """Why no probe (ungrounded, Q-Anchor / Q-World fail) and unavailable responses."""
@@ -142,36 +133,38 @@ class CellState(CellTask, CellOutput):
 
     anchor: Anchor | None
     """In-Scenario grounding (None: none found, or not In-Scenario)."""
-    draft: ProbeDraftJSON | None
+    draft: RecordJSON[design.ProbeDraft] | None
     """The designer's draft (None: still invalid after retries, no probe)."""
     style_lint: list[str]
     """T17 style problems found in code (annotation only)."""
-    responses: list[PhaseResponseJSON]
+    responses: list[RecordJSON[PhaseResponse]]
     """Validated phase responses."""
     probe_check: dict[str, Any]
     """Q-Anchor / Q-World verdict and note."""
 
 
 def _arc(state: CellTask) -> ArcRecord:
-    return ArcRecord.model_validate(state["arc"])
+    return load(ArcRecord, state["arc"])
 
 
 def _decision(state: CellTask) -> DecisionVariable:
-    return DecisionVariable.model_validate(state["decision"])
+    return load(DecisionVariable, state["decision"])
 
 
 def _life_stages(state: CellTask) -> list[LifeStageTag] | None:
     stages = state["life_stages"]
-    return None if stages is None else [LifeStageTag.model_validate(t) for t in stages]
+    return None if stages is None else [load(LifeStageTag, t) for t in stages]
 
 
 def _abstraction(state: CellTask) -> Abstraction | None:
     found = state["abstraction"]
-    return None if found is None else Abstraction.model_validate(found)
+    return None if found is None else load(Abstraction, found)
 
 
 def _draft(state: CellState) -> design.ProbeDraft:
-    return design.ProbeDraft.model_validate(state["draft"])
+    draft = state["draft"]
+    assert draft is not None  # route_drafted ends a cell without a draft
+    return load(design.ProbeDraft, draft)
 
 
 async def _or_degraded(call: Any, instead: BaseModel) -> tuple[Any, LLMUsage]:
@@ -184,7 +177,7 @@ async def _or_degraded(call: Any, instead: BaseModel) -> tuple[Any, LLMUsage]:
 
 
 def _responses(state: CellState) -> list[PhaseResponse]:
-    return [PhaseResponse.model_validate(r) for r in state["responses"]]
+    return [load(PhaseResponse, r) for r in state["responses"]]
 
 
 def verbatim_span(passage: str, chapter_text: str) -> tuple[int, int] | None:

@@ -8,8 +8,8 @@ sees the prompt: every context segment (summary, chunk, arc phase) carries its c
 may come from after the query chapter. The novel's summaries and chunk index are built once
 per novel (``personae arcane prepare``); here they are only read.
 
-Nodes: ``load_task`` -> ``build_context`` | (``ask_temporal_expert`` -> ``ask_spatial_expert``?
--> ``make_hint``) -> ``render_prompt`` -> ``audit_no_future`` -> ``act_in_character``.
+Nodes: ``load_task`` -> ``build_context`` | (``ask_experts`` -> ``make_hint``) ->
+``render_prompt`` -> ``audit_no_future`` -> ``act_in_character``.
 """
 
 from __future__ import annotations
@@ -337,9 +337,9 @@ async def load_task(state: RoleplayState, runtime: Runtime[RoleplayContext]) -> 
     }
 
 
-def route_mode(state: RoleplayState) -> Literal["build_context", "ask_temporal_expert"]:
+def route_mode(state: RoleplayState) -> Literal["build_context", "ask_experts"]:
     """TimeChara takes the experts' path; every other mode builds a context block."""
-    return "ask_temporal_expert" if state["mode"] == "timechara" else "build_context"
+    return "ask_experts" if state["mode"] == "timechara" else "build_context"
 
 
 def summary_block(res: NovelResources, qc: int, max_chapters: int) -> tuple[str, list[int]]:
@@ -463,46 +463,27 @@ def expert_llm(context: RoleplayContext) -> tuple[BaseChatModel, str]:
     return with_sampling(model, {"temperature": context.expert_temperature}), name
 
 
-async def ask_temporal_expert(
-    state: RoleplayState, runtime: Runtime[RoleplayContext]
-) -> dict[str, Any]:
-    """T33 temporal expert: which chapter the scene is in (cached per probe and model)."""
-    task = state["task"]
-    messages = timechara.temporal_messages(
-        novel=task["title"],
-        total_chapters=task["total_chapters"],
-        scenario=task["scenario"],
-        question=task["question"],
+async def ask_experts(state: RoleplayState, runtime: Runtime[RoleplayContext]) -> dict[str, Any]:
+    """T33's experts: the temporal one places the scene in a chapter, the spatial one the character.
+
+    A scene after the query chapter needs no spatial call (Table 33): its hint is the future
+    one whoever is present. Both answers are cached per probe and model.
+    """
+    task, (model, name) = state["task"], expert_llm(runtime.context)
+    store, usage = runtime.context.cache(), LLMUsage.from_dict(state["usage"])
+    title, scene, question = task["title"], task["scenario"], task["question"]
+    temporal = timechara.temporal_messages(
+        novel=title, total_chapters=task["total_chapters"], scenario=scene, question=question
     )
-    model, name = expert_llm(runtime.context)
-    answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
-    total = LLMUsage.from_dict(state["usage"]) + usage
-    return {"predicted_chapter": timechara.parse_chapter(answer), "usage": total.as_dict()}
-
-
-def route_timechara(state: RoleplayState) -> Literal["make_hint", "ask_spatial_expert"]:
-    """A scene after the query chapter needs no spatial call (Table 33)."""
-    predicted = state["predicted_chapter"]
-    if predicted is not None and predicted > state["task"]["query_chapter"]:
-        return "make_hint"
-    return "ask_spatial_expert"
-
-
-async def ask_spatial_expert(
-    state: RoleplayState, runtime: Runtime[RoleplayContext]
-) -> dict[str, Any]:
-    """T33 spatial expert: is the character present in the scene."""
-    task = state["task"]
-    messages = timechara.spatial_messages(
-        novel=task["title"],
-        character=task["character"],
-        scenario=task["scenario"],
-        question=task["question"],
-    )
-    model, name = expert_llm(runtime.context)
-    answer, usage = await call_text(model, messages, store=runtime.context.cache(), model_name=name)
-    total = LLMUsage.from_dict(state["usage"]) + usage
-    return {"presence": timechara.parse_presence(answer), "usage": total.as_dict()}
+    answer, used = await call_text(model, temporal, store=store, model_name=name)
+    predicted, presence, usage = timechara.parse_chapter(answer), None, usage + used
+    if predicted is None or predicted <= task["query_chapter"]:
+        spatial = timechara.spatial_messages(
+            novel=title, character=task["character"], scenario=scene, question=question
+        )
+        answer, used = await call_text(model, spatial, store=store, model_name=name)
+        presence, usage = timechara.parse_presence(answer), usage + used
+    return {"predicted_chapter": predicted, "presence": presence, "usage": usage.as_dict()}
 
 
 def make_hint(state: RoleplayState) -> dict[str, Any]:
@@ -570,19 +551,15 @@ builder = StateGraph(
 )
 builder.add_node(load_task)
 builder.add_node(build_context)
-builder.add_node(ask_temporal_expert)
-builder.add_node(ask_spatial_expert)
+builder.add_node(ask_experts)
 builder.add_node(make_hint)
 builder.add_node(render_prompt)
 builder.add_node(audit_no_future)
 builder.add_node(act_in_character)
 builder.add_edge(START, "load_task")
-builder.add_conditional_edges("load_task", route_mode, ["build_context", "ask_temporal_expert"])
+builder.add_conditional_edges("load_task", route_mode, ["build_context", "ask_experts"])
 builder.add_edge("build_context", "render_prompt")
-builder.add_conditional_edges(
-    "ask_temporal_expert", route_timechara, ["make_hint", "ask_spatial_expert"]
-)
-builder.add_edge("ask_spatial_expert", "make_hint")
+builder.add_edge("ask_experts", "make_hint")
 builder.add_edge("make_hint", "render_prompt")
 builder.add_edge("render_prompt", "audit_no_future")
 builder.add_edge("audit_no_future", "act_in_character")

@@ -33,7 +33,6 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
@@ -42,13 +41,12 @@ from personae.agents.bookmarks.profile_extractor import (
     extract_profile,
     update_profile,
 )
-from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.bookmarks.acting import ActingContext
 from personae.graphs.bookmarks.baseline_resources import eta_profiles_for
 from personae.graphs.bookmarks.baseline_vanilla import (
     BaselineState,
-    act_next,
+    baseline_builder,
     check_positive,
-    check_target,
 )
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.bookmarks.eta_profile_store import ChunkFacts, ETAProfile, ETAProfileStore
@@ -216,20 +214,7 @@ async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> d
     return {"grounding": [result.profile or EMPTY_PROFILE], "memory_stats": stats}
 
 
-builder = StateGraph(
-    BaselineState,
-    context_schema=ETAContext,
-    input_schema=ActInput,
-    output_schema=ActOutput,
-)
-builder.add_node(check_target)
-builder.add_node(build_profile)
-builder.add_node(act_next)
-builder.add_edge(START, "check_target")
-builder.add_edge("check_target", "build_profile")
-builder.add_edge("build_profile", "act_next")
-builder.add_edge("act_next", END)
-
+builder = baseline_builder(ETAContext, build_profile)
 graph = builder.compile(name="eta")
 
 

@@ -14,17 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.bookmarks.acting import ActingContext
 from personae.graphs.bookmarks.baseline_resources import scene_pairs_for
 from personae.graphs.bookmarks.baseline_vanilla import (
     BaselineState,
-    act_next,
+    baseline_builder,
     check_positive,
-    check_target,
 )
 from personae.graphs.store_context import EmbeddingAccess
 from personae.memory.bookmarks.scene_pairs import ScenePair
@@ -78,20 +76,7 @@ async def recall_similar_pairs(
     }
 
 
-builder = StateGraph(
-    BaselineState,
-    context_schema=RICLContext,
-    input_schema=ActInput,
-    output_schema=ActOutput,
-)
-builder.add_node(check_target)
-builder.add_node(recall_similar_pairs)
-builder.add_node(act_next)
-builder.add_edge(START, "check_target")
-builder.add_edge("check_target", "recall_similar_pairs")
-builder.add_edge("recall_similar_pairs", "act_next")
-builder.add_edge("act_next", END)
-
+builder = baseline_builder(RICLContext, recall_similar_pairs)
 graph = builder.compile(name="ricl")
 
 

@@ -9,6 +9,7 @@ about memory and nothing else.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,18 +92,24 @@ async def act_next(state: BaselineState, runtime: Runtime[Any]) -> dict[str, Any
     return {"action": action, "stats": stats}
 
 
-builder = StateGraph(
-    BaselineState,
-    context_schema=VanillaContext,
-    input_schema=ActInput,
-    output_schema=ActOutput,
-)
-builder.add_node(check_target)
-builder.add_node(act_next)
-builder.add_edge(START, "check_target")
-builder.add_edge("check_target", "act_next")
-builder.add_edge("act_next", END)
+def baseline_builder(
+    context_schema: type[Any], ground: Callable[..., Any] | None = None
+) -> StateGraph[BaselineState, Any, ActInput, ActOutput]:
+    """A baseline's graph: check the target, build the grounding with ``ground``, act.
 
+    The one wiring of the three baselines (Vanilla grounds on nothing): they differ only in
+    their context and grounding node, so the comparison stays about memory.
+    """
+    built = StateGraph(
+        BaselineState, context_schema=context_schema, input_schema=ActInput, output_schema=ActOutput
+    )
+    built.add_sequence([check_target, *([ground] if ground else []), act_next])
+    built.add_edge(START, "check_target")
+    built.add_edge("act_next", END)
+    return built
+
+
+builder = baseline_builder(VanillaContext)
 graph = builder.compile(name="vanilla")
 
 

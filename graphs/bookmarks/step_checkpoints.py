@@ -36,10 +36,12 @@ import json
 import logging
 import shutil
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
+
+from personae.resources import AsyncResources
 
 if TYPE_CHECKING:
     from personae.settings import Settings
@@ -78,7 +80,7 @@ class StepRun:
     resumed: bool
 
 
-class StepCheckpoints:
+class StepCheckpoints(AsyncResources):
     """Run graph steps with an SQLite checkpoint in ``folder`` (``None``: plain runs).
 
     ``settings`` (the run context's) say where checkpoints go (``PERSONAE_CHECKPOINTER``);
@@ -93,28 +95,17 @@ class StepCheckpoints:
         self.settings = settings
         self.journals = None if folder is None else folder / JOURNAL_DIR
         self._saver: Any = None
-        self._exit: Any = None
 
-    async def __aenter__(self) -> StepCheckpoints:
+    async def enter(self, stack: AsyncExitStack) -> None:
+        """Open the SQLite saver (none without a folder); leaving closes it."""
         if self.path is not None:
             from personae.checkpointers import open_checkpointer
             from personae.settings import load_settings
 
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            stack.callback(setattr, self, "_saver", None)  # after closing: plain runs again
             manager = open_checkpointer(self.path, self.settings or load_settings())
-            self._saver = await manager.__aenter__()
-            self._exit = manager.__aexit__
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self._exit is not None:
-            await self._exit(kind, error, trace)
-        self._saver = self._exit = None
+            self._saver = await stack.enter_async_context(manager)
 
     async def invoke(
         self, graph: Any, payload: Mapping[str, Any], context: Any, *, fresh: bool = False

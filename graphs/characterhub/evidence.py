@@ -188,6 +188,24 @@ def zero_facts_notices(draft: ProfileDraft, kept: Sequence[CitedFact]) -> list[s
     return [] if kept else [ZERO_FACTS_WARNING.format(count=len(draft.facts))]
 
 
+def rewrite_update(
+    draft: ProfileDraft, kept: Sequence[CitedFact], usage: LLMUsage, drinfo: str
+) -> dict[str, Any]:
+    """The state update of a cited rewrite (either method's), from :func:`draft_with_citations`.
+
+    The profile, its conflicts and the document it was written from, the facts that kept a
+    known source id, the usage with how many facts were dropped, and the zero-facts warning.
+    """
+    return {
+        "profile": draft.profile.strip(),
+        "conflicts": draft.conflicts,
+        "drinfo": drinfo,
+        "draft_facts": [f.model_dump() for f in kept],
+        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
+        "notices": zero_facts_notices(draft, kept),
+    }
+
+
 def facts_by_dimension(facts: Iterable[Mapping[str, Any]]) -> dict[str, list[CitedFact]]:
     """Cited facts per dimension, de-duplicated (rounds repeat facts)."""
     grouped: dict[str, list[CitedFact]] = defaultdict(list)

@@ -23,8 +23,8 @@ from personae.errors import InputError
 from personae.graphs.characterhub.evidence import (
     draft_with_citations,
     passages_text,
+    rewrite_update,
     round_sources,
-    zero_facts_notices,
 )
 from personae.graphs.characterhub.state import ProfilerContext, ProfilerState, profiler_context
 
@@ -139,11 +139,4 @@ async def rewrite_paper_profile_node(
         ),
         known,
     )
-    return {
-        "profile": draft.profile.strip(),
-        "conflicts": draft.conflicts,
-        "drinfo": drinfo,
-        "draft_facts": [f.model_dump() for f in kept],
-        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
-        "notices": zero_facts_notices(draft, kept),
-    }
+    return rewrite_update(draft, kept, usage, drinfo)

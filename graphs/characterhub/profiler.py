@@ -37,9 +37,9 @@ from personae.graphs.characterhub.evidence import (
     facts_by_dimension,
     notes_document,
     passages_text,
+    rewrite_update,
     round_sources,
     source_key,
-    zero_facts_notices,
 )
 from personae.graphs.characterhub.paper import (
     propose_paper_searches,
@@ -402,14 +402,7 @@ async def rewrite_profile(
         ),
         known,
     )
-    return {
-        "profile": draft.profile.strip(),
-        "conflicts": draft.conflicts,
-        "drinfo": notes_document(state["name"], notes),
-        "draft_facts": [f.model_dump() for f in kept],
-        "usage": {**usage.as_dict(), "dropped_facts": len(draft.facts) - len(kept)},
-        "notices": zero_facts_notices(draft, kept),
-    }
+    return rewrite_update(draft, kept, usage, notes_document(state["name"], notes))
 
 
 def finish_profile(state: ProfilerState) -> dict[str, Any]:

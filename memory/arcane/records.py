@@ -139,6 +139,16 @@ class ArcRecord(AxisBase):
         return {name: data[name] for name in APP_C_ORDER if name in data}
 
 
+BOOKKEEPING_FIELDS = (
+    "annotation",
+    "weak_pairs",
+    "reconciliation_tag",
+    "split",
+    "validated_by",
+    "arc_richness",
+)
+"""An arc record's fields that are ours, not App. C's (the gate's and the split's bookkeeping)."""
+
 APP_C_ORDER = (
     "axis_id",
     "novel",
@@ -155,12 +165,7 @@ APP_C_ORDER = (
     "target_character",
     "evidence_summary",
     "literary_validation",
-    "annotation",
-    "weak_pairs",
-    "reconciliation_tag",
-    "split",
-    "validated_by",
-    "arc_richness",
+    *BOOKKEEPING_FIELDS,
 )
 """App. C's order of an arc record's fields (our bookkeeping fields last)."""
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import InputError
+from personae.resources import AsyncResources
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -181,7 +181,7 @@ def indexed_character(name: str, index: IndexSettings) -> str:
     return open_indexed_persona(name, index).character
 
 
-class Chat:
+class Chat(AsyncResources):
     """A conversation with one character; with a ``thread`` it is kept and resumed.
 
     Use it as an async context manager (:func:`open_chat`): the conversation's checkpoints
@@ -192,10 +192,10 @@ class Chat:
         self.character = character
         self.context = context
         self.thread = thread
-        self._stack = AsyncExitStack()
         self._graph: Any = None
 
-    async def __aenter__(self) -> Chat:
+    async def enter(self, stack: AsyncExitStack) -> None:
+        """Open the thread's checkpoints (none without a thread); leaving closes them."""
         from personae.checkpointers import open_checkpointer
         from personae.graphs.amadeus.graph import build_graph
 
@@ -204,17 +204,8 @@ class Chat:
             memory = Path(self.context.memory_dir or DEFAULT_MEMORY)
             await asyncio.to_thread(memory.mkdir, parents=True, exist_ok=True)
             checkpoints = open_checkpointer(memory / CHAT_DB, self.context.settings)
-            saver = await self._stack.enter_async_context(checkpoints)
+            saver = await stack.enter_async_context(checkpoints)
         self._graph = build_graph(saver)
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        await self._stack.aclose()
 
     async def ask(self, message: str) -> ChatTurn:
         """The character's answer to ``message`` (earlier turns of the thread in view)."""

@@ -487,7 +487,8 @@ async def evaluate_pov_control(
         InputError: no probe has non-tied Arc results of both models in ``out``.
     """
     from personae.evals.arcane import ablation as ab
-    from personae.evals.arcane.perturb import load_probe_index, read_results
+    from personae.evals.arcane.perturb import load_probe_index
+    from personae.evals.arcane.results import read_results
     from personae.files import write_json_atomic, write_text_atomic
     from personae.memory.arcane.novel_store import open_novel
     from personae.memory.arcane.records import load_arcs
@@ -541,44 +542,6 @@ async def evaluate_pov_control(
     return PovControl(figures, table5, text, out / "pov.md", write_arcane_report(out))
 
 
-RESULT_TEXT_KEYS = ("model", "mode", "probe_type", "probe_id")
-"""The fields of a results.jsonl line the report groups by (``probe_id``: the judgements every
-mode scored are matched by probe); ``novel`` and ``character``, when present, must be text."""
-
-
-def result_problem(record: dict[str, Any]) -> str | None:
-    """What is wrong with one results.jsonl record for the report, or ``None``.
-
-    Personae wrote the file, but a hand edit or another version may have changed it: a
-    missing key is one line naming the record, never a ``KeyError`` half-way through.
-    """
-    from personae.evals.arcane.metrics import PHASE_METRICS
-
-    missing = [key for key in RESULT_TEXT_KEYS if not isinstance(record.get(key), str)]
-    missing += [k for k in ("novel", "character") if not isinstance(record.get(k, ""), str)]
-    if missing:
-        return f"lacks the text field {missing[0]!r}"
-    phases = record.get("phases", [])
-    if not isinstance(phases, list) or not all(
-        isinstance(p, dict) and _is_number(p.get("phase_idx")) for p in phases
-    ):
-        return "has a 'phases' list whose phases lack a phase_idx"
-    for phase in phases:
-        scores = phase.get("scores")
-        if scores and not (
-            isinstance(scores, dict) and all(_is_number(scores.get(m)) for m in PHASE_METRICS)
-        ):
-            return f"has a phase whose scores lack one of {', '.join(PHASE_METRICS)}"
-    ptf = record.get("ptf")
-    if ptf is not None and not (isinstance(ptf, dict) and _is_number(ptf.get("ptf"))):
-        return "has a 'ptf' without its number"
-    return None
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def write_arcane_report(
     out: Path, *, per_novel: bool = False, central: Sequence[str] = ()
 ) -> ArcaneReport:
@@ -592,32 +555,17 @@ def write_arcane_report(
         InputError: ``out`` holds no results, a result lacks a field the report needs, or a
             ``central`` name is not a character of the results. Nothing is written then.
     """
-    from personae.evals.arcane.eval_graph import RESULTS, dropped_probes
+    from personae.evals.arcane.eval_graph import dropped_probes
     from personae.evals.arcane.metrics import per_novel as split_by_novel
     from personae.evals.arcane.metrics import summarize, tier_lifts
     from personae.evals.arcane.paper_settings import record_rows
     from personae.evals.arcane.report import markdown_table, render, table2_rows
+    from personae.evals.arcane.results import read_results
     from personae.evals.paper_settings import rows_json
-    from personae.files import read_jsonl, write_json_atomic, write_text_atomic
+    from personae.files import write_json_atomic, write_text_atomic
     from personae.llm_endpoint import chosen_methods
 
-    path = out / RESULTS
-    if not path.is_file():
-        raise InputError(
-            f"no {RESULTS} in {out}", f"run personae arcane eval BOOK... --out {out} first"
-        )
-    records = read_jsonl(path)  # a line torn by a kill is skipped: the next run redoes it
-    for number, record in enumerate(records, start=1):
-        problem = result_problem(record)
-        if problem:
-            raise InputError(
-                f"{path}: result {number} ({str(record.get('probe_id'))[:60]}) {problem}",
-                "fix or delete that line; personae arcane eval then runs that unit again",
-            )
-    if not records:
-        raise InputError(
-            f"{path} holds no results", f"run personae arcane eval BOOK... --out {out}"
-        )
+    records = read_results(out)
     summary = summarize(records)
     summary["paper_settings"] = rows_json(record_rows(records))
     summary["dropped_probes"] = dropped_probes(out)
@@ -689,12 +637,13 @@ async def perturb_arcane(
             ``context.data_dir``.
     """
     from personae.evals.arcane import perturb as pt
+    from personae.evals.arcane.results import read_results
     from personae.files import write_json_atomic, write_text_atomic
 
     judged = pt.parse_conditions(conditions)
     if not out.is_dir():
         raise InputError(f"{out} is not a folder", "pass the --out folder of eval arcane")
-    records = pt.read_results(out)
+    records = read_results(out)
     chosen = pt.sample(records, mode, sample, include_thought=include_thought)
     if not chosen:
         raise InputError(

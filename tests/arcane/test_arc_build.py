@@ -189,6 +189,58 @@ async def test_a_chapter_or_critic_still_invalid_degrades_and_a_rerun_asks_again
     assert "3" in asked  # the failed chapter is asked again (the others are cached answers)
 
 
+async def test_a_long_chapter_is_read_in_windows_carrying_the_running_text(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    imported_novel(tmp_path)
+    events, states = model.responders["ChapterEvents"], model.responders["ChapterState"]
+    windows: dict[str, list[str]] = {"ChapterEvents": [], "ChapterState": []}
+
+    def windowed(schema: str, answer: Any, running: str) -> Any:
+        def respond(messages: Any) -> Any:
+            text = prompt_text(messages)
+            if "CURRENT CHAPTER (2)" not in text:
+                return answer(messages)
+            window = text.split("CURRENT CHAPTER (2):")[1][:120]
+            seen = windows[schema]
+            seen += [] if window in seen else [window]
+            if schema == "ChapterState" and seen.index(window) == 2:
+                return "no JSON"  # the state stream's third window of chapter 2 stays invalid
+            found = dict(answer(messages))
+            found[running] = f"chapter 2 window {seen.index(window) + 1}"
+            return found
+
+        return respond
+
+    model.responders["ChapterEvents"] = windowed("ChapterEvents", events, "updated_running_summary")
+    model.responders["ChapterState"] = windowed("ChapterState", states, "updated_running_profile")
+    request: Any = {"novel": "the_river", "character": "Ada", "split": "train"}
+    context = ArcBuildContext(
+        data_dir=str(tmp_path), model="openai:scripted", max_chapter_chars=400
+    )
+    result = await build_graph().ainvoke(request, context=context)
+    assert len(windows["ChapterEvents"]) == len(windows["ChapterState"]) == 3
+    second = [prompt_text(m) for m in model.calls_for("ChapterEvents")]
+    second = [p for p in second if "CURRENT CHAPTER (2)" in p]
+    assert "event summary through 1" in second[0]  # the first window carries chapter 1's
+    for k in range(1, len(second)):  # each later window carries the one before it
+        assert f"chapter 2 window {k}" in second[k]
+    folder = tmp_path / "novels/the_river/streams/ada"
+    chapters = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    two = chapters[1]
+    assert [e["event_id"] for e in two["events"]] == [
+        f"ch2_evt{n:02d}" for n in range(1, 4)
+    ]  # every window's events, numbered in order
+    assert two["updated_running_summary"] == "chapter 2 window 3"
+    kept = json.loads((folder / "states.jsonl").read_text().splitlines()[1])
+    assert kept["updated_running_profile"] == "chapter 2 window 2"  # the last window read
+    assert [d.split(" (rerun")[0] for d in result["degraded"]] == [
+        "chapter 2: state stream (T13) degraded"
+    ]
+    third = [p for p in map(prompt_text, model.calls_for("ChapterState")) if "(3)" in p]
+    assert "chapter 2 window 2" in third[0]  # chapter 3 goes on from the last window read
+
+
 async def test_a_reconciliation_still_invalid_leaves_nothing_usable(
     tmp_path: Path, model: ScriptedChatModel
 ) -> None:

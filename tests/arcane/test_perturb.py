@@ -65,6 +65,7 @@ def test_conditions_parse_with_orig_first() -> None:
 def _row(probe: str, novel: str, phases: int = 3, mode: str = "arc") -> dict[str, Any]:
     return {
         "probe_id": probe,
+        "probe_type": "in_world",
         "novel": novel,
         "model": "m",
         "mode": mode,

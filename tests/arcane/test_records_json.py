@@ -1,131 +1,36 @@
-"""Every JSON twin of an ARCANE record (graph state) has its model's fields and JSON types."""
+"""ARCANE graph state holds records as their models' JSON, and that shape is the model's."""
 
 from __future__ import annotations
 
-import inspect
-import types
+import json
 import typing
 from typing import Any
 
-from pydantic import BaseModel
-from typing_extensions import is_typeddict
+import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from personae.agents.arcane import axes, designers, probe_prep, streams, validators
+from personae.evals.arcane import eval_graph
+from personae.graphs.arcane import arc_build, probe_build, probe_cell
 from personae.memory.arcane import records
-from personae.memory.arcane import records_json as twins
 from personae.memory.arcane.records import ArcRecord
+from personae.memory.arcane.records_json import RecordJSON, dump, load
 
-TWINS: dict[Any, type[BaseModel]] = {
-    twins.PsychologicalImpactJSON: streams.PsychologicalImpact,
-    twins.RelationshipChangeJSON: streams.RelationshipChange,
-    twins.StreamEventJSON: streams.StreamEvent,
-    twins.ChapterEventsJSON: streams.ChapterEvents,
-    twins.RelationshipDimensionsJSON: streams.RelationshipDimensions,
-    twins.RelationshipStateJSON: streams.RelationshipState,
-    twins.ChapterStateJSON: streams.ChapterState,
-    twins.PhaseJSON: records.PhaseBase,
-    twins.InducedPhaseJSON: axes.InducedPhase,
-    twins.TrajectoryPhaseJSON: records.TrajectoryPhase,
-    twins.AxisJSON: records.AxisBase,
-    twins.InducedAxisJSON: axes.InducedAxis,
-    twins.AxisInductionJSON: axes.AxisInduction,
-    twins.MergedAxisJSON: axes.MergedAxis,
-    twins.ReconciliationJSON: axes.Reconciliation,
-    twins.CitationJSON: records.Citation,
-    twins.CriticVerdictJSON: records.CriticVerdict,
-    twins.AnnotatorVoteJSON: records.AnnotatorVote,
-    twins.WeakPairJSON: validators.WeakPair,
-    twins.ArcRecordJSON: records.ArcRecord,
-    twins.PhaseContrastJSON: probe_prep.PhaseContrast,
-    twins.DecisionVariableJSON: probe_prep.DecisionVariable,
-    twins.LifeStageTagJSON: probe_prep.LifeStageTag,
-    twins.AbstractionJSON: probe_prep.Abstraction,
-    twins.DraftResponseJSON: designers.DraftResponse,
-    twins.ProbeDraftJSON: designers.ProbeDraft,
-    twins.PhaseQualityJSON: records.PhaseQuality,
-    twins.PhaseResponseJSON: records.PhaseResponse,
-    twins.ProbeRecordJSON: records.ProbeRecord,
-}
-"""Each twin and its model."""
-
-LOOSE_IN_MODEL: dict[tuple[type[BaseModel], str], Any] = {
-    (records.ArcRecord, "weak_pairs"): list[twins.WeakPairJSON],
-    (records.ProbeRecord, "life_stages"): list[twins.LifeStageTagJSON],
-}
-"""Model fields typed ``list[dict[str, Any]]`` (memory cannot import the agents' models) whose
-twin names the agents' record; the twin of that record is checked above."""
+STATES: list[Any] = [
+    arc_build.ArcBuildState,
+    arc_build.CritiqueTask,
+    arc_build.Critique,
+    probe_build.ProbeBuildState,
+    probe_cell.CellState,
+    eval_graph.EvalState,
+    eval_graph.Unit,
+]
+"""Every state and Send payload of the ARCANE graphs that holds a record."""
 
 
-def _is_union(hint: Any) -> bool:
-    return typing.get_origin(hint) in (typing.Union, types.UnionType)
-
-
-def _mismatch(twin: Any, model: Any, where: str) -> list[str]:
-    """Why the JSON type ``twin`` is not the JSON form of the model type ``model`` (none: it is)."""
-    if inspect.isclass(model) and issubclass(model, BaseModel):
-        if twin == dict[str, Any]:
-            return []  # a nested record kept as plain JSON (e.g. a comparison nobody reads)
-        counterpart = TWINS.get(twin)
-        if counterpart is not None and issubclass(model, counterpart):
-            extra = set(model.model_fields) - set(counterpart.model_fields)
-            return [f"{where}: {model.__name__} adds {sorted(extra)}"] if extra else []
-        return [f"{where}: {twin} is not the twin of {model.__name__}"]
-    t_origin, m_origin = typing.get_origin(twin), typing.get_origin(model)
-    t_args, m_args = typing.get_args(twin), typing.get_args(model)
-    if m_origin is typing.Literal or t_origin is typing.Literal:
-        same = t_origin is m_origin and set(t_args) == set(m_args)
-        return [] if same else [f"{where}: {twin} != {model}"]
-    if _is_union(model) and _is_union(twin) and len(t_args) == len(m_args):
-        problems = [_mismatch(t, m, where) for t, m in zip(t_args, m_args, strict=True)]
-        return [p for found in problems for p in found]
-    if m_origin is tuple and t_origin is list:  # a tuple is a JSON array
-        return [p for arg in set(m_args) for p in _mismatch(t_args[0], arg, where)]
-    if m_origin in (list, dict) and t_origin is m_origin and len(t_args) == len(m_args):
-        return [p for t, m in zip(t_args, m_args, strict=True) for p in _mismatch(t, m, where)]
-    return [] if twin == model else [f"{where}: {twin} != {model}"]
-
-
-def test_every_twin_has_its_models_fields_and_json_types() -> None:
-    declared = {
-        value
-        for name, value in vars(twins).items()
-        if name.endswith("JSON") and is_typeddict(value)
-    }
-    assert declared == set(TWINS)  # a new twin is checked too
-    problems: list[str] = []
-    for twin, model in TWINS.items():
-        hints = typing.get_type_hints(twin)
-        if set(hints) != set(model.model_fields):
-            problems.append(
-                f"{twin.__name__}: fields {sorted(set(hints) ^ set(model.model_fields))}"
-            )
-            continue
-        for name, field in model.model_fields.items():
-            expected = LOOSE_IN_MODEL.get((model, name))
-            where = f"{twin.__name__}.{name}"
-            if expected is not None:
-                problems += [] if hints[name] == expected else [f"{where}: not {expected}"]
-            else:
-                problems += _mismatch(hints[name], field.annotation, where)
-    assert problems == []
-
-
-def test_the_check_fails_on_a_drifted_twin() -> None:
-    class Drifted(typing.TypedDict):
-        phase: str
-        chapter_range: list[str]  # the model says tuple[int, int]
-        position_description: str
-
-    hints = typing.get_type_hints(Drifted)
-    field = records.PhaseBase.model_fields["chapter_range"]
-    assert _mismatch(hints["chapter_range"], field.annotation, "x") != []
-    assert _mismatch(twins.CitationJSON, records.AnnotatorVote, "y") != []
-
-
-def test_an_arc_record_is_written_in_app_c_order() -> None:
-    assert set(records.APP_C_ORDER) == set(ArcRecord.model_fields)
+def _arc() -> ArcRecord:
     phase = {"phase": "p", "chapter_range": (1, 2), "position_description": "d"}
-    arc = ArcRecord(
+    return ArcRecord(
         axis_id="final_intra_01",
         novel="n",
         character="Ada",
@@ -138,6 +43,68 @@ def test_an_arc_record_is_written_in_app_c_order() -> None:
         confidence="low",
         source="both",
         trajectory=[records.TrajectoryPhase.model_validate(phase)] * 2,
+        weak_pairs=[{"from_phase_idx": 0, "to_phase_idx": 1, "separation": "similar"}],
     )
+
+
+def _models_outside_record_json(hint: Any) -> list[str]:
+    """Pydantic models a state field would hold as objects (checkpointed by class name)."""
+    if typing.get_origin(hint) is typing.Annotated:
+        return []  # RecordJSON[Model]: the model's JSON, a plain dict
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return [hint.__name__]
+    return [found for arg in typing.get_args(hint) for found in _models_outside_record_json(arg)]
+
+
+def test_state_holds_no_pydantic_object_only_record_json() -> None:
+    objects = {
+        f"{state.__name__}.{name}": found
+        for state in STATES
+        for name, hint in typing.get_type_hints(state, include_extras=True).items()
+        if (found := _models_outside_record_json(hint))
+    }
+    assert objects == {}
+    assert _models_outside_record_json(list[ArcRecord] | None) == ["ArcRecord"]  # the check bites
+
+
+def test_a_record_travels_as_plain_json_through_a_checkpoint_and_loads_back() -> None:
+    arc = _arc()
+    data = dump(arc)
+    assert type(data) is dict
+    assert json.loads(json.dumps(data)) == data  # JSON builtins only: tuples became lists
+    assert data["trajectory"][0]["chapter_range"] == [1, 2]
+    serde = JsonPlusSerializer()
+    restored = serde.loads_typed(serde.dumps_typed({"arcs": [data]}))["arcs"][0]
+    assert type(restored) is dict
+    assert ArcRecord.model_validate(restored) == arc == load(ArcRecord, data)
+
+
+def test_the_json_shape_is_the_models_and_is_checked_by_it() -> None:
+    shape = TypeAdapter(RecordJSON[records.TrajectoryPhase])
+    assert shape.json_schema() == records.TrajectoryPhase.model_json_schema()
+    held = shape.validate_python(
+        {"phase": "p", "chapter_range": (3, 4), "position_description": ""}
+    )
+    assert held == {
+        "phase": "p",
+        "chapter_range": [3, 4],
+        "position_description": "",
+        "key_moments": [],
+    }
+    with pytest.raises(ValidationError, match="chapter_range"):
+        shape.validate_python({"phase": "p", "chapter_range": ["x"], "position_description": ""})
+
+
+def test_studio_shows_the_records_own_schema() -> None:
+    schema = arc_build.graph.get_output_jsonschema()
+    assert schema["properties"]["arcs"]["items"] == {"$ref": "#/$defs/ArcRecord"}
+    own = ArcRecord.model_json_schema()
+    assert schema["$defs"]["ArcRecord"] == {k: v for k, v in own.items() if k != "$defs"}
+    assert set(own["$defs"]) <= set(schema["$defs"])
+
+
+def test_an_arc_record_is_written_in_app_c_order() -> None:
+    assert set(records.APP_C_ORDER) == set(ArcRecord.model_fields)
+    arc = _arc()
     assert list(arc.model_dump()) == list(records.APP_C_ORDER)
     assert ArcRecord.model_validate_json(arc.model_dump_json()) == arc

@@ -17,10 +17,10 @@ from personae.evals.characterhub.profile_reference import (
     chunk_reference,
     load_reference,
     read_reference_file,
-    wiki_article,
 )
 from personae.loopback import LoopbackWebServer, free_port
 from personae.settings import load_settings
+from personae.tools.wiki import wiki_article
 
 
 def test_saved_page_becomes_normalised_json_without_apparatus() -> None:

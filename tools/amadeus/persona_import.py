@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from personae.errors import InputError, PersonaeError, RemoteError
 from personae.files import parse_json, read_text, require_file
@@ -32,6 +32,7 @@ from personae.memory.amadeus.persona_doc import (
 )
 from personae.settings import Settings
 from personae.tools.page_text import cut_at_word
+from personae.tools.wiki import wiki_article
 from personae.tools.wiki_page import WikiPage
 from personae.tools.wiki_parser import parse_wiki_html, parse_wiki_html_async
 from personae.urls import source_url
@@ -185,15 +186,6 @@ def _merge_paths(
     return list(merged.items())
 
 
-def _wiki_article(url: str) -> tuple[str, str] | None:
-    parts = urlsplit(url)
-    prefix, marker, rest = parts.path.partition("/wiki/")
-    title = unquote(rest).replace("_", " ").strip()
-    if not marker or not title:
-        return None
-    return f"{parts.scheme}://{parts.netloc}{prefix}", title
-
-
 async def fetch_wiki_persona(url: str, character: str | None, *, settings: Settings) -> PersonaDoc:
     """Fetch a wiki article (MediaWiki ``action=parse``, else its HTML) and import it.
 
@@ -206,7 +198,7 @@ async def fetch_wiki_persona(url: str, character: str | None, *, settings: Setti
 
     host = urlsplit(url).netloc
     async with PoliteHttpClient.from_settings(settings, allowed_hosts=[host]) as http:
-        article = _wiki_article(url)
+        article = wiki_article(url)
         if article is not None:
             try:
                 page = await MediaWikiClient(article[0], http=http).page(article[1])
