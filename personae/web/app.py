@@ -8,11 +8,11 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from personae.web.options import WebOptions
-from personae.web.pages import home
+from personae.web.pages import chat, home, profiles
 from personae.web.render import STATIC
 from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
 
-PAGE_MODULES = (home,)
+PAGE_MODULES = (home, profiles, chat)
 """Every view's module; each exposes ``routes`` (its Starlette routes)."""
 
 
@@ -30,6 +30,9 @@ def create_app(
     routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     for module in PAGE_MODULES:
         routes.extend(module.routes)
+    # Fixed paths before patterns, whatever the modules' order: /profiles/{key} must not
+    # answer for /profiles/new (another view's page).
+    routes.sort(key=lambda route: "{" in getattr(route, "path", ""))
     app = Starlette(
         routes=routes,
         middleware=[Middleware(GuardMiddleware, allowed_hosts=allowed_hosts, token=token)],
