@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+from fake_openai import ChatResponder
 from sample_world import SAMPLES, sample_model
 
 from personae import ProfilerContext, profile_character
@@ -37,3 +39,28 @@ def write_sample_profile(profiles_dir: Path) -> Path:
             )
         )
     return profile.paths.profile_json
+
+
+ANSWER = "My hands know the pressure points; the lamp knows my hands."
+"""What the loopback model answers in character."""
+KEPT_FACT = "I strike pressure points."
+"""The one fact Guided Selection keeps: the loopback judge answers yes for its chunk only."""
+
+
+def _prompt(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(message.get("content") or "") for message in messages)
+
+
+def chat_responders() -> dict[str, ChatResponder]:
+    """The loopback model's answers for an AMADEUS turn about the sample profile."""
+    return {
+        "RelevanceVerdict": lambda messages: {
+            "reason": "states what she does",
+            "relevant": KEPT_FACT in _prompt(messages),
+        },
+        "CharacterAttributes": lambda messages: {
+            "belief_and_value": "Duty to the light.",
+            "psychological_traits": "Steady, watchful.",
+        },
+        "text": lambda messages: ANSWER,
+    }
