@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from profile_page_world import ANSWER, KEPT_FACT, KEY, chat_responders, write_sample_profile
 from recipe_world import loopback_llm
 from starlette.testclient import TestClient
@@ -47,20 +48,24 @@ def test_a_profile_indexed_in_one_click_answers_and_shows_the_chunks_it_used(
         listing = client.get("/chat").text
         assert '<a href="/chat/Mara%20Vell">Mara Vell</a>' in listing
         assert "No message yet." in client.get("/chat/Mara%20Vell").text
-        sent = client.post("/chat/Mara%20Vell", data={"message": "What do you do with your hands?"})
+        sent = client.post(
+            "/chat/Mara%20Vell", data={"message": "What keeps you busy up in the tower?"}
+        )
         assert sent.headers["location"] == "/chat/Mara%20Vell#last"
         page = client.get("/chat/Mara%20Vell").text
     assert {request["model"] for request in fake.requests} == {"fake"}  # the page's model
-    assert "What do you do with your hands?" in page and ANSWER in page
+    assert "What keeps you busy up in the tower?" in page and ANSWER in page
     shown = re.findall(r'<code class="chunk-id">([^<]+)</code>', page)
     texts = re.findall(r'<blockquote class="chunk-text">(.*?)</blockquote>', page, re.S)
-    assert len(shown) == 1 and KEPT_FACT in texts[0]  # the chunk the judge kept, nothing else
+    assert (
+        len(shown) == 1 and escape(KEPT_FACT) in texts[0]
+    )  # the chunk the judge kept, nothing else
     checks = len([r for r in fake.requests if "RelevanceVerdict" in json.dumps(r)])
     assert f"<summary>Guided Selection kept 1 chunk after {checks} checks</summary>" in page
     context = AmadeusContext(memory_dir=str(tmp_path / "personas"), model="openai:fake")
     with loopback_llm(chat_responders(), monkeypatch):
         turns = asyncio_history(context)
-    assert [turn.question for turn in turns] == ["What do you do with your hands?"]
+    assert [turn.question for turn in turns] == ["What keeps you busy up in the tower?"]
     assert [chunk["id"] for chunk in turns[0].details["selected"]] == shown  # the CLI's thread
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from profile_page_world import KEY, write_sample_profile
+from markupsafe import escape
+from profile_page_world import DROPPED_FACT, KEY, write_sample_profile
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
@@ -96,7 +97,7 @@ def test_the_profile_page_shows_facts_with_their_sources_passages_and_verdicts(
     page = client.get(f"/profiles/{KEY}").text
     fact = document["dimensions"]["ability"][0]
     sources = {source["id"]: source for source in document["sources"]}
-    item = page.split(fact["text"], 1)[1].split("</li>", 1)[0]
+    item = page.split(str(escape(fact["text"])), 1)[1].split("</li>", 1)[0]
     for source_id in fact["source_ids"]:
         source = sources[source_id]
         assert f"<summary>{source_id}</summary>" in item
@@ -107,7 +108,9 @@ def test_the_profile_page_shows_facts_with_their_sources_passages_and_verdicts(
     counts = re.sub(r"\s+", " ", page.split('<p class="counts">', 1)[1].split("</p>", 1)[0])
     kept = sum(len(items) for items in document["dimensions"].values())
     assert f"<strong>{kept}</strong> supported" in counts
-    assert "<strong>0</strong> unchecked" in counts and "<strong>0</strong> dropped" in counts
+    assert "<strong>0</strong> unchecked" in counts and "<strong>1</strong> dropped" in counts
+    dropped = page.split(DROPPED_FACT, 1)[1].split("</li>", 1)[0]  # shown, with its verdict
+    assert '<span class="verdict dropped">dropped</span>' in dropped
     assert "web search disabled by --no-web" in page  # the notice
     assert document["profile"] in page and "Character Card V3" in page
     card = client.get(f"/profiles/{KEY}/card.json")
@@ -134,7 +137,7 @@ def test_unchecked_and_dropped_facts_are_shown_and_counted(tmp_path: Path, profi
     kept = sum(len(items) for items in document["dimensions"].values())
     assert f"<strong>{kept - 1}</strong> supported" in counts
     assert "<strong>1</strong> unchecked" in counts and "<strong>1</strong> dropped" in counts
-    item = page.split(doubtful["text"], 1)[1].split("</li>", 1)[0]
+    item = page.split(str(escape(doubtful["text"])), 1)[1].split("</li>", 1)[0]
     assert '<span class="verdict unchecked">unchecked</span>' in item
     dropped = page.split("I fear the sea.", 1)[1].split("</li>", 1)[0]
     assert '<span class="verdict dropped">dropped</span>' in dropped and "S99?" in dropped
