@@ -121,12 +121,16 @@ def check_state(document: dict[str, Any]) -> str:
 
 
 class ProfileShelf:
-    """The summaries of one profiles folder, each re-read only when its file changed."""
+    """The summaries of one profiles folder, each re-read only when its file changed.
+
+    The warm path is a ``scandir`` and one ``lstat`` per profile on plain strings (no
+    ``Path`` objects, one lock per request): at a thousand profiles that is what the list costs.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._lock = threading.Lock()
-        self._cache: dict[Path, tuple[tuple[int, int], ProfileSummary | None]] = {}
+        self._cache: dict[str, tuple[tuple[int, int], ProfileSummary | None]] = {}
 
     def summaries(self) -> tuple[list[ProfileSummary], list[str]]:
         """Every profile and draft of the folder, in folder-name order; the unreadable keys.
@@ -138,57 +142,50 @@ class ProfileShelf:
             return [], []
         found: list[ProfileSummary] = []
         unreadable: list[str] = []
-        seen: set[Path] = set()
-        with os.scandir(self.folder) as entries:
-            for entry in entries:
-                if not PROFILE_KEY.fullmatch(entry.name) or not entry.is_dir():
-                    continue
-                path = self._file(entry)
-                if path is None:
-                    continue
-                seen.add(path)
-                summary = self._cached(entry.name, path)
-                if summary is None:
-                    unreadable.append(entry.name)
-                else:
-                    found.append(summary)
-        with self._lock:  # forget the folders deleted since
-            for path in set(self._cache) - seen:
-                del self._cache[path]
+        with self._lock:
+            cache, self._cache = self._cache, {}
+            with os.scandir(self.folder) as entries:
+                for entry in entries:
+                    if not PROFILE_KEY.fullmatch(entry.name) or not entry.is_dir():
+                        continue
+                    found_file = self._file(entry)
+                    if found_file is None:
+                        continue
+                    path, status = found_file
+                    stamp = (status.st_mtime_ns, status.st_size)
+                    hit = cache.get(path)
+                    summary = hit[1] if hit is not None and hit[0] == stamp else None
+                    if hit is None or hit[0] != stamp:
+                        summary = _read_summary(entry.name, path, status.st_mtime)
+                    self._cache[path] = (stamp, summary)  # folders deleted since are forgotten
+                    if summary is None:
+                        unreadable.append(entry.name)
+                    else:
+                        found.append(summary)
         return sorted(found, key=lambda summary: summary.key), sorted(unreadable)
 
-    def _file(self, entry: os.DirEntry[str]) -> Path | None:
-        """The folder's profile (else draft) file; None without one or when linked outside."""
+    def _file(self, entry: os.DirEntry[str]) -> tuple[str, os.stat_result] | None:
+        """The folder's profile (else draft) file and status; None if none or linked outside."""
         for name in (PROFILE_FILE, DRAFT_FILE):
-            path = Path(entry.path, name)
+            path = os.path.join(entry.path, name)
             try:
                 status = os.lstat(path)
             except OSError:
                 continue
             if entry.is_symlink() or stat.S_ISLNK(status.st_mode):
-                if not inside(path, (self.folder,)):
+                if not inside(Path(path), (self.folder,)):
                     return None  # a link out of the folder is neither served nor listed
-                if not path.is_file():
+                try:
+                    status = os.stat(path)
+                except OSError:
                     continue
-            elif not stat.S_ISREG(status.st_mode):
-                continue
-            return path
+            if stat.S_ISREG(status.st_mode):
+                return path, status
         return None
 
-    def _cached(self, key: str, path: Path) -> ProfileSummary | None:
-        try:
-            status = os.stat(path)
-        except OSError:  # deleted since the folder was read
-            return None
-        stamp = (status.st_mtime_ns, status.st_size)
-        with self._lock:
-            hit = self._cache.get(path)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
-        try:
-            summary: ProfileSummary | None = summarize(key, read_document(path), status.st_mtime)
-        except InputError:
-            summary = None  # a half-copied or foreign file: not a profile to list
-        with self._lock:
-            self._cache[path] = (stamp, summary)
-        return summary
+
+def _read_summary(key: str, path: str, written: float) -> ProfileSummary | None:
+    try:
+        return summarize(key, read_document(Path(path)), written)
+    except InputError:
+        return None  # a half-copied or foreign file: listed as unreadable

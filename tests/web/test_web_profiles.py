@@ -87,6 +87,25 @@ def test_the_list_shows_name_franchise_facts_check_and_date(tmp_path: Path, prof
     assert client_of(tmp_path).get("/profiles?sort=facts").status_code == 200
     wrong = client_of(tmp_path).get("/profiles?sort=size")
     assert wrong.status_code == 400 and "no column 'size'" in alert(wrong.text)
+    found = client_of(tmp_path).get("/profiles?q=TOBI").text
+    assert "/profiles/tobias" in found and f"/profiles/{KEY}" not in found
+    assert "No profile matches “nemo”" in client_of(tmp_path).get("/profiles?q=nemo").text
+    beyond = client_of(tmp_path).get("/profiles?page=2")
+    assert beyond.status_code == 400 and alert(beyond.text) == "no page '2' of 1; pass 1 to 1"
+
+
+def test_a_long_list_is_paged_and_keeps_its_order_across_pages(tmp_path: Path) -> None:
+    for n in range(105):
+        document = {"character": f"Keeper {n:03d}", "dimensions": {"identity": [{}] * (n % 7)}}
+        write_profile(tmp_path / "profiles" / f"keeper-{n:03d}", document)
+    client = client_of(tmp_path)
+    first = client.get("/profiles?sort=name&order=desc").text
+    assert "1–100 of 105" in first and first.count('<td><a href="/profiles/keeper-') == 100
+    assert first.index("keeper-104") < first.index("keeper-005")
+    assert 'href="/profiles?sort=name&amp;order=desc&amp;page=2"' in first
+    second = client.get("/profiles?sort=name&order=desc&page=2").text
+    keys = re.findall(r'<td><a href="/profiles/(keeper-\d+)">', second)
+    assert keys == ["keeper-004", "keeper-003", "keeper-002", "keeper-001", "keeper-000"]
 
 
 def test_the_profile_page_shows_facts_with_their_sources_passages_and_verdicts(

@@ -10,6 +10,7 @@ Personae does not make, or a file linked outside the folder, is the one-line "no
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -35,6 +36,8 @@ SORTS: dict[str, Any] = {
     "date": lambda row: (row.written, row.key),
 }
 """The list's sortable columns and each one's key."""
+PAGE_SIZE = 100
+"""Rows per page of the list (a thousand rows is a page nobody reads, and costs the render)."""
 DOWNLOADS = ("card.json", "profile.md")
 """The files of a profile the page serves besides showing ``profile.json``."""
 
@@ -49,23 +52,45 @@ def shelf(request: Request) -> ProfileShelf:
 
 
 def profiles(request: Request) -> Response:
-    """The list, sorted by ``?sort=`` (name, franchise, facts, check, date) and ``?order=``."""
-    sort = request.query_params.get("sort", "name")
-    descending = request.query_params.get("order") == "desc"
+    """The list: ``?q=`` filters names and franchises, ``?sort=``/``?order=`` sort, ``?page=``."""
+    query = request.query_params
+    sort, descending = query.get("sort", "name"), query.get("order") == "desc"
+    search = query.get("q", "").strip()
     if sort not in SORTS:
         message = f"no column {sort!r} to sort by; use one of {', '.join(SORTS)}"
         return error_page(request, message, 400)
     rows, unreadable = shelf(request).summaries()
+    if search:
+        wanted = search.casefold()
+        rows = [r for r in rows if wanted in r.name.casefold() or wanted in r.franchise.casefold()]
     rows.sort(key=SORTS[sort], reverse=descending)
+    pages = max(1, -(-len(rows) // PAGE_SIZE))
+    number = query.get("page", "1")
+    if not number.isdigit() or not 1 <= int(number) <= pages:
+        return error_page(request, f"no page {number!r} of {pages}; pass 1 to {pages}", 400)
+    start = (int(number) - 1) * PAGE_SIZE
     return render(
         request,
         "profiles.html",
-        rows=rows,
+        rows=rows[start : start + PAGE_SIZE],
+        total=len(rows),
+        first=start + 1,
+        page=int(number),
+        pages=pages,
+        search=search,
         unreadable=unreadable,
         sort=sort,
         descending=descending,
         columns=list(SORTS),
+        url=list_url,
         folder=str(request.app.state.options.profiles_dir),
+    )
+
+
+def list_url(sort: str, order: str, search: str, page: int = 1) -> str:
+    """The list's address with these settings."""
+    return "/profiles?" + urlencode(
+        {"sort": sort, "order": order, **({"q": search} if search else {}), "page": page}
     )
 
 
