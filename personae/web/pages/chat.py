@@ -21,6 +21,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from personae.errors import InputError, PersonaeError, RemoteError
+from personae.runners.amadeus import CHAT_DB
 from personae.web.profile_files import PROFILE_FILE, profile_file
 from personae.web.render import error_page, render
 
@@ -49,6 +50,13 @@ def persona_characters(personas_dir: Path) -> set[str]:
 def chat_url(character: str) -> str:
     """The chat page of ``character``."""
     return "/chat/" + quote(character, safe="")
+
+
+def shown_path(path: str | Path, options: Any) -> str:
+    """``path`` relative to the folder the page serves from (the profiles folder's parent)."""
+    base = options.profiles_dir.parent
+    resolved = Path(path)
+    return str(resolved.relative_to(base)) if resolved.is_relative_to(base) else str(path)
 
 
 def _context(options: Any) -> Any:
@@ -149,7 +157,8 @@ async def conversation(request: Request) -> Response:
         turns=turns,
         action=chat_url(character),
         thread=THREAD,
-        memory=str(options.personas_dir),
+        source=shown_path(str(manifest.get("source", "")), options),
+        chats=shown_path(options.personas_dir / CHAT_DB, options),
     )
 
 
