@@ -114,10 +114,10 @@ def check_state(document: dict[str, Any]) -> str:
     """``draft``, ``checked`` or ``not checked`` (``--no-check-citations``: no fact checked)."""
     if document.get("checked") is False:
         return "draft"
-    usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
-    dimensions = document.get("dimensions") if isinstance(document.get("dimensions"), dict) else {}
-    has_facts = any(dimensions.values())
-    return "checked" if not has_facts or (usage or {}).get("facts_checked") else "not checked"
+    usage, dimensions = document.get("usage"), document.get("dimensions")
+    has_facts = isinstance(dimensions, dict) and any(dimensions.values())
+    checked = isinstance(usage, dict) and bool(usage.get("facts_checked"))
+    return "checked" if checked or not has_facts else "not checked"
 
 
 class ProfileShelf:

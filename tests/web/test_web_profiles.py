@@ -281,3 +281,31 @@ def test_the_markdown_subset_escapes_everything_it_does_not_make() -> None:
         '<li><a href="http://w.org/a?b=1&amp;c=2" rel="noopener noreferrer">wiki</a></li>' in html
     )
     assert "[bad](javascript:alert(1)) <code>&lt;i&gt;</code>" in html
+
+
+def test_odd_fields_of_a_hand_edited_profile_degrade_to_text_not_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "profiles"
+    document = {
+        "character": "Odd",
+        "dimensions": {"identity": [{"text": "I am odd.", "source_ids": ["S1"]}], "x": "no list"},
+        "sources": [{"url": "http://a.example/"}, "not a source", {"id": "S1", "url": "ftp://b"}],
+        "usage": {"facts_checked": 1, "results_dropped": 2},
+        "models": {"rewrite": "openai:gpt-4.1"},
+        "notices": ["one"],
+    }
+    write_profile(folder / "odd", document)
+    write_profile(folder / "listed", [1, 2])  # type: ignore[arg-type]
+    (folder / "dangling").mkdir()
+    (folder / "dangling" / "profile.json").symlink_to(folder / "nowhere.json")
+    client = client_of(tmp_path)
+    page = client.get("/profiles/odd").text
+    assert "I am odd." in page and "<dd>openai:gpt-4.1</dd>" in page
+    assert "2 web search results dropped" in page  # usage.results_dropped, as profile.md says
+    assert "<code>ftp://b</code>" in page and 'href="ftp:' not in page
+    listing = client.get("/profiles").text
+    assert "1 folder could not be read as a profile (listed)" in alert(listing)
+    assert "/profiles/dangling" not in listing
+    refused = client.get("/profiles/listed")
+    assert refused.status_code == 404 and "is not a profile (not a JSON object)" in alert(
+        refused.text
+    )

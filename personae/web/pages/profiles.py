@@ -48,7 +48,7 @@ def shelf(request: Request) -> ProfileShelf:
     found = getattr(state, "profile_shelf", None)
     if found is None:
         found = state.profile_shelf = ProfileShelf(state.options.profiles_dir)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def profiles(request: Request) -> Response:
