@@ -65,6 +65,8 @@ class ChatTurn:
     details: dict[str, Any] = field(default_factory=dict)
     """The graph's output: knowledge chunks, the Guided Selection slot and verdicts, the
     attributes, ``gs_failed`` (the fallback fired) and ``usage`` (calls, ``degraded``)."""
+    question: str = ""
+    """The user's message this turn answered."""
 
     def as_json(self) -> dict[str, Any]:
         """The record ``personae chat --json`` prints for the turn."""
@@ -207,15 +209,47 @@ class Chat(AsyncResources):
             saver = await stack.enter_async_context(checkpoints)
         self._graph = build_graph(saver)
 
+    def _config(self) -> RunnableConfig:
+        if self.thread is None:
+            return {}
+        return {"configurable": {"thread_id": f"{self.character.casefold()}:{self.thread}"}}
+
     async def ask(self, message: str) -> ChatTurn:
         """The character's answer to ``message`` (earlier turns of the thread in view)."""
-        config: RunnableConfig = {}
-        if self.thread is not None:
-            thread_id = f"{self.character.casefold()}:{self.thread}"
-            config = {"configurable": {"thread_id": thread_id}}
         payload = {"character": self.character, "query": message}
-        result = await self._graph.ainvoke(payload, config, context=self.context)
-        return ChatTurn(self.character, self.context.method, str(result["response"]), dict(result))
+        result = await self._graph.ainvoke(payload, self._config(), context=self.context)
+        return ChatTurn(
+            self.character,
+            self.context.method,
+            str(result["response"]),
+            dict(result),
+            question=message,
+        )
+
+    async def history(self) -> list[ChatTurn]:
+        """The thread's answered turns, oldest first, each with the chunks that grounded it.
+
+        Read back from the checkpoints, so a page (or an app) can show a kept conversation
+        with what Guided Selection used for every answer; a turn that failed half-way has no
+        answer and is left out. Empty without a thread.
+        """
+        if self.thread is None:
+            return []
+        turns: list[ChatTurn] = []
+        async for snapshot in self._graph.aget_state_history(self._config()):
+            values = dict(snapshot.values)
+            if snapshot.next or not values.get("response"):
+                continue  # mid-turn, or the next turn's input
+            turns.append(
+                ChatTurn(
+                    self.character,
+                    self.context.method,
+                    str(values["response"]),
+                    values,
+                    question=str(values.get("question") or ""),
+                )
+            )
+        return turns[::-1]
 
 
 def open_chat(

@@ -12,13 +12,14 @@ from starlette.staticfiles import StaticFiles
 
 from personae.web.jobs import ProfileJobs
 from personae.web.options import WebOptions
-from personae.web.pages import arcs, home, new_character, reports, storylines
+from personae.web.pages import arcs, chat, home, new_character, profiles, reports, storylines
 from personae.web.render import STATIC
 from personae.web.security import LOOPBACK_NAMES, GuardMiddleware
 
-PAGE_MODULES = (home, new_character, arcs, storylines, reports)
-"""Every view's module; each exposes ``routes`` (its Starlette routes). ``new_character``
-comes before the Profiles view, whose ``/profiles/{key}`` would otherwise take ``/profiles/new``."""
+PAGE_MODULES = (home, new_character, profiles, chat, arcs, storylines, reports)
+"""Every view's module; each exposes ``routes`` (its Starlette routes). Fixed paths are
+served before ``{param}`` paths (``create_app`` sorts them), so ``/profiles/new`` is never
+taken for a profile key."""
 
 
 @asynccontextmanager
@@ -50,6 +51,9 @@ def create_app(
     routes: list[BaseRoute] = [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     for module in PAGE_MODULES:
         routes.extend(module.routes)
+    # Fixed paths before patterns, whatever the modules' order: /profiles/{key} must not
+    # answer for /profiles/new (another view's page).
+    routes.sort(key=lambda route: "{" in getattr(route, "path", ""))
     app = Starlette(
         routes=routes,
         middleware=[Middleware(GuardMiddleware, allowed_hosts=allowed_hosts, token=token)],

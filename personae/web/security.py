@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from starlette.datastructures import URL
 from starlette.requests import HTTPConnection
@@ -52,7 +53,7 @@ class GuardMiddleware:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer a refused request here; pass every other one to the app."""
+        """Answer a refused request here; pass the others to the app."""
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
@@ -70,6 +71,12 @@ class GuardMiddleware:
             return PlainTextResponse(
                 f"refused: this server does not answer to Host {host!r}", status_code=421
             )
+        if cross_site(connection):
+            return PlainTextResponse(
+                "refused: a form of another site may not post here (its Origin is not this "
+                "server); use the page itself",
+                status_code=403,
+            )
         if self.token is None:
             return None
         given = connection.query_params.get("token")
@@ -85,6 +92,27 @@ class GuardMiddleware:
         return PlainTextResponse(
             "refused: this page needs its token (open the URL the server printed)", status_code=401
         )
+
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def cross_site(connection: HTTPConnection) -> bool:
+    """Whether a state-changing request comes from another site's page.
+
+    The Host check stops rebinding, not a form on any page the user visits that posts to
+    ``http://127.0.0.1:8765/...``: its request carries this server's Host, but the browser
+    adds the page's ``Origin`` (and ``Sec-Fetch-Site: cross-site``) to every POST. Without
+    ``Origin`` (curl, a script) the request did not come from a page.
+    """
+    if connection.scope.get("method", "GET") in SAFE_METHODS:
+        return False
+    if connection.headers.get("sec-fetch-site") == "cross-site":
+        return True
+    origin = connection.headers.get("origin")
+    if origin is None:
+        return False
+    return urlsplit(origin).netloc.lower() != connection.headers.get("host", "").lower()
 
 
 def inside(path: Path, folders: tuple[Path, ...]) -> bool:

@@ -75,6 +75,33 @@ async def test_a_named_chat_thread_is_kept_and_resumed(
     assert alone.response == "I am not what I am."
 
 
+async def test_a_kept_thread_reads_back_oldest_first_with_each_answer_s_chunks(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    context = AmadeusContext(memory_dir=str(tmp_path / "personas"), model="openai:scripted")
+    await index_persona(PROFILE, index=persona_index_settings(context.memory_dir, context=context))
+    async with open_chat("Iago", context=context, thread="t1") as chat:
+        assert await chat.history() == []
+        first = await chat.ask("Who are you?")
+        second = await chat.ask("And again?")
+    async with open_chat("Iago", context=context, thread="t1") as chat:  # after a restart
+        turns = await chat.history()
+    assert [t.question for t in turns] == ["Who are you?", "And again?"]
+    assert [t.response for t in turns] == [first.response, second.response]
+    assert first.question == "Who are you?"
+    kept = [[c["id"] for c in t.details["selected"]] for t in turns]
+    assert kept == [
+        [c["id"] for c in first.details["selected"]],
+        [c["id"] for c in second.details["selected"]],
+    ]
+    assert all("ensign" in c["text"] for c in turns[0].details["selected"])  # GS kept only those
+    async with open_chat("Iago", context=context, thread="other") as chat:
+        assert await chat.history() == []
+    async with open_chat("Iago", context=context) as chat:  # no thread: nothing kept
+        await chat.ask("Who are you?")
+        assert await chat.history() == []
+
+
 async def test_bad_input_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="the question is empty"):
         await ask_character("Iago", "  ")

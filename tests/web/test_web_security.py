@@ -66,3 +66,16 @@ def test_inside_follows_links_out_of_the_folders(tmp_path: Path) -> None:
     assert inside(folder / "a" / "profile.json", (folder,))
     assert not inside(folder / ".." / "secret.txt", (folder,))
     assert not inside(folder / "link", (folder,))
+
+
+def test_a_form_of_another_site_may_not_post_but_the_page_itself_may(tmp_path: Path) -> None:
+    client = TestClient(create_app(options(tmp_path)), base_url="http://127.0.0.1:8765")
+    form = {"profile": "nobody"}
+    evil = client.post("/chat/index", data=form, headers={"origin": "http://evil.example"})
+    assert evil.status_code == 403 and "another site" in evil.text
+    fetch = {"origin": "null", "sec-fetch-site": "cross-site"}
+    assert client.post("/chat/index", data=form, headers=fetch).status_code == 403
+    own = client.post("/chat/index", data=form, headers={"origin": "http://127.0.0.1:8765"})
+    assert own.status_code == 404 and "no profile &#39;nobody&#39;" in own.text  # reached the page
+    assert client.post("/chat/index", data=form).status_code == 404  # no Origin: not a page
+    assert client.get("/", headers={"origin": "http://evil.example"}).status_code == 200
