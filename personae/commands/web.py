@@ -33,7 +33,9 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    parser.add_argument(
+        "--port", type=int, default=8080, help="port (default 8080; the sample wiki takes 8765)"
+    )
     parser.add_argument(
         "--token",
         help="token every request must carry (PERSONAE_WEB_TOKEN; required with another --host)",

@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from starlette.requests import Request
+
 from personae.errors import InputError
 from personae.mcp.resources import PROFILE_KEY
 from personae.web.security import inside
@@ -189,3 +191,12 @@ def _read_summary(key: str, path: str, written: float) -> ProfileSummary | None:
         return summarize(key, read_document(Path(path)), written)
     except InputError:
         return None  # a half-copied or foreign file: listed as unreadable
+
+
+def shelf(request: Request) -> ProfileShelf:
+    """The app's summaries of its profiles folder (one per app, kept between requests)."""
+    state = request.app.state
+    found = getattr(state, "profile_shelf", None)
+    if found is None:
+        found = state.profile_shelf = ProfileShelf(state.options.profiles_dir)
+    return found

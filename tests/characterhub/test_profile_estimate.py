@@ -63,7 +63,7 @@ def test_the_estimate_follows_the_graph_and_the_budgets_cap_it() -> None:
     assert (
         estimate_profile(ProfilerContext(method="paper", max_rounds=1)).detail == "R1, the rewrite"
     )
-    long = estimate_profile(ProfilerContext(max_rounds=20, max_llm_calls=25))
+    long = estimate_profile(ProfilerContext(max_rounds=20, max_llm_calls=25, max_tokens=300_000))
     assert (long.calls, long.tokens) == (25, 300_000)  # the run's budgets stop it there too
     assert long.detail.endswith("; capped by the run's budget")
     wide = estimate_profile(ProfilerContext(evidence_chars=120_000))

@@ -141,9 +141,10 @@ def test_reset_runtime_clears_every_registered_cache() -> None:
     builders = per_call_schema_builders()
     for name in builders:
         importlib.import_module(name.rsplit(".", 1)[0])
-    # 24 caches of state (storylines, banks, clients, exact-search snapshots, InCharacter's
-    # templates, the released matcher's tokens, swept folders, ...) and one per schema builder.
-    assert len(registered_caches()) == 24 + len(builders)
+    # 25 caches of state (storylines, banks, clients, exact-search snapshots, InCharacter's
+    # templates, the released matcher's tokens, swept folders, the web page's Markdown parser,
+    # ...) and one per schema builder.
+    assert len(registered_caches()) == 25 + len(builders)
 
 
 def test_after_a_reset_nothing_cached_comes_back(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def test_a_post_from_another_site_starts_nothing(tmp_path: Path) -> None:
     for path in ("/profiles/new", "/jobs"):
         refused = client.post(path, data=form, headers={"origin": "https://evil.example"})
         assert refused.status_code == 403
-        assert "posted from another site" in refused.text
+        assert "a form of another site may not post here" in refused.text
     assert list(tmp_path.iterdir()) == []
 
 

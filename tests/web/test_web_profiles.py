@@ -253,13 +253,15 @@ def test_the_list_rereads_only_a_changed_profile(tmp_path: Path, profiles: Path)
 def test_a_fixed_path_of_another_view_is_not_taken_for_a_profile_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    class NewCharacter:  # stands for wt-webjobs' module, listed after the profiles
+    class LaterView:  # a view listed after the profiles, whose path looks like a profile key
         routes = [
-            Route("/profiles/new", lambda request: render(request, "error.html", message="form"))
+            Route(
+                "/profiles/compare", lambda request: render(request, "error.html", message="form")
+            )
         ]
 
-    monkeypatch.setattr(web_app, "PAGE_MODULES", (*web_app.PAGE_MODULES, NewCharacter))
-    page = client_of(tmp_path).get("/profiles/new")
+    monkeypatch.setattr(web_app, "PAGE_MODULES", (*web_app.PAGE_MODULES, LaterView))
+    page = client_of(tmp_path).get("/profiles/compare")
     assert page.status_code == 200 and alert(page.text) == "form"
 
 

@@ -78,7 +78,7 @@ def _lock(request: Request, character: str) -> asyncio.Lock:
 
 async def chat_index(request: Request) -> Response:
     """The personas to talk to, and the profiles that can become one."""
-    from personae.web.pages.profiles import shelf
+    from personae.web.profile_files import shelf
 
     options = request.app.state.options
     manifests = await asyncio.to_thread(persona_manifests, options.personas_dir)

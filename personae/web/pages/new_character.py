@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -29,19 +28,6 @@ def jobs_of(request: Request) -> ProfileJobs:
     """The app's job runner (made by ``create_app``)."""
     jobs: ProfileJobs = request.app.state.jobs
     return jobs
-
-
-def cross_site(request: Request) -> bool:
-    """Whether a POST comes from another site's page (its ``Origin`` is not this server).
-
-    The Host check stops DNS rebinding, not a page elsewhere posting a form to 127.0.0.1:
-    such a POST carries this server's Host but the other site's Origin, and would start a
-    paid run. Browsers send ``Origin`` with every POST from a page.
-    """
-    origin = request.headers.get("origin")
-    if origin is None:
-        return False  # not a browser's cross-site form (curl, tests): the Host check applies
-    return urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower()
 
 
 def form_values(form: Any) -> dict[str, str]:
@@ -69,8 +55,6 @@ async def new_character(request: Request) -> Response:
     """GET: the form. POST: the inputs checked, then the estimate and a Start button."""
     if request.method == "GET":
         return show_form(request, {"name": "", "franchise": "", "wiki": "", "method": METHODS[0]})
-    if cross_site(request):
-        return error_page(request, "refused: this form was posted from another site", 403)
     form = await request.form()
     values = form_values(form)
     jobs = jobs_of(request)
@@ -91,8 +75,6 @@ async def new_character(request: Request) -> Response:
 
 async def start_job(request: Request) -> Response:
     """Start the confirmed profile (or open the job already profiling it); its page."""
-    if cross_site(request):
-        return error_page(request, "refused: this form was posted from another site", 403)
     form = await request.form()
     jobs = jobs_of(request)
     try:

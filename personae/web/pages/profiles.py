@@ -20,9 +20,9 @@ from personae.errors import InputError
 from personae.web.pages.chat import persona_characters
 from personae.web.profile_files import (
     PROFILE_FILE,
-    ProfileShelf,
     profile_file,
     read_document,
+    shelf,
 )
 from personae.web.profile_view import profile_view
 from personae.web.render import error_page, render
@@ -40,15 +40,6 @@ PAGE_SIZE = 100
 """Rows per page of the list (a thousand rows is a page nobody reads, and costs the render)."""
 DOWNLOADS = ("card.json", "profile.md")
 """The files of a profile the page serves besides showing ``profile.json``."""
-
-
-def shelf(request: Request) -> ProfileShelf:
-    """The app's summaries of its profiles folder (one per app, kept between requests)."""
-    state = request.app.state
-    found = getattr(state, "profile_shelf", None)
-    if found is None:
-        found = state.profile_shelf = ProfileShelf(state.options.profiles_dir)
-    return found
 
 
 def profiles(request: Request) -> Response:

@@ -25,6 +25,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from personae.errors import InputError
+from personae.process_caches import clears_on_reset
 from personae.web.options import WebOptions
 from personae.web.render import error_page, render
 from personae.web.security import inside
@@ -139,6 +140,9 @@ def _markdown() -> Any:
         "html_inline", lambda self, tokens, idx, options, env: escapeHtml(tokens[idx].content)
     )
     return parser
+
+
+clears_on_reset("web.reports.markdown", _markdown.cache_clear)
 
 
 def reports_index(request: Request) -> Response:
