@@ -38,13 +38,14 @@ peak instead of 407). Exact float32 as before: the products, distances and ties 
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, SupportsIndex, overload
 
 import numpy as np
 
@@ -112,12 +113,13 @@ class Texts(Sequence[str]):
         return len(self._ends) + len(self._added)
 
     @overload
-    def __getitem__(self, slot: int) -> str: ...
+    def __getitem__(self, slot: SupportsIndex) -> str: ...
     @overload
     def __getitem__(self, slot: slice) -> list[str]: ...
-    def __getitem__(self, slot: int | slice) -> str | list[str]:
-        if isinstance(slot, slice):
-            return [self[i] for i in range(*slot.indices(len(self)))]
+    def __getitem__(self, at: SupportsIndex | slice) -> str | list[str]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        slot = operator.index(at)  # numpy integers too
         if slot < 0:
             slot += len(self)
         joined = len(self._ends)
@@ -132,8 +134,8 @@ class Texts(Sequence[str]):
         for slot in range(len(self)):
             yield self[slot]
 
-    def __setitem__(self, slot: int, text: str) -> None:
-        joined = len(self._ends)
+    def __setitem__(self, at: SupportsIndex, text: str) -> None:
+        slot, joined = operator.index(at), len(self._ends)
         if slot >= joined:
             self._added[slot - joined] = text
         else:
