@@ -53,6 +53,7 @@ from personae.memory.bookmarks.bank_index import (
     IndexedBookmark,
     RecordFile,
     ScopeArrays,
+    Texts,
 )
 
 logger = logging.getLogger(__name__)
@@ -142,8 +143,9 @@ class IndexFile:
             header = json.loads(_read(archive, "header").tobytes().decode("utf-8"))
             if header.get("version") != FORMAT_VERSION:
                 return header, []
-            ids = _strings(_read(archive, "ids"), _read(archive, "id_ends"))
-            questions = _strings(_read(archive, "questions"), _read(archive, "question_ends"))
+            # Joined, not split into 200,000 strings: see Texts.
+            id_text, id_ends = _joined(_read(archive, "ids"), _read(archive, "id_ends"))
+            text, ends = _joined(_read(archive, "questions"), _read(archive, "question_ends"))
             scopes, start = [], 0
             for number, (name, size) in enumerate(header["scopes"]):
                 end = start + int(size)
@@ -153,8 +155,8 @@ class IndexFile:
                 scopes.append(
                     ScopeArrays(
                         str(name),
-                        ids[start:end],
-                        questions[start:end],
+                        Texts.joined(id_text, id_ends, start, end),
+                        Texts.joined(text, ends, start, end),
                         _read(archive, f"positions_{number}", headroom=True),
                         _read(archive, f"numbers_{number}", headroom=True),
                         vectors,
@@ -163,7 +165,7 @@ class IndexFile:
                     )
                 )
                 start = end
-        if start != len(ids):
+        if start != len(id_ends) or len(ends) != len(id_ends):
             raise ValueError("the snapshot's rows disagree with its header")
         return header, scopes
 
@@ -409,7 +411,9 @@ def _blob(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(joined.encode("utf-8"), dtype=np.uint8), ends
 
 
-def _strings(blob: np.ndarray, ends: np.ndarray) -> list[str]:
+def _joined(blob: np.ndarray, ends: np.ndarray) -> tuple[str, np.ndarray]:
+    """The text of a :func:`_blob` and its ends, checked to agree."""
     text = blob.tobytes().decode("utf-8")
-    bounds = [0, *ends.tolist()]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    if len(ends) and (int(ends[-1]) != len(text) or np.any(np.diff(ends) < 0)):
+        raise ValueError("the snapshot's strings disagree with their ends")
+    return text, ends
