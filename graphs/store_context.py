@@ -30,7 +30,11 @@ class ChromaAccess:
 
     chroma_host: str
     chroma_port: int
-    settings: Settings
+
+    if TYPE_CHECKING:  # LLMContext's read-only property, declared so for the type checkers
+
+        @property
+        def settings(self) -> Settings: ...
 
     def fill_chroma(self) -> None:
         """Fill the Chroma server from the settings where the run left it empty."""
