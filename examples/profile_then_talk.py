@@ -105,7 +105,7 @@ graph = builder.compile(name="profile_then_talk")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Profile, index and ask; print the answer."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("name")
     parser.add_argument("--franchise")
     parser.add_argument("--wiki", help="the character's wiki (default: found)")

@@ -85,7 +85,7 @@ async def ask(agent: Any, question: str) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Ask the agent one question and print its answer."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("question")
     parser.add_argument("--personas", default="personas", help="AMADEUS persona memory")
     parser.add_argument("--storyline", help="a BOOKMARKS storyline file")

@@ -51,26 +51,32 @@ class SegmentedText(Protocol):
     @property
     def chapters(self) -> Sequence[ChapterLike]:
         """The chapters in order."""
+        ...
 
     @property
     def pattern(self) -> str:
         """The heading pattern used."""
+        ...
 
     @property
     def front_chars_dropped(self) -> int:
         """Characters cut before the first chapter."""
+        ...
 
     @property
     def back_chars_dropped(self) -> int:
         """Characters cut after the last chapter."""
+        ...
 
     @property
     def toc_entries_dropped(self) -> int:
         """Table-of-contents headings ignored."""
+        ...
 
     @property
     def notes(self) -> Sequence[str]:
         """Remarks on the cut."""
+        ...
 
 
 class ChapterLike(Protocol):
@@ -79,14 +85,17 @@ class ChapterLike(Protocol):
     @property
     def idx(self) -> int:
         """Global 1-based index."""
+        ...
 
     @property
     def label(self) -> str:
         """Original heading."""
+        ...
 
     @property
     def text(self) -> str:
         """Cleaned text."""
+        ...
 
 
 class Novel:

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         embedding=args.embedding,
         models=dict(model_fields(args)),
     )
-    hosts = (*LOOPBACK_NAMES, args.host, *args.allowed_host)
+    hosts = tuple(str(name) for name in (*LOOPBACK_NAMES, args.host, *args.allowed_host))
     app = create_app(options, token=token, allowed_hosts=hosts)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     suffix = f"/?token={token}" if token else "/"
