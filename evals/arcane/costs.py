@@ -177,9 +177,7 @@ class _Reader:
 
         A block that cannot be built counts empty: the run stops at it and says why.
         """
-        chunks = "\n\n".join(
-            ["x" * self.chunk_chars(res, task["query_chapter"])] * self.roleplay.rag_k
-        )
+        chunks = "\n\n".join(self.chunks(res, task["query_chapter"]))
         try:
             if mode == "rag":
                 return chunks
@@ -190,8 +188,12 @@ class _Reader:
         except InputError:
             return ""
 
-    def chunk_chars(self, res: NovelResources, query_chapter: int) -> int:
-        """The mean length of the index's chunks up to ``query_chapter``."""
+    def chunks(self, res: NovelResources, query_chapter: int) -> list[str]:
+        """Stand-ins for the ``rag_k`` chunks the search returns.
+
+        As many as the index holds up to ``query_chapter`` (at most ``rag_k``), each of their
+        mean length.
+        """
         novel = res.novel
         if novel.slug not in self.chunk_sizes:
             self.chunk_sizes[novel.slug] = [
@@ -201,7 +203,9 @@ class _Reader:
                 )
             ]
         before = self.chunk_sizes[novel.slug][:query_chapter]
-        return sum(total for _, total in before) // max(1, sum(n for n, _ in before))
+        count = sum(n for n, _ in before)
+        mean = sum(total for _, total in before) // max(1, count)
+        return ["x" * mean] * min(count, self.roleplay.rag_k)
 
 
 def _task(res: NovelResources, probe: ProbeRecord, phase: PhaseResponse) -> RoleplayTask:
