@@ -436,7 +436,8 @@ async def _evaluate_on_server(
     """
     import asyncio
 
-    from personae.evals.arcane.eval_graph import RESULTS, plan
+    from personae.evals.arcane.eval_graph import plan
+    from personae.evals.arcane.results import RESULTS
     from personae.fanout import gather_all
     from personae.files import append_jsonl
     from personae.server_runs import ServerRuns, context_payload
