@@ -1,6 +1,7 @@
 """The cost estimates printed before long runs, beside the usage of the same run.
 
-Run: uv run python benchmarks/bench_estimates.py [--only act profile arc bench personality]
+Run: uv run python benchmarks/bench_estimates.py [--only act profile arc bench personality
+eval-arcane]
 
 Each command prints an estimate of its LLM calls and tokens before its first call (goal: within
 15 % of what the run then uses). Here each one runs with a scripted model, and the usage it
@@ -17,7 +18,10 @@ reports (tokens counted approximately, as everything offline) is printed beside 
   3 instances per character (the runs the estimate's per-instance figures come from), then
   BOOKMARKS with 8 per character (held out);
 - ``eval personality``: the BFI questionnaire for the test characters (the scripted world of
-  the tests).
+  the tests);
+- ``eval arcane``: the test suite's eval world (the synthetic novel, eight three-phase probes)
+  in the paper's six modes for two role-play models, answers of typical length; first
+  ``--limit 3``, then the rest (the rerun's estimate counts only the units left).
 """
 
 from __future__ import annotations
@@ -296,10 +300,64 @@ def personality(questionnaire: str, limit: int) -> None:
     line("eval personality", estimated, (calls, tokens), detail)
 
 
+def eval_arcane(probes: int) -> None:
+    import contextlib
+    import io
+    import json
+    import os
+    import re
+    import tempfile
+
+    from arcane_world import eval_responders, eval_world
+
+    from personae.cli import main as cli
+    from personae.testing import ScriptedChatModel, override_models
+
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder)
+        eval_world(data, probes)
+        before = os.environ.get("PERSONAE_CACHE_DIR")
+        os.environ["PERSONAE_CACHE_DIR"] = str(data / "cache")  # a scripted run's answers only
+        model = ScriptedChatModel(responders=eval_responders())
+        done = 0
+        for limit in ("3", str(probes)):
+            argv = ["eval", "arcane", "the_river", "--data", folder, "--out", f"{folder}/run"]
+            argv += ["--model", "openai:a", "--also-model", "openai:b", "--limit", limit]
+            errors = io.StringIO()
+            with (
+                override_models(model),
+                contextlib.redirect_stderr(errors),
+                contextlib.redirect_stdout(io.StringIO()),
+            ):
+                code = cli([*argv, "--judge-model", "openai:judge"])
+            assert code == 0, errors.getvalue()
+            found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", errors.getvalue())
+            assert found, errors.getvalue()
+            estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
+            lines = (data / "run/results.jsonl").read_text().splitlines()
+            usage = [json.loads(x)["usage"] for x in lines[done:]]
+            done = len(lines)
+            used = (
+                sum(u["llm_calls"] for u in usage),
+                sum(u["input_tokens"] + u["output_tokens"] for u in usage),
+            )
+            detail = (
+                f"the_river (synthetic), {len(usage)} units: six modes x 2 models x "
+                f"--limit {limit} of {probes} probes{', a rerun' if limit != '3' else ''}"
+            )
+            line("eval arcane", estimated, used, detail)
+        if before is None:
+            del os.environ["PERSONAE_CACHE_DIR"]
+        else:
+            os.environ["PERSONAE_CACHE_DIR"] = before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--only", nargs="+", default=["act", "profile", "arc", "bench", "personality"]
+        "--only",
+        nargs="+",
+        default=["act", "profile", "arc", "bench", "personality", "eval-arcane"],
     )
     args = parser.parse_args()
     print("$ " + " ".join(["python", *sys.argv]))
@@ -315,6 +373,8 @@ def main() -> None:
     if "personality" in args.only:
         personality("mbti", 3)
         personality("bfi", 2)
+    if "eval-arcane" in args.only:
+        eval_arcane(8)
 
 
 if __name__ == "__main__":

@@ -431,3 +431,53 @@ class ProbeScript:
     def discriminate(self, messages: Sequence[BaseMessage]) -> dict[str, Any]:
         weak = [{"from_phase_idx": 0, "to_phase_idx": 1, "separation": "similar", "note": "close"}]
         return {"weak_pairs": weak, "note": "ok"}
+
+
+EVAL_ANSWER = (
+    "Ada looks at the dark water for a long moment, then at Bram. She says she will go, but "
+    "only if they cross at the ford where the current is slow, and she takes the lantern "
+    "herself. She thinks that a year ago she would have gone alone, or not at all. "
+) * 2
+"""A role-play answer of typical length (the cost estimate's ``ANSWER_TOKENS``, about 150)."""
+
+
+def eval_world(data: Path, probes: int = 4) -> Novel:
+    """The prepared novel with ``probes`` probes of the arc (scenarios of different lengths)."""
+    novel = prepared_novel(data)
+    base = probe_record()
+    records = [
+        base.model_copy(
+            update={
+                "probe_id": f"{base.probe_id[:-1]}{n}",
+                "scenario": base.scenario + " The ferry is gone." * n,
+            }
+        )
+        for n in range(1, probes + 1)
+    ]
+    write_jsonl_atomic(novel.folder / "probes.jsonl", records)
+    return novel
+
+
+def eval_responders() -> dict[str, Any]:
+    """Scripted role-play, TimeChara experts (no hint) and both judges for ``eval arcane``.
+
+    Each answer is numbered: no two role-play models answer alike, so no judgment is cached.
+    """
+    answers = iter(range(1, 10**9))
+
+    def text(messages: Sequence[BaseMessage]) -> str:
+        prompt = prompt_text(messages)
+        if "Chapter: N" in prompt:
+            return "Chapter: unknown"
+        if "Presence:" in prompt:
+            return "Presence: present"
+        return f"{EVAL_ANSWER}({next(answers)})"
+
+    return {
+        "text": text,
+        "PhaseJudgement": lambda m: {"scores": {"apf": 70, "rpf": 60, "rae": 50}},
+        "TrajectoryJudgement": lambda m: {
+            "scores": {"ptf_alignment": 40, "ptf_direction": 50, "ptf_shape": 60},
+            "average": 50.0,
+        },
+    }

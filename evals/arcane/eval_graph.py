@@ -224,11 +224,14 @@ def has_available_phase(probe: ProbeRecord) -> bool:
     return any(not p.unavailable for p in probe.phase_responses)
 
 
-def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]:
+def plan(
+    state: EvalInput, context: ArcaneEvalContext, *, record: bool = True
+) -> tuple[list[Unit], int]:
     """Every (probe, mode) not yet done; one-line errors for unknown modes, missing probes.
 
     A probe whose every phase is unavailable has no answer to judge: it is dropped, as the
-    paper drops probes without judge scores, and listed in ``dropped_probes.jsonl``.
+    paper drops probes without judge scores, and listed in ``dropped_probes.jsonl`` (unless
+    not ``record``: the cost estimate plans without writing).
     """
     known = (*MODES, *ABLATION_MODES)
     bad = [m for m in state["modes"] if m not in known]
@@ -249,9 +252,10 @@ def plan(state: EvalInput, context: ArcaneEvalContext) -> tuple[list[Unit], int]
             probes = [p for p in probes if p.probe_id in set(wanted)]
         thought = context.judge_include_thought
         chosen = probes[: state["limit"]] if state["limit"] else probes
-        record_dropped(
-            Path(state["out_dir"]), [p.probe_id for p in chosen if not has_available_phase(p)]
-        )
+        if record and state["out_dir"]:
+            record_dropped(
+                Path(state["out_dir"]), [p.probe_id for p in chosen if not has_available_phase(p)]
+            )
         for probe in (p for p in chosen if has_available_phase(p)):
             for mode in state["modes"]:
                 if (

@@ -355,6 +355,16 @@ async def evaluate_arcane(
         RemoteError: the server or a model failed (the finished units stay in the file).
     """
     check_eval_out(out)
+    report_estimate(
+        books,
+        context=context,
+        modes=modes,
+        models=(context.model, *also_models),
+        limit=limit,
+        out=out,
+        probe_ids=probe_ids,
+        progress=progress,
+    )
     passes = []
     for model in (context.model, *also_models):
         run_context = context.replaced(model=model)
@@ -372,6 +382,38 @@ async def evaluate_arcane(
         _report_pass(done, progress)
         passes.append(done)
     return ArcaneEvalRun(out, passes, write_arcane_report(out))
+
+
+def report_estimate(
+    books: Sequence[str],
+    *,
+    context: ArcaneEvalContext,
+    modes: Sequence[str],
+    models: Sequence[str],
+    limit: int | None,
+    out: Path,
+    probe_ids: Sequence[str] | None,
+    progress: Progress,
+) -> None:
+    """Report the run's estimated calls and tokens (the units left) before its first call.
+
+    Raises:
+        InputError: an unknown mode or a book without probes, before the estimate line.
+    """
+    from personae.agents.costs import estimate_line
+    from personae.evals.arcane.costs import estimate_evaluation
+
+    estimate = estimate_evaluation(
+        books,
+        context=context,
+        modes=modes,
+        models=models,
+        limit=limit,
+        out=out,
+        probe_ids=probe_ids,
+    )
+    roles = {"role-play": ", ".join(models), "judge": str(context.judge_model)}
+    progress(estimate_line(estimate, roles).rstrip("\n"))
 
 
 async def _evaluate_here(state: Any, context: ArcaneEvalContext) -> ModelPass:

@@ -114,7 +114,8 @@ async def test_evaluate_arcane_writes_the_results_and_reports_and_a_rerun_skips(
         ("openai:actor", 2, 0),
         ("openai:other", 2, 0),
     ]
-    assert lines[0].startswith("• openai:actor: 2 units evaluated, 0 already done, ")
+    assert lines[0].startswith("estimated: 28 LLM calls, ~")  # before the first call
+    assert lines[1].startswith("• openai:actor: 2 units evaluated, 0 already done, ")
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((r["model"], r["mode"]) for r in rows) == [
         ("openai:actor", "arc"), ("openai:actor", "vanilla"),

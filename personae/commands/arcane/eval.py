@@ -6,7 +6,8 @@ role-plays every available phase of every probe in every mode, judges each answe
 each trajectory (T36), and writes ``DIR/results.jsonl`` (a rerun skips finished units),
 ``DIR/summary.json`` (per model and mode: the 12 category x metric cells, Overall as their
 unweighted mean) and ``DIR/report.md`` / ``report.html`` in the paper's Table 2 layout with a
-plot of fidelity along the phases.
+plot of fidelity along the phases. Before the first model call it prints the estimated calls
+and tokens of the units left (:mod:`personae.evals.arcane.costs`) on stderr.
 
 ``--ablation mixedarc|archint [--sample 120]`` runs vanilla, arc and the App. K ablation on a
 category-stratified probe sample; ``--ablation pov --compare-model M [--sample 150]`` runs
