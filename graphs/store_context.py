@@ -34,7 +34,9 @@ class ChromaAccess:
     if TYPE_CHECKING:  # LLMContext's read-only property, declared so for the type checkers
 
         @property
-        def settings(self) -> Settings: ...
+        def settings(self) -> Settings:
+            """The settings the context was filled from (:class:`LLMContext` defines it)."""
+            ...
 
     def fill_chroma(self) -> None:
         """Fill the Chroma server from the settings where the run left it empty."""

@@ -74,15 +74,17 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
         persona_index_settings,
     )
     from personae.runners.arcane import (
-        ArcaneEvalRun,
         ArcBuild,
         ChapterAnswer,
         ImportedNovel,
         act_at_chapter,
         build_arcs,
+        import_novel,
+    )
+    from personae.runners.arcane_eval import (
+        ArcaneEvalRun,
         evaluate_arcane,
         evaluate_pov_control,
-        import_novel,
         perturb_arcane,
         write_arcane_report,
     )
@@ -91,7 +93,7 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
     from personae.settings import Settings, load_settings
 
 _EXPORTS: dict[str, tuple[str, str]] = {
-    # runners, one module per paper
+    # runners, one module per paper (ARCANE's evaluation in its own)
     "profile_character": ("personae.runners.characterhub", "profile_character"),
     "Profile": ("personae.runners.characterhub", "Profile"),
     "predict_action": ("personae.runners.bookmarks", "predict_action"),
@@ -117,11 +119,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PersonalityRun": ("personae.evals.amadeus.personality_eval", "PersonalityRun"),
     "run_persona_qa": ("personae.evals.amadeus.persona_qa", "run_persona_qa"),
     "QARun": ("personae.evals.amadeus.persona_qa", "QARun"),
-    "evaluate_arcane": ("personae.runners.arcane", "evaluate_arcane"),
-    "ArcaneEvalRun": ("personae.runners.arcane", "ArcaneEvalRun"),
-    "evaluate_pov_control": ("personae.runners.arcane", "evaluate_pov_control"),
-    "perturb_arcane": ("personae.runners.arcane", "perturb_arcane"),
-    "write_arcane_report": ("personae.runners.arcane", "write_arcane_report"),
+    "evaluate_arcane": ("personae.runners.arcane_eval", "evaluate_arcane"),
+    "ArcaneEvalRun": ("personae.runners.arcane_eval", "ArcaneEvalRun"),
+    "evaluate_pov_control": ("personae.runners.arcane_eval", "evaluate_pov_control"),
+    "perturb_arcane": ("personae.runners.arcane_eval", "perturb_arcane"),
+    "write_arcane_report": ("personae.runners.arcane_eval", "write_arcane_report"),
     # graph builders
     "build_profiler_graph": ("personae.graphs.characterhub.profiler", "build_graph"),
     "build_bookmarks_graph": ("personae.graphs.bookmarks.graph", "build_graph"),

@@ -5,7 +5,7 @@ never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/ru
 module per paper) < the CLI commands, the MCP server (``personae/mcp/``) and the web page
 (``personae/web/``), edges alike < the front door (``personae/__init__.py``, which names every
 public thing). Inside each job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
-module per paper; a paper's code imports another paper's
+module per paper (``<paper>_<part>.py`` when a job needs two, as ARCANE's evaluation); a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
 """
@@ -56,7 +56,10 @@ def layer_of_module(name: str) -> str | None:
 def paper_of_module(name: str) -> str | None:
     """The paper whose subfolder holds ``name`` (None: a folder root or core)."""
     parts = name.split(".")
-    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands", "runners"):
+    if len(parts) > 2 and parts[0] == "personae" and parts[1] == "runners":
+        paper = parts[2].split("_")[0]  # runners/arcane_eval.py: ARCANE's job in two files
+        return paper if paper in PAPERS else None
+    if len(parts) > 2 and parts[0] == "personae" and parts[1] in (*FOLDERS, "commands"):
         return parts[2] if parts[2] in PAPERS else None
     return None
 
@@ -68,7 +71,8 @@ def paper_of_file(path: Path) -> str | None:
     if relative[:2] == ("personae", "commands") and len(relative) > 3:
         return relative[2] if relative[2] in PAPERS else None
     if relative[:2] == ("personae", "runners") and len(relative) == 3:
-        return relative[2].removesuffix(".py") if relative[2] != "__init__.py" else None
+        paper = relative[2].removesuffix(".py").split("_")[0]
+        return paper if paper in PAPERS else None
     return None
 
 

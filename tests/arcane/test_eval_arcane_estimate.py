@@ -20,7 +20,7 @@ from personae.cli import main
 from personae.evals.arcane.costs import estimate_evaluation
 from personae.evals.arcane.eval_graph import ArcaneEvalContext
 from personae.memory.arcane.records import write_jsonl_atomic
-from personae.runners.arcane import EVAL_MODES, evaluate_arcane
+from personae.runners.arcane_eval import EVAL_MODES, evaluate_arcane
 from personae.testing import ScriptedChatModel, override_models
 
 

@@ -34,10 +34,10 @@ from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.degraded import add_max_failures_flag
 from personae.errors import InputError
-from personae.runners.arcane import ABLATIONS, DEFAULT_EVAL_OUT, EVAL_MODES, check_eval_out
+from personae.runners.arcane_eval import ABLATIONS, DEFAULT_EVAL_OUT, EVAL_MODES, check_eval_out
 
 if TYPE_CHECKING:
-    from personae.runners.arcane import ArcaneReport
+    from personae.runners.arcane_eval import ArcaneReport
 
 MODE_NAMES = EVAL_MODES
 DEFAULT_OUT = DEFAULT_EVAL_OUT
@@ -112,7 +112,7 @@ def parse_modes(text: str) -> list[str]:
 
 def run_arcane(args: argparse.Namespace) -> int:
     """Evaluate, then aggregate every result in the folder and write the reports."""
-    from personae.runners.arcane import evaluate_arcane
+    from personae.runners.arcane_eval import evaluate_arcane
 
     modes = parse_modes(args.modes)
     if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
@@ -183,7 +183,7 @@ def eval_context(args: argparse.Namespace) -> Any:
 
 def run_ablation(args: argparse.Namespace) -> int:
     """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
-    from personae.runners.arcane import ablation_sample, evaluate_arcane
+    from personae.runners.arcane_eval import ablation_sample, evaluate_arcane
 
     if args.ablation not in ABLATIONS:
         raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
@@ -213,7 +213,7 @@ def run_ablation(args: argparse.Namespace) -> int:
 
 def run_pov(args: argparse.Namespace, size: int) -> int:
     """App. G: sample by (category, sign), re-run --model with the POV paragraph, compare."""
-    from personae.runners.arcane import evaluate_pov_control
+    from personae.runners.arcane_eval import evaluate_pov_control
 
     if not args.compare_model:
         raise InputError(

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.evals.arcane.perturb import parse_conditions
     from personae.graphs.arcane.context import ArcaneContext
-    from personae.runners.arcane import perturb_arcane
+    from personae.runners.arcane_eval import perturb_arcane
 
     parse_conditions(args.condition)
     if args.sample < 1 or args.concurrency < 1:

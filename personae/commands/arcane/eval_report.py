@@ -37,7 +37,7 @@ def register(protocols: Any) -> None:
 def run_report(args: argparse.Namespace) -> int:
     """Write the reports; nothing is written when OUT holds no results."""
     from personae.commands.arcane.eval import print_report
-    from personae.runners.arcane import write_arcane_report
+    from personae.runners.arcane_eval import write_arcane_report
 
     if not args.out.is_dir():
         raise InputError(
