@@ -32,7 +32,14 @@ from personae.agents.arcane.roleplayer import (
 )
 from personae.agents.costs import Estimate, message_tokens
 from personae.errors import InputError
-from personae.evals.arcane.eval_graph import ArcaneEvalContext, EvalInput, Unit, plan, probe_of
+from personae.evals.arcane.eval_graph import (
+    ArcaneEvalContext,
+    EvalInput,
+    Unit,
+    phase_judge_prompt,
+    plan,
+    probe_of,
+)
 from personae.graphs.arcane.roleplay import (
     NovelResources,
     RoleplayContext,
@@ -117,17 +124,7 @@ class _Reader:
             task = _task(res, probe, phase)
             calls += 2
             tokens += self.roleplay_tokens(res, task, mode) + ANSWER_TOKENS
-            judged = judges.phase_judge_messages(
-                scenario=probe.scenario,
-                question=probe.question,
-                phase_label=phase.phase_label,
-                gt_action=phase.gt_action,
-                gt_speech=phase.gt_speech,
-                gt_thought=phase.gt_thought,
-                response=answer,
-                scale=context.judge_scale,
-                include_thought=context.judge_include_thought,
-            )
+            judged = phase_judge_prompt(probe, phase, answer, context)
             tokens += message_tokens(judged) + JUDGE_OUTPUT_TOKENS
             if mode == "timechara":
                 calls += 2

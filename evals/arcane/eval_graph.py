@@ -367,11 +367,11 @@ async def _ask_judge(
         return None, failed.usage + LLMUsage(degraded=1)
 
 
-async def _judge_phase(
-    unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
-) -> tuple[dict[str, int] | None, LLMUsage]:
-    probe = probe_of(unit)
-    messages = judges.phase_judge_messages(
+def phase_judge_prompt(
+    probe: Any, phase: PhaseResponse, response: str, context: ArcaneEvalContext
+) -> list[Any]:
+    """The judge's messages for one phase's ``response`` (the run's and the estimate's)."""
+    return judges.phase_judge_messages(
         scenario=probe.scenario,
         question=probe.question,
         phase_label=phase.phase_label,
@@ -382,6 +382,12 @@ async def _judge_phase(
         scale=context.judge_scale,
         include_thought=context.judge_include_thought,
     )
+
+
+async def _judge_phase(
+    unit: Unit, phase: PhaseResponse, response: str, context: ArcaneEvalContext
+) -> tuple[dict[str, int] | None, LLMUsage]:
+    messages = phase_judge_prompt(probe_of(unit), phase, response, context)
     schema = judges.phase_judgement_schema(context.judge_scale)
     answer, usage = await _ask_judge(context, unit, schema, messages)
     return (None if answer is None else answer.scores.model_dump()), usage

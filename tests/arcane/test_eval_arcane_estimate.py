@@ -61,7 +61,11 @@ def test_the_estimate_is_within_15_percent_of_the_calls_and_tokens(
     assert code == 0, err
     calls, tokens = _estimated(err)
     made, used = _used(tmp_path / "run")
-    assert made == len(model.calls) == 2 * 4 * (5 * 7 + 13)  # TimeChara: 2 experts a phase
+    # TimeChara: 2 experts a phase. Their prompts do not name the role-play model, so the second
+    # model's expert call is served from the answer cache when the first one's answer has landed
+    # (timing: up to 4 probes x 3 phases x 2 experts); the estimate counts every call.
+    assert made == len(model.calls)
+    assert 2 * 4 * (5 * 7 + 13) - 4 * 3 * 2 <= made <= 2 * 4 * (5 * 7 + 13)
     assert 0.85 <= calls / made <= 1.15, (calls, made)
     assert 0.85 <= tokens / used <= 1.15, (tokens, used)
     assert "(48 (probe, mode, model) units)" in err
