@@ -234,21 +234,26 @@ README = ROOT / "README.md"
 
 
 @contextmanager
-def kenshiro_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIChat]:
-    """Fandom (Kenshiro's wiki) and Tavily on loopback, reached through the settings naming
-    their addresses, and the studio world's model behind the loopback LLM server."""
+def kenshiro_web(
+    monkeypatch: pytest.MonkeyPatch,
+    wiki: Any = None,
+    model: ScriptedChatModel | None = None,
+) -> Iterator[tuple[str, FakeOpenAIChat]]:
+    """Fandom (Kenshiro's wiki, or ``wiki``) and Tavily on loopback, reached through the
+    settings naming their addresses, and ``model`` (default: the studio world's) behind the
+    loopback LLM server. Yields the site's URL and the LLM server's fake."""
     web = FakeWeb(
         tavily=FakeTavily(web_results, api_key="tvly-test"),
-        wikis={"/fistofthenorthstar": hokuto_wiki()},
+        wikis={"/fistofthenorthstar": wiki or hokuto_wiki()},
     )
-    chat = FakeOpenAIChat(over_http(studio_model()), methods=METHODS)
+    chat = FakeOpenAIChat(over_http(model or studio_model()), methods=METHODS)
     with LoopbackWebServer(web.route) as site, LoopbackWebServer(chat) as llm:
         monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", site.url + "/{slug}")
         monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
         monkeypatch.setenv("TAVILY_BASE_URL", site.url)
         monkeypatch.setenv("OPENAI_BASE_URL", f"{llm.url}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        yield chat
+        yield site.url, chat
 
 
 KENSHIRO = Path("profiles") / "kenshiro--fist-of-the-north-star"
@@ -263,7 +268,7 @@ def test_the_profile_command_runs(
 ) -> None:
     (block,) = marked_blocks(page, "test_the_profile_command_runs")
     monkeypatch.chdir(tmp_path)
-    with kenshiro_web(monkeypatch) as llm:
+    with kenshiro_web(monkeypatch) as (_, llm):
         code = main(shlex.split(block)[3:])
     assert code == 0, capsys.readouterr().err
     document = json.loads((KENSHIRO / "profile.json").read_text(encoding="utf-8"))
@@ -300,20 +305,11 @@ def test_the_reference_allowed_and_excluded_recipe_runs(
     name, ref = assignment.split("=", 1)
     wiki = hokuto_wiki()
     wiki.pages["Toki"] = PROFILE_EVAL_FIXTURE.read_text(encoding="utf-8")
-    web = FakeWeb(
-        tavily=FakeTavily(web_results, api_key="tvly-test"), wikis={"/fistofthenorthstar": wiki}
-    )
     answers = {**studio_model().responders, **eval_model().responders}
     answers["AlignmentList"] = keyword_judge("Toki")
-    chat = FakeOpenAIChat(over_http(ScriptedChatModel(responders=answers)), methods=METHODS)
     monkeypatch.chdir(tmp_path)
-    with LoopbackWebServer(web.route) as site, LoopbackWebServer(chat) as llm:
-        monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", site.url + "/{slug}")
-        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-        monkeypatch.setenv("TAVILY_BASE_URL", site.url)
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{llm.url}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        served = ref.replace("https://hokuto.fandom.com", f"{site.url}/fistofthenorthstar")
+    with kenshiro_web(monkeypatch, wiki, ScriptedChatModel(responders=answers)) as (site, _):
+        served = ref.replace("https://hokuto.fandom.com", f"{site}/fistofthenorthstar")
         for line in lines:
             argv = shlex.split(line.replace(f"${name}", served), comments=True)[3:]
             code = main(argv)

@@ -3,3 +3,12 @@
 A runner runs, resumes and writes its files; it never prints. The CLI, the MCP server and apps
 call these (``from personae import ...``).
 """
+
+from collections.abc import Callable
+
+Progress = Callable[[str], None]
+"""Where a runner reports a step (one line, no newline); the CLI writes it to stderr."""
+
+
+def quiet(line: str) -> None:
+    """The default progress of every runner: nothing."""

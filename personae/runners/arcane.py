@@ -10,27 +10,21 @@ contexts fill what they leave empty from the settings (``PERSONAE_DATA_DIR``, th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.errors import InputError
 from personae.files import check_writable_dir, parse_jsonl, require_file
+from personae.runners import Progress, quiet
 
 if TYPE_CHECKING:
     from personae.graphs.arcane.arc_build import ArcBuildContext
     from personae.graphs.arcane.roleplay import RoleplayContext
     from personae.tools.arcane.novel_text import Segmentation
 
-Progress = Callable[[str], None]
-"""Where a runner reports a step (one line, no newline); the CLI writes it to stderr."""
 CHECKPOINT_DB = ".checkpoints.sqlite"
 """The file in a novel's folder that checkpoints its arc builds, chapter by chapter."""
-
-
-def _quiet(line: str) -> None:
-    """The default progress: nothing."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +127,7 @@ async def build_arcs(
     *,
     split: str = "train",
     context: ArcBuildContext,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
     keep_checkpoints: bool = False,
 ) -> ArcBuild:
     """Build (or resume) one character's arcs (T12-T16) of an imported novel.

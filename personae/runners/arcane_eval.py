@@ -15,15 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.errors import InputError
-from personae.runners.arcane import Progress
+from personae.runners import Progress, quiet
 
 if TYPE_CHECKING:
     from personae.evals.arcane.eval_graph import ArcaneEvalContext
     from personae.graphs.arcane.context import ArcaneContext
-
-
-def _quiet(line: str) -> None:
-    """The default progress: nothing."""
 
 
 EVAL_MODES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -130,7 +126,7 @@ async def evaluate_arcane(
     out: Path = DEFAULT_EVAL_OUT,
     probe_ids: Sequence[str] | None = None,
     server: str | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> ArcaneEvalRun:
     """Evaluate role-play models on the books' probes (ARCANE §4) and write the reports.
 
@@ -312,7 +308,7 @@ async def evaluate_pov_control(
     out: Path = DEFAULT_EVAL_OUT,
     coder_model: str | None = None,
     propositions: bool = True,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> PovControl:
     """App. G: ``context.model`` vs ``compare_model`` on a (category, sign) sample of Arc results.
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.errors import NothingUsableError
+from personae.runners import Progress, quiet
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from personae.server_runs import ServerRuns
     from personae.settings import Settings
 
-Progress = Callable[[str], None]
 CHECKPOINT_DB = ".checkpoints.sqlite"
 """The checkpoint file of a profiles folder (SQLite; see ``PERSONAE_CHECKPOINTER``)."""
 _UNKEYED = ("cache_dir", "cache_ttl", "contact")
@@ -188,22 +188,18 @@ async def profile_character(
     if server is not None:
         return await _profile_on_server(
             name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
-            progress or _quiet, server,
+            progress or quiet, server,
         )  # fmt: skip
     if checkpointer is None:
         async with open_checkpoints(out_dir, run_context.settings) as saver:
             return await _profile(
                 name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
-                progress or _quiet, saver, source, keep_checkpoints,
+                progress or quiet, saver, source, keep_checkpoints,
             )  # fmt: skip
     return await _profile(
         name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
-        progress or _quiet, checkpointer, source, keep_checkpoints,
+        progress or quiet, checkpointer, source, keep_checkpoints,
     )  # fmt: skip
-
-
-def _quiet(line: str) -> None:
-    """No progress wanted."""
 
 
 async def _profile(
