@@ -28,7 +28,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from personae.errors import ConfigurationError, RemoteError
+from personae.errors import ConfigurationError, InputError, RemoteError
 from personae.settings import DEFAULT_CHECKPOINTER, Settings, check_checkpointer_spec
 
 if TYPE_CHECKING:
@@ -39,6 +39,12 @@ SCHEMA_PREFIX = "personae_"
 """Every checkpoint schema Personae makes starts with this (``\\dn personae_*`` lists them)."""
 POSTGRES_EXTRA = "install the postgres extra: pip install 'personae[postgres]'"
 
+
+BUSY_SECONDS = 30.0
+"""How long a SQLite checkpointer waits for a file another connection is writing (another
+``personae`` process on the same folder: the web page and the CLI, two ``act`` runs). SQLite's
+default is 5 s, which a busy machine exceeded between a run stopped at ``--max-calls`` and its
+rerun (CI, stop 32)."""
 
 _PRUNED: weakref.WeakSet[Any] = weakref.WeakSet()
 """SQLite savers a finished thread was pruned on: compacted (VACUUM) when closed."""
@@ -125,18 +131,32 @@ async def open_checkpointer(
         ConfigurationError: ``PERSONAE_CHECKPOINTER`` is malformed, or Postgres is asked for
             without the ``postgres`` extra installed.
         RemoteError: the Postgres server cannot be reached or refuses the login.
+        InputError: the SQLite file stayed locked by another connection for
+            :data:`BUSY_SECONDS` (one line naming the file).
     """
     if not uses_postgres(settings):
+        import sqlite3
+
+        import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         sqlite_file.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(sqlite_file)) as saver:
-            if serde is not None:
-                saver.serde = serde
-            await saver.setup()  # a thread may be deleted (--force) before any run made the tables
-            yield saver
-            if saver in _PRUNED:  # give the pruned pages back to the file system
-                await saver.conn.execute("vacuum")
+        try:
+            async with aiosqlite.connect(sqlite_file, timeout=BUSY_SECONDS) as conn:
+                sqlite_saver = AsyncSqliteSaver(conn)
+                if serde is not None:
+                    sqlite_saver.serde = serde
+                await sqlite_saver.setup()  # a thread may be deleted (--force) before any run
+                yield sqlite_saver
+                if sqlite_saver in _PRUNED:  # give the pruned pages back to the file system
+                    await conn.execute("vacuum")
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error):
+                raise
+            raise InputError(
+                f"{sqlite_file} stayed locked for {BUSY_SECONDS:g} s: another personae run is "
+                "writing its checkpoints; wait for it to finish, or give this run another folder"
+            ) from None
         return
     async with _postgres_saver(settings.checkpointer, sqlite_file, serde) as saver:
         yield saver

@@ -219,3 +219,65 @@ def test_a_masked_setting_keeps_what_cannot_be_a_password() -> None:
     assert masked_setting("postgresql://[::1]/db") == "postgresql://[::1]/db"
     assert masked_setting("postgresql://u:secret/db") == "postgresql://***/db"
     assert masked_setting("host=h password='a b' dbname=x") == "host=h password=*** dbname=x"
+
+
+def _hold_write_lock(path: Path, seconds: float) -> tuple[Any, Any]:
+    """Another connection's write transaction on ``path``, released after ``seconds``."""
+    import sqlite3
+    import threading
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    other = sqlite3.connect(path, check_same_thread=False)
+    other.execute("pragma journal_mode=wal")  # as every checkpointer opens it
+    other.execute("create table if not exists held (x)")
+    other.commit()
+    other.execute("begin immediate")
+    other.execute("insert into held values (1)")
+
+    def done() -> None:
+        other.commit()
+        other.close()
+
+    release = threading.Timer(seconds, done)
+    release.start()
+    return other, release
+
+
+def test_a_sqlite_file_another_run_is_writing_is_waited_for(tmp_path: Path) -> None:
+    """A short lock (another personae process committing) delays the run; nothing fails."""
+    path = tmp_path / "out" / ".checkpoints.sqlite"
+    _, release = _hold_write_lock(path, 1.0)
+
+    async def run() -> int:
+        async with open_checkpointer(path, load_settings({})) as saver:
+            app = counter().compile(checkpointer=saver)
+            return int((await app.ainvoke({"n": 1}, THREAD))["n"])
+
+    try:
+        assert asyncio.run(run()) == 2
+    finally:
+        release.join()
+
+
+def test_a_sqlite_file_locked_past_the_wait_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from personae import checkpointers
+    from personae.errors import InputError
+
+    monkeypatch.setattr(checkpointers, "BUSY_SECONDS", 0.2)
+    path = tmp_path / "out" / ".checkpoints.sqlite"
+    _, release = _hold_write_lock(path, 3.0)
+
+    async def run() -> None:
+        async with open_checkpointer(path, load_settings({})) as saver:
+            await counter().compile(checkpointer=saver).ainvoke({"n": 1}, THREAD)
+
+    try:
+        with pytest.raises(InputError) as raised:
+            asyncio.run(run())
+    finally:
+        release.join()
+    message = str(raised.value)
+    assert str(path) in message and "locked for 0.2 s" in message
+    assert "wait for it to finish" in message and "\n" not in message
