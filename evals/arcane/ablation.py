@@ -23,7 +23,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from personae.agents.arcane import propositions as coder
 from personae.evals.arcane.metrics import CATEGORIES, CATEGORY_LABELS, PHASE_METRICS, probe_scores
@@ -31,6 +31,9 @@ from personae.fanout import gather_all
 from personae.graphs.arcane.context import ArcaneContext
 from personae.llm import InvalidAnswerError, call_structured
 from personae.memory.arcane.records import ArcRecord, ProbeRecord
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
 
 SIGNS = ("positive", "negative")
 TIE = 1.0
@@ -138,6 +141,47 @@ def pov_figures(
     return figures
 
 
+def coder_prompt(
+    probe: ProbeRecord, arc: ArcRecord | None, record: Mapping[str, Any]
+) -> list[BaseMessage]:
+    """The coder's messages over one condition's per-phase responses to ``probe``."""
+    refs = {p.phase_idx: p for p in probe.phase_responses}
+    phases = [
+        (
+            int(p["phase_idx"]),
+            refs[int(p["phase_idx"])].phase_label,
+            refs[int(p["phase_idx"])].gt_action,
+            refs[int(p["phase_idx"])].gt_thought,
+            str(p["response"]),
+        )
+        for p in record["phases"]
+        if int(p["phase_idx"]) in refs
+    ]
+    return coder.coder_messages(
+        axis_name=arc.axis_name if arc else probe.axis_id,
+        dimension_label=arc.dimension_label if arc else "",
+        scenario=probe.scenario,
+        question=probe.question,
+        phases=phases,
+    )
+
+
+def coding_jobs(
+    records: Sequence[Mapping[str, Any]],
+    sample: Sequence[Mapping[str, Any]],
+    base: str,
+    compare: str,
+) -> list[tuple[Mapping[str, Any], str, Mapping[str, Any]]]:
+    """(sample row, condition label, that condition's record) of every coder call to make."""
+    jobs = []
+    for label, mdl, mode in conditions(base, compare):
+        by_probe = arc_records(records, mdl, mode)
+        jobs += [
+            (row, label, by_probe[row["probe_id"]]) for row in sample if row["probe_id"] in by_probe
+        ]
+    return jobs
+
+
 async def code_propositions(
     *,
     records: Sequence[Mapping[str, Any]],
@@ -157,26 +201,7 @@ async def code_propositions(
 
     async def one(row: Mapping[str, Any], label: str, record: Mapping[str, Any]) -> dict[str, Any]:
         probe = probes[row["probe_id"]]
-        arc = axes.get((probe.character, probe.axis_id))
-        refs = {p.phase_idx: p for p in probe.phase_responses}
-        phases = [
-            (
-                int(p["phase_idx"]),
-                refs[int(p["phase_idx"])].phase_label,
-                refs[int(p["phase_idx"])].gt_action,
-                refs[int(p["phase_idx"])].gt_thought,
-                str(p["response"]),
-            )
-            for p in record["phases"]
-            if int(p["phase_idx"]) in refs
-        ]
-        messages = coder.coder_messages(
-            axis_name=arc.axis_name if arc else probe.axis_id,
-            dimension_label=arc.dimension_label if arc else "",
-            scenario=probe.scenario,
-            question=probe.question,
-            phases=phases,
-        )
+        messages = coder_prompt(probe, axes.get((probe.character, probe.axis_id)), record)
         base_row = {
             "probe_id": row["probe_id"],
             "probe_type": row["probe_type"],
@@ -191,15 +216,7 @@ async def code_propositions(
                 return {**base_row, "coding": None}
         return {**base_row, "coding": answer.model_dump()}
 
-    jobs = []
-    for label, mdl, mode in conditions(base, compare):
-        by_probe = arc_records(records, mdl, mode)
-        jobs += [
-            one(row, label, by_probe[row["probe_id"]])
-            for row in sample
-            if row["probe_id"] in by_probe
-        ]
-    return await gather_all(jobs)
+    return await gather_all([one(*job) for job in coding_jobs(records, sample, base, compare)])
 
 
 def table_5(coded: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ eval-arcane`` prints the estimate beside a scripted run's usage.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from personae.agents.arcane.roleplayer import (
 )
 from personae.agents.costs import Estimate, message_tokens
 from personae.errors import InputError
+from personae.evals.arcane.ablation import arc_records, coder_prompt, coding_jobs
 from personae.evals.arcane.eval_graph import (
     ArcaneEvalContext,
     EvalInput,
@@ -49,6 +50,7 @@ from personae.graphs.arcane.roleplay import (
 from personae.memory.arcane.novel_chunks import chunk_chapter
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import (
+    ArcRecord,
     PhaseResponse,
     ProbeRecord,
     load_arcs,
@@ -232,3 +234,43 @@ def _expert_tokens(task: RoleplayTask) -> int:
     )
     spatial = timechara.spatial_messages(novel=task["title"], character=task["character"], **common)
     return message_tokens(temporal) + message_tokens(spatial) + 2 * EXPERT_OUTPUT_TOKENS
+
+
+CODER_OUTPUT_TOKENS = 100
+"""The proposition coder's answer: four yes/no/na answers with a one-sentence reason each."""
+
+
+def estimate_propositions(
+    records: Sequence[Mapping[str, Any]],
+    sample: Sequence[Mapping[str, Any]],
+    probes: Mapping[str, ProbeRecord],
+    arcs: Sequence[ArcRecord],
+    base: str,
+    compare: str,
+) -> Estimate:
+    """Calls and tokens of App. G's proposition coder over the sample's three conditions.
+
+    The coder's prompts are rendered as the run renders them; the POV condition's responses,
+    not written yet, are ``base``'s Arc phases with an answer of ``ANSWER_TOKENS``. A coding
+    already in the run's cache is counted too (the run then pays nothing for it).
+    """
+    placeholder = "x" * (4 * ANSWER_TOKENS)
+    done = arc_records(records, base, "pov")
+    planned = [
+        {
+            "model": base,
+            "mode": "pov",
+            "probe_id": probe_id,
+            "phases": [{**p, "response": placeholder} for p in record["phases"]],
+        }
+        for probe_id, record in arc_records(records, base).items()
+        if probe_id not in done
+    ]
+    axes = {(a.character, a.axis_id): a for a in arcs}
+    jobs = coding_jobs([*records, *planned], sample, base, compare)
+    tokens = 0
+    for row, _, record in jobs:
+        probe = probes[row["probe_id"]]
+        prompt = coder_prompt(probe, axes.get((probe.character, probe.axis_id)), record)
+        tokens += message_tokens(prompt) + CODER_OUTPUT_TOKENS
+    return Estimate(len(jobs), tokens, f"{len(jobs)} proposition codings")

@@ -317,12 +317,16 @@ async def evaluate_pov_control(
     the same judge, and (unless not ``propositions``) the proposition coder (``coder_model``,
     default the paper's pro tier) codes the three conditions; ``limit`` caps the probes per
     book as in :func:`evaluate_arcane`. Writes ``pov.json``,
-    ``pov.md`` and the Table 2 reports.
+    ``pov.md`` and the Table 2 reports. Before the first call, ``progress`` gets the
+    estimated calls and tokens of the POV pass and the coder (as ``evaluate_arcane``'s).
 
     Raises:
         InputError: no probe has non-tied Arc results of both models in ``out``.
     """
+    from personae.agents.arcane.propositions import PAPER_CODER_MODEL
+    from personae.agents.costs import estimate_line
     from personae.evals.arcane import ablation as ab
+    from personae.evals.arcane.costs import estimate_evaluation, estimate_propositions
     from personae.evals.arcane.perturb import load_probe_index
     from personae.evals.arcane.results import read_results
     from personae.files import write_json_atomic, write_text_atomic
@@ -341,23 +345,31 @@ async def evaluate_pov_control(
             f"run personae arcane eval BOOK --modes arc --model {base} "
             f"--also-model {compare_model} --out {out} first",
         )
+    probe_ids = [s["probe_id"] for s in chosen]
+    coder = coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
+    probes = load_probe_index(folder, {s["novel"] for s in chosen})
+    arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
+    estimate = estimate_evaluation(
+        books, context=context, modes=["pov"], models=[base], limit=limit, out=out,
+        probe_ids=probe_ids,
+    )  # fmt: skip
+    roles = {"role-play": base, "judge": str(context.judge_model)}
+    if propositions:
+        estimate += estimate_propositions(records, chosen, probes, arcs, base, compare_model)
+        roles["coder"] = coder
+    progress(estimate_line(estimate, roles).rstrip("\n"))
     state: Any = {
         "novels": list(books),
         "modes": ["pov"],
         "limit": limit,
         "out_dir": str(out),
-        "probe_ids": [s["probe_id"] for s in chosen],
+        "probe_ids": probe_ids,
     }
     _report_pass(await _evaluate_here(state, context), progress)
     records = [r for r in read_results(out) if r["novel"] in slugs]
     figures = ab.pov_figures(records, chosen, base, compare_model)
     table5 = None
     if propositions:
-        from personae.agents.arcane.propositions import PAPER_CODER_MODEL
-
-        coder = coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
-        probes = load_probe_index(folder, {s["novel"] for s in chosen})
-        arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
         coded = await ab.code_propositions(
             records=records,
             sample=chosen,

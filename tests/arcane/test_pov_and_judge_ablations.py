@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,13 @@ def test_pov_control_regenerates_the_sample_and_codes_propositions(
         handle.write(json.dumps(tuned) + "\n")
     scripted.calls.clear()
     pov = ["--ablation", "pov", "--model", "openai:qwen", "--compare-model", "openai:tuned"]
+    capsys.readouterr()
     assert _eval(tmp_path, out, *pov) == 0
+    estimated = re.search(r"estimated: (\d+) LLM calls, ~([\d,]+) tokens", capsys.readouterr().err)
+    assert estimated, "the POV control prints its estimate before the first call"
+    assert int(estimated.group(1)) == len(
+        scripted.calls
+    )  # 3 answers and judgments, 1 trajectory, 3 codings
     sent = [prompt_text(m) for m in scripted.calls_for("text")]
     assert len(sent) == 3 and all(POV_PARAGRAPH in s for s in sent)
     rows = [json.loads(x) for x in results.read_text().splitlines()]
