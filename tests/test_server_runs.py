@@ -1,4 +1,4 @@
-"""`--server URL`: profile --batch, bench bookmarks and eval arcane run on `langgraph dev`.
+"""`--server URL`: profile (one name or --batch), bench bookmarks and eval arcane run on `langgraph dev`.
 
 Each command runs twice on the same small input, in this process and through a real
 `langgraph dev` (one server for the module), with its own cache folder each time: the files
@@ -212,6 +212,26 @@ def test_profile_batch_on_the_server_writes_the_local_profiles(
         assert (remote / folder / "profile.md").read_text() == (
             local / folder / "profile.md"
         ).read_text()
+
+
+def test_profile_one_name_on_the_server_writes_the_local_profile(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``personae profile NAME --server URL``: no ``--batch`` needed for one character."""
+    argv = ["profile", "Kenshiro", "--franchise", "Fist of the North Star"]
+    argv += ["--wiki", served.web_url, "--max-rounds", "1"]
+    local, remote, requests = twice(served, monkeypatch, argv, "one-profile")
+    assert requests > 0  # the server made the run's model calls
+    [folder] = [p.name for p in remote.iterdir() if p.is_dir()]
+    shown = json.loads((remote / folder / "profile.json").read_text())
+    kept = json.loads((local / folder / "profile.json").read_text())
+    for document in (shown, kept):
+        document.pop("structured_output", None)  # chosen where the calls are made
+    assert shown == kept and shown["character"] == "Kenshiro"
+    before = len(served.llm.requests)
+    argv += ["--out", str(remote), "--server", served.url]
+    assert main(argv) == 0  # the finished thread is read back: no model call
+    assert len(served.llm.requests) == before
 
 
 def test_the_runners_write_the_same_files_in_process_and_on_the_server(

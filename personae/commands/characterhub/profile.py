@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,8 +156,8 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--server",
         metavar="URL",
-        help="--batch: profile each character on this LangGraph server (one thread each, "
-        "resumable); the files are written here as a local run writes them",
+        help="profile on this LangGraph server (one thread per character, resumable); "
+        "the files are written here as a local run writes them",
     )
     parser.add_argument(
         "--force",
@@ -188,8 +189,6 @@ def thread_id(row: BatchRow, context: ProfilerContext) -> str:
 
 def _check_options(args: argparse.Namespace) -> None:
     """The flags' values, checked before any heavy import (a typo costs a second, not a minute)."""
-    if args.server and args.batch is None:
-        raise InputError("--server runs a --batch", "pass --batch FILE.csv, or drop --server")
     if args.batch is None and not (args.name or "").strip():
         raise InputError("the character name is empty", 'pass a name: personae profile "Kenshiro"')
     if args.batch is not None and args.name:
@@ -267,10 +266,8 @@ async def profile_one(
 async def profile_single(
     row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
 ) -> ProfilePaths:
-    """Profile the one character named on the command line."""
-    from personae.runners.characterhub import open_checkpoints
-
-    async with open_checkpoints(args.out, context.settings) as saver:
+    """Profile the one character named on the command line (here, or on ``--server``)."""
+    async with _runs_on(args, context) as (saver, server):
         return await profile_one(
             row,
             context,
@@ -280,7 +277,29 @@ async def profile_single(
             force=args.force,
             keep_checkpoints=args.keep_checkpoints,
             saver=saver,
+            server=server,
         )
+
+
+@asynccontextmanager
+async def _runs_on(
+    args: argparse.Namespace, context: ProfilerContext
+) -> AsyncIterator[tuple[BaseCheckpointSaver[Any] | None, ServerRuns | None]]:
+    """Where the command's profiles run: ``--out``'s checkpointer, or one ``--server`` client.
+
+    The server's threads are scoped by the output folder, so a single name and a batch into
+    the same folder resume each other's runs, as the local checkpoints do.
+    """
+    from personae.runners.characterhub import open_checkpoints
+    from personae.server_runs import ServerRuns
+
+    if args.server:
+        scope = f"profile:{args.out.resolve()}"
+        async with ServerRuns(args.server, scope=scope) as server:
+            yield None, server
+    else:
+        async with open_checkpoints(args.out, context.settings) as saver:
+            yield saver, None
 
 
 async def profile_rows(
@@ -291,19 +310,9 @@ async def profile_rows(
     With ``--server`` each row runs on that LangGraph server (one client for the batch, one
     thread per row) and is written here the same way.
     """
-    from contextlib import AsyncExitStack
-
     from personae.memory.characterhub.profile_store import paths_for
-    from personae.runners.characterhub import open_checkpoints
-    from personae.server_runs import ServerRuns
 
-    async with AsyncExitStack() as stack:
-        saver, server = None, None
-        if args.server:
-            scope = f"profile:{args.out.resolve()}"
-            server = await stack.enter_async_context(ServerRuns(args.server, scope=scope))
-        else:
-            saver = await stack.enter_async_context(open_checkpoints(args.out, context.settings))
+    async with _runs_on(args, context) as (saver, server):
         return await run_batch(
             rows,
             lambda row: profile_one(
