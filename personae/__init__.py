@@ -88,6 +88,7 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
         perturb_arcane,
         write_arcane_report,
     )
+    from personae.runners.arcane_export import TrainingExport, export_training_data
     from personae.runners.bookmarks import ActionStep, predict_action
     from personae.runners.characterhub import Profile, profile_character
     from personae.settings import Settings, load_settings
@@ -124,6 +125,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "evaluate_pov_control": ("personae.runners.arcane_eval", "evaluate_pov_control"),
     "perturb_arcane": ("personae.runners.arcane_eval", "perturb_arcane"),
     "write_arcane_report": ("personae.runners.arcane_eval", "write_arcane_report"),
+    "export_training_data": ("personae.runners.arcane_export", "export_training_data"),
+    "TrainingExport": ("personae.runners.arcane_export", "TrainingExport"),
     # graph builders
     "build_profiler_graph": ("personae.graphs.characterhub.profiler", "build_graph"),
     "build_bookmarks_graph": ("personae.graphs.bookmarks.graph", "build_graph"),
@@ -175,6 +178,7 @@ __all__ = [
     "QARun",
     "RoleplayContext",
     "Settings",
+    "TrainingExport",
     "__version__",
     "act_at_chapter",
     "ask_character",
@@ -191,6 +195,7 @@ __all__ = [
     "evaluate_arcane",
     "evaluate_pov_control",
     "evaluate_profiles",
+    "export_training_data",
     "import_novel",
     "index_persona",
     "load_settings",

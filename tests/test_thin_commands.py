@@ -38,7 +38,6 @@ NO_RUNNER_YET = {
     "amadeus/eval_persona_chunks.py": "AMADEUS chunk analyses (summary.json, report.md)",
     "amadeus/eval_persona_human.py": "AMADEUS human-rating sheet export",
     "arcane/arc.py": "ARCANE annotate-arcs vote sheet export",
-    "arcane/export.py": "ARCANE SFT/DPO training export",
 }
 """Command modules that still write their files, and what: each is a job to move into a runner."""
 

@@ -23,11 +23,6 @@ from typing import Any
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, context_fields
-from personae.errors import InputError
-
-FORMATS = ("sft", "dpo")
-SPLITS = ("train", "eval", "unvalidated", "any")
-PAIRS = ("anchor", "every-phase")
 
 
 def register(commands: Any) -> None:
@@ -58,88 +53,42 @@ def register(commands: Any) -> None:
     arcane.set_defaults(handler=run)
 
 
-def _choice(value: str, allowed: tuple[str, ...], flag: str) -> str:
-    if value not in allowed:
-        raise InputError(f"unknown {flag} {value!r}", f"use {', '.join(allowed)}")
-    return value
-
-
 def _modes(args: argparse.Namespace) -> list[str]:
-    from personae.evals.arcane.export import EXPORT_MODES, SFT_MODES
+    from personae.evals.arcane.export import SFT_MODES
 
     text = args.modes or (",".join(SFT_MODES) if args.format == "sft" else "arc")
-    modes = [m.strip() for m in text.split(",") if m.strip()]
-    for mode in modes or [text]:
-        _choice(mode, EXPORT_MODES, "mode")
-    return modes
-
-
-def _out(args: argparse.Namespace) -> Path:
-    out: Path = args.out or Path(f"arcane_{args.format}.jsonl")
-    if out.is_dir():
-        raise InputError(f"--out {out} is a folder", "pass a file name, e.g. arcane_sft.jsonl")
-    parent = out.parent if str(out.parent) else Path(".")
-    if parent.exists() and not parent.is_dir():
-        raise InputError(f"--out {out}: {parent} is not a folder", "pass a writable path")
-    return out
+    return [m.strip() for m in text.split(",") if m.strip()] or [text]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build every row, then write the JSONL file atomically."""
+    """Export with the runner (every row built, then one atomic write); print what went in."""
     import asyncio
-    import json
 
-    from personae.evals.arcane import export as ex
-    from personae.files import write_text_atomic
     from personae.graphs.arcane.roleplay import RoleplayContext
+    from personae.runners.arcane_export import FORMATS, check_choice, export_training_data
 
-    _choice(args.format, FORMATS, "--format")
-    _choice(args.split, SPLITS, "--split")
-    _choice(args.pairs, PAIRS, "--pairs")
-    modes = _modes(args)
-    if args.samples < 1 or args.concurrency < 1:
-        raise InputError("--samples and --concurrency must be at least 1", "pass 1 or more")
-    out = _out(args)
+    check_choice(args.format, FORMATS, "--format")
     if args.format == "sft" and args.teacher and not args.model:
         args.model = args.teacher[0]  # the teachers need a server, not a default model
     context = RoleplayContext(embedding=args.embedding, **context_fields(args))
-    if args.format == "sft":
-        context.llm("strong")  # no LLM or a bad spec fails here, before any work
-    books = ex.load_books(
-        context.data_dir,
-        args.books,
-        args.split,
-        context.text_embedding(),
-        context.chroma_settings(),
+    done = asyncio.run(
+        export_training_data(
+            args.books,
+            context=context,
+            format=args.format,
+            out=args.out or Path(f"arcane_{args.format}.jsonl"),
+            modes=_modes(args),
+            split=args.split,
+            pairs=args.pairs,
+            teachers=args.teacher,
+            samples=args.samples,
+            concurrency=args.concurrency,
+        )
     )
-    if args.format == "dpo":
-        export = ex.dpo_rows(
-            books, modes=modes, split=args.split, pairs=args.pairs, context=context
-        )
-    else:
-        teachers = args.teacher or [context.model]
-        export = asyncio.run(
-            ex.sft_rows(
-                books,
-                modes=modes,
-                split=args.split,
-                teachers=teachers,
-                samples=args.samples,
-                context=context,
-                concurrency=args.concurrency,
-            )
-        )
-    if not export.rows:
-        raise InputError(
-            f"no {args.format} rows from {export.probes} probes ({export.skipped or 'nothing'})",
-            "check the probes' phases",
-        )
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in export.rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, text)
+    export = done.export
     left = ", ".join(f"{n} {why}" for why, n in sorted(export.skipped.items())) or "none"
     sys.stdout.write(
-        f"{len(export.rows)} {args.format} rows from {export.probes} probes -> {out} "
+        f"{len(export.rows)} {args.format} rows from {export.probes} probes -> {done.path} "
         f"(left out: {left}; {export.llm_calls} LLM calls{cache_note(export.cache_hits)})\n"
     )
     return 0
