@@ -73,6 +73,11 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
         open_chat,
         persona_index_settings,
     )
+    from personae.runners.amadeus_eval import (
+        ChunkAnalysis,
+        analyse_persona_chunks,
+        export_rating_sheet,
+    )
     from personae.runners.arcane import (
         ArcBuild,
         ChapterAnswer,
@@ -120,6 +125,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PersonalityRun": ("personae.evals.amadeus.personality_eval", "PersonalityRun"),
     "run_persona_qa": ("personae.evals.amadeus.persona_qa", "run_persona_qa"),
     "QARun": ("personae.evals.amadeus.persona_qa", "QARun"),
+    "analyse_persona_chunks": ("personae.runners.amadeus_eval", "analyse_persona_chunks"),
+    "ChunkAnalysis": ("personae.runners.amadeus_eval", "ChunkAnalysis"),
+    "export_rating_sheet": ("personae.runners.amadeus_eval", "export_rating_sheet"),
     "evaluate_arcane": ("personae.runners.arcane_eval", "evaluate_arcane"),
     "ArcaneEvalRun": ("personae.runners.arcane_eval", "ArcaneEvalRun"),
     "evaluate_pov_control": ("personae.runners.arcane_eval", "evaluate_pov_control"),
@@ -168,6 +176,7 @@ __all__ = [
     "ChapterAnswer",
     "Chat",
     "ChatTurn",
+    "ChunkAnalysis",
     "ImportedNovel",
     "IndexedPersona",
     "LLMContext",
@@ -181,6 +190,7 @@ __all__ = [
     "TrainingExport",
     "__version__",
     "act_at_chapter",
+    "analyse_persona_chunks",
     "ask_character",
     "build_amadeus_graph",
     "build_arc_build_graph",
@@ -195,6 +205,7 @@ __all__ = [
     "evaluate_arcane",
     "evaluate_pov_control",
     "evaluate_profiles",
+    "export_rating_sheet",
     "export_training_data",
     "import_novel",
     "index_persona",

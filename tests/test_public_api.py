@@ -28,7 +28,8 @@ FROZEN = (
     "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
     # benchmarks and evaluations
     "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
-    "run_persona_qa", "QARun", "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "export_training_data",
+    "run_persona_qa", "QARun", "analyse_persona_chunks", "ChunkAnalysis",
+    "export_rating_sheet", "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "export_training_data",
     "TrainingExport",
     "perturb_arcane", "write_arcane_report",
     # graph builders

@@ -35,8 +35,6 @@ WRITERS = frozenset(
 (not ``sys.stdout.write`` or ``json.dumps``, which print). A writer handed on
 (``asyncio.to_thread(write_profile, ...)``) counts as a call."""
 NO_RUNNER_YET = {
-    "amadeus/eval_persona_chunks.py": "AMADEUS chunk analyses (summary.json, report.md)",
-    "amadeus/eval_persona_human.py": "AMADEUS human-rating sheet export",
     "arcane/arc.py": "ARCANE annotate-arcs vote sheet export",
 }
 """Command modules that still write their files, and what: each is a job to move into a runner."""

@@ -71,52 +71,13 @@ def _questions(args: argparse.Namespace) -> dict[str, list[str]]:
     return {c: [item.question for item in items] for c in args.character}
 
 
-def _similarity(args: argparse.Namespace, questions: dict[str, list[str]]) -> list[dict[str, Any]]:
+def run(args: argparse.Namespace) -> int:
+    """Run the requested analyses with the runner (it writes the files); print the report."""
     import asyncio
-    from dataclasses import asdict, replace
 
     from personae.commands.amadeus.eval_personality import _personas
     from personae.commands.amadeus.persona import index_options, store_context
-    from personae.evals.amadeus.persona_chunks import similarity_row
-    from personae.runners.amadeus import index_persona, open_indexed_persona
-
-    personas = _personas(args.persona)
-    store = store_context(args)
-    rows = []
-    for splitter in [s.strip() for s in args.splitters.split(",") if s.strip()]:
-        if splitter not in ("acts", "ats", "fixed"):
-            raise InputError(f"unknown splitter {splitter!r}", "use acts, ats, fixed")
-        options = replace(index_options(args, store), splitter=splitter)
-        indexes = {}
-        for character in questions:
-            name = character
-            if character.casefold() in personas:
-                source = personas[character.casefold()]
-                name = asyncio.run(
-                    index_persona(source, character=character, index=options, context=store)
-                ).character
-            indexes[character] = open_indexed_persona(name, options)
-        rows.append(asdict(similarity_row(splitter, indexes, questions, args.k)))
-    return rows
-
-
-def _usage(args: argparse.Namespace) -> dict[str, Any]:
-    from personae.commands.amadeus.persona import index_options
-    from personae.evals.amadeus.persona_chunks import chunk_usage, indexed_name, read_results
-    from personae.runners.amadeus import open_indexed_persona
-
-    records = read_results(args.results)
-    options = index_options(args)
-    counts = {}
-    for character in sorted({indexed_name(r) for r in records}):
-        counts[character] = open_indexed_persona(character, options).count()
-    return chunk_usage(records, counts)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the requested analyses; write summary.json and report.md; print the report."""
-    from personae.evals.amadeus.persona_chunks import render_report
-    from personae.files import write_json_atomic, write_text_atomic
+    from personae.runners.amadeus_eval import analyse_persona_chunks
 
     if not (args.questions or args.questionnaire or args.results):
         raise InputError(
@@ -125,15 +86,22 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.k < 1:
         raise InputError("--k must be at least 1", "pass 1 or more")
-    from personae.commands.amadeus.persona import store_context
-
-    summary: dict[str, Any] = {"embedding": store_context(args).embedding, "k": args.k}
-    if args.questions or args.questionnaire:
-        summary["similarity"] = _similarity(args, _questions(args))
-    if args.results:
-        summary["usage"] = _usage(args)
-    report = render_report(summary)
-    write_json_atomic(args.out / "summary.json", summary)
-    write_text_atomic(args.out / "report.md", report)
-    sys.stdout.write(report)
+    splitters = [s.strip() for s in args.splitters.split(",") if s.strip()]
+    personas = _personas(args.persona)
+    store = store_context(args)
+    asked = _questions(args) if args.questions or args.questionnaire else None
+    index = index_options(args, store)  # the similarity analysis swaps in each splitter
+    analysis = asyncio.run(
+        analyse_persona_chunks(
+            index=index,
+            store=store,
+            out=args.out,
+            questions=asked,
+            splitters=splitters,
+            k=args.k,
+            personas=personas,
+            results=args.results,
+        )
+    )
+    sys.stdout.write(analysis.report)
     return 0

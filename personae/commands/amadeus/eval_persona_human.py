@@ -46,25 +46,18 @@ def _ratings(path: Path) -> list[list[float]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export a sheet, or compute Table 2 from ratings."""
-    import csv
-    import io
-
-    from personae.evals.amadeus.persona_human import SHEET_COLUMNS, sample_rows, table_2
-    from personae.files import read_jsonl, write_text_atomic
+    """Export a sheet (with the runner), or compute Table 2 from ratings."""
+    from personae.evals.amadeus.persona_human import table_2
 
     if args.export:
-        if not args.results or not args.results.is_file():
+        from personae.runners.amadeus_eval import export_rating_sheet
+
+        if not args.results:
             raise InputError(
                 "--export needs --results DIR/results.jsonl", "run eval personality first"
             )
-        records = read_jsonl(args.results)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS)
-        writer.writeheader()
-        writer.writerows(sample_rows(records, args.samples, args.seed))
-        write_text_atomic(args.export, buffer.getvalue())
-        sys.stdout.write(f"sheet: {args.export}\n")
+        sheet = export_rating_sheet(args.results, args.export, samples=args.samples, seed=args.seed)
+        sys.stdout.write(f"sheet: {sheet}\n")
         return 0
     if not args.ratings:
         raise InputError(
