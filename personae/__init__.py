@@ -94,6 +94,12 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
         write_arcane_report,
     )
     from personae.runners.arcane_export import TrainingExport, export_training_data
+    from personae.runners.arcane_votes import (
+        VoteSheet,
+        export_vote_sheet,
+        read_votes,
+        resume_with_votes,
+    )
     from personae.runners.bookmarks import ActionStep, predict_action
     from personae.runners.characterhub import Profile, profile_character
     from personae.settings import Settings, load_settings
@@ -135,6 +141,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "write_arcane_report": ("personae.runners.arcane_eval", "write_arcane_report"),
     "export_training_data": ("personae.runners.arcane_export", "export_training_data"),
     "TrainingExport": ("personae.runners.arcane_export", "TrainingExport"),
+    "export_vote_sheet": ("personae.runners.arcane_votes", "export_vote_sheet"),
+    "read_votes": ("personae.runners.arcane_votes", "read_votes"),
+    "resume_with_votes": ("personae.runners.arcane_votes", "resume_with_votes"),
+    "VoteSheet": ("personae.runners.arcane_votes", "VoteSheet"),
     # graph builders
     "build_profiler_graph": ("personae.graphs.characterhub.profiler", "build_graph"),
     "build_bookmarks_graph": ("personae.graphs.bookmarks.graph", "build_graph"),
@@ -188,6 +198,7 @@ __all__ = [
     "RoleplayContext",
     "Settings",
     "TrainingExport",
+    "VoteSheet",
     "__version__",
     "act_at_chapter",
     "analyse_persona_chunks",
@@ -207,6 +218,7 @@ __all__ = [
     "evaluate_profiles",
     "export_rating_sheet",
     "export_training_data",
+    "export_vote_sheet",
     "import_novel",
     "index_persona",
     "load_settings",
@@ -216,6 +228,8 @@ __all__ = [
     "predict_action",
     "profile_character",
     "profile_document",
+    "read_votes",
+    "resume_with_votes",
     "run_bench",
     "run_persona_qa",
     "run_personality_eval",

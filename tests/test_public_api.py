@@ -30,7 +30,7 @@ FROZEN = (
     "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
     "run_persona_qa", "QARun", "analyse_persona_chunks", "ChunkAnalysis",
     "export_rating_sheet", "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "export_training_data",
-    "TrainingExport",
+    "TrainingExport", "export_vote_sheet", "read_votes", "resume_with_votes", "VoteSheet",
     "perturb_arcane", "write_arcane_report",
     # graph builders
     "build_profiler_graph", "build_bookmarks_graph", "build_amadeus_graph",

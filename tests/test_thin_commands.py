@@ -34,9 +34,7 @@ WRITERS = frozenset(
 """Path's writers, :mod:`personae.files`', the stores' and ``json.dump``: what writes a file
 (not ``sys.stdout.write`` or ``json.dumps``, which print). A writer handed on
 (``asyncio.to_thread(write_profile, ...)``) counts as a call."""
-NO_RUNNER_YET = {
-    "arcane/arc.py": "ARCANE annotate-arcs vote sheet export",
-}
+NO_RUNNER_YET: dict[str, str] = {}
 """Command modules that still write their files, and what: each is a job to move into a runner."""
 
 

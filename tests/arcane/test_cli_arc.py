@@ -120,6 +120,43 @@ def test_eval_split_votes_round_trip(
     assert "is not yes/no" in capsys.readouterr().err
 
 
+def test_the_vote_runners_check_every_axis_before_resuming_any(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    """The library calls behind annotate-arcs: a sheet lacking one axis resumes nothing."""
+    import asyncio
+
+    from personae.errors import InputError
+    from personae.graphs.arcane.arc_build import ArcBuildContext
+    from personae.runners.arcane_votes import export_vote_sheet, read_votes, resume_with_votes
+    from personae.settings import load_settings
+
+    imported_novel(tmp_path)
+    assert _build(tmp_path, "--yes", "--split", "eval") == 0
+    sheet = tmp_path / "sheet.csv"
+    settings = load_settings({})
+    exported = asyncio.run(
+        export_vote_sheet("the_river", sheet, data_dir=tmp_path, settings=settings)
+    )
+    assert exported.axes == 3 and exported.path == sheet
+    with sheet.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    kept = [r for r in rows if r["axis_id"] != rows[-1]["axis_id"]]  # one axis left unvoted
+    for row in kept:
+        row["validity"] = "yes"
+    votes = tmp_path / "votes.csv"
+    with votes.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(kept)
+    context = ArcBuildContext(data_dir=str(tmp_path), model="openai:scripted")
+    with pytest.raises(InputError, match=rf"no votes for Ada's axes \['{rows[-1]['axis_id']}'\]"):
+        asyncio.run(resume_with_votes("the_river", read_votes(votes), context=context))
+    again = asyncio.run(export_vote_sheet("the_river", sheet, data_dir=tmp_path, settings=settings))
+    assert again.axes == 3  # still waiting: nothing was resumed
+    assert load_arcs(tmp_path / "novels" / "the_river") == []
+
+
 def test_build_bad_input_is_one_line_exit_2(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,19 +18,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from personae.commands.arcane import cache_note
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
-from personae.runners.arcane import CHECKPOINT_DB
-
-if TYPE_CHECKING:
-    from personae.settings import Settings
 
 DEFAULT_CONFIRM_ABOVE = 500_000
-VOTE_COLUMNS = ("annotator", "validity", "novel_span", "importance", "confidence")
 
 
 def register(commands: Any) -> None:
@@ -215,127 +210,24 @@ def run_annotate(args: argparse.Namespace) -> int:
     import asyncio
 
     from personae.memory.arcane.novel_store import open_novel
+    from personae.runners.arcane_votes import export_vote_sheet, read_votes, resume_with_votes
 
-    novel = open_novel(data_dir(args), args.book)
+    slug = open_novel(data_dir(args), args.book).slug  # an unknown book: one line, first
     if args.export is not None:
         from personae.settings import load_settings
 
-        rows = asyncio.run(_waiting_rows(novel.folder, load_settings()))
-        if not rows:
-            raise InputError(
-                f"no arc build of {novel.slug} is waiting for votes",
-                "build with --split eval first",
+        sheet = asyncio.run(
+            export_vote_sheet(
+                args.book, args.export, data_dir=data_dir(args), settings=load_settings()
             )
-        _write_sheet(args.export, rows)
-        sys.stdout.write(f"{len(rows)} axes to annotate written to {args.export}\n")
+        )
+        sys.stdout.write(f"{sheet.axes} axes to annotate written to {sheet.path}\n")
         return 0
-    votes = _read_votes(args.votes)
+    votes = read_votes(args.votes)
     from personae.graphs.arcane.arc_build import ArcBuildContext
 
     context = ArcBuildContext(**context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
-    asyncio.run(_resume_with_votes(novel.folder, novel.slug, votes, context))
+    for build in asyncio.run(resume_with_votes(args.book, votes, context=context)):
+        _report(build.character, build.values, build.waiting_for_votes, slug)
     return 0
-
-
-async def _waiting(folder: Path, settings: Settings) -> list[tuple[Any, list[dict[str, Any]]]]:
-    """(config, sheet rows) of every build paused for votes."""
-    from personae.checkpointers import open_checkpointer
-    from personae.graphs.arcane.arc_build import build_graph
-    from personae.graphs.arcane.context import checkpoint_serde
-
-    found = []
-    async with open_checkpointer(
-        folder / CHECKPOINT_DB, settings, serde=checkpoint_serde()
-    ) as saver:
-        app = build_graph(saver)
-        threads = {c.config["configurable"]["thread_id"] async for c in saver.alist(None)}
-        for thread in sorted(threads):
-            config: Any = {"configurable": {"thread_id": thread}}
-            snapshot = await app.aget_state(config)
-            for pending in snapshot.interrupts:
-                found.append((config, list(pending.value["axes"])))
-    return found
-
-
-async def _waiting_rows(folder: Path, settings: Settings) -> list[dict[str, Any]]:
-    from personae.checkpointers import checkpoints_exist
-
-    if not await checkpoints_exist(folder / CHECKPOINT_DB, settings):
-        return []
-    return [row for _, rows in await _waiting(folder, settings) for row in rows]
-
-
-def _write_sheet(path: Path, rows: list[dict[str, Any]]) -> None:
-    import csv
-    import io
-
-    from personae.files import write_text_atomic
-
-    buffer = io.StringIO()
-    columns = [*rows[0].keys(), *VOTE_COLUMNS]
-    writer = csv.DictWriter(buffer, fieldnames=columns)
-    writer.writeheader()
-    for row in rows:
-        for annotator in ("a1", "a2", "a3"):
-            writer.writerow({**row, "annotator": annotator})
-    write_text_atomic(path, buffer.getvalue())
-
-
-def _read_votes(path: Path) -> dict[tuple[str, str], dict[str, list[dict[str, Any]]]]:
-    """Votes by (character, axis_id); validity must be yes/no/true/false/1/0."""
-    import csv
-
-    from personae.files import require_file
-
-    require_file(path, "the votes sheet", "pass the sheet exported with --export")
-    votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.DictReader(handle), 2):
-            flag = (row.get("validity") or "").strip().lower()
-            if flag not in ("yes", "no", "true", "false", "1", "0"):
-                raise InputError(
-                    f"{path} line {number}: validity {row.get('validity')!r} is not yes/no",
-                    "fill the validity column with yes or no",
-                )
-            vote = {k: (row.get(k) or "").strip() for k in VOTE_COLUMNS}
-            vote["validity"] = flag in ("yes", "true", "1")
-            key = (row.get("character", ""), row.get("axis_id", ""))
-            votes.setdefault(key, {}).setdefault(key[1], []).append(vote)
-    return votes
-
-
-async def _resume_with_votes(
-    folder: Path,
-    slug: str,
-    votes: dict[tuple[str, str], dict[str, list[dict[str, Any]]]],
-    context: Any,
-) -> None:
-    from langgraph.types import Command
-
-    from personae.checkpointers import checkpoints_exist, open_checkpointer
-    from personae.graphs.arcane.arc_build import build_graph
-    from personae.graphs.arcane.context import checkpoint_serde
-
-    if not await checkpoints_exist(folder / CHECKPOINT_DB, context.settings):
-        raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
-    waiting = await _waiting(folder, context.settings)
-    if not waiting:
-        raise InputError(f"no arc build of {slug} is waiting for votes", "build with --split eval")
-    async with open_checkpointer(
-        folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
-    ) as saver:
-        app = build_graph(saver)
-        for config, rows in waiting:
-            character = rows[0]["character"]
-            answer: dict[str, list[dict[str, Any]]] = {}
-            for row in rows:
-                answer.update(votes.get((character, row["axis_id"]), {}))
-            missing = [r["axis_id"] for r in rows if r["axis_id"] not in answer]
-            if missing:
-                raise InputError(
-                    f"no votes for {character}'s axes {missing}", "fill every axis of the sheet"
-                )
-            await app.ainvoke(Command(resume=answer), config, context=context)
-            final = await app.aget_state(config)
-            _report(character, final.values, bool(final.interrupts), slug)
