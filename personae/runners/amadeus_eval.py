@@ -13,13 +13,13 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from personae.errors import InputError
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingContext
-    from personae.memory.amadeus.persona_index import IndexSettings
+    from personae.tools.amadeus.indexing import IndexSettings
 
 SPLITTERS = ("acts", "ats", "fixed")
 """AMADEUS's splitters (Table 1 compares them)."""
@@ -98,7 +98,7 @@ async def _similarity(
 
     rows = []
     for splitter in splitters:
-        options = replace(index, splitter=splitter)
+        options = replace(index, splitter=cast(Any, splitter))  # checked: one of SPLITTERS
         indexes = {}
         for character in questions:
             name = character
@@ -148,7 +148,7 @@ def export_rating_sheet(results: Path, sheet: Path, *, samples: int = 60, seed: 
             "run eval personality first",
         )
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=SHEET_COLUMNS)
+    writer: csv.DictWriter[str] = csv.DictWriter(buffer, fieldnames=list[str](SHEET_COLUMNS))
     writer.writeheader()
     writer.writerows(sample_rows(read_jsonl(results), samples, seed))
     write_text_atomic(sheet, buffer.getvalue())

@@ -150,7 +150,9 @@ async def _waiting(folder: Path, settings: Settings) -> list[tuple[Any, list[dic
         folder / CHECKPOINT_DB, settings, serde=checkpoint_serde()
     ) as saver:
         app = build_graph(saver)
-        threads = {c.config["configurable"]["thread_id"] async for c in saver.alist(None)}
+        threads = {
+            str(c.config.get("configurable", {}).get("thread_id")) async for c in saver.alist(None)
+        }
         for thread in sorted(threads):
             config: Any = {"configurable": {"thread_id": thread}}
             snapshot = await app.aget_state(config)
