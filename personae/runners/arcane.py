@@ -186,6 +186,9 @@ class ChapterAnswer:
     """The context mode (``arc``: the paper's method)."""
     system: str
     user: str
+    context_chapters: tuple[int, ...] = ()
+    """The chapters the context block drew on, in order (all <= ``chapter``): where the
+    answer's knowledge came from (arc phases, summaries or retrieved chunks, by mode)."""
 
 
 async def act_at_chapter(
@@ -216,6 +219,7 @@ async def act_at_chapter(
         mode,
         str(result.get("system", "")),
         str(result.get("user", "")),
+        tuple(int(c) for c in result.get("context_chapters", [])),
     )
 
 

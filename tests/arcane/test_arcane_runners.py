@@ -65,6 +65,7 @@ async def test_act_at_chapter_answers_with_nothing_later(tmp_path: Path) -> None
     assert (said.chapter, said.mode) == (2, "arc")
     assert "chapter 2." in said.system and "MARK3" not in said.system + said.user
     assert said.user.startswith("Scenario:\nBram offers Ada a boat.")
+    assert said.context_chapters and max(said.context_chapters) <= 2  # where it came from
 
 
 def _eval_responders() -> dict[str, Any]:

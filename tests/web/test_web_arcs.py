@@ -68,7 +68,8 @@ def test_the_timeline_greys_the_future_and_the_character_answers_as_of_the_chapt
         page.get_by_role("button", name="Ask").click()
         page.locator(".answer .response").wait_for()
         assert page.locator(".answer .response").inner_text() == ANSWER
-        assert page.locator(".answer .muted").inner_text() == "As of chapter 3, arc mode."
+        grounded = "As of chapter 3, arc mode. Grounded in chapters 1, 3."  # the phases begun
+        assert page.locator(".answer .muted").inner_text() == grounded
         # The page comes back at the chapter asked, its future still greyed.
         assert page.locator("#chapter").input_value() == "3"
         assert page.locator(".chapter.future").count() == 2
