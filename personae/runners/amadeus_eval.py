@@ -62,16 +62,7 @@ async def analyse_persona_chunks(
     from personae.evals.amadeus.persona_chunks import render_report
     from personae.files import write_json_atomic, write_text_atomic
 
-    if not questions and not results:
-        raise InputError(
-            "nothing to analyse",
-            "pass --questions/--questionnaire (similarity) or --results (usage)",
-        )
-    if k < 1:
-        raise InputError("--k must be at least 1", "pass 1 or more")
-    for splitter in splitters:
-        if splitter not in SPLITTERS:
-            raise InputError(f"unknown splitter {splitter!r}", f"use {', '.join(SPLITTERS)}")
+    check_chunk_analysis(asked=bool(questions), results=results, k=k, splitters=splitters)
     summary: dict[str, Any] = {"embedding": store.embedding, "k": k}
     if questions:
         summary["similarity"] = await _similarity(
@@ -83,6 +74,26 @@ async def analyse_persona_chunks(
     await asyncio.to_thread(write_json_atomic, out / "summary.json", summary)
     await asyncio.to_thread(write_text_atomic, out / "report.md", report)
     return ChunkAnalysis(summary, report, out)
+
+
+def check_chunk_analysis(
+    *, asked: bool, results: Sequence[Path], k: int, splitters: Sequence[str]
+) -> None:
+    """The request of :func:`analyse_persona_chunks`, checked (a caller checks it early).
+
+    Raises:
+        InputError: nothing to analyse, ``k`` below 1 or an unknown splitter (one line each).
+    """
+    if not asked and not results:
+        raise InputError(
+            "nothing to analyse",
+            "pass --questions/--questionnaire (similarity) or --results (usage)",
+        )
+    if k < 1:
+        raise InputError("--k must be at least 1", "pass 1 or more")
+    for splitter in splitters:
+        if splitter not in SPLITTERS:
+            raise InputError(f"unknown splitter {splitter!r}", f"use {', '.join(SPLITTERS)}")
 
 
 async def _similarity(

@@ -9,7 +9,7 @@ already there, in process or on a LangGraph server (``server=``). Beside
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from personae.errors import InputError
 from personae.runners import Progress, quiet
 
 if TYPE_CHECKING:
+    from personae.agents.costs import Estimate
     from personae.evals.arcane.eval_graph import ArcaneEvalContext
     from personae.graphs.arcane.context import ArcaneContext
 
@@ -187,8 +188,13 @@ def report_estimate(
     out: Path,
     probe_ids: Sequence[str] | None,
     progress: Progress,
+    also: Estimate | None = None,
+    also_roles: Mapping[str, str] | None = None,
 ) -> None:
     """Report the run's estimated calls and tokens (the units left) before its first call.
+
+    ``also`` adds the cost of work the run does besides its units (the POV control's
+    proposition coder), paid to the models in ``also_roles``.
 
     Raises:
         InputError: an unknown mode or a book without probes, before the estimate line.
@@ -205,8 +211,10 @@ def report_estimate(
         out=out,
         probe_ids=probe_ids,
     )
+    if also is not None:
+        estimate += also
     roles = {"role-play": ", ".join(models), "judge": str(context.judge_model)}
-    progress(estimate_line(estimate, roles).rstrip("\n"))
+    progress(estimate_line(estimate, {**roles, **(also_roles or {})}).rstrip("\n"))
 
 
 async def _evaluate_here(state: Any, context: ArcaneEvalContext) -> ModelPass:
@@ -324,9 +332,8 @@ async def evaluate_pov_control(
         InputError: no probe has non-tied Arc results of both models in ``out``.
     """
     from personae.agents.arcane.propositions import PAPER_CODER_MODEL
-    from personae.agents.costs import estimate_line
     from personae.evals.arcane import ablation as ab
-    from personae.evals.arcane.costs import estimate_evaluation, estimate_propositions
+    from personae.evals.arcane.costs import estimate_propositions
     from personae.evals.arcane.perturb import load_probe_index
     from personae.evals.arcane.results import read_results
     from personae.files import write_json_atomic, write_text_atomic
@@ -347,17 +354,18 @@ async def evaluate_pov_control(
         )
     probe_ids = [s["probe_id"] for s in chosen]
     coder = coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
-    probes = load_probe_index(folder, {s["novel"] for s in chosen})
-    arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
-    estimate = estimate_evaluation(
-        books, context=context, modes=["pov"], models=[base], limit=limit, out=out,
-        probe_ids=probe_ids,
-    )  # fmt: skip
-    roles = {"role-play": base, "judge": str(context.judge_model)}
+    # What the coder reads, read once (for the estimate, then the coder); nothing without it.
+    probes = load_probe_index(folder, {s["novel"] for s in chosen}) if propositions else {}
+    books_read = sorted(slugs) if propositions else []
+    arcs = [a for slug in books_read for a in load_arcs(open_novel(folder, slug).folder)]
+    coding, coder_role = None, {}
     if propositions:
-        estimate += estimate_propositions(records, chosen, probes, arcs, base, compare_model)
-        roles["coder"] = coder
-    progress(estimate_line(estimate, roles).rstrip("\n"))
+        coding = estimate_propositions(records, chosen, probes, arcs, base, compare_model)
+        coder_role = {"coder": coder}
+    report_estimate(
+        books, context=context, modes=["pov"], models=[base], limit=limit, out=out,
+        probe_ids=probe_ids, progress=progress, also=coding, also_roles=coder_role,
+    )  # fmt: skip
     state: Any = {
         "novels": list(books),
         "modes": ["pov"],

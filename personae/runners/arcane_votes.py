@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +54,8 @@ async def export_vote_sheet(
     from personae.memory.arcane.novel_store import open_novel
 
     novel = open_novel(Path(data_dir), book)
-    rows = [row for _, axes in await _waiting(novel.folder, settings) for row in axes]
+    async with _paused_builds(novel.folder, settings) as (_, waiting):
+        rows = [row for _, axes in waiting for row in axes]
     if not rows:
         raise InputError(
             f"no arc build of {novel.slug} is waiting for votes", "build with --split eval first"
@@ -102,34 +105,27 @@ async def resume_with_votes(book: str, votes: Votes, *, context: ArcBuildContext
     """
     from langgraph.types import Command
 
-    from personae.checkpointers import open_checkpointer
-    from personae.graphs.arcane.arc_build import build_graph
-    from personae.graphs.arcane.context import checkpoint_serde
     from personae.memory.arcane.novel_store import open_novel
 
     novel = open_novel(Path(context.data_dir), book)
-    waiting = await _waiting(novel.folder, context.settings)
-    if not waiting:
-        raise InputError(
-            f"no arc build of {novel.slug} is waiting for votes", "build with --split eval"
-        )
-    answers = []
-    for config, rows in waiting:
-        character = rows[0]["character"]
-        answer: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:
-            answer.update(votes.get((character, row["axis_id"]), {}))
-        missing = [r["axis_id"] for r in rows if r["axis_id"] not in answer]
-        if missing:
+    async with _paused_builds(novel.folder, context.settings) as (app, waiting):
+        if not waiting:
             raise InputError(
-                f"no votes for {character}'s axes {missing}", "fill every axis of the sheet"
+                f"no arc build of {novel.slug} is waiting for votes", "build with --split eval"
             )
-        answers.append((config, character, answer))
-    builds = []
-    async with open_checkpointer(
-        novel.folder / CHECKPOINT_DB, context.settings, serde=checkpoint_serde()
-    ) as saver:
-        app = build_graph(saver)
+        answers = []
+        for config, rows in waiting:
+            character = rows[0]["character"]
+            answer: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                answer.update(votes.get((character, row["axis_id"]), {}))
+            missing = [r["axis_id"] for r in rows if r["axis_id"] not in answer]
+            if missing:
+                raise InputError(
+                    f"no votes for {character}'s axes {missing}", "fill every axis of the sheet"
+                )
+            answers.append((config, character, answer))
+        builds = []
         for config, character, answer in answers:
             await app.ainvoke(Command(resume=answer), config, context=context)
             final = await app.aget_state(config)
@@ -137,14 +133,22 @@ async def resume_with_votes(book: str, votes: Votes, *, context: ArcBuildContext
     return builds
 
 
-async def _waiting(folder: Path, settings: Settings) -> list[tuple[Any, list[dict[str, Any]]]]:
-    """(config, sheet rows) of every build in ``folder`` paused for votes (none: no file)."""
+@asynccontextmanager
+async def _paused_builds(
+    folder: Path, settings: Settings
+) -> AsyncIterator[tuple[Any, list[tuple[Any, list[dict[str, Any]]]]]]:
+    """The arc-build graph on ``folder``'s checkpoints and every build paused for votes.
+
+    Each paused build is (its config, its sheet rows). Without a checkpoint file there is no
+    graph and no build (no file is made). One open serves the listing and the resumes.
+    """
     from personae.checkpointers import checkpoints_exist, open_checkpointer
     from personae.graphs.arcane.arc_build import build_graph
     from personae.graphs.arcane.context import checkpoint_serde
 
     if not await checkpoints_exist(folder / CHECKPOINT_DB, settings):
-        return []
+        yield None, []
+        return
     found = []
     async with open_checkpointer(
         folder / CHECKPOINT_DB, settings, serde=checkpoint_serde()
@@ -158,4 +162,4 @@ async def _waiting(folder: Path, settings: Settings) -> list[tuple[Any, list[dic
             snapshot = await app.aget_state(config)
             for pending in snapshot.interrupts:
                 found.append((config, list(pending.value["axes"])))
-    return found
+        yield app, found

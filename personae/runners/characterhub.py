@@ -303,6 +303,17 @@ def _write_files(
     )
 
 
+def profile_server_runs(url: str, out: Path) -> ServerRuns:
+    """The server client profiles into ``out`` share: its threads are scoped by the folder.
+
+    One name and a batch into the same folder then find (and resume) each other's threads, as
+    they share the folder's checkpoints in process.
+    """
+    from personae.server_runs import ServerRuns
+
+    return ServerRuns(url, scope=f"profile:{Path(out).resolve()}")
+
+
 async def _profile_on_server(
     name: str,
     franchise: str | None,
@@ -319,10 +330,10 @@ async def _profile_on_server(
     The context goes whole (``cache_dir`` made absolute: the server's working directory may
     differ); the state that comes back is written by :func:`_write_files`, as a local run's is.
     """
-    from personae.server_runs import ServerRuns, context_payload
+    from personae.server_runs import context_payload
 
     if isinstance(server, str):
-        async with ServerRuns(server, scope=f"profile:{out_dir.resolve()}") as runs:
+        async with profile_server_runs(server, out_dir) as runs:
             return await _profile_on_server(
                 name, franchise, wiki, out_dir, context, force, card_system_prompt, progress, runs
             )

@@ -77,19 +77,15 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.commands.amadeus.eval_personality import _personas
     from personae.commands.amadeus.persona import index_options, store_context
-    from personae.runners.amadeus_eval import analyse_persona_chunks
+    from personae.runners.amadeus_eval import analyse_persona_chunks, check_chunk_analysis
 
-    if not (args.questions or args.questionnaire or args.results):
-        raise InputError(
-            "nothing to analyse",
-            "pass --questions/--questionnaire (similarity) or --results (usage)",
-        )
-    if args.k < 1:
-        raise InputError("--k must be at least 1", "pass 1 or more")
     splitters = [s.strip() for s in args.splitters.split(",") if s.strip()]
+    asking = bool(args.questions or args.questionnaire)
+    # before the questions are read and the embedding opened: a typo costs nothing
+    check_chunk_analysis(asked=asking, results=args.results, k=args.k, splitters=splitters)
     personas = _personas(args.persona)
     store = store_context(args)
-    asked = _questions(args) if args.questions or args.questionnaire else None
+    asked = _questions(args) if asking else None
     index = index_options(args, store)  # the similarity analysis swaps in each splitter
     analysis = asyncio.run(
         analyse_persona_chunks(

@@ -285,17 +285,11 @@ async def profile_single(
 async def _runs_on(
     args: argparse.Namespace, context: ProfilerContext
 ) -> AsyncIterator[tuple[BaseCheckpointSaver[Any] | None, ServerRuns | None]]:
-    """Where the command's profiles run: ``--out``'s checkpointer, or one ``--server`` client.
-
-    The server's threads are scoped by the output folder, so a single name and a batch into
-    the same folder resume each other's runs, as the local checkpoints do.
-    """
-    from personae.runners.characterhub import open_checkpoints
-    from personae.server_runs import ServerRuns
+    """Where the command's profiles run: ``--out``'s checkpointer, or one ``--server`` client."""
+    from personae.runners.characterhub import open_checkpoints, profile_server_runs
 
     if args.server:
-        scope = f"profile:{args.out.resolve()}"
-        async with ServerRuns(args.server, scope=scope) as server:
+        async with profile_server_runs(args.server, args.out) as server:
             yield None, server
     else:
         async with open_checkpoints(args.out, context.settings) as saver:
