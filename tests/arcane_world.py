@@ -119,6 +119,23 @@ def arc_record(character: str = "Ada", axis_id: str = "final_intra_01") -> ArcRe
     )
 
 
+def result_record(
+    character: str, mode: str, score: float, probe: str, novel: str = "the_river"
+) -> dict[str, Any]:
+    """One line of an ARCANE eval's results.jsonl: a judged one-phase probe, every score equal."""
+    return {
+        "probe_id": probe,
+        "novel": novel,
+        "character": character,
+        "probe_type": "in_world",
+        "model": "m",
+        "mode": mode,
+        "judge": "j",
+        "phases": [{"phase_idx": 0, "scores": {"apf": score, "rpf": score, "rae": score}}],
+        "ptf": {"ptf": score},
+    }
+
+
 def probe_record() -> ProbeRecord:
     """An In-World probe over ``arc_record``'s three phases (query chapters 2, 4, 6)."""
     responses = [

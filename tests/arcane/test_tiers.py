@@ -4,35 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from arcane_world import result_record
 
 from personae.cli import main
 from personae.evals.arcane.metrics import tier_lifts
 
-
-def _record(character: str, mode: str, score: float, probe: str) -> dict[str, Any]:
-    return {
-        "probe_id": probe,
-        "novel": "the_river",
-        "character": character,
-        "probe_type": "in_world",
-        "model": "m",
-        "mode": mode,
-        "judge": "j",
-        "phases": [{"phase_idx": 0, "scores": {"apf": score, "rpf": score, "rae": score}}],
-        "ptf": {"ptf": score},
-    }
-
-
 RECORDS = [
-    _record("Ada", "arc", 70, "a1"),
-    _record("Ada", "vanilla", 60, "a1"),
-    _record("Bram", "arc", 50, "b1"),
-    _record("Bram", "vanilla", 35, "b1"),
-    _record("Cleo", "arc", 40, "c1"),
-    _record("Cleo", "vanilla", 35, "c1"),
+    result_record("Ada", "arc", 70, "a1"),
+    result_record("Ada", "vanilla", 60, "a1"),
+    result_record("Bram", "arc", 50, "b1"),
+    result_record("Bram", "vanilla", 35, "b1"),
+    result_record("Cleo", "arc", 40, "c1"),
+    result_record("Cleo", "vanilla", 35, "c1"),
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arcane_world import result_record
 from web_world import browser_page, screenshot, serving
 
 from personae.cli import main
@@ -15,21 +16,12 @@ from personae.web.app import create_app
 from personae.web.options import WebOptions
 
 pytestmark = pytest.mark.slow
+GULL_ROCK = "the_keeper_of_gull_rock"
 
 
 def result(character: str, mode: str, score: float) -> dict[str, Any]:
     """One line of an ARCANE eval's results.jsonl (a judged probe of one mode)."""
-    return {
-        "probe_id": f"{character.lower()}1",
-        "novel": "the_keeper_of_gull_rock",
-        "character": character,
-        "probe_type": "in_world",
-        "model": "m",
-        "mode": mode,
-        "judge": "j",
-        "phases": [{"phase_idx": 0, "scores": {"apf": score, "rpf": score, "rae": score}}],
-        "ptf": {"ptf": score},
-    }
+    return result_record(character, mode, score, f"{character.lower()}1", GULL_ROCK)
 
 
 def write_arcane_report(out: Path) -> None:
