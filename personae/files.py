@@ -17,11 +17,16 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from personae.errors import InputError
+
+_APPEND_LOCK = threading.Lock()
+"""Where ``fcntl`` is missing, :func:`append_jsonl`'s turns within this process."""
 
 logger = logging.getLogger(__name__)
 
@@ -83,14 +88,35 @@ def append_jsonl(path: Path, record: Any) -> None:
 
     After a kill mid-line the file ends without a newline: the record then starts a line of
     its own, so it is not glued to the torn one (which :func:`read_jsonl` skips).
+
+    Appenders take turns (an exclusive ``flock`` on the file, threads and processes alike):
+    the check for a torn end reads the last byte, and a check made while another appender's
+    line was half-copied saw a torn end that was not, and started a blank line (an ARCANE
+    evaluation's concurrent units left dozens in ``results.jsonl``).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as handle:
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with path.open("a+b") as handle, _exclusive(handle):
         torn = handle.tell() > 0 and not _ends_with_newline(handle)
-        line = ("\n" if torn else "") + json.dumps(record, ensure_ascii=False) + "\n"
-        handle.write(line.encode("utf-8"))
+        handle.write((("\n" if torn else "") + line).encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
+
+
+@contextlib.contextmanager
+def _exclusive(handle: BinaryIO) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``handle``'s file (a process-wide lock without ``fcntl``)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: appenders in one process are the case that matters there
+        with _APPEND_LOCK:
+            yield
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _ends_with_newline(handle: BinaryIO) -> bool:

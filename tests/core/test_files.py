@@ -65,6 +65,32 @@ def test_a_record_appended_after_a_torn_line_starts_its_own_line(tmp_path: Path)
     assert path.read_text(encoding="utf-8").endswith('\n{"chapter": 2}\n')
 
 
+def test_appenders_side_by_side_write_every_record_on_a_line_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Threads appending at once (an evaluation's concurrent units): no blank or glued line.
+
+    Before appenders took turns, about one line in five came out blank here: a torn-end check
+    made mid-way through another thread's write started an extra line.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "results.jsonl"
+    pad = "x" * 200_000  # long lines: a write takes long enough to be caught half-copied
+
+    def append(worker: int) -> None:
+        for n in range(20):
+            append_jsonl(path, {"worker": worker, "n": n, "pad": pad})
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(append, range(6)))
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == "" and "" not in lines[:-1]
+    assert sorted((r["worker"], r["n"]) for r in read_jsonl(path)) == [
+        (w, n) for w in range(6) for n in range(20)
+    ]
+
+
 def _json_line_readers() -> list[str]:
     """Functions outside personae/files.py that split text into lines and parse JSON."""
     root = Path(__file__).resolve().parents[2]
