@@ -75,10 +75,16 @@ def fake_web(tavily: bool = True) -> tuple[FakeWeb, FakeMediaWiki, FakeTavily]:
 
 @contextmanager
 def serve_fake_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackWebServer]:
-    """The whole fake web on a loopback server, with a Tavily key so web search is on."""
+    """The whole fake web on a loopback server, with a Tavily key so web search is on.
+
+    ``TAVILY_BASE_URL`` points at it too, so a run that reads its settings from the
+    environment (the CLI) searches here: without it the CLI's searches went to the real
+    Tavily, were refused offline and retried for ten seconds before the run went on.
+    """
     web, _, _ = fake_web()
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
     with LoopbackWebServer(web.route) as running:
+        monkeypatch.setenv("TAVILY_BASE_URL", running.url)
         yield running
 
 
