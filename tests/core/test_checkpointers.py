@@ -267,7 +267,7 @@ def test_a_sqlite_file_locked_past_the_wait_is_one_line_naming_it(
 
     monkeypatch.setattr(checkpointers, "BUSY_SECONDS", 0.2)
     path = tmp_path / "out" / ".checkpoints.sqlite"
-    _, release = _hold_write_lock(path, 3.0)
+    _, release = _hold_write_lock(path, 1.0)  # past the 0.2 s wait; joined at the end
 
     async def run() -> None:
         async with open_checkpointer(path, load_settings({})) as saver:
