@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -124,7 +125,16 @@ def test_ctrl_c_in_the_bench_keeps_every_judged_instance_and_the_rerun_resumes(
     rerun = start(tmp_path, web, *argv, world="bookmarks", latency=0)
     stdout, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr
-    assert f"{8 - len(done)} instances run, {len(done)} already done" in stdout
+    # A step the signal caught half-way is resumed from its checkpoint and said so
+    # ("5 instances run (1 interrupted step resumed), 3 already done").
+    summary = re.search(
+        r"(\d+) instances run(?: \((\d+) interrupted steps? resumed\))?, "
+        r"(\d+) already done",
+        stdout,
+    )
+    assert summary, stdout
+    assert (int(summary[1]), int(summary[3])) == (8 - len(done), len(done)), summary[0]
+    assert int(summary[2] or 0) <= 2, summary[0]  # at most the steps running (--concurrency 2)
     assert calls(tmp_path).count("NextAction") == 8 - len(done)  # finished ones not acted again
     assert "trimmed" not in stderr and "Traceback" not in stderr
     records = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
