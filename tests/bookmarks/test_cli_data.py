@@ -13,6 +13,7 @@ from cli_errors import assert_one_line_error
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 from personae.memory.bookmarks.storyline import load_storyline
+from personae.tools import http
 from personae.tools.bookmarks.hf_datasets import BOOKMARKS_DATASETS
 
 STORY = json.dumps({"Ep 1": [{"action": "Kasumi: Hello!", "characters": ["Kasumi"]}] * 3}).encode()
@@ -76,7 +77,17 @@ def test_missing_dataset_exits_3_with_one_line(
     assert not (tmp_path / "d").exists()
 
 
-def test_unreachable_endpoint_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreachable_endpoint_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing listens: the client backs off between attempts, then one line, exit 3. The
+    backoff is recorded, not slept (it was 10 s of the suite's wall time)."""
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(http.asyncio, "sleep", record)
     url = f"http://127.0.0.1:{free_port()}"
     assert (
         main(["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
@@ -84,6 +95,7 @@ def test_unreachable_endpoint_exits_3(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert err.startswith("personae: error: cannot reach") and err.count("\n") == 1
     assert not (tmp_path / "d").exists()
+    assert waits and waits == sorted(waits)  # it retried, waiting longer each time
 
 
 def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
