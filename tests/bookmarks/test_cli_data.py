@@ -13,7 +13,6 @@ from cli_errors import assert_one_line_error
 from personae.cli import main
 from personae.loopback import LoopbackWebServer, WebRequest, WebResponse, free_port
 from personae.memory.bookmarks.storyline import load_storyline
-from personae.tools import http
 from personae.tools.bookmarks.hf_datasets import BOOKMARKS_DATASETS
 
 STORY = json.dumps({"Ep 1": [{"action": "Kasumi: Hello!", "characters": ["Kasumi"]}] * 3}).encode()
@@ -87,7 +86,7 @@ def test_unreachable_endpoint_exits_3(
     async def record(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr(http.asyncio, "sleep", record)
+    monkeypatch.setattr("asyncio.sleep", record)  # the HTTP client's backoff; nothing else sleeps
     url = f"http://127.0.0.1:{free_port()}"
     assert (
         main(["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
