@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from personae.credentials import hide_credentials
 
 
@@ -30,6 +32,13 @@ class ConfigurationError(PersonaeError):
 
 class InputError(PersonaeError):
     """A user-supplied input (file, name, position) is unusable."""
+
+
+def check_choice(value: str, allowed: Sequence[str], what: str) -> str:
+    """``value`` if it is one of ``allowed``; otherwise one line naming the choices."""
+    if value not in allowed:
+        raise InputError(f"unknown {what} {value!r}", f"use {', '.join(allowed)}")
+    return value
 
 
 class RemoteError(PersonaeError):

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from personae.errors import InputError
+from personae.errors import InputError, check_choice
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingContext
@@ -92,8 +92,7 @@ def check_chunk_analysis(
     if k < 1:
         raise InputError("--k must be at least 1", "pass 1 or more")
     for splitter in splitters:
-        if splitter not in SPLITTERS:
-            raise InputError(f"unknown splitter {splitter!r}", f"use {', '.join(SPLITTERS)}")
+        check_choice(splitter, SPLITTERS, "splitter")
 
 
 async def _similarity(
@@ -107,6 +106,7 @@ async def _similarity(
     from personae.evals.amadeus.persona_chunks import similarity_row
     from personae.runners.amadeus import index_persona, open_indexed_persona
 
+    asked = {c: list(q) for c, q in questions.items()}
     rows = []
     for splitter in splitters:
         options = replace(index, splitter=cast(Any, splitter))  # checked: one of SPLITTERS
@@ -120,7 +120,6 @@ async def _similarity(
                 )
                 name = indexed.character
             indexes[character] = open_indexed_persona(name, options)
-        asked = {c: list(q) for c, q in questions.items()}
         rows.append(asdict(await asyncio.to_thread(similarity_row, splitter, indexes, asked, k)))
     return rows
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from personae.errors import InputError
+from personae.errors import InputError, check_choice
 
 if TYPE_CHECKING:
     from personae.evals.arcane.export import Export
@@ -33,13 +33,6 @@ class TrainingExport:
     path: Path
     export: Export
     """The rows, the probes read, what was left out (by reason), LLM calls and cache hits."""
-
-
-def check_choice(value: str, allowed: Sequence[str], what: str) -> str:
-    """``value`` if it is one of ``allowed``; otherwise one line naming the choices."""
-    if value not in allowed:
-        raise InputError(f"unknown {what} {value!r}", f"use {', '.join(allowed)}")
-    return value
 
 
 async def export_training_data(
@@ -111,6 +104,5 @@ async def export_training_data(
             "check the probes' phases",
         )
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in export.rows)
-    parent.mkdir(parents=True, exist_ok=True)
-    await asyncio.to_thread(write_text_atomic, out, text)
+    await asyncio.to_thread(write_text_atomic, out, text)  # makes the folder
     return TrainingExport(out, export)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from personae.commands.arcane.arcane import CHUNK_EMBEDDING_HELP
 from personae.commands.arcane.novel import add_data_flag, context_fields, data_dir
 from personae.degraded import add_max_failures_flag
-from personae.errors import InputError
+from personae.errors import InputError, check_choice
 from personae.runners.arcane_eval import ABLATIONS, DEFAULT_EVAL_OUT, EVAL_MODES, check_eval_out
 
 if TYPE_CHECKING:
@@ -185,8 +185,7 @@ def run_ablation(args: argparse.Namespace) -> int:
     """App. K (mixedarc, archint) or App. G (pov) on their samples; reports beside Table 2."""
     from personae.runners.arcane_eval import ablation_sample, evaluate_arcane
 
-    if args.ablation not in ABLATIONS:
-        raise InputError(f"unknown ablation {args.ablation!r}", f"use {', '.join(ABLATIONS)}")
+    check_choice(args.ablation, ABLATIONS, "ablation")
     size = args.sample if args.sample is not None else (150 if args.ablation == "pov" else 120)
     if size < 1:
         raise InputError("--sample must be at least 1", "pass 1 or more")

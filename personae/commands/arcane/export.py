@@ -64,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     """Export with the runner (every row built, then one atomic write); print what went in."""
     import asyncio
 
+    from personae.errors import check_choice
     from personae.graphs.arcane.roleplay import RoleplayContext
-    from personae.runners.arcane_export import FORMATS, check_choice, export_training_data
+    from personae.runners.arcane_export import FORMATS, export_training_data
 
     check_choice(args.format, FORMATS, "--format")
     if args.format == "sft" and args.teacher and not args.model:
