@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from personae.agents.costs import Estimate
     from personae.evals.arcane.eval_graph import ArcaneEvalContext
     from personae.graphs.arcane.context import ArcaneContext
+    from personae.memory.arcane.records import ArcRecord, ProbeRecord
 
 
 EVAL_MODES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
@@ -354,12 +355,12 @@ async def evaluate_pov_control(
         )
     probe_ids = [s["probe_id"] for s in chosen]
     coder = coder_model or PAPER_CODER_MODEL  # App. G: pro tier, not the flash judge
-    # What the coder reads, read once (for the estimate, then the coder); nothing without it.
-    probes = load_probe_index(folder, {s["novel"] for s in chosen}) if propositions else {}
-    books_read = sorted(slugs) if propositions else []
-    arcs = [a for slug in books_read for a in load_arcs(open_novel(folder, slug).folder)]
+    probes: dict[str, ProbeRecord] = {}
+    arcs: list[ArcRecord] = []
     coding, coder_role = None, {}
-    if propositions:
+    if propositions:  # what the coder reads, read once: for the estimate, then the coder
+        probes = load_probe_index(folder, {s["novel"] for s in chosen})
+        arcs = [a for slug in sorted(slugs) for a in load_arcs(open_novel(folder, slug).folder)]
         coding = estimate_propositions(records, chosen, probes, arcs, base, compare_model)
         coder_role = {"coder": coder}
     report_estimate(
