@@ -187,8 +187,8 @@ class ChapterAnswer:
     system: str
     user: str
     context_chapters: tuple[int, ...] = ()
-    """The chapters the context block drew on, in order (all <= ``chapter``): where the
-    answer's knowledge came from (arc phases, summaries or retrieved chunks, by mode)."""
+    """The chapters the context block drew on, each once, ascending (all <= ``chapter``):
+    where the answer's knowledge came from (arc phases, summaries or retrieved chunks)."""
 
 
 async def act_at_chapter(
@@ -219,7 +219,7 @@ async def act_at_chapter(
         mode,
         str(result.get("system", "")),
         str(result.get("user", "")),
-        tuple(int(c) for c in result.get("context_chapters", [])),
+        tuple(sorted({int(c) for c in result.get("context_chapters", [])})),
     )
 
 

@@ -66,6 +66,7 @@ async def test_act_at_chapter_answers_with_nothing_later(tmp_path: Path) -> None
     assert "chapter 2." in said.system and "MARK3" not in said.system + said.user
     assert said.user.startswith("Scenario:\nBram offers Ada a boat.")
     assert said.context_chapters and max(said.context_chapters) <= 2  # where it came from
+    assert list(said.context_chapters) == sorted(set(said.context_chapters))  # each once
 
 
 def _eval_responders() -> dict[str, Any]:
