@@ -28,10 +28,10 @@ FROZEN = (
     "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
     # benchmarks and evaluations
     "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
-    "run_persona_qa", "QARun", "analyse_persona_chunks", "ChunkAnalysis",
-    "export_rating_sheet", "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "export_training_data",
-    "TrainingExport", "export_vote_sheet", "read_votes", "resume_with_votes", "VoteSheet",
-    "perturb_arcane", "write_arcane_report",
+    "run_persona_qa", "QARun", "analyse_persona_chunks", "ChunkAnalysis", "export_rating_sheet",
+    "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "perturb_arcane",
+    "write_arcane_report", "export_training_data", "TrainingExport", "export_vote_sheet",
+    "read_votes", "resume_with_votes", "VoteSheet",
     # graph builders
     "build_profiler_graph", "build_bookmarks_graph", "build_amadeus_graph",
     "build_arc_build_graph", "build_arcane_roleplay_graph",

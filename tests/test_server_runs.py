@@ -1,4 +1,4 @@
-"""`--server URL`: profile (one name or --batch), bench bookmarks and eval arcane run on `langgraph dev`.
+"""`--server URL`: profile (a name or --batch), bench bookmarks, eval arcane on `langgraph dev`.
 
 Each command runs twice on the same small input, in this process and through a real
 `langgraph dev` (one server for the module), with its own cache folder each time: the files

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -221,10 +222,9 @@ def test_a_masked_setting_keeps_what_cannot_be_a_password() -> None:
     assert masked_setting("host=h password='a b' dbname=x") == "host=h password=*** dbname=x"
 
 
-def _hold_write_lock(path: Path, seconds: float) -> tuple[Any, Any]:
+def _hold_write_lock(path: Path, seconds: float) -> threading.Timer:
     """Another connection's write transaction on ``path``, released after ``seconds``."""
     import sqlite3
-    import threading
 
     path.parent.mkdir(parents=True, exist_ok=True)
     other = sqlite3.connect(path, check_same_thread=False)
@@ -240,13 +240,13 @@ def _hold_write_lock(path: Path, seconds: float) -> tuple[Any, Any]:
 
     release = threading.Timer(seconds, done)
     release.start()
-    return other, release
+    return release
 
 
 def test_a_sqlite_file_another_run_is_writing_is_waited_for(tmp_path: Path) -> None:
     """A short lock (another personae process committing) delays the run; nothing fails."""
     path = tmp_path / "out" / ".checkpoints.sqlite"
-    _, release = _hold_write_lock(path, 1.0)
+    release = _hold_write_lock(path, 1.0)
 
     async def run() -> int:
         async with open_checkpointer(path, load_settings({})) as saver:
@@ -267,7 +267,7 @@ def test_a_sqlite_file_locked_past_the_wait_is_one_line_naming_it(
 
     monkeypatch.setattr(checkpointers, "BUSY_SECONDS", 0.2)
     path = tmp_path / "out" / ".checkpoints.sqlite"
-    _, release = _hold_write_lock(path, 1.0)  # past the 0.2 s wait; joined at the end
+    release = _hold_write_lock(path, 1.0)  # past the 0.2 s wait; joined at the end
 
     async def run() -> None:
         async with open_checkpointer(path, load_settings({})) as saver:
