@@ -249,3 +249,37 @@ def test_the_report_is_plain_json_for_a_page(
     assert [o["outcome"] for o in shown["outcomes"]] == ["profiled", "duplicate"]
     assert shown["outcomes"][0]["folder"] == str(tmp_path / "raoh--fist-of-the-north-star")
     assert shown["outcomes"][0]["llm_calls"] == len(model.calls) == shown["llm_calls"]
+
+
+def test_the_documented_batch_example_runs(
+    server: LoopbackWebServer,
+    model: ScriptedChatModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/papers/characterhub.md's example, as written, in a folder holding its CSV."""
+    page = Path(__file__).resolve().parents[2] / "docs" / "papers" / "characterhub.md"
+    lines = page.read_text(encoding="utf-8").splitlines()
+    marker = lines.index(
+        "<!-- run: tests/characterhub/test_profile_characters.py::"
+        "test_the_documented_batch_example_runs -->"
+    )
+    end = lines.index("```", marker + 2)
+    code = "\n".join(lines[marker + 2 : end])
+    monkeypatch.setenv("PERSONAE_MODEL", f"openai:{MODEL}")
+    monkeypatch.chdir(tmp_path)
+    Path("chars.csv").write_text(
+        "name,franchise,wiki,source\n"
+        f"Kenshiro,{HOKUTO},{server.url},anilist\n"
+        f"Kenshirou,{HOKUTO},{server.url},mal\n"
+        f"Nameless,,{server.url},mal\n"
+        f"Raoh,{HOKUTO},{server.url},mal\n",
+        encoding="utf-8",
+    )
+    exec(compile(code, str(page), "exec"), {})  # noqa: S102
+    out = capsys.readouterr().out.splitlines()
+    assert "2 profiled, 0 already done, 1 duplicates, 1 filtered, 0 failed" in out
+    assert out[0] == "skipped 'Kenshirou': duplicate of 'Kenshiro'"
+    assert any(line.startswith("estimated: ") for line in out)
+    assert paths_for(Path("runs/paper"), "Raoh", HOKUTO).profile_json.is_file()
