@@ -9,14 +9,15 @@ profiles the rest a few at a time with :func:`~personae.runners.characterhub.pro
 checkpointer or one server client. A character whose ``profile.json`` exists is not run again,
 and an interrupted one resumes from its checkpoint, so rerunning an interrupted batch finishes
 it. A failed character degrades the batch; it never stops the others. The result,
-:class:`ProfileBatch`, is what the CLI prints and what a page can show (:meth:`ProfileBatch.as_json`).
+:class:`ProfileBatch`, is what the CLI prints and what a page can show
+(:meth:`ProfileBatch.as_json`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from personae.server_runs import ServerRuns
 
 Outcome = Literal["profiled", "done", "duplicate", "filtered", "failed"]
-"""What the batch did with a row: profiled now, already done, dropped (duplicate, filtered), failed."""
+"""What a batch did with a row: profiled now, done before, dropped (duplicate, filtered), failed."""
 OUTCOMES: tuple[Outcome, ...] = ("profiled", "done", "duplicate", "filtered", "failed")
 
 
@@ -46,9 +47,9 @@ class CharacterOutcome:
     row: CharacterRow
     outcome: Outcome
     detail: str = ""
-    """``duplicate``: the kept row's name; ``filtered``: the reason; ``failed``: the one-line error."""
+    """``duplicate``: the kept row's name; ``filtered``: the reason; ``failed``: the error line."""
     folder: Path | None = None
-    """``profiled`` and ``done``: the character's folder (``profile.json``, ``.md``, ``card.json``)."""
+    """``profiled`` and ``done``: the character's folder (``profile.json``, ``.md``, ``card``)."""
     llm_calls: int = 0
     """``profiled``: the model calls of the character's run, as its ``profile.json`` counts them."""
     tokens: int = 0
@@ -185,7 +186,7 @@ async def profile_characters(
     keep_checkpoints: bool = False,
     server: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
-    progress: Progress | None = None,
+    progress: Progress = quiet,
 ) -> ProfileBatch:
     """Profile every character of ``rows`` into ``out/<key>/``, ``concurrency`` at a time.
 
@@ -212,16 +213,16 @@ async def profile_characters(
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.memory.characterhub.character_list import check_rows
 
-    rows = list(rows)
-    check_rows(rows)
+    listed = list(rows)
+    check_rows(listed)
     if concurrency < 1:
-        raise InputError("--concurrency must be at least 1", "pass 1 or more")
-    say = progress or quiet
+        raise InputError(f"concurrency is {concurrency}; it must be at least 1", "pass 1 or more")
+    say = progress
     run_context = context or ProfilerContext()
     out_dir = Path(out)
     check_profile_run(run_context, local=server is None)
-    plan, notices = _select(rows, dedup, aliases, say)
-    kept = [row for row, planned in zip(rows, plan, strict=True) if planned is None]
+    plan, notices = _select(listed, dedup, aliases, say)
+    kept = [row for row, planned in zip(listed, plan, strict=True) if planned is None]
     estimate = report_estimate(run_context, len(kept), say)
     async with _runs_on(out_dir, run_context, server, checkpointer) as (saver, runs):
 
@@ -263,8 +264,8 @@ def _select(
         plan = [planned or next(filtered) for planned in plan]
         if aliases is None:
             notices.append(
-                "no --franchise-aliases: the quality filter drops rows without a franchise "
-                "only (the paper also drops franchises its alias table lacks)"
+                "no alias table (--franchise-aliases): the quality filter drops rows without "
+                "a franchise only (the paper also drops franchises its alias table lacks)"
             )
             say(f"notice: {notices[-1]}")
     return plan, notices
@@ -312,7 +313,7 @@ async def _runs_on(
 
 async def _bounded(
     rows: list[CharacterRow],
-    profile: Any,
+    profile: Callable[[CharacterRow], Awaitable[CharacterOutcome]],
     concurrency: int,
 ) -> list[CharacterOutcome]:
     """``profile`` of each row, at most ``concurrency`` at once, in the rows' order."""
@@ -320,8 +321,7 @@ async def _bounded(
 
     async def one(row: CharacterRow) -> CharacterOutcome:
         async with slots:
-            outcome: CharacterOutcome = await profile(row)
-            return outcome
+            return await profile(row)
 
     return list(await asyncio.gather(*(one(row) for row in rows)))
 

@@ -211,7 +211,7 @@ def test_a_bad_list_is_one_line_before_any_call(tmp_path: Path) -> None:
     assert fails([CharacterRow("Raoh"), CharacterRow("  ")]).startswith("row 2: the name is empty")
     assert "row 1: the wiki URL" in fails([CharacterRow("Raoh", wiki="hokuto.fandom.com")])
     assert fails([CharacterRow("Raoh")], concurrency=0) == (
-        "--concurrency must be at least 1; pass 1 or more"
+        "concurrency is 0; it must be at least 1; pass 1 or more"
     )
     assert not any(tmp_path.iterdir())  # nothing written
 
