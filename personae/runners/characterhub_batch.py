@@ -95,12 +95,15 @@ class ProfileBatch:
 
     @property
     def llm_calls(self) -> int:
-        """Model calls of the characters profiled in this batch."""
+        """Model calls of the characters profiled, as their ``profile.json`` count them.
+
+        A run resumed or read back from its checkpoint counts what it paid before too.
+        """
         return sum(o.llm_calls for o in self.outcomes)
 
     @property
     def tokens(self) -> int:
-        """Input plus output tokens of the characters profiled in this batch."""
+        """Input plus output tokens of the characters profiled (counted as :attr:`llm_calls`)."""
         return sum(o.tokens for o in self.outcomes)
 
     def summary(self) -> str:
@@ -182,6 +185,7 @@ async def profile_characters(
     aliases: Mapping[str, str] | None = None,
     concurrency: int = 2,
     force: bool = False,
+    skip_done: bool = True,
     card_system_prompt: bool = False,
     keep_checkpoints: bool = False,
     server: str | None = None,
@@ -200,7 +204,9 @@ async def profile_characters(
     Then ``progress`` gets the estimate (models named), before the first call.
 
     A row whose ``profile.json`` exists is ``done`` and not run (unless ``force``, which also
-    drops its checkpoints); an interrupted one resumes from its checkpoint. ``context``,
+    drops its checkpoints, or not ``skip_done``: then it runs through its checkpoint, which
+    reads a finished run of the same settings back without a call, as the web page's jobs
+    do); an interrupted one resumes from its checkpoint. ``context``,
     ``card_system_prompt`` and ``keep_checkpoints`` are :func:`profile_character`'s. With
     ``server`` (a LangGraph server's URL) every row runs there, one thread each, through one
     client; else on ``checkpointer`` (default: ``out``'s ``.checkpoints.sqlite``, one
@@ -228,8 +234,8 @@ async def profile_characters(
 
         async def profile(row: CharacterRow) -> CharacterOutcome:
             return await _profile_row(
-                row, out_dir, run_context, force, card_system_prompt, keep_checkpoints,
-                saver, runs, say,
+                row, out_dir, run_context, force, skip_done, card_system_prompt,
+                keep_checkpoints, saver, runs, say,
             )  # fmt: skip
 
         ran = iter(await _bounded(kept, profile, concurrency))
@@ -331,6 +337,7 @@ async def _profile_row(
     out: Path,
     context: ProfilerContext,
     force: bool,
+    skip_done: bool,
     card_system_prompt: bool,
     keep_checkpoints: bool,
     saver: BaseCheckpointSaver[Any] | None,
@@ -342,7 +349,7 @@ async def _profile_row(
     from personae.runners.characterhub import profile_character
 
     paths = paths_for(out, row.name, row.franchise)
-    if not force and paths.profile_json.exists():
+    if skip_done and not force and paths.profile_json.exists():
         return CharacterOutcome(row, "done", folder=paths.directory)
     try:
         profile = await profile_character(

@@ -118,6 +118,12 @@ def test_a_rerun_skips_finished_characters_and_ours_keeps_relatives_apart(
     again = asyncio.run(profile_characters(rows, out=tmp_path, context=context_for(server)))
     assert again.summary() == "0 profiled, 2 already done, 0 duplicates, 0 filtered, 0 failed"
     assert len(model.calls) == calls and again.llm_calls == 0  # nothing paid twice
+    # The web page's jobs run a profiled character through its checkpoint: read back, no call.
+    through = asyncio.run(
+        profile_characters(rows, out=tmp_path, context=context_for(server), skip_done=False)
+    )
+    assert [(o.outcome, o.resumed) for o in through.outcomes] == [("profiled", True)] * 2
+    assert len(model.calls) == calls
     assert [o.folder for o in again.outcomes] == [
         paths_for(tmp_path, r.name, r.franchise).directory for r in rows
     ]
