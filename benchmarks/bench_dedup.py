@@ -16,7 +16,7 @@ import csv
 from pathlib import Path
 from typing import get_args
 
-from personae.commands.characterhub.dedup import DedupRule, NamedRow, duplicates
+from personae.memory.characterhub.dedup import DedupRule, NamedRow, duplicates
 
 PAIRS = Path(__file__).parent / "data" / "dedup_pairs.csv"
 ALIASES = {"Fate/Zero": "Fate/stay night"}

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
     from personae.graphs.characterhub.profiler import build_graph as build_profiler_graph
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.graphs.characterhub.tool import create_profile_tool
+    from personae.memory.characterhub.character_list import CharacterRow, read_character_list
     from personae.memory.characterhub.profile_store import profile_document
     from personae.run_context import LLMContext
     from personae.runners.amadeus import (
@@ -102,12 +103,17 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy see; at run time __getattr__ lo
     )
     from personae.runners.bookmarks import ActionStep, predict_action
     from personae.runners.characterhub import Profile, profile_character
+    from personae.runners.characterhub_batch import ProfileBatch, profile_characters
     from personae.settings import Settings, load_settings
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     # runners, one module per paper (ARCANE's evaluation in its own)
     "profile_character": ("personae.runners.characterhub", "profile_character"),
     "Profile": ("personae.runners.characterhub", "Profile"),
+    "profile_characters": ("personae.runners.characterhub_batch", "profile_characters"),
+    "ProfileBatch": ("personae.runners.characterhub_batch", "ProfileBatch"),
+    "CharacterRow": ("personae.memory.characterhub.character_list", "CharacterRow"),
+    "read_character_list": ("personae.memory.characterhub.character_list", "read_character_list"),
     "predict_action": ("personae.runners.bookmarks", "predict_action"),
     "ActionStep": ("personae.runners.bookmarks", "ActionStep"),
     "index_persona": ("personae.runners.amadeus", "index_persona"),
@@ -184,6 +190,7 @@ __all__ = [
     "BenchConfig",
     "BookmarksContext",
     "ChapterAnswer",
+    "CharacterRow",
     "Chat",
     "ChatTurn",
     "ChunkAnalysis",
@@ -193,6 +200,7 @@ __all__ = [
     "PersonaeError",
     "PersonalityRun",
     "Profile",
+    "ProfileBatch",
     "ProfilerContext",
     "QARun",
     "RoleplayContext",
@@ -227,7 +235,9 @@ __all__ = [
     "perturb_arcane",
     "predict_action",
     "profile_character",
+    "profile_characters",
     "profile_document",
+    "read_character_list",
     "read_votes",
     "resume_with_votes",
     "run_bench",

@@ -229,9 +229,9 @@ def test_a_huge_one_section_persona_is_capped_with_a_notice(
 
 
 def test_batch_wiki_flag_pins_the_rows_without_a_wiki(tmp_path: Path) -> None:
-    from personae.commands.characterhub.batch import read_batch
+    from personae import read_character_list
 
     path = tmp_path / "chars.csv"
     path.write_text("name,franchise,wiki\nKenshiro,Hokuto,\nRaoh,Hokuto,https://r.org\n")
-    rows = read_batch(path, default_wiki="https://hokuto.fandom.com")
+    rows = read_character_list(path, default_wiki="https://hokuto.fandom.com")
     assert [row.wiki for row in rows] == ["https://hokuto.fandom.com", "https://r.org"]

@@ -23,7 +23,8 @@ import personae
 ROOT = Path(__file__).resolve().parents[1]
 FROZEN = (
     # runners
-    "profile_character", "Profile", "predict_action", "ActionStep", "index_persona",
+    "profile_character", "Profile", "profile_characters", "ProfileBatch", "CharacterRow",
+    "read_character_list", "predict_action", "ActionStep", "index_persona",
     "persona_index_settings", "IndexedPersona", "open_chat", "Chat", "ask_character", "ChatTurn",
     "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
     # benchmarks and evaluations

@@ -299,3 +299,43 @@ def test_the_runners_write_the_same_files_in_process_and_on_the_server(
         local_profile.paths.profile_json
     )
     assert jsonl(again.out / "results.jsonl", drop=("usage",)) == records
+
+
+def test_profile_characters_on_the_server_reads_finished_threads_back(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch runner with ``server=``: one client, a thread per character; a rerun with the
+    files gone reads the threads back (no model call) and reports the rows resumed."""
+    import asyncio
+
+    from personae import CharacterRow, ProfilerContext, profile_characters
+
+    monkeypatch.setenv("PERSONAE_CACHE_DIR", str(served.root / "cache-batch-runner"))
+    served.llm.responders = responders()
+    hokuto = "Fist of the North Star"
+    rows = [
+        CharacterRow("Kenshiro", hokuto, served.web_url),
+        CharacterRow("Kenshirō", hokuto, served.web_url),  # ours: one character
+    ]
+    out = served.root / "batch-runner"
+
+    def run() -> Any:
+        return asyncio.run(
+            profile_characters(
+                rows, out=out, context=ProfilerContext(max_rounds=1), server=served.url
+            )
+        )
+
+    first = run()
+    assert first.summary() == "1 profiled, 0 already done, 1 duplicates, 0 filtered, 0 failed"
+    profiled = first.outcomes[0]
+    assert profiled.folder is not None and (profiled.folder / "profile.json").is_file()
+    assert profiled.llm_calls > 0 and not profiled.resumed
+    (profiled.folder / "profile.json").unlink()
+    before = len(served.llm.requests)
+    again = run()
+    assert len(served.llm.requests) == before
+    assert [(o.outcome, o.resumed) for o in again.outcomes] == [
+        ("profiled", True),
+        ("duplicate", False),
+    ]

@@ -2,8 +2,9 @@
 
 A job is one small JSON record (its inputs, status, estimate, result or error), written
 atomically, and an append-only log of the lines the CLI would print, both under
-``WebOptions.jobs_dir``. The work is :func:`personae.runners.characterhub.profile_character`
-on the profiles folder's one SQLite checkpointer, so a server stopped mid-run leaves the record
+``WebOptions.jobs_dir``. The work is CharacterHub's batch runner
+(:func:`personae.runners.characterhub_batch.profile_characters`, as ``personae profile --batch``)
+over a one-row list, on the profiles folder's one SQLite checkpointer, so a server stopped mid-run leaves the record
 ``running`` and the checkpoint where the graph stood: the next server's start (the app's
 lifespan) runs the job again and the runner resumes the thread instead of paying from scratch.
 """
@@ -267,18 +268,22 @@ class ProfileJobs:
             return self._saver
 
     async def _run(self, job: Job) -> None:
-        """Profile the job's character; record done (with its key) or failed (with the message)."""
-        from personae.runners.characterhub import profile_character
+        """Profile the job's character; record done (with its key) or failed (with the message).
+
+        A character profiled before runs again through its checkpoint (``skip_done=False``): the
+        same settings read the finished run back without a call, another method runs anew.
+        """
+        from personae.memory.characterhub.character_list import CharacterRow
+        from personae.runners.characterhub_batch import profile_characters
 
         request = job.request
         try:
             context = await asyncio.to_thread(self.context, request)
-            profile = await profile_character(
-                request.name,
-                franchise=request.franchise,
-                wiki=request.wiki,
+            report = await profile_characters(
+                [CharacterRow(request.name, request.franchise, request.wiki)],
                 out=self.options.profiles_dir,
                 context=context,
+                skip_done=False,
                 progress=lambda line: self.store.append_line(job.id, line),
                 checkpointer=await self._checkpointer(context),
             )
@@ -287,7 +292,11 @@ class ProfileJobs:
         except Exception as error:  # noqa: BLE001 - a job's bug must not take the server down
             self._finish(job, "failed", error=f"unexpected error: {type(error).__name__}: {error}")
         else:
-            self._finish(job, "done", profile_key=profile.paths.directory.name)
+            (outcome,) = report.outcomes
+            if outcome.folder is None:
+                self._finish(job, "failed", error=outcome.detail)
+            else:
+                self._finish(job, "done", profile_key=outcome.folder.name)
 
     def _finish(
         self, job: Job, status: JobStatus, *, error: str = "", profile_key: str = ""

@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from personae.commands.characterhub.batch import BatchRow, deduplicate, read_aliases, read_batch
-from personae.commands.characterhub.dedup import (
+from personae import CharacterRow, read_character_list
+from personae.errors import InputError
+from personae.memory.characterhub.character_list import read_aliases
+from personae.memory.characterhub.dedup import (
     NamedRow,
+    deduplicate,
     fold_word,
     paper_duplicates,
     personae_duplicates,
 )
-from personae.errors import InputError
 
 ROOT = Path(__file__).parents[2]
 
@@ -23,12 +25,12 @@ ROOT = Path(__file__).parents[2]
 def test_similar_names_of_one_franchise_are_dropped_as_duplicates() -> None:
     hokuto = "Fist of the North Star"
     rows = [
-        BatchRow("Kenshiro", hokuto),
-        BatchRow("Raoh", hokuto),
-        BatchRow("Kenshirō", "fist of the north star"),
-        BatchRow("Kenshiro", "Kenshiro Remake"),
-        BatchRow("Toki"),
-        BatchRow("toki", ""),
+        CharacterRow("Kenshiro", hokuto),
+        CharacterRow("Raoh", hokuto),
+        CharacterRow("Kenshirō", "fist of the north star"),
+        CharacterRow("Kenshiro", "Kenshiro Remake"),
+        CharacterRow("Toki"),
+        CharacterRow("toki", ""),
     ]
     kept, dropped = deduplicate(rows)
     assert kept == [rows[0], rows[1], rows[3], rows[4], rows[5]]  # no franchise: never by name
@@ -106,7 +108,7 @@ def test_batch_rule_and_aliases_are_chosen_by_the_caller(tmp_path: Path) -> None
     )
     aliases_file = tmp_path / "aliases.csv"
     aliases_file.write_text("alias,franchise\nFate/Zero,Fate/stay night\n", encoding="utf-8")
-    rows = read_batch(csv_file)
+    rows = read_character_list(csv_file)
     assert rows[0].source == "anilist"
     aliases = read_aliases(aliases_file)
     ours, ours_dropped = deduplicate(rows, aliases=aliases)

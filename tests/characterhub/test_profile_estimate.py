@@ -9,10 +9,10 @@ import pytest
 from profiler_world import profiler_context, scripted_model, serve_fake_web
 
 from personae.cli import main
-from personae.commands.characterhub.profile import announce_cost
 from personae.graphs.characterhub.state import ProfilerContext
 from personae.loopback import LoopbackWebServer
 from personae.runners.characterhub import estimate_profile, profile_character
+from personae.runners.characterhub_batch import report_estimate
 from personae.testing import ScriptedChatModel, override_models
 
 HOKUTO = "Fist of the North Star"
@@ -84,20 +84,20 @@ def test_personae_profile_prints_the_estimate_before_its_first_call(
     err = capsys.readouterr().err.splitlines()
     expected = estimate_profile(ProfilerContext(max_rounds=1))
     announced = (
-        f"personae: estimated: {expected.calls:,} LLM calls, ~{expected.tokens:,} tokens "
+        f"estimated: {expected.calls:,} LLM calls, ~{expected.tokens:,} tokens "
         f"({expected.detail}); model openai:estimate-test, fast model openai:estimate-test"
     )
     assert err[0] == announced
     assert err[1].startswith("Kenshiro: found ")  # before the run's first line
 
 
-def test_a_batch_announces_its_characters_times_one_profile(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_batch_announces_its_characters_times_one_profile() -> None:
     context = ProfilerContext(model="openai:a", fast_model="openai:b", method="paper")
-    announce_cost(context, 3)
+    lines: list[str] = []
+    estimate = report_estimate(context, 3, lines.append)
     one = estimate_profile(context)
-    assert capsys.readouterr().err == (
-        f"personae: estimated: {3 * one.calls:,} LLM calls, ~{3 * one.tokens:,} tokens "
-        f"(3 characters: {one.detail}); model openai:a, fast model openai:b\n"
-    )
+    assert (estimate.calls, estimate.tokens) == (3 * one.calls, 3 * one.tokens)
+    assert lines == [
+        f"estimated: {3 * one.calls:,} LLM calls, ~{3 * one.tokens:,} tokens "
+        f"(3 characters: {one.detail}); model openai:a, fast model openai:b"
+    ]

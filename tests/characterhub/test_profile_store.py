@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from personae.commands.characterhub.batch import BatchRow, deduplicate
 from personae.errors import InputError
 from personae.memory.characterhub.character_card import card_problems
+from personae.memory.characterhub.character_list import CharacterRow
+from personae.memory.characterhub.dedup import deduplicate
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.memory.characterhub.profile_store import profile_key, slugify, write_profile
 
@@ -116,7 +117,7 @@ def test_folder_names_the_franchise_and_ignores_case_and_punctuation(tmp_path: P
 
 
 def test_rows_with_one_folder_key_are_duplicates_however_their_names_compare() -> None:
-    rows = [BatchRow("Rei", "Eva"), BatchRow("REI!!!", "Eva"), BatchRow("Rei", "Other")]
+    rows = [CharacterRow("Rei", "Eva"), CharacterRow("REI!!!", "Eva"), CharacterRow("Rei", "Other")]
     kept, dropped = deduplicate(rows, key=lambda r: profile_key(r.name, r.franchise))
     assert kept == [rows[0], rows[2]] and dropped == [(rows[1], rows[0])]
     # By the paper's name similarity alone they are three characters.

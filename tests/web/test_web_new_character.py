@@ -131,6 +131,7 @@ def test_a_finished_job_is_recorded_with_the_clis_lines_and_its_profile(
     assert estimate.calls >= len(FROM_SCRATCH)  # at most: this run stopped after one round
     lines = state["lines"]
     assert lines[0] == f"started: at most {estimate.calls:,} LLM calls, ~{estimate.tokens:,} tokens"
+    assert lines[1].startswith(f"estimated: {estimate.calls:,} LLM calls")  # the batch runner's
     assert f"{NAME}: found {wiki}/wiki/Mara_Vell (5 passages of it read)" in lines
     assert f"{NAME}: round 1: 5 passages, 5 new sources, 7 notes" in lines
     assert f"{NAME}: citation check: 0 facts and 0 sentences dropped" in lines
@@ -270,4 +271,5 @@ def test_a_bug_in_a_job_fails_that_job_not_the_server(
         )
         assert client.get("/profiles/new").status_code == 200
     assert state["error"] == "unexpected error: ValueError: boom"
-    assert state["lines"] == ["failed: unexpected error: ValueError: boom"]  # after the first
+    estimated, failed = state["lines"]  # after the first: the batch runner's estimate, the error
+    assert estimated.startswith("estimated: ") and failed == f"failed: {state['error']}"

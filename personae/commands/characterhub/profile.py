@@ -6,9 +6,11 @@ The flags fill the profiler's run context; what they leave out it takes from the
 ``TAVILY_API_KEY`` (none: wiki only), ``TAVILY_BASE_URL``, ``PERSONAE_CACHE_DIR``,
 ``PERSONAE_CACHE_TTL`` (``--cache-ttl``), ``PERSONAE_CONTACT``, ``PERSONAE_FANDOM_TEMPLATE``. Runs are checkpointed in
 ``OUT/.checkpoints.sqlite`` so an interrupted profile resumes where it stopped instead of
-starting over. Each character is profiled by the CharacterHub runner
-(:func:`personae.runners.characterhub.profile_character`); this module parses flags, reads the
-batch and reports.
+starting over. One character is profiled by
+:func:`personae.runners.characterhub.profile_character`, a ``--batch`` by
+:func:`personae.runners.characterhub_batch.profile_characters` (de-duplication, the paper's
+quality filter, concurrency, resume); this module checks the flags, calls the runner and
+prints its result.
 """
 
 from __future__ import annotations
@@ -16,34 +18,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from personae.commands.characterhub.batch import (
-    BatchReport,
-    BatchRow,
-    deduplicate,
-    read_aliases,
-    read_batch,
-    run_batch,
-)
 from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import print_degraded
 from personae.errors import InputError, NothingUsableError
-from personae.files import CACHE_FIX, check_writable_dir
+from personae.files import check_writable_dir
+from personae.runners import Progress
 from personae.urls import web_url
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
     from personae.graphs.characterhub.state import ProfilerContext
-    from personae.memory.characterhub.profile_store import ProfilePaths
-    from personae.server_runs import ServerRuns
+    from personae.runners.characterhub_batch import ProfileBatch
 
 DEFAULT_OUT = Path("profiles")
-Progress = Callable[[str], None]
 
 
 def register(commands: Any) -> None:
@@ -180,13 +169,6 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def thread_id(row: BatchRow, context: ProfilerContext) -> str:
-    """Checkpoint thread of one profile (see :func:`personae.runners.characterhub.profile_thread`)."""
-    from personae.runners.characterhub import profile_thread
-
-    return profile_thread(row.name, row.franchise, row.wiki, context, source=row.source)
-
-
 def _check_options(args: argparse.Namespace) -> None:
     """The flags' values, checked before any heavy import (a typo costs a second, not a minute)."""
     if args.batch is None and not (args.name or "").strip():
@@ -231,103 +213,6 @@ def make_context(args: argparse.Namespace) -> ProfilerContext:
     )
 
 
-async def profile_one(
-    row: BatchRow,
-    context: ProfilerContext,
-    out_dir: Path,
-    progress: Progress,
-    card_system_prompt: bool = False,
-    *,
-    force: bool = False,
-    keep_checkpoints: bool = False,
-    saver: BaseCheckpointSaver[Any] | None,
-    server: ServerRuns | None = None,
-) -> ProfilePaths:
-    """Profile one row with the runner, on the command's one checkpointer or server client."""
-    from personae.runners.characterhub import profile_character
-
-    profile = await profile_character(
-        row.name,
-        franchise=row.franchise,
-        wiki=row.wiki,
-        out=out_dir,
-        context=context,
-        force=force,
-        card_system_prompt=card_system_prompt,
-        progress=progress,
-        checkpointer=saver,
-        source=row.source,
-        keep_checkpoints=keep_checkpoints,
-        server=server,
-    )
-    return profile.paths
-
-
-async def profile_single(
-    row: BatchRow, context: ProfilerContext, args: argparse.Namespace, progress: Progress
-) -> ProfilePaths:
-    """Profile the one character named on the command line (here, or on ``--server``)."""
-    async with _runs_on(args, context) as (saver, server):
-        return await profile_one(
-            row,
-            context,
-            args.out,
-            progress,
-            args.card_system_prompt,
-            force=args.force,
-            keep_checkpoints=args.keep_checkpoints,
-            saver=saver,
-            server=server,
-        )
-
-
-@asynccontextmanager
-async def _runs_on(
-    args: argparse.Namespace, context: ProfilerContext
-) -> AsyncIterator[tuple[BaseCheckpointSaver[Any] | None, ServerRuns | None]]:
-    """Where the command's profiles run: ``--out``'s checkpointer, or one ``--server`` client."""
-    from personae.runners.characterhub import open_checkpoints, profile_server_runs
-
-    if args.server:
-        async with profile_server_runs(args.server, args.out) as server:
-            yield None, server
-    else:
-        async with open_checkpoints(args.out, context.settings) as saver:
-            yield saver, None
-
-
-async def profile_rows(
-    rows: list[BatchRow], context: ProfilerContext, args: argparse.Namespace, progress: Progress
-) -> BatchReport:
-    """Profile a batch's rows, ``--concurrency`` at a time, over one shared checkpointer.
-
-    With ``--server`` each row runs on that LangGraph server (one client for the batch, one
-    thread per row) and is written here the same way.
-    """
-    from personae.memory.characterhub.profile_store import paths_for
-
-    async with _runs_on(args, context) as (saver, server):
-        return await run_batch(
-            rows,
-            lambda row: profile_one(
-                row,
-                context,
-                args.out,
-                progress,
-                args.card_system_prompt,
-                force=args.force,
-                keep_checkpoints=args.keep_checkpoints,
-                saver=saver,
-                server=server,
-            ),
-            done=lambda row: (
-                not args.force
-                and paths_for(args.out, row.name, row.franchise).profile_json.exists()
-            ),
-            concurrency=args.concurrency,
-        )
-
-
 def _progress() -> Progress:
     if sys.stderr.isatty():
         from rich.console import Console
@@ -341,23 +226,6 @@ def _progress() -> Progress:
     return plain
 
 
-def quality_filter(
-    rows: list[BatchRow], aliases: dict[str, str] | None
-) -> tuple[list[BatchRow], list[tuple[BatchRow, str]]]:
-    """CharacterHub's quality control: rows kept, and rows dropped with the reason."""
-    from personae.commands.characterhub.dedup import paper_quality_reason
-
-    kept: list[BatchRow] = []
-    removed: list[tuple[BatchRow, str]] = []
-    for row in rows:
-        reason = paper_quality_reason(row.franchise, aliases)
-        if reason is None:
-            kept.append(row)
-        else:
-            removed.append((row, reason))
-    return kept, removed
-
-
 def progress_settings(context: ProfilerContext) -> None:
     """Print CharacterHub's settings beside this run's (also kept in each profile.json)."""
     from personae.evals.characterhub.paper_settings import profile_rows
@@ -367,93 +235,77 @@ def progress_settings(context: ProfilerContext) -> None:
     sys.stderr.write(settings_text(title, profile_rows(context)))
 
 
-def check_late_settings(context: ProfilerContext, *, local: bool) -> None:
-    """Check the settings the run reads only once it started, so a typo comes before the estimate.
+def print_batch(report: ProfileBatch) -> None:
+    """The batch's failures (stderr), its one-line summary (stdout) and its degraded line.
 
-    ``local``: the checkpoints are kept here (not on a ``--server``).
+    Raises:
+        NothingUsableError: every character run failed (none profiled, none done before).
     """
-    from personae.settings import check_checkpointer_spec
-
-    if local:
-        check_checkpointer_spec(context.settings.checkpointer)
-    template = context.fandom_template.replace("{slug}", "x")
-    web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")
-
-
-def announce_cost(context: ProfilerContext, characters: int) -> None:
-    """Print at most what profiling ``characters`` costs, and the models paid, before a call."""
-    from personae.agents.costs import Estimate, estimate_line
-    from personae.runners.characterhub import estimate_profile
-
-    one = estimate_profile(context)
-    estimate = Estimate(one.calls * characters, one.tokens * characters, one.detail)
-    if characters != 1:
-        estimate = Estimate(
-            estimate.calls, estimate.tokens, f"{characters} characters: {one.detail}"
+    failed = report.of("failed")
+    for outcome in failed:
+        sys.stderr.write(f"failed {outcome.row.name}: {outcome.detail}\n")
+    if failed and not (report.counts["profiled"] or report.counts["done"]):
+        raise NothingUsableError(
+            f"every one of the {len(failed)} characters failed "
+            f"(first: {failed[0].row.name}: {failed[0].detail})"
         )
-    models = {"model": context.model, "fast model": context.fast_model}
-    sys.stderr.write("personae: " + estimate_line(estimate, models))
-    sys.stderr.flush()
+    sys.stdout.write(report.summary() + "\n")
+    # A failed character degrades the batch, not the run; rerunning retries it.
+    print_degraded(len(failed), {"characters_failed": len(failed)})
 
 
 def run(args: argparse.Namespace) -> int:
     """Profile one character, or every row of ``--batch``; print where the files went."""
-    from personae.memory.characterhub.profile_store import profile_key
+    from personae.memory.characterhub.character_list import read_aliases, read_character_list
+    from personae.runners.characterhub import profile_character
+    from personae.runners.characterhub_batch import (
+        check_profile_run,
+        profile_characters,
+        report_estimate,
+    )
 
     _check_options(args)
     check_writable_dir(args.out, "--out")
     progress = _progress()
     # --wiki pins the wiki of every row that names none itself.
-    rows = read_batch(args.batch, default_wiki=args.wiki) if args.batch else []
-    context = make_context(args)
-    context.llm("strong")  # no LLM or a bad spec fails here, before any fetch
-    context.llm("fast")
-    context.role_llm("rewrite")
-    context.role_llm("search")
-    if context.cache_dir:
-        check_writable_dir(Path(context.cache_dir), "PERSONAE_CACHE_DIR", CACHE_FIX)
-    check_late_settings(context, local=not args.server)
-    if not args.batch:
-        announce_cost(context, 1)
-        row = BatchRow(name=args.name.strip(), franchise=args.franchise, wiki=args.wiki)
-        paths = asyncio.run(profile_single(row, context, args, progress))
-        progress_settings(context)
-        sys.stdout.write(f"{paths.profile_json}\n")
-        return 0
+    rows = read_character_list(args.batch, default_wiki=args.wiki) if args.batch else []
     aliases = read_aliases(args.franchise_aliases) if args.franchise_aliases else None
-    kept, dropped = deduplicate(
-        rows,
-        key=lambda row: profile_key(row.name, row.franchise),
-        rule=args.dedup,
-        aliases=aliases,
-    )
-    for duplicate, original in dropped:
-        progress(f"skipped {duplicate.name!r}: duplicate of {original.name!r}")
-    filtered = 0
-    if args.dedup == "paper":  # §3.1: de-duplication, then the quality filter
-        kept, removed = quality_filter(kept, aliases)
-        for row, reason in removed:
-            progress(f"skipped {row.name!r}: {reason} (the paper's quality filter)")
-        filtered = len(removed)
-        if aliases is None:
-            progress(
-                "notice: no --franchise-aliases: the quality filter drops rows without a "
-                "franchise only (the paper also drops franchises its alias table lacks)"
+    context = make_context(args)
+    if args.batch:
+        report = asyncio.run(
+            profile_characters(
+                rows,
+                out=args.out,
+                context=context,
+                dedup=args.dedup,
+                aliases=aliases,
+                concurrency=args.concurrency,
+                force=args.force,
+                card_system_prompt=args.card_system_prompt,
+                keep_checkpoints=args.keep_checkpoints,
+                server=args.server,
+                progress=progress,
             )
-    announce_cost(context, len(kept))
-    report = asyncio.run(profile_rows(kept, context, args, progress))
-    progress_settings(context)
-    for row, error in report.failed:
-        sys.stderr.write(f"failed {row.name}: {error}\n")
-    if report.failed and not (report.written or report.skipped):
-        raise NothingUsableError(
-            f"every one of the {len(report.failed)} characters failed "
-            f"(first: {report.failed[0][0].name}: {report.failed[0][1]})"
         )
-    sys.stdout.write(
-        f"{len(report.written)} profiled, {len(report.skipped)} already done, "
-        f"{len(dropped)} duplicates, {filtered} filtered, {len(report.failed)} failed\n"
+        progress_settings(context)
+        print_batch(report)
+        return 0
+    check_profile_run(context, local=not args.server)
+    report_estimate(context, 1, progress)
+    profile = asyncio.run(
+        profile_character(
+            args.name.strip(),
+            franchise=args.franchise,
+            wiki=args.wiki,
+            out=args.out,
+            context=context,
+            force=args.force,
+            card_system_prompt=args.card_system_prompt,
+            progress=progress,
+            keep_checkpoints=args.keep_checkpoints,
+            server=args.server,
+        )
     )
-    # A failed character degrades the batch, not the run; rerunning retries it.
-    print_degraded(len(report.failed), {"characters_failed": len(report.failed)})
+    progress_settings(context)
+    sys.stdout.write(f"{profile.paths.profile_json}\n")
     return 0

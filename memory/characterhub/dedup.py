@@ -12,16 +12,24 @@ score 0.89). ``personae_duplicates`` (the default) compares names as sets of wor
 romanisation variants (ō/ou/oh → o, uu → u, shi → si, tsu → tu...), so reordered names and
 spelling variants are one character, and never merges two full names that share a family name
 but differ in the given name, whatever the sources.
+
+:func:`deduplicate` applies a rule to a whole list, and :func:`quality_filter` is the paper's
+quality control that follows it (§3.1). The batch runner
+(:func:`personae.runners.characterhub_batch.profile_characters`) calls both; they live here, with
+the character list, because they decide which rows are one stored profile.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
+
+from personae.memory.characterhub.character_list import CharacterRow
 
 DedupRule = Literal["paper", "personae"]
 """``paper``: CharacterHub's three conditions literally; ``personae``: ours (default)."""
@@ -167,3 +175,60 @@ def paper_quality_reason(
         if plain(franchise) not in known:
             return f"franchise {franchise.strip()!r} not in the alias table"
     return None
+
+
+def deduplicate(
+    rows: Sequence[CharacterRow],
+    key: Callable[[CharacterRow], str] | None = None,
+    *,
+    rule: DedupRule = "personae",
+    aliases: Mapping[str, str] | None = None,
+) -> tuple[list[CharacterRow], list[tuple[CharacterRow, CharacterRow]]]:
+    """Kept rows, and ``(duplicate, kept original)`` pairs under ``rule``.
+
+    Each row is compared only with the kept rows of its own franchise (after ``aliases``), so a
+    long character list does not cost a full pairwise pass; rows without a franchise are never
+    merged by name. Rows with one ``key`` (the output folder) are duplicates too, however their
+    names compare: both would write the same files.
+    """
+    kept: list[CharacterRow] = []
+    dropped: list[tuple[CharacterRow, CharacterRow]] = []
+    by_franchise: dict[str, list[CharacterRow]] = defaultdict(list)
+    by_key: dict[str, CharacterRow] = {}
+    for row in rows:
+        franchise = franchise_key(row.franchise, aliases)
+        named = NamedRow(row.name, row.franchise, row.source)
+        same_franchise = by_franchise[franchise] if franchise is not None else []
+        original = by_key.get(key(row)) if key is not None else None
+        original = original or next(
+            (
+                k
+                for k in same_franchise
+                if duplicates(NamedRow(k.name, k.franchise, k.source), named, rule, aliases)
+            ),
+            None,
+        )
+        if original is None:
+            kept.append(row)
+            if franchise is not None:
+                by_franchise[franchise].append(row)
+            if key is not None:
+                by_key[key(row)] = row
+        else:
+            dropped.append((row, original))
+    return kept, dropped
+
+
+def quality_filter(
+    rows: Sequence[CharacterRow], aliases: Mapping[str, str] | None = None
+) -> tuple[list[CharacterRow], list[tuple[CharacterRow, str]]]:
+    """CharacterHub's quality control (§3.1): rows kept, and rows dropped with the reason."""
+    kept: list[CharacterRow] = []
+    removed: list[tuple[CharacterRow, str]] = []
+    for row in rows:
+        reason = paper_quality_reason(row.franchise, aliases)
+        if reason is None:
+            kept.append(row)
+        else:
+            removed.append((row, reason))
+    return kept, removed
