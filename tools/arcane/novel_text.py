@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import regex
 
@@ -30,7 +30,7 @@ repetition (``(a|aa)+$``) can take exponential time; Python's ``re`` cannot be s
 user's pattern runs on the ``regex`` engine, which can (it overshoots by a few seconds)."""
 _PATTERN_FIX = "fix the pattern, e.g. 'Chapter\\s+(\\d+)'"
 
-Heading = re.Match[str] | regex.Match[str]
+Heading: TypeAlias = re.Match[str] | regex.Match[str]
 """A chapter heading found: by ``re`` for the built-in patterns, by ``regex`` for a user's."""
 
 PART_PATTERN = re.compile(
