@@ -65,7 +65,7 @@ def measure(server: LoopbackWebServer, story: Path, root: Path, at: int, evidenc
 
 def main() -> None:
     """Measure each requested position; print one row each."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--at", default="40,120", help="target positions (comma-separated)")
     parser.add_argument("--evidence", type=int, default=5, help="evidence checks answered")
     args = parser.parse_args()

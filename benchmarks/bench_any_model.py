@@ -45,7 +45,7 @@ def _row(name: str, outcomes: list[Outcome], seconds: float) -> str:
 
 def main() -> None:
     """Run every job (or the ones named) once per seed and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="runs per job (seeds 0..N-1)")
     parser.add_argument("--job", action="append", help="only this job (repeatable)")
     parser.add_argument(

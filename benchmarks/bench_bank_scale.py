@@ -333,8 +333,8 @@ def run_act(memory: Path, story: Path) -> dict[str, Any]:
         str(ACTIONS // 2),
         "--json",
     ]
-    with LoopbackWebServer(HeldChat()) as server:
-        chat = server.route
+    chat = HeldChat()
+    with LoopbackWebServer(chat) as server:
         done = subprocess.run(
             [sys.executable, "-c", code, *argv, "--memory", str(memory)],
             env=cli_env(server.url),
@@ -350,7 +350,7 @@ def run_act(memory: Path, story: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--rebuild", action="store_true", help="also open without index files")

@@ -131,7 +131,7 @@ def ricl_scale(size: int) -> None:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--size", type=int, default=100_000, help="actions in the RICL storyline")
     args = parser.parse_args()
     if args.size < 2:

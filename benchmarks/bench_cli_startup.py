@@ -136,7 +136,7 @@ def bytecode_report(repeat: int) -> None:
 
 def main() -> None:
     """Print one line per case: median time and the heavy modules imported."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
         "--bytecode", action="store_true", help="only the PYTHONDONTWRITEBYTECODE=1 comparison"

@@ -62,7 +62,7 @@ def normalised(vectors: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     print("$ " + " ".join(["python", *sys.argv]))

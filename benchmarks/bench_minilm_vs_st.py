@@ -85,7 +85,7 @@ def has_sentence_transformers(python: str) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--st-python", default=sys.executable, help="a Python with torch + ST")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()

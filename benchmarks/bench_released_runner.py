@@ -127,7 +127,7 @@ def concept_windows(keyword: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--bank", type=int, default=300)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--keyword", default="SOS Brigade")

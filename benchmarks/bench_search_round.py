@@ -81,7 +81,7 @@ async def one_round(
 
 def main() -> None:
     """Run the round sequentially and in parallel; print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds added per request")
     parser.add_argument("--concurrency", type=int, default=14, help="parallel searches")
     args = parser.parse_args()

@@ -86,7 +86,7 @@ def records(path: Path, drop: tuple[str, ...] = ()) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--storylines", type=int, default=4)
     parser.add_argument("--per-character", type=int, default=25)
     parser.add_argument("--method", default="vanilla")

@@ -55,7 +55,8 @@ async def main_async(calls: int) -> None:
     for width in (1, 8):
         chain = model().with_structured_output(Verdict, include_raw=True)
         lean = _structured(model(), Verdict)
-        await run(chain, 50, width), await run(lean, 50, width)  # warm both
+        await run(chain, 50, width)  # warm both
+        await run(lean, 50, width)
         theirs, their_answers = await run(chain, calls, width)
         mine, my_answers = await run(lean, calls, width)
         assert my_answers == their_answers
@@ -67,7 +68,7 @@ async def main_async(calls: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     print("$ " + " ".join(["python", *sys.argv]))

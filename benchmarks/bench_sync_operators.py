@@ -182,13 +182,22 @@ async def concept_scan(base: Storyline, args: argparse.Namespace) -> None:
     mark = new_bookmark(BookmarkType.CONCEPT, args.character, args.keyword)
     hits = len(index.positions(args.keyword, 0, len(storyline)))
     timings = []
+    results = []
     for _ in range(3):
         model.calls.clear()
         start = time.perf_counter()
-        result = await sync_bookmark(
-            mark, len(storyline), storyline=storyline, index=index, fast_model=model, model=model
+        results.append(
+            await sync_bookmark(
+                mark,
+                len(storyline),
+                storyline=storyline,
+                index=index,
+                fast_model=model,
+                model=model,
+            )
         )
         timings.append(time.perf_counter() - start)
+    result = results[-1]
     print(
         f"sync_concept 0 -> {len(storyline):,} for {args.keyword!r}: {hits:,} hits, "
         f"best of 3 {min(timings) * 1000:.1f} ms (incl. one scripted summary call), "
@@ -207,7 +216,7 @@ async def concept_scan(base: Storyline, args: argparse.Namespace) -> None:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--actions", type=int, default=100_000)
     parser.add_argument("--every", type=int, default=16)
     parser.add_argument("--until", type=int, default=991)

@@ -98,7 +98,7 @@ def median_ms(client: httpx.Client, path: str, requests: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--profiles", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--sources", type=int, default=24)

@@ -54,7 +54,7 @@ def median_ms(client: TestClient, address: str, repeat: int) -> float:
 
 def main() -> None:
     """Prepare the folders, then time each page."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()

@@ -64,7 +64,7 @@ async def one_run(base_url: str, cache_dir: Path, allowed: str) -> tuple[int, in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument(
         "--latency", type=float, default=0.05, help="seconds added to every request"
     )

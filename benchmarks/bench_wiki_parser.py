@@ -30,7 +30,7 @@ def nested_page(size: int) -> str:
 
 def main() -> None:
     """Time the parser on each requested size."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--sizes", default="100000,1000000,2000000")
     args = parser.parse_args()
     print(f"{'page bytes':>12} {'depth':>8} {'seconds':>8} {'s per MB':>9}")

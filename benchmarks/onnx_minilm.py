@@ -218,6 +218,7 @@ class OnnxMiniLM:
             ["hidden"],
             {"ids": ids, "types": types, "positions": np.arange(length), "bias": bias},
         )
-        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        # run() is typed as any output kind (sparse tensors, maps); this graph's is one array.
+        summed = (np.asarray(hidden) * mask[:, :, None]).sum(axis=1)
         pooled: np.ndarray = summed / mask.sum(axis=1, keepdims=True)
         return pooled

@@ -120,7 +120,8 @@ def _default_value(expression: str) -> str:
     if not expression or expression == "None":
         return "unset"
     try:
-        value: Any = eval(expression, vars(settings))  # noqa: S307 - our own source's constants
+        # A copy of the module's names: eval never writes into the settings module itself.
+        value: Any = eval(expression, dict(vars(settings)))  # noqa: S307 - our own constants
     except Exception:  # noqa: BLE001 - shown as written when not a plain constant
         return f"`{expression}`"
     return f"`{value}`" if value not in ("", None) else "unset"

@@ -201,7 +201,7 @@ async def _connect(url: str, schema: str | None) -> AsyncIterator[Any]:
     try:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
-        from psycopg.rows import dict_row
+        from psycopg.rows import DictRow, dict_row
     except ImportError:
         raise ConfigurationError(
             "PERSONAE_CHECKPOINTER is a Postgres URL but psycopg is not installed", POSTGRES_EXTRA
@@ -217,7 +217,9 @@ async def _connect(url: str, schema: str | None) -> AsyncIterator[Any]:
             "write it as postgresql://user:password@host:5432/database",
         ) from None
     try:
-        conn = await psycopg.AsyncConnection.connect(
+        # Subscripted: ``connect`` returns ``Self``, which a checker reads as the class's default
+        # row type (tuples) unless the class names the rows ``row_factory`` makes.
+        conn = await psycopg.AsyncConnection[DictRow].connect(
             conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row
         )
     except psycopg.OperationalError as error:

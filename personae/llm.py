@@ -467,9 +467,10 @@ def _usage_of(message: BaseMessage | None, prompt: Sequence[BaseMessage]) -> LLM
 
 def _server_of(model: BaseChatModel) -> str:
     """The server a model calls, for messages: OpenAI's own when an OpenAI client has no base."""
-    if hasattr(model, "openai_api_base"):
-        return model.openai_api_base or OPENAI_DEFAULT_BASE
-    return "the configured server"
+    if not hasattr(model, "openai_api_base"):  # not an OpenAI client: no field to name
+        return "the configured server"
+    base: str | None = getattr(model, "openai_api_base", None)  # BaseChatModel declares none
+    return base or OPENAI_DEFAULT_BASE
 
 
 async def _ainvoke(

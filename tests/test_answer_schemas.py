@@ -255,7 +255,9 @@ def loosen(schema: Any) -> Any:
         return [loosen(s) for s in schema]
     if not isinstance(schema, Mapping):
         return schema
-    loose = {k: loosen(v) for k, v in schema.items() if k not in (*_LOOSE, *_LOOSE_TEXT)}
+    loose: dict[str, Any] = {
+        k: loosen(v) for k, v in schema.items() if k not in (*_LOOSE, *_LOOSE_TEXT)
+    }
     loose.pop("required", None)
     loose.pop("additionalProperties", None)
     if "enum" in loose:

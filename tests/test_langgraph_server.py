@@ -178,6 +178,7 @@ def test_profiler_context_names_its_own_models(studio: Studio) -> None:
 def test_amadeus_conversation_continues_on_a_thread(studio: Studio) -> None:
     thread = httpx.post(f"{studio.url}/threads", json={}, timeout=10).json()["thread_id"]
     context = {"memory_dir": "persona", "gs_wave": 3}
+    answers = []
     for question in ("My name is Kazuma.", "What is my name?"):
         body = {
             "assistant_id": "amadeus",
@@ -186,7 +187,8 @@ def test_amadeus_conversation_continues_on_a_thread(studio: Studio) -> None:
         }
         answer = httpx.post(f"{studio.url}/threads/{thread}/runs/wait", json=body, timeout=120)
         assert answer.status_code == 200, answer.text
-    result = answer.json()
+        answers.append(answer.json())
+    result = answers[-1]
     assert [m["type"] for m in result["messages"]] == ["human", "ai", "human", "ai"]
     assert result["gs_failed"] is False and result["usage"]["gs_calls"] >= 3
     last_prompt = json.dumps(studio.llm.requests[-1]["messages"])

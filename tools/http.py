@@ -211,7 +211,10 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, pins: Mapping[str, list[str]]) -> None:
         self._pins = pins
-        self._inner = httpcore.AnyIOBackend()
+        # httpcore declares AnyIOBackend twice, the second a method-less stand-in for when
+        # anyio is missing (it is a dependency here); pyright reads the stand-in, mypy the class.
+        backend = httpcore.AnyIOBackend()
+        self._inner: httpcore.AsyncNetworkBackend = backend  # pyright: ignore[reportAttributeAccessIssue]
 
     async def connect_tcp(
         self,

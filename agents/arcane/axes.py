@@ -12,6 +12,7 @@ final axis ids are the code's too (``final_intra_01``..., ``final_rel_01``..., b
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -396,8 +397,12 @@ def reconciliation_schema(chapters: int) -> type[Reconciliation]:
     return merged
 
 
-def _ordered(trajectory: list[PhaseT]) -> list[PhaseT]:
-    """Each range's ends in order, the phases by start (stable: ties keep the model's order)."""
+def _ordered(trajectory: Sequence[InducedPhase | MergedPhase]) -> list[InducedPhase | MergedPhase]:
+    """Each range's ends in order, the phases by start (stable: ties keep the model's order).
+
+    Typed over both phase kinds, not a type variable: :func:`in_order` walks an answer's two
+    axis lists in one loop, so a checker sees either kind's list there.
+    """
     fixed = [
         p.model_copy(update={"chapter_range": (min(p.chapter_range), max(p.chapter_range))})
         for p in trajectory

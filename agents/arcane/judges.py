@@ -10,7 +10,6 @@ the three sub-scores recomputed here: the judge's own ``average`` is untrusted (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, create_model
@@ -152,9 +151,12 @@ class TrajectoryJudgement(BaseModel):
 @per_call_schema(maxsize=8)
 def phase_judgement_schema(scale: int) -> type[PhaseJudgement]:
     """T35's answer on a 1..``scale`` rubric: every score an integer within it."""
-    score = Annotated[int, bounded(1, scale)]
     scores = create_model(
-        "PhaseScores", __base__=PhaseScores, apf=(score, ...), rpf=(score, ...), rae=(score, ...)
+        "PhaseScores",
+        __base__=PhaseScores,
+        apf=(int, bounded(1, scale)),
+        rpf=(int, bounded(1, scale)),
+        rae=(int, bounded(1, scale)),
     )
     return create_model("PhaseJudgement", __base__=PhaseJudgement, scores=(scores, ...))
 
@@ -162,13 +164,12 @@ def phase_judgement_schema(scale: int) -> type[PhaseJudgement]:
 @per_call_schema(maxsize=8)
 def trajectory_judgement_schema(scale: int) -> type[TrajectoryJudgement]:
     """T36's answer on a 1..``scale`` rubric: every score an integer within it."""
-    score = Annotated[int, bounded(1, scale)]
     scores = create_model(
         "TrajectoryScores",
         __base__=TrajectoryScores,
-        ptf_alignment=(score, ...),
-        ptf_direction=(score, ...),
-        ptf_shape=(score, ...),
+        ptf_alignment=(int, bounded(1, scale)),
+        ptf_direction=(int, bounded(1, scale)),
+        ptf_shape=(int, bounded(1, scale)),
     )
     return create_model("TrajectoryJudgement", __base__=TrajectoryJudgement, scores=(scores, ...))
 

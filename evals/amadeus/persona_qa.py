@@ -294,9 +294,8 @@ def _row(label: str, scores: Mapping[str, Any]) -> str:
 
 def render_report(summary: Mapping[str, Any]) -> str:
     """Markdown in the layout of the paper's Table 6 (ACC %, ACC_L 1-10, HS 1-10 lower better)."""
-    method = {"amadeus": "AMADEUS", "naive": "Naive RAG", "none": "w/o RAG"}.get(
-        summary["method"], summary["method"]
-    )
+    key: str = summary["method"]
+    method = {"amadeus": "AMADEUS", "naive": "Naive RAG", "none": "w/o RAG"}.get(key, key)
     header = ["| {} | Items | ACC ↑ | ACC_L ↑ | HS ↓ |", "|---|---|---|---|---|"]
     lines = [f"# Persona QA: {method}", "", header[0].format("Method"), header[1]]
     lines.append(_row(method, summary["overall"]))

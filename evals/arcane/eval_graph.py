@@ -39,10 +39,9 @@ from personae.errors import InputError
 from personae.evals.arcane.results import RESULTS, UnitRecord, read_results
 from personae.fanout import gather_all
 from personae.files import append_jsonl, read_jsonl
-from personae.graphs.arcane.context import ArcaneContext
+from personae.graphs.arcane.context import ChunkStoreContext
 from personae.graphs.arcane.roleplay import RoleplayContext
 from personae.graphs.arcane.roleplay import graph as roleplay_graph
-from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
@@ -60,7 +59,7 @@ own default, never the role-play model, which would grade its own answers."""
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class ArcaneEvalContext(EmbeddingAccess, ArcaneContext):
+class ArcaneEvalContext(ChunkStoreContext):
     """Run settings of the evaluation; ``model`` is the role-play model under test.
 
     The judge has its own setting (default the paper's, at temperature 0); role-play is sampled
@@ -92,21 +91,10 @@ class ArcaneEvalContext(EmbeddingAccess, ArcaneContext):
     max_failures: str = DEFAULT_MAX_FAILURES
     """Judgments recorded missing (still invalid after retries) tolerated before the run stops:
     a count (``5``) or a share of the run's judgments (``10%``)."""
-    # -- plumbing: the chunk index
-    embedding: str = ""
-    """Chunk embedding: hashing (offline), local (all-MiniLM-L6-v2) or openai:<model> (the
-    paper: openai:text-embedding-3-small), as the index was prepared with. Empty:
-    PERSONAE_EMBEDDINGS, else hashing."""
-    chroma_host: str = ""
-    """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
-    novel's folder."""
-    chroma_port: int = 0
-    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
 
     def __post_init__(self) -> None:
-        """Fill the store and the judge by the settings rule (this is the edge)."""
+        """Fill the judge by the settings rule (this is the edge; the store is filled first)."""
         super().__post_init__()
-        self.fill_store()
         object.__setattr__(self, "judge_model", self.judge_spec(self.judge_model))
         FailureBudget(self.max_failures)  # a malformed limit fails here, not mid-run
 

@@ -416,7 +416,7 @@ async def evaluate_character(
     if not points:
         return _left_out(case, extracted, dropped, unquoted, usage, run), usage
     urls = reference_urls(case.reference, case.reference_source)
-    jobs = [
+    jobs: list[tuple[Path, ProfileDocument, str, TextKind]] = [
         (path, doc, label, kind)
         for (path, doc), label in zip(case.documents, labels, strict=True)
         for kind in TEXT_KINDS

@@ -66,12 +66,14 @@ class ArcaneContext(LLMContext):
 @described
 @dataclass(frozen=True, kw_only=True)
 class ChunkStoreContext(EmbeddingAccess, ArcaneContext):
-    """The novel chunk index's store alone (preparing a novel): embedding and Chroma server.
+    """The novel chunk index's store: embedding and Chroma server, declared once.
 
     Like every Personae Chroma store: ``PERSONAE_EMBEDDINGS`` picks the embedding and
     ``CHROMA_HOST`` / ``CHROMA_PORT`` a Chroma server (else embedded Chroma in the novel's
-    folder); the settings are read when the context is built, and the fields win. The graphs
-    that read the index (role-play, evaluation) declare the same three fields.
+    folder); the settings are read when the context is built, and the fields win. Preparing a
+    novel runs on it alone; the graphs that read the index (role-play, evaluation) take it as
+    their store base, so the three fields and their filling are written here only
+    (``tests/core/test_context_shape.py`` allows a context one such base, of plumbing only).
     """
 
     # -- plumbing: the chunk index

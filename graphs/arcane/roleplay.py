@@ -42,8 +42,7 @@ from personae.agents.arcane.roleplayer import (
     with_pov,
 )
 from personae.errors import InputError
-from personae.graphs.arcane.context import ArcaneContext
-from personae.graphs.store_context import EmbeddingAccess
+from personae.graphs.arcane.context import ChunkStoreContext
 from personae.llm import LLMUsage, call_text, with_sampling
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
@@ -62,11 +61,11 @@ from personae.settings import Settings
 
 @described
 @dataclass(frozen=True, kw_only=True)
-class RoleplayContext(EmbeddingAccess, ArcaneContext):
+class RoleplayContext(ChunkStoreContext):
     """Run settings of an ARCANE role-play (App. E defaults); ``model`` plays the character.
 
-    Besides the models and folders of :class:`ArcaneContext`: what each mode shows the
-    character, the TimeChara experts, and the novel chunk index's store.
+    Besides the models and folders of :class:`ArcaneContext` and the chunk index's store
+    (:class:`ChunkStoreContext`): what each mode shows the character and the TimeChara experts.
     """
 
     # -- what the modes show (App. E)
@@ -82,21 +81,6 @@ class RoleplayContext(EmbeddingAccess, ArcaneContext):
     expert_temperature: float = 0.0
     """TimeChara experts' temperature (App. D: the two-stage hint extractor runs at T = 0,
     whatever the role-play sampling)."""
-    # -- plumbing: the chunk index
-    embedding: str = ""
-    """Chunk embedding: hashing (offline), local (all-MiniLM-L6-v2) or openai:<model> (the
-    paper: openai:text-embedding-3-small), as the index was prepared with. Empty:
-    PERSONAE_EMBEDDINGS, else hashing."""
-    chroma_host: str = ""
-    """Chroma server holding the chunk index. Empty: CHROMA_HOST, else embedded Chroma in the
-    novel's folder."""
-    chroma_port: int = 0
-    """Port of the Chroma server. 0: CHROMA_PORT, else 8000."""
-
-    def __post_init__(self) -> None:
-        """Fill the store from the settings (this is the edge)."""
-        super().__post_init__()
-        self.fill_store()
 
 
 class RoleplayInput(TypedDict):

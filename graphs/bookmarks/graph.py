@@ -506,7 +506,7 @@ def step_warnings(stats: Mapping[str, int]) -> list[str]:
 
 def step_stats(state: BookmarksState, acting: LLMUsage) -> dict[str, int]:
     """Sum this step's counters: match decisions, sync reads and every LLM call."""
-    stats = dict.fromkeys(STAT_KEYS, 0)
+    stats: dict[str, int] = dict.fromkeys(STAT_KEYS, 0)
     synced = [{k: v for k, v in r.items() if isinstance(v, int)} for r in state["synced"]]
     parts: list[Mapping[str, int]] = [
         state["propose_usage"],

@@ -248,14 +248,15 @@ def _parsed(folder_name: str, stamp: tuple[int, int]) -> Novel:
     meta = read_json(meta_path, REIMPORT_FIX)
     chapters: list[Chapter] = []
     for row in read_jsonl(chapters_path, strict=True, fix=REIMPORT_FIX):
+        number = len(chapters) + 1
         idx, label, text = row.get("idx"), row.get("label"), row.get("text")
-        if idx != len(chapters) + 1 or not isinstance(label, str) or not isinstance(text, str):
+        if idx != number or not isinstance(label, str) or not isinstance(text, str):
             raise InputError(
-                f"{chapters_path}: chapter {len(chapters) + 1} is damaged "
+                f"{chapters_path}: chapter {number} is damaged "
                 "(idx, label and text must be the chapter number and two strings)",
                 REIMPORT_FIX,
             )
-        chapters.append(Chapter(idx, label, text))
+        chapters.append(Chapter(number, label, text))
     chars = meta.get("chars") if isinstance(meta, dict) else None
     if not (
         isinstance(meta, dict)

@@ -157,7 +157,8 @@ async def _llm_rows(args: argparse.Namespace, settings: Settings) -> list[Check]
     rows = [server]
     checked: dict[str, tuple[str, Check]] = {}
     for name, spec in specs.items():
-        role: ModelRole = next((r for r in ROLES if name.startswith(r)), "judge")
+        named: list[ModelRole] = [r for r in ROLES if name.startswith(r)]
+        role: ModelRole = named[0] if named else "judge"
         if server.status == "fail":
             rows.append(Check(name, "skip", f"{spec}: the server does not answer"))
         elif spec in checked:

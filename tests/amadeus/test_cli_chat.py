@@ -180,8 +180,8 @@ def test_terminal_chat_resumes_in_a_new_process(persona: Path, tmp_path: Path) -
             "OPENAI_API_KEY": "test-key",
             "PERSONAE_MODEL": "openai:fake",
         }
-        for line in ("My name is Roderigo.", "What is my name?"):
-            done = subprocess.run(
+        runs = [
+            subprocess.run(
                 [sys.executable, "-c", script, *argv],
                 input=f"{line}\n",
                 capture_output=True,
@@ -189,8 +189,11 @@ def test_terminal_chat_resumes_in_a_new_process(persona: Path, tmp_path: Path) -
                 env=env,
                 timeout=120,
             )
-            assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Iago: Turn 4."  # system, earlier turn (2), the question
+            for line in ("My name is Roderigo.", "What is my name?")
+        ]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+    assert runs[-1].stdout.strip() == "Iago: Turn 4."  # system, earlier turn (2), the question
     second = [m["content"] for m in fake.requests[1]["messages"]]
     assert second[1:] == ["My name is Roderigo.", "Turn 2.", "What is my name?"]
 

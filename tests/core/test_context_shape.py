@@ -18,6 +18,7 @@ import personae
 from personae.errors import ConfigurationError
 from personae.graphs.bookmarks.graph import BookmarksContext
 from personae.graphs.characterhub.state import ProfilerContext
+from personae.graphs.store_context import ChromaAccess
 from personae.run_context import DERIVED_FIELDS, MODEL_PICKER, PLUMBING_FIELDS, LLMContext
 
 MAX_USER_SET = 15
@@ -43,17 +44,64 @@ def test_a_run_sets_at_most_about_15_fields_of_a_context(graph: str) -> None:
     assert len(chosen) <= MAX_USER_SET, f"{graph}: {len(chosen)} fields a run sets: {chosen}"
 
 
+def own_fields(cls: type) -> set[str]:
+    """The fields ``cls`` declares itself (annotated in its body), not those it inherits."""
+    return {f.name for f in dataclasses.fields(cls)} & set(vars(cls).get("__annotations__", {}))
+
+
+def is_store_base(cls: type) -> bool:
+    """A base that holds one store's fields: named so, with a store's behaviour, plumbing only."""
+    return (
+        cls.__name__.endswith("StoreContext")
+        and issubclass(cls, ChromaAccess)
+        and own_fields(cls) <= PLUMBING_FIELDS
+    )
+
+
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
-def test_a_context_inherits_fields_from_the_llm_base_and_at_most_one_shared_base(
+def test_a_context_inherits_fields_from_the_llm_base_one_shared_base_and_one_store_base(
     graph: str,
 ) -> None:
+    """Flat contexts: fields come from LLMContext, at most one shared base (the paper's) and at
+    most one store base (a store's server and embedding, declared once for the graphs that
+    read that store), and the context declares none of its store's fields again."""
     cls = context_schema(graph)
-    bases = [
-        klass.__name__
+    field_bases = [
+        klass
         for klass in cls.__mro__[1:]
         if dataclasses.is_dataclass(klass) and "__dataclass_fields__" in vars(klass)
     ]
-    assert bases[-1:] == ["LLMContext"] and len(bases) <= 2, f"{graph}: {bases}"
+    stores = [klass for klass in field_bases if is_store_base(klass)]
+    shared = [klass.__name__ for klass in field_bases if klass not in stores]
+    names = [klass.__name__ for klass in field_bases]
+    assert shared[-1:] == ["LLMContext"] and len(shared) <= 2, f"{graph}: {names}"
+    assert len(stores) <= 1, f"{graph}: {names}"
+    for store in stores:
+        assert own_fields(cls) & own_fields(store) == set(), f"{graph}: {store.__name__}"
+
+
+def test_the_arcane_chunk_store_fields_are_declared_once() -> None:
+    from personae.evals.arcane.eval_graph import ArcaneEvalContext
+    from personae.graphs.arcane.context import ChunkStoreContext
+    from personae.graphs.arcane.roleplay import RoleplayContext
+
+    assert own_fields(ChunkStoreContext) == {"embedding", "chroma_host", "chroma_port"}
+    assert is_store_base(ChunkStoreContext)
+    for cls in (RoleplayContext, ArcaneEvalContext):
+        assert issubclass(cls, ChunkStoreContext)
+        assert own_fields(cls) & own_fields(ChunkStoreContext) == set(), cls.__name__
+        context = cls(embedding="hashing", chroma_host="chroma.test", chroma_port=0)
+        assert context.chroma == "chroma.test:8000"  # filled by the store base's __post_init__
+
+
+def test_a_base_named_as_a_store_but_holding_run_choices_is_not_a_store_base() -> None:
+    from personae.graphs.arcane.context import ChunkStoreContext
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class JudgeStoreContext(ChunkStoreContext):
+        judge_scale: int = 100  # a run's choice, not plumbing: a second shared base in disguise
+
+    assert not is_store_base(JudgeStoreContext)
 
 
 @pytest.mark.parametrize("graph", sorted(GRAPHS))

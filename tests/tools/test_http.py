@@ -190,10 +190,14 @@ async def test_size_cap_on_streamed_body_without_length() -> None:
 
 async def test_cache_makes_second_run_send_nothing(tmp_path: Path) -> None:
     with LoopbackWebServer(lambda r: WebResponse(200, {"q": r.query})) as server:
-        for _ in range(2):
+
+        async def run() -> tuple[Any, Any, PoliteHttpClient]:
             async with make_client(server, cache=tmp_path) as client:
                 first = await client.get_json(server.url + "/api.php", {"a": "1"})
-                second = await client.get_json(server.url + "/api.php", {"a": "2"})
+                return first, await client.get_json(server.url + "/api.php", {"a": "2"}), client
+
+        await run()
+        first, second, client = await run()
         assert first == {"q": {"a": "1"}} and second == {"q": {"a": "2"}}
         assert len(server.requests) == 2  # the second client answered both from disk
         assert client.cache_hits == 2 and client.requests_made == 0

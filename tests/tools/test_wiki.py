@@ -182,11 +182,16 @@ async def test_second_run_is_served_from_cache(
     wiki_server: tuple[LoopbackWebServer, FakeMediaWiki], tmp_path: Path
 ) -> None:
     server, _ = wiki_server
-    for _ in range(2):
+
+    async def run() -> PoliteHttpClient:
         async with http_for(server, tmp_path) as http:
             client = MediaWikiClient(server.url, http=http)
             await client.find_character_page("Ken", "Fist of the North Star")
             await client.search("Raoh Kokuoh")
+            return http
+
+    await run()
+    http = await run()
     assert http.requests_made == 0 and http.cache_hits > 0
 
 

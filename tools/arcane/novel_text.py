@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import regex
 
@@ -29,6 +29,9 @@ PATTERN_SECONDS = 10.0
 repetition (``(a|aa)+$``) can take exponential time; Python's ``re`` cannot be stopped, so the
 user's pattern runs on the ``regex`` engine, which can (it overshoots by a few seconds)."""
 _PATTERN_FIX = "fix the pattern, e.g. 'Chapter\\s+(\\d+)'"
+
+Heading: TypeAlias = re.Match[str] | regex.Match[str]
+"""A chapter heading found: by ``re`` for the built-in patterns, by ``regex`` for a user's."""
 
 PART_PATTERN = re.compile(
     r"(?m)^[ \t]*((?:BOOK|Book|VOLUME|Volume|PART|Part|ACT|Act)[ \t]+"
@@ -168,7 +171,7 @@ def _back_matter_start(text: str, body_start: int, end: int) -> int:
     return heading.start() if heading else cut
 
 
-def _headings(text: str, pattern: Any, start: int, end: int) -> list[re.Match[str]]:
+def _headings(text: str, pattern: Any, start: int, end: int) -> list[Heading]:
     """Every match of ``pattern`` in ``text[start:end]``; a user's pattern within its time."""
     if not isinstance(pattern, regex.Pattern):
         return list(pattern.finditer(text, start, end))
@@ -182,9 +185,9 @@ def _headings(text: str, pattern: Any, start: int, end: int) -> list[re.Match[st
         ) from None
 
 
-def _real_headings(matches: list[re.Match[str]], end: int) -> tuple[list[re.Match[str]], int]:
+def _real_headings(matches: list[Heading], end: int) -> tuple[list[Heading], int]:
     """Drop table-of-contents entries: headings followed by almost no text."""
-    kept: list[re.Match[str]] = []
+    kept: list[Heading] = []
     dropped = 0
     for i, match in enumerate(matches):
         nxt = matches[i + 1].start() if i + 1 < len(matches) else end
@@ -273,7 +276,7 @@ def _user_pattern(source: str) -> Any:
 
 def _build(
     text: str,
-    headings: list[re.Match[str]],
+    headings: list[Heading],
     compiled: Any,
     source: str,
     start: int,
