@@ -19,11 +19,11 @@ from personae.errors import InputError
 
 
 def register(protocols: Any) -> None:
-    """Add ``eval persona-chunks``."""
+    """Add ``amadeus eval-chunks``."""
     from personae.commands.amadeus.persona import add_index_flags
 
     parser = protocols.add_parser(
-        "persona-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
+        "eval-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
     )
     parser.add_argument(
         "--character", nargs="+", default=[], help="characters (similarity analysis)"

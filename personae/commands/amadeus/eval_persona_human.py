@@ -17,9 +17,9 @@ from personae.errors import InputError
 
 
 def register(protocols: Any) -> None:
-    """Add ``eval persona-human``."""
+    """Add ``amadeus eval-human``."""
     parser = protocols.add_parser(
-        "persona-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
+        "eval-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
     )
     parser.add_argument("--export", type=Path, help="write a rating sheet (CSV) here")
     parser.add_argument("--results", type=Path, help="results.jsonl of eval personality")

@@ -29,12 +29,10 @@ DEFAULT_CONFIRM_ABOVE = 500_000
 
 
 def register(commands: Any) -> None:
-    """Add `arc build`, `arc show` and `arc annotate`."""
+    """Add `arcane build-arcs`, `arcane show-arc` and `arcane annotate-arcs`."""
     from personae.commands.models import add_model_flags
 
-    parser = commands.add_parser("arc", help="ARCANE character arcs")
-    actions = parser.add_subparsers(dest="arc_action", required=True)
-    build = actions.add_parser("build", help="build arcs (T12-T16) for characters of a novel")
+    build = commands.add_parser("build-arcs", help="build arcs (T12-T16) for characters of a novel")
     build.add_argument("book", help="book slug or title")
     build.add_argument("--character", action="append", default=[], help="repeatable")
     build.add_argument(
@@ -62,14 +60,20 @@ def register(commands: Any) -> None:
     add_data_flag(build)
     add_model_flags(build)
     build.set_defaults(handler=run_build)
-    show = actions.add_parser("show", help="the Arc payload a role-play at a chapter sees")
+    show = commands.add_parser("show-arc", help="the Arc payload a role-play at a chapter sees")
     show.add_argument("book", help="book slug or title")
     show.add_argument("--character", required=True)
     show.add_argument("--axis", help="one axis id (default: all the character's axes)")
-    show.add_argument("--at-chapter", type=int, help="query chapter (default: the last)")
+    show.add_argument(
+        "--chapter",
+        dest="at_chapter",
+        type=int,
+        metavar="N",
+        help="query chapter (default: the last)",
+    )
     add_data_flag(show)
     show.set_defaults(handler=run_show)
-    annotate = actions.add_parser("annotate", help="export / import human validity votes")
+    annotate = commands.add_parser("annotate-arcs", help="export / import human validity votes")
     annotate.add_argument("book", help="book slug or title")
     group = annotate.add_mutually_exclusive_group(required=True)
     group.add_argument("--export", type=Path, help="write the annotation sheet (CSV)")

@@ -26,11 +26,11 @@ from personae.errors import InputError
 
 
 def register(protocols: Any) -> None:
-    """Add ``eval arcane-perturb``."""
+    """Add ``arcane eval-perturb``."""
     from personae.commands.models import add_model_flags
 
     parser = protocols.add_parser(
-        "arcane-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
+        "eval-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
     )
     parser.add_argument("out", type=Path, help="folder of an eval arcane run (results.jsonl)")
     parser.add_argument(

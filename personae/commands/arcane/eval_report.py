@@ -16,9 +16,9 @@ from personae.errors import InputError
 
 
 def register(protocols: Any) -> None:
-    """Add the `arcane-report` protocol to `personae eval`."""
+    """Add `arcane eval-report`."""
     report = protocols.add_parser(
-        "arcane-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
+        "eval-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
     )
     report.add_argument("out", type=Path, help="the --out folder of personae arcane eval")
     report.add_argument(

@@ -44,9 +44,9 @@ REPORT_NAME = "eval-report.json"
 
 
 def register(protocols: Any) -> None:
-    """Add the `profile` protocol to `personae eval`."""
+    """Add `characterhub eval`."""
     profile = protocols.add_parser(
-        "profile",
+        "eval",
         help="score profiles and their DRInfo against reference wiki pages (CharacterHub)",
     )
     profile.add_argument(

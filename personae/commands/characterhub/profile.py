@@ -47,7 +47,7 @@ Progress = Callable[[str], None]
 
 
 def register(commands: Any) -> None:
-    """Add the `profile` subcommand."""
+    """Add `characterhub profile` (also `personae profile`)."""
     parser = commands.add_parser(
         "profile",
         help="deep-search a character profile (web + wiki) into JSON, Markdown and a V3 card",
