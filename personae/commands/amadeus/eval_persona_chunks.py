@@ -4,7 +4,7 @@
 distribution of retrieved chunks (Σμ / Σσ² per splitter, no model call; each splitter's index
 must exist, or ``--persona NAME=SOURCE`` builds them). ``--results FILE...``: chunk usage rate,
 Guided Selection failure rate and the use-count histogram from the ``results.jsonl`` of
-``eval persona-qa`` or ``eval personality``. Writes ``summary.json`` and ``report.md`` in
+``amadeus eval-qa`` or ``amadeus eval-personality``. Writes ``summary.json`` and ``report.md`` in
 ``--out``. Environment read here: ``CHROMA_HOST`` / ``CHROMA_PORT``.
 """
 

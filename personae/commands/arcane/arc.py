@@ -5,7 +5,7 @@
 checkpointed per chapter in ``DATA/novels/<slug>/.checkpoints.sqlite`` (a killed build resumes
 where it stopped) and every call is cached. Eval-split builds pause for human validity votes:
 ``personae arcane annotate-arcs BOOK --export SHEET.csv`` writes the sheet, ``--import VOTES.csv``
-resumes them. ``personae arcane show-arc BOOK --character NAME --at-chapter N`` prints exactly the Arc
+resumes them. ``personae arcane show-arc BOOK --character NAME --chapter N`` prints exactly the Arc
 payload a role-play at chapter N sees.
 
 The flags fill the ARCANE run context, which takes what they leave out from the settings
@@ -99,7 +99,7 @@ def run_build(args: argparse.Namespace) -> int:
         return suggest(novel, args.suggest)
     if not args.character:
         raise InputError(
-            "arc build needs at least one --character",
+            "arcane build-arcs needs at least one --character",
             f"pass --character NAME (repeatable); personae arcane build-arcs {novel.slug} --suggest "
             "lists candidates",
         )
@@ -188,7 +188,7 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print the Arc-mode payload at ``--at-chapter`` (default: the whole arc)."""
+    """Print the Arc-mode payload at ``--chapter`` (default: the whole arc)."""
     from personae.agents.arcane.roleplayer import arc_context
     from personae.memory.arcane.novel_store import open_novel
     from personae.memory.arcane.records import load_arcs
@@ -204,7 +204,9 @@ def run_show(args: argparse.Namespace) -> int:
     if args.axis:
         arcs = [a for a in arcs if a.axis_id == args.axis]
         if not arcs:
-            raise InputError(f"unknown axis {args.axis!r} for {args.character!r}", "see arc show")
+            raise InputError(
+                f"unknown axis {args.axis!r} for {args.character!r}", "see personae arcane show-arc"
+            )
     sys.stdout.write(arc_context(arcs, chapter) + "\n")
     return 0
 

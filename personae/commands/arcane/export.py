@@ -1,9 +1,9 @@
 """`personae arcane export`: ARCANE training data (App. D) as JSONL, SFT chat rows or DPO pairs.
 
 ``personae arcane export BOOK... --format sft|dpo [--out FILE] [--modes arc,summary]
-[--split train|eval|unvalidated|any] [--teacher M ...] [--samples 3] [--pairs anchor|every-phase]``
+[--split train|eval|unvalidated|any] [--teacher-model M ...] [--samples 3] [--pairs anchor|every-phase]``
 
-SFT samples each ``--teacher`` (default the strong model) ``--samples`` times at T = 0.9 with an
+SFT samples each ``--teacher-model`` (default the strong model) ``--samples`` times at T = 0.9 with an
 800-token cap per (probe, available phase, mode); DPO pairs each anchor phase's reference with
 each adjacent phase's under the anchor's role-play prompt (no model call). Only probes of arcs
 in ``--split`` (train) are exported. The file is written once everything is built.
