@@ -93,7 +93,9 @@ def _add_group(
     name: str,
     help_text: str,
 ) -> argparse._SubParsersAction:  # type: ignore[type-arg]
-    parser = commands.add_parser(name, help=help_text, description=help_text)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=help_text
+    )
     return parser.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND")
 
 

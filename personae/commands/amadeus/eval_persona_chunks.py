@@ -18,11 +18,11 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
+def register(commands: Any) -> None:
     """Add ``amadeus eval-chunks``."""
     from personae.commands.amadeus.persona import add_index_flags
 
-    parser = protocols.add_parser(
+    parser = commands.add_parser(
         "eval-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
     )
     parser.add_argument(

@@ -16,9 +16,9 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
+def register(commands: Any) -> None:
     """Add ``amadeus eval-human``."""
-    parser = protocols.add_parser(
+    parser = commands.add_parser(
         "eval-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
     )
     parser.add_argument("--export", type=Path, help="write a rating sheet (CSV) here")

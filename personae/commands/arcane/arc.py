@@ -1,4 +1,4 @@
-"""`personae arc`: build character arcs from a novel, show them as of a chapter, annotate them.
+"""`personae arcane build-arcs|show-arc|annotate-arcs`: a novel's character arcs; show; annotate.
 
 ``personae arcane build-arcs BOOK --character NAME...`` prints the estimated calls and tokens first
 (from chapter lengths) and asks for ``--yes`` above ``--confirm-above`` tokens; builds are

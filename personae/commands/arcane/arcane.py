@@ -1,4 +1,4 @@
-"""`personae arcane`: prepare a novel's role-play inputs and play a character as of a chapter.
+"""`personae arcane prepare|prompt|act`: a novel's role-play inputs; a character as of a chapter.
 
 ``personae arcane prepare BOOK`` writes the T34 chapter summaries and the chapter-masked RAG
 index (needed by the Summary, RAG and LifeChoice modes). ``personae arcane act BOOK --character

@@ -25,11 +25,11 @@ from personae.commands.arcane.novel import add_data_flag, context_fields
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
+def register(commands: Any) -> None:
     """Add ``arcane eval-perturb``."""
     from personae.commands.models import add_model_flags
 
-    parser = protocols.add_parser(
+    parser = commands.add_parser(
         "eval-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
     )
     parser.add_argument("out", type=Path, help="folder of an arcane eval run (results.jsonl)")

@@ -15,9 +15,9 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
+def register(commands: Any) -> None:
     """Add `arcane eval-report`."""
-    report = protocols.add_parser(
+    report = commands.add_parser(
         "eval-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
     )
     report.add_argument("out", type=Path, help="the --out folder of personae arcane eval")

@@ -1,4 +1,4 @@
-"""`personae novel`: import a plain-text novel into numbered chapters and show the segmentation.
+"""`personae arcane import|chapters`: a plain-text novel into numbered chapters; its segmentation.
 
 ``personae arcane import FILE --title T`` (or ``--coser books_example.jsonl --title T``) cleans
 the text (page artifacts, drop caps, a modern edition's front and back matter) and writes

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
 REPORT_NAME = "eval-report.json"
 
 
-def register(protocols: Any) -> None:
+def register(commands: Any) -> None:
     """Add `characterhub eval`."""
-    profile = protocols.add_parser(
+    profile = commands.add_parser(
         "eval",
         help="score profiles and their DRInfo against reference wiki pages (CharacterHub)",
     )
