@@ -1,6 +1,6 @@
 """What a run will cost before it starts: LLM calls and tokens, counted as usage is counted.
 
-Every long command (``arc build``, ``bench bookmarks``, ``eval profile``, ``eval personality``)
+Every long command (``arcane build-arcs``, ``bookmarks bench``, ``characterhub eval``, ``amadeus eval-personality``)
 prints an estimate before its first call, and names the models it will call, so a run against a
 paid endpoint is never a surprise. Tokens are counted the way the usage counter counts them
 offline (:func:`langchain_core.messages.utils.count_tokens_approximately`: about 4 characters a

@@ -2,7 +2,7 @@
 
 Run: uv run python benchmarks/bench_act_kill.py [--at 40,120] [--evidence 5]
 
-For each target position: a cold `act` run (never killed) on a fresh memory; then a run killed
+For each target position: a cold `bookmarks act` run (never killed) on a fresh memory; then a run killed
 with SIGKILL in its sync fan-out (the state sync finished, ``--evidence`` evidence checks of the
 behavioral sync answered and the rest in flight, the concept sync in flight); then the rerun
 that resumes it from the step's checkpoint and answer journal; and, for comparison, a rerun
@@ -33,7 +33,7 @@ from personae.loopback import LoopbackWebServer  # noqa: E402
 
 
 def act_argv(story: Path, position: int, memory: Path, *extra: str) -> list[str]:
-    return ["act", "--method", "bookmarks-personae", str(story), "--character", "Haruhi", "--at", str(position), "--json",
+    return ["bookmarks", "act", "--method", "bookmarks-personae", str(story), "--character", "Haruhi", "--at", str(position), "--json",
             "--memory", str(memory), *extra]  # fmt: skip
 
 

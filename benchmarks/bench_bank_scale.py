@@ -323,6 +323,7 @@ def run_act(memory: Path, story: Path) -> dict[str, Any]:
         "run()\n"
     )
     argv = [
+        "bookmarks",
         "act",
         "--method",
         "bookmarks-personae",

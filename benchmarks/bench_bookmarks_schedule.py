@@ -4,7 +4,7 @@ Run: uv run python benchmarks/bench_bookmarks_schedule.py [--limit N] [--latency
      [--artifacts haruhi "Poppin'Party"]   (default: the whole artifacts; --limit N takes each
      character's first N instances in the global order, for a quick look)
 
-Runs the real ``bench bookmarks`` runner (``run_bench``: real BOOKMARKS graph, real Chroma bank
+Runs the real ``bookmarks bench`` runner (``run_bench``: real BOOKMARKS graph, real Chroma bank
 in a temporary folder) with the deterministic scripted model of ``bench_bookmarks_sync.py`` on
 two artifacts of ../shared/data/bookmarks, twice: ``--concurrency 1`` and ``--concurrency 4``.
 One artifact is one shared bank whose targets (every major character's) run in one global story

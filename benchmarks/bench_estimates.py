@@ -7,19 +7,19 @@ Each command prints an estimate of its LLM calls and tokens before its first cal
 15 % of what the run then uses). Here each one runs with a scripted model, and the usage it
 reports (tokens counted approximately, as everything offline) is printed beside the estimate:
 
-- ``act``: steps of Haruhi on the scripted bookmarks world's 1,000-action storyline (a fresh
+- ``bookmarks act``: steps of Haruhi on the scripted bookmarks world's 1,000-action storyline (a fresh
   bank at 120, then 903 and 960 on it), the paper's prompts and ours;
 
-- ``eval profile``: the Toki page (../shared, else the test fixture) cut into 700-token chunks,
+- ``characterhub eval``: the Toki page (../shared, else the test fixture) cut into 700-token chunks,
   two profiles with their DRInfo, judge batches of 10 (the scripted world of
   ``bench_profile_eval.py``);
-- ``arc build``: Pride and Prejudice, Elizabeth Bennet (``bench_arcane.py``'s scripted world);
-- ``bench bookmarks``: each method on two artifacts of ../shared (the test suite's bench world),
+- ``arcane build-arcs``: Pride and Prejudice, Elizabeth Bennet (``bench_arcane.py``'s scripted world);
+- ``bookmarks bench``: each method on two artifacts of ../shared (the test suite's bench world),
   3 instances per character (the runs the estimate's per-instance figures come from), then
   BOOKMARKS with 8 per character (held out);
-- ``eval personality``: the BFI questionnaire for the test characters (the scripted world of
+- ``amadeus eval-personality``: the BFI questionnaire for the test characters (the scripted world of
   the tests);
-- ``eval arcane``: the test suite's eval world (the synthetic novel, eight three-phase probes)
+- ``arcane eval``: the test suite's eval world (the synthetic novel, eight three-phase probes)
   in the paper's six modes for two role-play models, answers of typical length; first
   ``--limit 3``, then the rest (the rerun's estimate counts only the units left).
 """
@@ -103,7 +103,12 @@ def profile() -> None:
     report = asyncio.run(evaluate_characters(cases, context))
     usage = report["usage"]
     used = (usage["llm_calls"], usage["input_tokens"] + usage["output_tokens"])
-    line("eval profile", (estimate.calls, estimate.tokens), used, f"{page.name}, {estimate.detail}")
+    line(
+        "characterhub eval",
+        (estimate.calls, estimate.tokens),
+        used,
+        f"{page.name}, {estimate.detail}",
+    )
 
 
 def arc() -> None:
@@ -120,7 +125,7 @@ def arc() -> None:
         usage = asyncio.run(build_arcs(novel, character, data))["usage"]
     used = (usage["llm_calls"], usage["input_tokens"] + usage["output_tokens"])
     detail = f"{novel.title}, {character}, {novel.count} chapters"
-    line("arc build", (estimate.calls, estimate.tokens), used, detail)
+    line("arcane build-arcs", (estimate.calls, estimate.tokens), used, detail)
 
 
 class _Notes:
@@ -155,7 +160,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
     from personae.testing import override_models
 
     if not SHARED.is_dir():
-        print(f"bench bookmarks: {SHARED} is absent; skipped")
+        print(f"bookmarks bench: {SHARED} is absent; skipped")
         return
     paths = [SHARED / f"title2action_series.{name}.json" for name in ("haruhi", "Poppin'Party")]
     for method in methods:
@@ -186,7 +191,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
         assert found, sink.notes
         estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
         detail = f"{method}, haruhi + Poppin'Party, {limit} instances per character"
-        line("bench bookmarks", estimated, (calls, tokens), detail)
+        line("bookmarks bench", estimated, (calls, tokens), detail)
 
 
 def act(size: int, targets: tuple[int, ...]) -> None:
@@ -212,7 +217,15 @@ def act(size: int, targets: tuple[int, ...]) -> None:
                     contextlib.redirect_stdout(out),
                     contextlib.redirect_stderr(err),
                 ):
-                    argv = ["act", str(story), "--character", "Haruhi", "--at", str(at)]
+                    argv = [
+                        "bookmarks",
+                        "act",
+                        str(story),
+                        "--character",
+                        "Haruhi",
+                        "--at",
+                        str(at),
+                    ]
                     argv += ["--method", method, "--json", "--memory", f"{folder}/mem"]
                     code = cli([*argv, "--model", "openai:t", "--fast-model", "openai:t"])
                 assert code == 0, err.getvalue()
@@ -267,7 +280,7 @@ def personality(questionnaire: str, limit: int) -> None:
         persona = Path(folder) / "big.md"
         persona.write_text(synthetic_persona("Big", 65_000), encoding="utf-8")
         argv = [
-            "eval", "personality", "--questionnaire", questionnaire, "--limit", str(limit),
+            "amadeus", "eval-personality", "--questionnaire", questionnaire, "--limit", str(limit),
             "--memory", f"{folder}/mem", "--out", f"{folder}/out", "--model", "openai:scripted",
             "--persona", f"Big={persona}", "--character", "Big",
         ]  # fmt: skip
@@ -297,7 +310,7 @@ def personality(questionnaire: str, limit: int) -> None:
     assert found, errors.getvalue()
     estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
     detail = f"{questionnaire}, --limit {limit}, one 65,000-character persona, ER rating"
-    line("eval personality", estimated, (calls, tokens), detail)
+    line("amadeus eval-personality", estimated, (calls, tokens), detail)
 
 
 def eval_arcane(probes: int) -> None:
@@ -321,7 +334,7 @@ def eval_arcane(probes: int) -> None:
         model = ScriptedChatModel(responders=eval_responders())
         done = 0
         for limit in ("3", str(probes)):
-            argv = ["eval", "arcane", "the_river", "--data", folder, "--out", f"{folder}/run"]
+            argv = ["arcane", "eval", "the_river", "--data", folder, "--out", f"{folder}/run"]
             argv += ["--model", "openai:a", "--also-model", "openai:b", "--limit", limit]
             errors = io.StringIO()
             with (
@@ -345,7 +358,7 @@ def eval_arcane(probes: int) -> None:
                 f"the_river (synthetic), {len(usage)} units: six modes x 2 models x "
                 f"--limit {limit} of {probes} probes{', a rerun' if limit != '3' else ''}"
             )
-            line("eval arcane", estimated, used, detail)
+            line("arcane eval", estimated, used, detail)
         if before is None:
             del os.environ["PERSONAE_CACHE_DIR"]
         else:

@@ -9,7 +9,7 @@ inference engine in this environment (a chromadb dependency; torch is not instal
 is built here from the checkpoint's weights (benchmarks/onnx_minilm.py). Both get the same
 tokens and the same batches of 32, sorted by length.
 
-Prints, for batches (what ``persona index`` and ``arcane prepare`` embed) and for single
+Prints, for batches (what ``amadeus index`` and ``arcane prepare`` embed) and for single
 queries: CPU time of the numpy model as Personae runs it, against the reference with one and
 with two intra-op threads (goal: <= 1.2x the better reference's CPU time), wall time beside,
 and the largest difference between the two models' normalised vectors (goal: unchanged,

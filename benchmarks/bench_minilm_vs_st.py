@@ -10,7 +10,7 @@ project does not install: give ``--st-python`` a Python that has both (a throwaw
 the project: ``python3 -m venv /tmp/st-venv && /tmp/st-venv/bin/pip install torch==2.13.0
 sentence-transformers``); without one the script says so and exits 0.
 
-Prints, for batches (what ``persona index`` and ``arcane prepare`` embed): CPU time of the numpy
+Prints, for batches (what ``amadeus index`` and ``arcane prepare`` embed): CPU time of the numpy
 model as Personae runs it against sentence-transformers' better CPU time (goal: <= 1.2x), wall
 time beside, and the largest difference between the two normalised vectors. CPU time (the
 child's own ``process_time`` around ``encode``) is the figure to compare on a shared machine.

@@ -1,4 +1,4 @@
-"""A 200-instance `bench bookmarks` slice run locally vs through `langgraph dev` (`--server`).
+"""A 200-instance `bookmarks bench` slice run locally vs through `langgraph dev` (`--server`).
 
 Run: uv run python benchmarks/bench_server_runs.py [--storylines 4] [--per-character 25]
      [--method vanilla] [--concurrency 4] [--latency 0.05]
@@ -99,7 +99,7 @@ def main() -> None:
         str(write_storyline(root / f"club{i}.jsonl", size)) for i in range(options.storylines)
     ]
     llm = FakeOpenAIChat({**over_http(scripted_model()), "KeyMoveVerdict": verdict})
-    argv = ["bench", "bookmarks", *stories, "--characters", "Haruhi", "Kyon",
+    argv = ["bookmarks", "bench", *stories, "--characters", "Haruhi", "Kyon",
             "--limit", str(options.per_character), "--method", options.method,
             "--concurrency", str(options.concurrency)]  # fmt: skip
     with LoopbackWebServer(llm, latency=options.latency) as llm_server:

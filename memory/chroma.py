@@ -118,7 +118,7 @@ def open_chroma(path: Path | None, settings: Settings | None = None) -> ClientAP
     path.mkdir(parents=True, exist_ok=True)
     # Chroma keeps one system per path, made at the first open; two threads making it at once
     # both start it and one fails ("Could not connect to tenant default_tenant"): every
-    # `eval arcane` in a fresh process, whose units open the novel's store in parallel.
+    # `arcane eval` in a fresh process, whose units open the novel's store in parallel.
     with _OPENING:
         return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 

@@ -1,7 +1,7 @@
 """The one place commands open a LangGraph checkpointer: SQLite beside the output, or Postgres.
 
 ``PERSONAE_CHECKPOINTER`` picks the backend for every command that checkpoints (``profile``,
-``chat``, ``act``/``bench bookmarks`` steps, ``arc build``/``annotate``). ``sqlite`` (the
+``chat``, ``bookmarks act``/``bookmarks bench`` steps, ``arcane build-arcs``/``annotate``). ``sqlite`` (the
 default) keeps each command's checkpoints in its own file, as before (``OUT/.checkpoints.sqlite``,
 ``MEMORY/chats.sqlite``, ...). A Postgres URL keeps them in that database instead, one schema
 per file that SQLite would have used: the schema's name is a hash of that file's resolved path
@@ -42,7 +42,7 @@ POSTGRES_EXTRA = "install the postgres extra: pip install 'personae[postgres]'"
 
 BUSY_SECONDS = 30.0
 """How long a SQLite checkpointer waits for a file another connection is writing (another
-``personae`` process on the same folder: the web page and the CLI, two ``act`` runs). SQLite's
+``personae`` process on the same folder: the web page and the CLI, two ``bookmarks act`` runs). SQLite's
 default is 5 s, which a busy machine exceeded between a run stopped at ``--max-calls`` and its
 rerun (CI, stop 32)."""
 

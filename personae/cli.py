@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
-import importlib
 import logging
 import re
 import signal
@@ -16,28 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from personae import __version__
-from personae.commands import tree
-from personae.commands.models import check_model_flags
+from personae.commands import aliases, tree, typos
+from personae.commands.models import check_model_flags, name_models_alike
 from personae.errors import PersonaeError
 from personae.urls import check_url_flags
-
-COMMAND_MODULES = (
-    "personae.commands.characterhub.profile",
-    "personae.commands.eval",
-    "personae.commands.bookmarks.bench",
-    "personae.commands.bookmarks.act",
-    "personae.commands.bookmarks.data",
-    "personae.commands.amadeus.persona",
-    "personae.commands.amadeus.chat",
-    "personae.commands.arcane.novel",
-    "personae.commands.arcane.arcane",
-    "personae.commands.arcane.arc",
-    "personae.commands.arcane.probes",
-    "personae.commands.arcane.export",
-    "personae.commands.doctor",
-    "personae.commands.mcp",
-    "personae.commands.web",
-)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,16 +43,16 @@ def _invalid_choice(parser: argparse.ArgumentParser, name: str, word: str) -> st
         shown = tree.visible_commands(parser)
         hidden = [command for command in action.choices if command not in shown]
         return f"unknown command '{word}'" + (
-            tree.suggest(word, shown, hidden) or f"; the commands: {', '.join(shown)}"
+            typos.suggest(word, shown, hidden) or f"; the commands: {', '.join(shown)}"
         )
     choices = [str(choice) for choice in action.choices]  # type: ignore[union-attr]
     return f"argument {name}: invalid choice '{word}'" + (
-        tree.suggest(word, choices) or f"; choose from {', '.join(choices)}"
+        typos.suggest(word, choices) or f"; choose from {', '.join(choices)}"
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full parser; each command module adds its own subcommand with ``register``.
+    """The full parser: the command tree (:mod:`~personae.commands.tree`) and the old spellings.
 
     Command modules import only the standard library at their top level (heavy libraries are
     imported inside each handler), so ``--help``, ``--version`` and argument errors answer
@@ -83,19 +64,18 @@ def build_parser() -> argparse.ArgumentParser:
         "group per paper (personae GROUP --help lists its commands).",
         epilog="Model flags: --model (strong), --fast-model, --judge-model wherever the role "
         "exists; a paper's own role keeps the paper's name (--gs-model, --critic-model, ...). "
-        "The old spellings (eval arcane, arc build, act, data fetch, ...) still run for one "
-        "release, each with one line naming the new one. Short forms: 'personae web' and "
+        "The spellings from before the groups still run for one release, each with one line "
+        "naming the new one. Short forms: 'personae web' and "
         "'personae mcp' are 'personae serve web' and 'personae serve mcp'.",
     )
     parser.add_argument("--version", action="version", version=f"personae {__version__}")
     _add_verbose(parser, argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(commands)
-    tree.arrange(commands)
+    tree.add_commands(commands)
+    aliases.add_old_spellings(parser)
     for command in _every_subparser(parser):
         _add_verbose(command, argparse.SUPPRESS)
-        tree.name_models_alike(command)
+        name_models_alike(command)
     return parser
 
 
@@ -215,26 +195,26 @@ def _unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], extras:
     is then named as the typo it is, not as the missing ``--character`` argparse would report.
     """
     _path, command = tree.command_path(parser, argv)
-    flag = tree.unknown_flag(command, argv) if not extras else None
+    flag = typos.unknown_flag(command, argv) if not extras else None
     if flag is None and extras:
         flag = next((word.split("=", 1)[0] for word in extras if word.startswith("-")), None)
         if flag is None:
             command.error(f"unexpected argument{'s' * (len(extras) > 1)}: {' '.join(extras)}")
     if flag is not None:
-        command.error(f"unknown flag {flag}" + tree.suggest(flag, tree.visible_flags(command)))
+        command.error(f"unknown flag {flag}" + typos.suggest(flag, typos.visible_flags(command)))
 
 
 def _one_line_deprecations(show: Any) -> Any:
     """A ``warnings.showwarning`` printing an old spelling's note as one line.
 
-    A :class:`~personae.commands.tree.DeprecatedSpelling` becomes ``personae: deprecated: ...``
+    A :class:`~personae.commands.aliases.DeprecatedSpelling` becomes ``personae: deprecated: ...``
     on stderr (Python's own format takes two lines); every other warning goes to ``show``.
     Installed by the console script only: a program that calls :func:`main` keeps its own
     display and Python's filters (which hide a deprecation unless asked).
     """
 
     def shown(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, tree.DeprecatedSpelling):
+        if issubclass(category, aliases.DeprecatedSpelling):
             print(f"personae: deprecated: {message}", file=sys.stderr)
         else:
             show(message, category, *args, **kwargs)
@@ -252,8 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python_handles_ctrl_c()
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = _parser()
-        for note in tree.deprecations(parser, argv):
-            warnings.warn(note, tree.DeprecatedSpelling, stacklevel=1)
+        for note in aliases.deprecations(parser, argv):
+            warnings.warn(note, aliases.DeprecatedSpelling, stacklevel=1)
         _unknown_arguments(parser, argv, [])
         args, extras = parser.parse_known_args(argv)
         if extras:
@@ -275,7 +255,7 @@ def run() -> None:
     """Console-script entry point (kept quiet about worker threads outliving a Ctrl-C)."""
     threading.excepthook = _quiet_late_thread_results(threading.excepthook)
     warnings.showwarning = _one_line_deprecations(warnings.showwarning)
-    warnings.simplefilter("always", tree.DeprecatedSpelling)  # shown: a person reads this
+    warnings.simplefilter("always", aliases.DeprecatedSpelling)  # shown: a person reads this
     sys.exit(main())
 
 

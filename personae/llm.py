@@ -286,7 +286,7 @@ def _openai_chat_model(name: str, api_key: str | None, base_url: str | None) -> 
     Nodes resolve their model on every call (a sync node per bookmark) and building a
     ChatOpenAI costs ~37 ms of event-loop time; the instance holds no per-run state. Its async
     HTTP client keeps no idle connection: a pooled one belongs to the event loop that opened
-    it, and the next ``asyncio.run`` (a second character of ``arc build``, a library caller,
+    it, and the next ``asyncio.run`` (a second character of ``arcane build-arcs``, a library caller,
     a test) would fail on it with "Event loop is closed". A call opens its own connection,
     which costs little beside a model's answer.
     """

@@ -1,6 +1,6 @@
 """Runs on a LangGraph server (``--server URL``): one thread per unit of work, resumable.
 
-``profile --batch``, ``bench bookmarks`` and ``eval arcane`` can hand their units (a character,
+``profile --batch``, ``bookmarks bench`` and ``arcane eval`` can hand their units (a character,
 a benchmark instance step, an evaluation unit) to a LangGraph server (``langgraph dev``, a
 LangGraph Platform deployment) through ``langgraph-sdk`` instead of running them in the
 process, and write what comes back into the same files the local run writes. Each unit gets its

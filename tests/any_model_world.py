@@ -98,13 +98,22 @@ def _profile_batch(folder: Path, stack: ExitStack) -> list[str]:
 def _eval_profile(folder: Path, stack: ExitStack) -> list[str]:
     allowed, _ = write_profiles(folder)
     out = ["--out", str(folder / "report.json")]
-    return ["eval", "profile", str(allowed), "--reference", str(FIXTURE), *out, *MODEL]
+    return ["characterhub", "eval", str(allowed), "--reference", str(FIXTURE), *out, *MODEL]
 
 
 def _act(folder: Path, stack: ExitStack) -> list[str]:
     """A second step: the first one (at 32) left bookmarks for the matcher and the sync."""
     story = write_storyline(folder / "club.jsonl", size=60)
-    argv = ["act", str(story), "--character", "Haruhi", "--memory", str(folder / "mem"), *MODEL]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--memory",
+        str(folder / "mem"),
+        *MODEL,
+    ]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         main([*argv, "--at", "32"])  # under the random model it may already degrade or fail
     return [*argv, "--at", "40"]
@@ -114,7 +123,7 @@ def _bench(method: str) -> Prepare:
     def prepare(folder: Path, stack: ExitStack) -> list[str]:
         story = write_storyline(folder / "club.jsonl", size=80)
         flags = ["--method", method, "--limit", "4", "--characters", "Haruhi", "Kyon"]
-        return ["bench", "bookmarks", str(story), "--out", str(folder / "b"), *flags, *MODEL]
+        return ["bookmarks", "bench", str(story), "--out", str(folder / "b"), *flags, *MODEL]
 
     return prepare
 
@@ -140,12 +149,12 @@ def _persona(folder: Path) -> list[str]:
 
 
 def _persona_index(folder: Path, stack: ExitStack) -> list[str]:
-    return ["persona", "index", *_persona(folder)]
+    return ["amadeus", "index", *_persona(folder)]
 
 
 def _indexed(folder: Path) -> None:
     with redirect_stdout(io.StringIO()):
-        if main(["persona", "index", *_persona(folder)]) != 0:
+        if main(["amadeus", "index", *_persona(folder)]) != 0:
             raise RuntimeError("persona index failed while preparing the input")
 
 
@@ -171,7 +180,7 @@ def _personality(folder: Path, stack: ExitStack) -> list[str]:
     who = ["--character", "Hermione", "--persona", f"Hermione={path}"]
     flags = ["--questionnaire", "mbti", "--limit", "2", *who]
     paths = ["--memory", str(folder / "mem"), "--out", str(folder / "out")]
-    return ["eval", "personality", *flags, *paths, *MODEL]
+    return ["amadeus", "eval-personality", *flags, *paths, *MODEL]
 
 
 def _persona_qa(folder: Path, stack: ExitStack) -> list[str]:
@@ -183,13 +192,13 @@ def _persona_qa(folder: Path, stack: ExitStack) -> list[str]:
     qa = folder / "qa.jsonl"
     qa.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     paths = ["--memory", str(folder / "mem"), "--out", str(folder / "out")]
-    return ["eval", "persona-qa", str(qa), *paths, *MODEL]
+    return ["amadeus", "eval-qa", str(qa), *paths, *MODEL]
 
 
 def _arc_build(folder: Path, stack: ExitStack) -> list[str]:
     imported_novel(folder)
     book = ["the_river", "--character", "Ada", "--data", str(folder)]
-    return ["arc", "build", *book, "--yes", *MODEL]
+    return ["arcane", "build-arcs", *book, "--yes", *MODEL]
 
 
 def _arcane_prepare(folder: Path, stack: ExitStack) -> list[str]:
@@ -205,13 +214,22 @@ def _arcane_act(folder: Path, stack: ExitStack) -> list[str]:
 
 def _probes_build(folder: Path, stack: ExitStack) -> list[str]:
     write_event_stream(prepared_novel(folder))
-    return ["probes", "build", "the_river", "--types", "in_scenario", "--data", str(folder), *MODEL]
+    return [
+        "arcane",
+        "build-probes",
+        "the_river",
+        "--types",
+        "in_scenario",
+        "--data",
+        str(folder),
+        *MODEL,
+    ]
 
 
 def _eval_arcane(folder: Path, stack: ExitStack) -> list[str]:
     prepared_novel(folder)
     paths = ["--data", str(folder), "--out", str(folder / "eval")]
-    return ["eval", "arcane", "the_river", "--modes", "vanilla,arc", *paths, *MODEL]
+    return ["arcane", "eval", "the_river", "--modes", "vanilla,arc", *paths, *MODEL]
 
 
 def _eval_perturb(folder: Path, stack: ExitStack) -> list[str]:
@@ -219,13 +237,22 @@ def _eval_perturb(folder: Path, stack: ExitStack) -> list[str]:
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         if main(_eval_arcane(folder, stack)) != 0:
             raise RuntimeError("eval arcane failed while preparing arcane-perturb")
-    return ["eval", "arcane-perturb", str(folder / "eval"), "--data", str(folder), *MODEL]
+    return ["arcane", "eval-perturb", str(folder / "eval"), "--data", str(folder), *MODEL]
 
 
 def _export_sft(folder: Path, stack: ExitStack) -> list[str]:
     prepared_novel(folder)
     out = ["--data", str(folder), "--out", str(folder / "sft.jsonl")]
-    return ["export", "arcane", "the_river", "--format", "sft", "--teacher", "openai:random", *out]
+    return [
+        "arcane",
+        "export",
+        "the_river",
+        "--format",
+        "sft",
+        "--teacher-model",
+        "openai:random",
+        *out,
+    ]
 
 
 PROFILE = "kenshiro--fist-of-the-north-star/profile.json"

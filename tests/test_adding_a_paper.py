@@ -1,7 +1,7 @@
 """The README's "Adding a paper" guide, followed: a stub paper added to a copy of the repository.
 
-The stub (ECHO: one graph that repeats a line, one role, one runner) is added to a copy of the
-files git tracks, by the guide's steps only; the layer, Studio-input, public-API and wheel
+The stub (ECHO: one graph that repeats a line, one role, one runner, one command) is added to a
+copy of the files git tracks, by the guide's steps only; the layer, Studio-input, public-API and wheel
 checks then run on the copy and must pass. Every file the stub touches must be named by the
 guide, so a step a test requires cannot go missing from it; and a copy that skips a step
 (the paper list of the layer check) must fail, so the checks see what the guide asks for.
@@ -99,6 +99,36 @@ async def echo_twice(line: str) -> str:
     result = await build_graph().ainvoke({"line": line}, context=EchoContext())
     return str(result["echo"])
 ''',
+    "personae/commands/echo/__init__.py": '''"""The ECHO commands: ``personae echo <command>`` (a stub paper)."""
+
+HELP = "ECHO: a line, said back"
+"""The group's line in ``personae --help``."""
+''',
+    "personae/commands/echo/say.py": '''"""`personae echo say`: the line, said twice by the ECHO runner (a stub command)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    """Add `echo say`."""
+    parser = commands.add_parser("say", help="say LINE twice")
+    parser.add_argument("line", help="what to say")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print what the runner says."""
+    import asyncio
+
+    from personae.runners.echo import echo_twice
+
+    sys.stdout.write(asyncio.run(echo_twice(args.line)) + "\\n")
+    return 0
+''',
     "examples/studio/echo.json": json.dumps(
         {"graph": "echo", "prepare": [], "input": {"line": "hi"}, "context": {"times": 3}},
         indent=2,
@@ -152,6 +182,8 @@ def generic(path: str) -> str:
     parts = path.split("/")
     if parts[0] in JOB_FOLDERS and parts[1] == "echo":
         return f"{parts[0]}/<paper>/"
+    if parts[:3] == ["personae", "commands", "echo"]:
+        return "personae/commands/<paper>/"
     return path.replace("runners/echo.py", "runners/<paper>.py").replace(
         "studio/echo.json", "studio/<graph>.json"
     )
@@ -191,7 +223,7 @@ def test_the_guide_names_every_file_the_stub_paper_touches(tmp_path: Path) -> No
     touched = add_stub_paper(copy_checkout(tmp_path))
     text = guide()
     assert [p for p in touched if f"`{generic(p)}" not in text] == []
-    assert len(touched) == 9  # the figure in the report: files touched to add a paper
+    assert len(touched) == 11  # the figure in the report: files touched to add a paper
 
 
 def test_a_stub_paper_added_by_the_guide_passes_the_checks(tmp_path: Path) -> None:
@@ -200,6 +232,22 @@ def test_a_stub_paper_added_by_the_guide_passes_the_checks(tmp_path: Path) -> No
     done = run_checks(root, *CHECKS)
     assert done.returncode == 0, done.stdout[-4000:]
     assert " passed" in done.stdout and "echo" in (root / "langgraph.json").read_text()
+
+
+def test_a_stub_paper_command_runs_under_its_group(tmp_path: Path) -> None:
+    """The command module alone makes ``personae echo say``: no table, no list to edit."""
+    root = copy_checkout(tmp_path)
+    add_stub_paper(root)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cli = [sys.executable, "-c", "from personae.cli import run; run()"]
+    said = subprocess.run(
+        [*cli, "echo", "say", "hi"], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+    assert (said.returncode, said.stdout, said.stderr) == (0, "hi hi\n", "")
+    shown = subprocess.run(
+        [*cli, "--help"], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+    assert "echo" in shown.stdout and "ECHO: a line, said back" in shown.stdout
 
 
 def test_a_stub_paper_missing_a_step_fails_the_checks(tmp_path: Path) -> None:

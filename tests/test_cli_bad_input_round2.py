@@ -37,23 +37,23 @@ def profile_json(folder: Path, **changes: object) -> Path:
 
 def persona_wrong_dimensions(folder: Path) -> list[str]:
     path = profile_json(folder, dimensions=[1, 2])
-    return ["persona", "index", str(path), "--memory", str(folder / "m")]
+    return ["amadeus", "index", str(path), "--memory", str(folder / "m")]
 
 
 def persona_wrong_facts(folder: Path) -> list[str]:
     path = profile_json(folder, dimensions={"identity": [5, None]})
-    return ["persona", "index", str(path), "--memory", str(folder / "m")]
+    return ["amadeus", "index", str(path), "--memory", str(folder / "m")]
 
 
 def persona_wrong_prose(folder: Path) -> list[str]:
     path = profile_json(folder, profile=["I am", "Kenshiro"])
-    return ["persona", "index", str(path), "--memory", str(folder / "m")]
+    return ["amadeus", "index", str(path), "--memory", str(folder / "m")]
 
 
 def questionnaire(folder: Path, content: object) -> list[str]:
     path = folder / "quiz.json"
     path.write_text(json.dumps(content), encoding="utf-8")
-    return ["eval", "personality", "--questionnaire", str(path), "--character", "Haruhi"]
+    return ["amadeus", "eval-personality", "--questionnaire", str(path), "--character", "Haruhi"]
 
 
 def quiz_questions_as_list(folder: Path) -> list[str]:
@@ -74,39 +74,39 @@ def novel_data_is_a_file(folder: Path) -> list[str]:
     book.write_text(NOVEL, encoding="utf-8")
     data = folder / "data"
     data.write_text("not a folder")
-    return ["novel", "import", str(book), "--title", "Book", "--data", str(data)]
+    return ["arcane", "import", str(book), "--title", "Book", "--data", str(data)]
 
 
 def imported(folder: Path) -> Path:
     book, data = folder / "book.txt", folder / "data"
     book.write_text(NOVEL, encoding="utf-8")
-    assert main(["novel", "import", str(book), "--title", "Book", "--data", str(data)]) == 0
+    assert main(["arcane", "import", str(book), "--title", "Book", "--data", str(data)]) == 0
     return data / "novels" / "book"
 
 
 def corrupt_chapters(folder: Path) -> list[str]:
     novel = imported(folder)
     (novel / "chapters.jsonl").write_text('{"idx": "one", "label": 3}\n', encoding="utf-8")
-    return ["novel", "chapters", "Book", "--data", str(folder / "data")]
+    return ["arcane", "chapters", "Book", "--data", str(folder / "data")]
 
 
 def corrupt_meta(folder: Path) -> list[str]:
     novel = imported(folder)
     meta = json.loads((novel / "meta.json").read_text(encoding="utf-8"))
     (novel / "meta.json").write_text(json.dumps({**meta, "chars": "many"}), encoding="utf-8")
-    return ["novel", "chapters", "Book", "--data", str(folder / "data")]
+    return ["arcane", "chapters", "Book", "--data", str(folder / "data")]
 
 
 def meta_not_json(folder: Path) -> list[str]:
     novel = imported(folder)
     (novel / "meta.json").write_text("{torn", encoding="utf-8")
-    return ["novel", "chapters", "Book", "--data", str(folder / "data")]
+    return ["arcane", "chapters", "Book", "--data", str(folder / "data")]
 
 
 def arcane_result_missing_a_key(folder: Path) -> list[str]:
     record = {"probe_id": "p1", "novel": "book", "character": "Eliza", "model": "openai:m"}
     (folder / "results.jsonl").write_text(json.dumps({**record, "mode": "arc"}) + "\n")
-    return ["eval", "arcane-report", str(folder)]
+    return ["arcane", "eval-report", str(folder)]
 
 
 def batch_is_a_folder(folder: Path) -> list[str]:
@@ -130,13 +130,13 @@ def storyline_with_non_names(folder: Path) -> list[str]:
     path = folder / "story.jsonl"
     row = {"action": "They meet.", "characters": ["Kyon", 5, None, {}]}
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    return ["act", str(path), "--character", "Kyon", "--at", "1"]
+    return ["bookmarks", "act", str(path), "--character", "Kyon", "--at", "1"]
 
 
 def catastrophic_chapter_pattern(folder: Path) -> list[str]:
     book = folder / "book.txt"
     book.write_text("a" * 40 + "!", encoding="utf-8")
-    return ["novel", "import", str(book), "--chapter-pattern", "(a|aa)+$", "--data", str(folder)]
+    return ["arcane", "import", str(book), "--chapter-pattern", "(a|aa)+$", "--data", str(folder)]
 
 
 def unclosed_wiki_address(folder: Path) -> list[str]:
@@ -197,7 +197,7 @@ def test_a_character_name_with_dots_indexes(
     persona = tmp_path / "x.md"
     persona.write_text("# X\n\n## Story\n\nX walks to school and sighs at the hill.\n")
     memory = tmp_path / "m"
-    argv = ["persona", "index", str(persona), "--character", "../../x", "--memory", str(memory)]
+    argv = ["amadeus", "index", str(persona), "--character", "../../x", "--memory", str(memory)]
     assert main(argv) == 0
     assert "../../x: 1 chunks" in capsys.readouterr().out
     assert not (tmp_path.parent / "x").exists()  # a name, never a path
@@ -218,7 +218,7 @@ def test_a_huge_one_section_persona_is_capped_with_a_notice(
     persona = tmp_path / "kyon.md"
     persona.write_text("# Kyon\n\n## Story\n\n" + "Kyon sighs at the hill. " * 500_000)  # 12 MB
     memory = tmp_path / "m"
-    assert main(["persona", "index", str(persona), "--memory", str(memory), "--json"]) == 0
+    assert main(["amadeus", "index", str(persona), "--memory", str(memory), "--json"]) == 0
     captured = capsys.readouterr()
     stats = json.loads(captured.out)
     assert stats["l_max"] <= 200_000 and stats["chunks"] == 1

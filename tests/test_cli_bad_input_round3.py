@@ -85,7 +85,7 @@ def url_cases() -> dict[str, Case]:
         cases |= {
             f"persona index {label}": Case(  # ValueError: Invalid IPv6 URL
                 with_url(url)(
-                    lambda f, u: ["persona", "index", u + "/wiki/X", "--memory", str(f / "out")]
+                    lambda f, u: ["amadeus", "index", u + "/wiki/X", "--memory", str(f / "out")]
                 ),
                 rf"the persona source '{shown}/wiki/X' is not an http\(s\) URL",
             ),
@@ -99,7 +99,7 @@ def url_cases() -> dict[str, Case]:
             ),
             f"eval profile --reference {label}": Case(
                 with_url(url)(
-                    lambda f, u: ["eval", "profile", str(profile_json(f)), "--reference", u]
+                    lambda f, u: ["characterhub", "eval", str(profile_json(f)), "--reference", u]
                 ),
                 rf"--reference '{shown}' is not an http\(s\) URL",
             ),
@@ -115,7 +115,7 @@ def url_cases() -> dict[str, Case]:
             f"bench --server {label}": Case(
                 with_url(url)(
                     lambda f, u: [
-                        *["bench", "bookmarks", str(storyline(f)), "--server", u],
+                        *["bookmarks", "bench", str(storyline(f)), "--server", u],
                         *["--out", str(f / "out")],
                     ]
                 ),
@@ -124,7 +124,7 @@ def url_cases() -> dict[str, Case]:
             f"eval arcane --server {label}": Case(
                 with_url(url)(
                     lambda f, u: [
-                        *["eval", "arcane", "book", "--server", u, "--data", str(f)],
+                        *["arcane", "eval", "book", "--server", u, "--data", str(f)],
                         *["--out", str(f / "out")],
                     ]
                 ),
@@ -191,8 +191,8 @@ def text(f: Path, name: str, content: str) -> str:
 
 MODEL_CMDS: dict[str, Callable[[Path], list[str]]] = {
     "profile": lambda f: ["profile", "K", "--wiki", "https://w.org", "--out", out(f)],
-    "act": lambda f: ["act", story(f), "--character", "Kyon", "--at", "3"],
-    "bench": lambda f: ["bench", "bookmarks", story(f), "--out", out(f)],
+    "act": lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "3"],
+    "bench": lambda f: ["bookmarks", "bench", story(f), "--out", out(f)],
     "chat": lambda f: ["chat", persona(f), "--memory", out(f), "--ask", "hi"],
     "arcane act": lambda f: [
         "arcane",
@@ -218,10 +218,10 @@ MODEL_CMDS: dict[str, Callable[[Path], list[str]]] = {
         "--data",
         str(f),
     ],
-    "probes build": lambda f: ["probes", "build", "book", "--data", str(f)],
+    "probes build": lambda f: ["arcane", "build-probes", "book", "--data", str(f)],
     "export arcane": lambda f: [
-        "export",
         "arcane",
+        "export",
         "book",
         "--format",
         "sft",
@@ -231,8 +231,8 @@ MODEL_CMDS: dict[str, Callable[[Path], list[str]]] = {
         out(f),
     ],
     "eval personality": lambda f: [
-        "eval",
-        "personality",
+        "amadeus",
+        "eval-personality",
         "--questionnaire",
         "mbti",
         "--character",
@@ -240,11 +240,11 @@ MODEL_CMDS: dict[str, Callable[[Path], list[str]]] = {
         "--out",
         out(f),
     ],
-    "eval persona-qa": lambda f: ["eval", "persona-qa", str(f / "qa.json"), "--out", out(f)],
-    "eval arcane-perturb": lambda f: ["eval", "arcane-perturb", out(f)],
-    "eval arcane": lambda f: ["eval", "arcane", "book", "--data", str(f), "--out", out(f)],
-    "arc build": lambda f: ["arc", "build", "book", "--character", "A", "--data", str(f)],
-    "eval profile": lambda f: ["eval", "profile", prof(f), "--reference", prof(f)],
+    "eval persona-qa": lambda f: ["amadeus", "eval-qa", str(f / "qa.json"), "--out", out(f)],
+    "eval arcane-perturb": lambda f: ["arcane", "eval-perturb", out(f)],
+    "eval arcane": lambda f: ["arcane", "eval", "book", "--data", str(f), "--out", out(f)],
+    "arc build": lambda f: ["arcane", "build-arcs", "book", "--character", "A", "--data", str(f)],
+    "eval profile": lambda f: ["characterhub", "eval", prof(f), "--reference", prof(f)],
 }
 
 
@@ -270,34 +270,53 @@ def bulk_cases() -> dict[str, Case]:
             {"PERSONAE_CHECKPOINTER": "postgresql://u:Hunter2Pw@h/db?sslmode=nope"},
         )
     C["act --memory file"] = (
-        lambda f: ["act", story(f), "--character", "Kyon", "--at", "1", "--memory", csvf(f)],
+        lambda f: [
+            "bookmarks",
+            "act",
+            story(f),
+            "--character",
+            "Kyon",
+            "--at",
+            "1",
+            "--memory",
+            csvf(f),
+        ],
         {},
     )
-    C["act --at -1"] = (lambda f: ["act", story(f), "--character", "Kyon", "--at", "-1"], {})
-    C["act --at 99"] = (lambda f: ["act", story(f), "--character", "Kyon", "--at", "99"], {})
+    C["act --at -1"] = (
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "-1"],
+        {},
+    )
+    C["act --at 99"] = (
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "99"],
+        {},
+    )
     C["act unknown character"] = (
-        lambda f: ["act", story(f), "--character", "Nobody", "--at", "1"],
+        lambda f: ["bookmarks", "act", story(f), "--character", "Nobody", "--at", "1"],
         {},
     )
     C["act missing storyline"] = (
-        lambda f: ["act", str(f / "none.jsonl"), "--character", "K", "--at", "1"],
+        lambda f: ["bookmarks", "act", str(f / "none.jsonl"), "--character", "K", "--at", "1"],
         {},
     )
-    C["act storyline folder"] = (lambda f: ["act", str(f), "--character", "K", "--at", "1"], {})
+    C["act storyline folder"] = (
+        lambda f: ["bookmarks", "act", str(f), "--character", "K", "--at", "1"],
+        {},
+    )
     C["bench --limit 0"] = (
-        lambda f: ["bench", "bookmarks", story(f), "--limit", "0", "--out", out(f)],
+        lambda f: ["bookmarks", "bench", story(f), "--limit", "0", "--out", out(f)],
         {},
     )
     C["bench --concurrency 0"] = (
-        lambda f: ["bench", "bookmarks", story(f), "--concurrency", "0", "--out", out(f)],
+        lambda f: ["bookmarks", "bench", story(f), "--concurrency", "0", "--out", out(f)],
         {},
     )
     C["bench --max-failures abc"] = (
-        lambda f: ["bench", "bookmarks", story(f), "--max-failures", "abc", "--out", out(f)],
+        lambda f: ["bookmarks", "bench", story(f), "--max-failures", "abc", "--out", out(f)],
         {},
     )
     C["bench --method nope"] = (
-        lambda f: ["bench", "bookmarks", story(f), "--method", "nope", "--out", out(f)],
+        lambda f: ["bookmarks", "bench", story(f), "--method", "nope", "--out", out(f)],
         {},
     )
     C["profile --max-rounds 0"] = (
@@ -326,18 +345,17 @@ def bulk_cases() -> dict[str, Case]:
         {},
     )
     C["data fetch --max-mb 0"] = (
-        lambda f: ["data", "fetch", "bookmarks", "--max-mb", "0", "--dest", out(f)],
+        lambda f: ["bookmarks", "fetch", "--max-mb", "0", "--dest", out(f)],
         {},
     )
     C["data fetch HF_ENDPOINT bad"] = (
-        lambda f: ["data", "fetch", "bookmarks", "--dest", out(f)],
+        lambda f: ["bookmarks", "fetch", "--dest", out(f)],
         {"HF_ENDPOINT": "http://[::1"},
     )
     C["data fetch --dest file"] = (
         lambda f: [
-            "data",
-            "fetch",
             "bookmarks",
+            "fetch",
             "--dest",
             csvf(f),
             "--endpoint",
@@ -346,35 +364,35 @@ def bulk_cases() -> dict[str, Case]:
         {},
     )
     C["data positions unknown character"] = (
-        lambda f: ["data", "positions", story(f), "--character", "Nobody"],
+        lambda f: ["bookmarks", "positions", story(f), "--character", "Nobody"],
         {},
     )
     C["data positions missing file"] = (
-        lambda f: ["data", "positions", str(f / "x.json"), "--character", "K"],
+        lambda f: ["bookmarks", "positions", str(f / "x.json"), "--character", "K"],
         {},
     )
     C["persona index missing"] = (
-        lambda f: ["persona", "index", str(f / "none.md"), "--memory", out(f)],
+        lambda f: ["amadeus", "index", str(f / "none.md"), "--memory", out(f)],
         {},
     )
     C["persona index unknown kind"] = (
-        lambda f: ["persona", "index", text(f, "x.pdf", "x"), "--memory", out(f)],
+        lambda f: ["amadeus", "index", text(f, "x.pdf", "x"), "--memory", out(f)],
         {},
     )
     C["persona index --chunk-size 0"] = (
-        lambda f: ["persona", "index", persona(f), "--chunk-size", "0", "--memory", out(f)],
+        lambda f: ["amadeus", "index", persona(f), "--chunk-size", "0", "--memory", out(f)],
         {},
     )
     C["persona index --overlap -1"] = (
-        lambda f: ["persona", "index", persona(f), "--overlap", "-1", "--memory", out(f)],
+        lambda f: ["amadeus", "index", persona(f), "--overlap", "-1", "--memory", out(f)],
         {},
     )
     C["persona index --embedding bogus"] = (
-        lambda f: ["persona", "index", persona(f), "--embedding", "bogus", "--memory", out(f)],
+        lambda f: ["amadeus", "index", persona(f), "--embedding", "bogus", "--memory", out(f)],
         {},
     )
     C["persona index ftp source"] = (
-        lambda f: ["persona", "index", "ftp://x/wiki/K", "--memory", out(f)],
+        lambda f: ["amadeus", "index", "ftp://x/wiki/K", "--memory", out(f)],
         {},
     )
     C["chat --memory file"] = (
@@ -386,16 +404,16 @@ def bulk_cases() -> dict[str, Case]:
         {},
     )
     C["novel import missing"] = (
-        lambda f: ["novel", "import", str(f / "none.txt"), "--data", out(f)],
+        lambda f: ["arcane", "import", str(f / "none.txt"), "--data", out(f)],
         {},
     )
     C["novel import empty"] = (
-        lambda f: ["novel", "import", text(f, "e.txt", ""), "--data", out(f)],
+        lambda f: ["arcane", "import", text(f, "e.txt", ""), "--data", out(f)],
         {},
     )
     C["novel import bad pattern"] = (
         lambda f: [
-            "novel",
+            "arcane",
             "import",
             text(f, "b.txt", "x"),
             "--chapter-pattern",
@@ -405,13 +423,21 @@ def bulk_cases() -> dict[str, Case]:
         ],
         {},
     )
-    C["novel chapters unknown"] = (lambda f: ["novel", "chapters", "nobook", "--data", out(f)], {})
+    C["novel chapters unknown"] = (lambda f: ["arcane", "chapters", "nobook", "--data", out(f)], {})
     C["arc show unknown"] = (
-        lambda f: ["arc", "show", "nobook", "--character", "A", "--data", str(f)],
+        lambda f: ["arcane", "show-arc", "nobook", "--character", "A", "--data", str(f)],
         {},
     )
     C["arc annotate unknown"] = (
-        lambda f: ["arc", "annotate", "nobook", "--data", str(f), "--export", str(f / "s.csv")],
+        lambda f: [
+            "arcane",
+            "annotate-arcs",
+            "nobook",
+            "--data",
+            str(f),
+            "--export",
+            str(f / "s.csv"),
+        ],
         {},
     )
     C["arcane act chapter 0"] = (
@@ -463,8 +489,8 @@ def bulk_cases() -> dict[str, Case]:
     )
     C["export arcane bad format"] = (
         lambda f: [
-            "export",
             "arcane",
+            "export",
             "book",
             "--format",
             "csv",
@@ -476,18 +502,18 @@ def bulk_cases() -> dict[str, Case]:
         {},
     )
     C["eval arcane bad modes"] = (
-        lambda f: ["eval", "arcane", "book", "--modes", "zzz", "--data", str(f), "--out", out(f)],
+        lambda f: ["arcane", "eval", "book", "--modes", "zzz", "--data", str(f), "--out", out(f)],
         {},
     )
     C["eval arcane --limit 0"] = (
-        lambda f: ["eval", "arcane", "book", "--limit", "0", "--data", str(f), "--out", out(f)],
+        lambda f: ["arcane", "eval", "book", "--limit", "0", "--data", str(f), "--out", out(f)],
         {},
     )
-    C["eval arcane-report missing"] = (lambda f: ["eval", "arcane-report", str(f / "none")], {})
+    C["eval arcane-report missing"] = (lambda f: ["arcane", "eval-report", str(f / "none")], {})
     C["eval personality unknown questionnaire"] = (
         lambda f: [
-            "eval",
-            "personality",
+            "amadeus",
+            "eval-personality",
             "--questionnaire",
             str(f / "none.json"),
             "--character",
@@ -496,29 +522,29 @@ def bulk_cases() -> dict[str, Case]:
         {},
     )
     C["eval persona-qa missing"] = (
-        lambda f: ["eval", "persona-qa", str(f / "none.json"), "--out", out(f)],
+        lambda f: ["amadeus", "eval-qa", str(f / "none.json"), "--out", out(f)],
         {},
     )
-    C["eval persona-human no action"] = (lambda f: ["eval", "persona-human"], {})
+    C["eval persona-human no action"] = (lambda f: ["amadeus", "eval-human"], {})
     C["eval persona-human ratings missing"] = (
-        lambda f: ["eval", "persona-human", "--ratings", str(f / "none.csv")],
+        lambda f: ["amadeus", "eval-human", "--ratings", str(f / "none.csv")],
         {},
     )
     C["eval persona-chunks no character"] = (
-        lambda f: ["eval", "persona-chunks", "--out", out(f)],
+        lambda f: ["amadeus", "eval-chunks", "--out", out(f)],
         {},
     )
     C["eval persona-chunks --k 0"] = (
-        lambda f: ["eval", "persona-chunks", "--character", "K", "--k", "0", "--out", out(f)],
+        lambda f: ["amadeus", "eval-chunks", "--character", "K", "--k", "0", "--out", out(f)],
         {},
     )
-    C["eval profile missing"] = (lambda f: ["eval", "profile", str(f / "none.json")], {})
+    C["eval profile missing"] = (lambda f: ["characterhub", "eval", str(f / "none.json")], {})
     C["eval profile references missing"] = (
-        lambda f: ["eval", "profile", prof(f), "--references", str(f / "r.csv")],
+        lambda f: ["characterhub", "eval", prof(f), "--references", str(f / "r.csv")],
         {},
     )
     C["eval profile --chunk-tokens 0"] = (
-        lambda f: ["eval", "profile", prof(f), "--reference", prof(f), "--chunk-tokens", "0"],
+        lambda f: ["characterhub", "eval", prof(f), "--reference", prof(f), "--chunk-tokens", "0"],
         {},
     )
     C["mcp --port 0"] = (lambda f: ["mcp", "--port", "0"], {})
@@ -534,7 +560,7 @@ def bulk_cases() -> dict[str, Case]:
         {"OPENAI_BASE_URL": "http://[::1"},
     )
     C["act OPENAI_BASE_URL ftp"] = (
-        lambda f: ["act", story(f), "--character", "Kyon", "--at", "3"],
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "3"],
         {"OPENAI_BASE_URL": "ftp://x"},
     )
     C["profile PERSONAE_FANDOM_TEMPLATE bad"] = (
@@ -546,21 +572,21 @@ def bulk_cases() -> dict[str, Case]:
         {"PERSONAE_CACHE_TTL": "soon"},
     )
     C["act PERSONAE_LLM_RETRY_SECONDS bad"] = (
-        lambda f: ["act", story(f), "--character", "Kyon", "--at", "3"],
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "3"],
         {"PERSONAE_LLM_RETRY_SECONDS": "-5"},
     )
     C["act PERSONAE_STRUCTURED_OUTPUT bad"] = (
-        lambda f: ["act", story(f), "--character", "Kyon", "--at", "3"],
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "3"],
         {"PERSONAE_STRUCTURED_OUTPUT": "xml"},
     )
     C["act PERSONAE_CONTEXT_WINDOW bad"] = (
-        lambda f: ["act", story(f), "--character", "Kyon", "--at", "3"],
+        lambda f: ["bookmarks", "act", story(f), "--character", "Kyon", "--at", "3"],
         {"PERSONAE_CONTEXT_WINDOW": "huge"},
     )
     C["bench --server user:pw"] = (
         lambda f: [
-            "bench",
             "bookmarks",
+            "bench",
             story(f),
             "--server",
             "http://u:Hunter2Pw@[::1",

@@ -84,8 +84,8 @@ def test_everything_answers_exit_0_with_the_method_that_works_and_its_latency(
     assert all(m["seconds"] < 10 for m in strong["methods"])
     assert rows["fast model"]["detail"] == "openai:m: same model as strong"
     assert rows["judge model"]["status"] == "ok"
-    assert rows["judge model (bench bookmarks)"]["detail"].startswith("openai:gpt-4.1: auto")
-    arcane = rows["judge model (eval arcane)"]
+    assert rows["judge model (bookmarks bench)"]["detail"].startswith("openai:gpt-4.1: auto")
+    arcane = rows["judge model (arcane eval)"]
     assert arcane["detail"].startswith("openai:deepseek/deepseek-v4-flash: auto")
     assert rows["embedding"]["detail"] == "hashing: 384 dimensions"
     assert rows["checkpointer"]["detail"] == "sqlite: one file beside each command's output"
@@ -142,8 +142,8 @@ def test_a_model_the_server_does_not_serve_fails(
     assert judge["status"] == "fail" and judge["listed"] is False
     assert judge["detail"].startswith("openai:gpt-judge: not among the served models (m)")
     assert "does not exist" in judge["detail"]
-    assert "(judge model, judge model (bench bookmarks), judge model (eval arcane))" in err
-    bench = rows["judge model (bench bookmarks)"]  # PERSONAE_JUDGE_MODEL judges there too
+    assert "(judge model, judge model (bookmarks bench), judge model (arcane eval))" in err
+    bench = rows["judge model (bookmarks bench)"]  # PERSONAE_JUDGE_MODEL judges there too
     assert bench["detail"] == "openai:gpt-judge: same model as judge" and bench["status"] == "fail"
 
 
@@ -257,8 +257,8 @@ def test_the_paper_judges_the_evaluations_call_are_checked(
         code, rows, err = doctor(capsys, "--no-web")
         assert code == 3 and rows["judge model"]["detail"] == "openai:m: same model as strong"
         for command, spec in (
-            ("bench bookmarks", BenchModels.default_judge),
-            ("eval arcane", ArcaneEvalContext.default_judge),
+            ("bookmarks bench", BenchModels.default_judge),
+            ("arcane eval", ArcaneEvalContext.default_judge),
         ):
             row = rows[f"judge model ({command})"]
             assert row["status"] == "fail" and row["detail"].startswith(f"{spec}: not among")
@@ -266,7 +266,7 @@ def test_the_paper_judges_the_evaluations_call_are_checked(
         monkeypatch.setenv("PERSONAE_JUDGE_MODEL", "openai:m")  # one judge for every command
         code, rows, err = doctor(capsys, "--no-web")
     assert code == 0 and err == ""
-    assert rows["judge model (eval arcane)"]["detail"] == "openai:m: same model as strong"
+    assert rows["judge model (arcane eval)"]["detail"] == "openai:m: same model as strong"
 
 
 def test_an_unreachable_checkpoint_database_fails_without_its_password(

@@ -26,31 +26,31 @@ def latin1_batch(folder: Path) -> list[str]:
 def utf16_storyline(folder: Path) -> list[str]:
     path = folder / "title2action_series.haruhi.json"
     path.write_bytes(json.dumps(STORY).encode("utf-16"))
-    return ["act", str(path), "--character", "Kyon", "--at", "1"]
+    return ["bookmarks", "act", str(path), "--character", "Kyon", "--at", "1"]
 
 
 def deep_storyline(folder: Path) -> list[str]:
     path = folder / "story.json"
     path.write_text(DEEP, encoding="utf-8")
-    return ["act", str(path), "--character", "Kyon", "--at", "1"]
+    return ["bookmarks", "act", str(path), "--character", "Kyon", "--at", "1"]
 
 
 def infinite_jsonl_storyline(folder: Path) -> list[str]:
     path = folder / "story.jsonl"
     path.write_text('{"action": "Kyon sighs.", "character": "Kyon", "x": 1e309}\n')
-    return ["act", str(path), "--character", "Kyon", "--at", "1"]
+    return ["bookmarks", "act", str(path), "--character", "Kyon", "--at", "1"]
 
 
 def deep_profile(folder: Path) -> list[str]:
     path = folder / "profile.json"
     path.write_text(DEEP, encoding="utf-8")
-    return ["eval", "profile", str(path), "--reference", str(path)]
+    return ["characterhub", "eval", str(path), "--reference", str(path)]
 
 
 def latin1_reference(folder: Path) -> list[str]:
     path = folder / "toki.html"
     path.write_bytes("<p>Toki est né à Hokuto.</p>".encode("latin-1"))
-    return ["eval", "profile", str(path), "--reference", str(path)]
+    return ["characterhub", "eval", str(path), "--reference", str(path)]
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,7 @@ def test_ctrl_c_while_the_command_starts_up(tmp_path: Path, web: str) -> None:
 def bench_argv(tmp_path: Path) -> tuple[str, ...]:
     story = bookmarks_world.write_storyline(tmp_path / "haruhi.jsonl")
     out = tmp_path / "bench"
-    return ("bench", "bookmarks", str(story), "--out", str(out), "--limit", "2")
+    return ("bookmarks", "bench", str(story), "--out", str(out), "--limit", "2")
 
 
 def test_ctrl_c_while_the_bench_starts_up(tmp_path: Path, web: str) -> None:

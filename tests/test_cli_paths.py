@@ -103,7 +103,18 @@ def test_act_memory_that_is_a_file(
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
     code = main(
-        ["act", str(story), "--character", "Haruhi", "--at", "40", "--memory", str(a_file), *MODEL]
+        [
+            "bookmarks",
+            "act",
+            str(story),
+            "--character",
+            "Haruhi",
+            "--at",
+            "40",
+            "--memory",
+            str(a_file),
+            *MODEL,
+        ]
     )
     assert code == 2
     assert f"--memory {a_file} is not a folder" in one_error_line(capsys)
@@ -113,7 +124,7 @@ def test_bench_memory_read_only(
     read_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
-    argv = ["bench", "bookmarks", str(story), "--out", str(tmp_path / "run")]
+    argv = ["bookmarks", "bench", str(story), "--out", str(tmp_path / "run")]
     assert main([*argv, "--memory", str(read_only / "mem"), *MODEL]) == 2
     assert f"--memory {read_only / 'mem'} is not writable" in one_error_line(capsys)
     assert not (tmp_path / "run" / "results.jsonl").exists()
@@ -124,11 +135,11 @@ def test_eval_out_in_a_read_only_folder(
 ) -> None:
     profile = tmp_path / "profile.json"
     profile.write_text('{"character": "Toki", "profile": "I am Toki.", "sources": []}')
-    argv = ["eval", "profile", str(profile), "--reference", str(tmp_path / "toki.html")]
+    argv = ["characterhub", "eval", str(profile), "--reference", str(tmp_path / "toki.html")]
     assert main([*argv, "--out", str(read_only / "report.json"), *MODEL]) == 2
     assert f"--out {read_only} is not writable" in one_error_line(capsys)
 
 
 def test_data_dest_that_is_a_file(a_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["data", "fetch", "bookmarks", "--dest", str(a_file)]) == 2
+    assert main(["bookmarks", "fetch", "--dest", str(a_file)]) == 2
     assert f"--dest {a_file} is not a folder" in one_error_line(capsys)

@@ -40,10 +40,10 @@ def run_cli(*argv: str) -> tuple[str, str, set[str]]:
     [
         ["--help"],
         ["profile", "--help"],
-        ["eval", "profile", "--help"],
-        ["bench", "bookmarks", "--help"],
-        ["act", "--help"],
-        ["data", "fetch", "--help"],
+        ["characterhub", "eval", "--help"],
+        ["bookmarks", "bench", "--help"],
+        ["bookmarks", "act", "--help"],
+        ["bookmarks", "fetch", "--help"],
     ],
 )
 def test_help_loads_no_heavy_library(argv: list[str]) -> None:

@@ -1,7 +1,8 @@
-"""The command tree: at most 8 commands in ``--help``, one group per paper, old spellings kept.
+"""The command tree: at most 8 commands in ``--help``, one group per paper folder, old spellings kept.
 
-An old spelling parses to the very parser its new one does (so a flag a command module adds
-shows up under both), runs, and warns once naming the new spelling; an unknown command or
+Every command is registered under its real name by a module in its paper's folder; an old
+spelling (the alias table) parses to the very parser its new one does (so a flag a command module
+adds shows up under both), runs, and warns once naming the new spelling; an unknown command or
 flag is one line with "did you mean", exit 2, no usage block.
 """
 
@@ -17,11 +18,12 @@ import pytest
 from bookmarks_world import write_storyline
 from cli_errors import assert_one_line_error
 
+import personae.commands
 from personae import cli
 from personae.cli import build_parser, main
-from personae.commands import tree
+from personae.commands import aliases, tree, typos
 
-OLD_TOP = ("eval", "bench", "act", "data", "persona", "novel", "arc", "probes", "export")
+OLD_TOP = sorted({old[0] for old in aliases.OLD_PATHS})
 
 
 def help_commands(parser: argparse.ArgumentParser) -> list[str]:
@@ -37,9 +39,12 @@ def help_commands(parser: argparse.ArgumentParser) -> list[str]:
 
 def test_help_lists_the_everyday_verbs_then_one_group_per_paper() -> None:
     root = build_parser()
-    assert help_commands(root) == [
-        "profile", "chat", "doctor", "serve", "characterhub", "bookmarks", "amadeus", "arcane"
-    ]  # fmt: skip
+    papers = sorted(
+        p.parent.name for p in Path(personae.commands.__file__).parent.glob("*/__init__.py")
+    )
+    assert sorted(tree.paper_names()) == papers and len(papers) == 4
+    assert help_commands(root) == ["profile", "chat", "doctor", "serve", *tree.paper_names()]
+    assert len(help_commands(root)) <= 8
     assert not set(OLD_TOP) & set(help_commands(root))
     assert help_commands(tree.subcommands(root).choices["serve"]) == ["web", "mcp"]  # type: ignore[union-attr]
     assert "eval" not in root.format_usage()  # the old names are not listed in {...} either
@@ -49,7 +54,7 @@ def test_help_lists_the_everyday_verbs_then_one_group_per_paper() -> None:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(tree.OLD_PATHS.items()))
+@pytest.mark.parametrize(("old", "new"), sorted(aliases.OLD_PATHS.items()))
 def test_an_old_spelling_is_the_same_parser_as_the_new_one(
     old: tuple[str, ...], new: tuple[str, ...]
 ) -> None:
@@ -61,10 +66,8 @@ def test_an_old_spelling_is_the_same_parser_as_the_new_one(
 
 
 def test_every_paper_command_lives_in_its_group() -> None:
-    """Each registered command is reachable by a new spelling; ARCANE is one group, not six."""
+    """ARCANE is one group, not six; ``profile`` is CharacterHub's command, shown at the top."""
     root = build_parser()
-    for old in tree.OLD_PATHS:
-        assert old[0] in OLD_TOP
     arcane = help_commands(tree.command_path(root, ["arcane"])[1])
     assert {"import", "build-arcs", "build-probes", "act", "eval", "export"} <= set(arcane)
     assert (
@@ -81,7 +84,7 @@ def test_a_short_form_is_the_serve_command_and_warns_nothing(short: str) -> None
     assert short not in help_commands(root) and "Short forms: 'personae web'" in " ".join(
         root.format_help().split()
     )
-    assert tree.deprecations(root, [short, "--help"]) == []
+    assert aliases.deprecations(root, [short, "--help"]) == []
 
 
 def leaves(parser: argparse.ArgumentParser, names: list[str] | None = None) -> set[int]:
@@ -95,17 +98,41 @@ def leaves(parser: argparse.ArgumentParser, names: list[str] | None = None) -> s
     return found
 
 
-def test_a_command_registered_under_an_old_group_has_a_place_in_the_tree() -> None:
-    """A command a module adds (a new ``eval`` protocol, a new ``arc`` verb) needs its line in
-    ``tree.LAYOUT``; without it, only the hidden old spelling would reach it."""
+def shown_paths(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command ``--help`` pages list, by its path, with its parser."""
+    found = []
+    for name in tree.visible_commands(parser):
+        child = tree.subcommands(parser).choices[name]  # type: ignore[union-attr]
+        found += [((*path, name), child), *shown_paths(child, (*path, name))]
+    return found
+
+
+def test_every_command_is_registered_under_the_name_help_lists_it_by() -> None:
+    """A command's own name (``prog``, set where its module registers it) is its path in the
+    tree: nothing is re-hung. Only the everyday verbs are a paper's command shown twice, and
+    the old spellings add only hidden names that lead to listed commands."""
     root = build_parser()
+    listed = shown_paths(root)
+    for path, parser in listed:
+        if len(path) == 2 and path[1] in tree.EVERYDAY and tree.EVERYDAY[path[1]] == path:
+            assert parser.prog == f"personae {path[1]}"
+        else:
+            assert parser.prog == f"personae {' '.join(path)}", path
     shown = tree.visible_commands(root)
     hidden = [name for name in tree.subcommands(root).choices if name not in shown]  # type: ignore[union-attr]
-    assert sorted(hidden) == sorted([*OLD_TOP, *(short[0] for short in tree.SHORTCUTS)])
+    assert sorted(hidden) == sorted([*OLD_TOP, *tree.SHORTCUTS])
     reachable = leaves(root, shown)
     for name in hidden:
-        old_group = tree.subcommands(root).choices[name]  # type: ignore[union-attr]
-        assert leaves(old_group) <= reachable, name
+        assert leaves(tree.subcommands(root).choices[name]) <= reachable, name  # type: ignore[union-attr]
+
+
+def test_the_alias_table_maps_old_paths_to_commands_the_tree_lists() -> None:
+    listed = {path for path, _parser in shown_paths(build_parser())}
+    assert set(aliases.OLD_PATHS.values()) <= listed
+    assert set(aliases.OLD_FLAGS) <= listed
+    assert not set(aliases.OLD_PATHS) & listed  # an old path is never also a new one
 
 
 def test_old_and_new_spellings_run_alike_and_only_the_old_one_warns(
@@ -113,7 +140,7 @@ def test_old_and_new_spellings_run_alike_and_only_the_old_one_warns(
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
     argv = [str(story), "--character", "Haruhi", "--test"]
-    with pytest.warns(tree.DeprecatedSpelling) as caught:
+    with pytest.warns(aliases.DeprecatedSpelling) as caught:
         assert main(["data", "positions", *argv]) == 0
     old_out = capsys.readouterr().out
     assert [str(w.message) for w in caught] == [
@@ -142,12 +169,12 @@ def test_a_renamed_flag_keeps_its_old_spelling_with_a_note(
 ) -> None:
     root = build_parser()
     assert getattr(root.parse_args(argv), dest) == value
-    assert any(n.startswith(note) for n in tree.deprecations(root, argv))
-    group, name = tree.OLD_PATHS.get(tuple(argv[:2]), tuple(argv[:2]))
+    assert any(n.startswith(note) for n in aliases.deprecations(root, argv))
+    group, name = aliases.OLD_PATHS.get(tuple(argv[:2]), tuple(argv[:2]))
     new_flag = note.split("'")[3]
     new_argv = [group, name, *(w.replace(note.split("'")[1], new_flag) for w in argv[2:])]
     assert getattr(root.parse_args(new_argv), dest) == value
-    assert tree.deprecations(root, new_argv) == []
+    assert aliases.deprecations(root, new_argv) == []
     leaf = tree.command_path(root, new_argv)[1]
     assert new_flag in leaf.format_help() and note.split("'")[1] + " " not in leaf.format_help()
 
@@ -234,7 +261,7 @@ def test_the_console_prints_a_deprecation_as_one_line(tmp_path: Path) -> None:
 def test_other_warnings_keep_their_own_display(capsys: pytest.CaptureFixture[str]) -> None:
     seen: list[object] = []
     show = cli._one_line_deprecations(lambda message, *rest, **named: seen.append(message))
-    show(tree.DeprecatedSpelling("old"), tree.DeprecatedSpelling, "f.py", 1)
+    show(aliases.DeprecatedSpelling("old"), aliases.DeprecatedSpelling, "f.py", 1)
     show(UserWarning("other"), UserWarning, "f.py", 1)
     assert capsys.readouterr().err == "personae: deprecated: old\n"
     assert [str(m) for m in seen] == ["other"]
@@ -242,9 +269,9 @@ def test_other_warnings_keep_their_own_display(capsys: pytest.CaptureFixture[str
 
 def test_a_flag_prefix_or_a_word_after_double_dash_is_not_a_typo() -> None:
     profile = tree.command_path(build_parser(), ["profile"])[1]
-    assert tree.unknown_flag(profile, ["X", "--franch"]) is None  # argparse's own prefix rule
-    assert tree.unknown_flag(profile, ["--", "--not-a-flag"]) is None
-    assert tree.unknown_flag(profile, ["--franchise=F", "--frnchise"]) == "--frnchise"
+    assert typos.unknown_flag(profile, ["X", "--franch"]) is None  # argparse's own prefix rule
+    assert typos.unknown_flag(profile, ["--", "--not-a-flag"]) is None
+    assert typos.unknown_flag(profile, ["--franchise=F", "--frnchise"]) == "--frnchise"
 
 
 @pytest.mark.slow
@@ -259,17 +286,33 @@ def test_the_new_spellings_load_no_heavy_library(argv: list[str]) -> None:
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
 
-def test_a_top_level_command_the_tree_does_not_place_stays_in_sight(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A new paper's module registering its own top-level command is listed (after the
-    groups), not hidden with the old spellings; the help test above then asks for its group."""
-    (tmp_path / "newpaper_command.py").write_text(
+STUB_PAPER = {
+    "echo/__init__.py": '"""ECHO\'s commands (a stub paper)."""\n\nHELP = "ECHO: say a line back"\n',
+    "echo/say.py": (
+        '"""`personae echo say`: the line, back (a stub command)."""\n\n\n'
         "def register(commands):\n"
-        "    commands.add_parser('newpaper', help='a new paper').set_defaults(handler=print)\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "newpaper_command"))
+        '    """Add `echo say`."""\n'
+        '    parser = commands.add_parser("say", help="say LINE back")\n'
+        '    parser.add_argument("line")\n'
+        "    parser.set_defaults(handler=lambda args: print(args.line, args.line))\n"
+    ),
+}
+"""A new paper's folder holding one command module, as the Adding-a-paper guide says."""
+
+
+def test_a_paper_folder_with_one_command_module_is_a_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Adding a paper's command is adding one module in its folder: no table to edit."""
+    for path, text in STUB_PAPER.items():
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(personae.commands, "__path__", [*personae.commands.__path__, str(tmp_path)])
+    for name in ("personae.commands.echo", "personae.commands.echo.say"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     root = build_parser()
-    assert help_commands(root)[-2:] == ["arcane", "newpaper"]
-    assert "eval" in tree.subcommands(root).choices  # type: ignore[union-attr]
+    assert help_commands(root)[-2:] == ["arcane", "echo"]
+    assert help_commands(tree.command_path(root, ["echo"])[1]) == ["say"]
+    assert "ECHO: say a line back" in root.format_help()
+    monkeypatch.setattr(cli, "_parser", build_parser)
+    assert main(["echo", "say", "hi"]) == 0 and capsys.readouterr().out == "hi hi\n"

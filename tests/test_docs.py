@@ -216,16 +216,20 @@ def personae_commands(block: list[str]) -> list[list[str]]:
 
 @pytest.mark.parametrize("page", [*PAGES, ROOT / "README.md"], ids=lambda p: p.name)
 def test_every_documented_command_parses(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Run or not, every ``personae`` line of the docs is a command line the CLI accepts.
+    """Run or not, every ``personae`` line of the docs is a command line the CLI accepts, in
+    its current spelling (an old one would parse, with a deprecation line).
 
     Why: a block that needs real data (CoSER, the BOOKMARKS storylines, a paid model) is not
     run, but a renamed flag or command in it would still mislead its reader.
     """
     from personae.cli import build_parser
+    from personae.commands.aliases import deprecations
 
     parser = build_parser()
     for number, block in shell_blocks(page):
         for argv in personae_commands(block):
+            notes = deprecations(parser, argv)
+            assert notes == [], f"{page.relative_to(ROOT)}:{number}: {notes}"
             try:
                 parser.parse_args(argv)
             except SystemExit:

@@ -142,7 +142,7 @@ def rerun_reads_threads_back(
 def test_bench_bookmarks_on_the_server_writes_the_local_records(
     served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    argv = ["bench", "bookmarks", STORY, "--characters", "Haruhi", "--limit", "2",
+    argv = ["bookmarks", "bench", STORY, "--characters", "Haruhi", "--limit", "2",
             "--method", "vanilla,bookmarks", "--concurrency", "2"]  # fmt: skip
     local, remote, requests = twice(served, monkeypatch, argv, "bench")
     assert requests > 0  # the server run called the model (nothing came from a cache)
@@ -176,7 +176,7 @@ def test_eval_arcane_on_the_server_writes_the_local_records(
     served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     warm_novel_index(served)
-    argv = ["eval", "arcane", "the_river", "--modes", "vanilla,arc", "--limit", "2"]
+    argv = ["arcane", "eval", "the_river", "--modes", "vanilla,arc", "--limit", "2"]
     local, remote, requests = twice(served, monkeypatch, argv, "arcane")
     assert requests > 0
     # usage counts answer-cache hits: both modes answer alike here, so their judge prompts are

@@ -64,7 +64,7 @@ def personality_settings(
     assess: str,
     rater: str,
 ) -> list[PaperSetting]:
-    """Rows of ``eval personality`` (Tables 4-5, and Table 6's MBTI / BFI HS rows)."""
+    """Rows of ``amadeus eval-personality`` (Tables 4-5, and Table 6's MBTI / BFI HS rows)."""
     paper_items = "60 (16Personalities)" if questionnaire == "16Personalities" else "120 (BFI)"
     return [
         PaperSetting("method", "AMADEUS (Tables 4-5)", PAPER_METHOD.get(agent.method, "")),
@@ -84,7 +84,7 @@ def personality_settings(
 def persona_qa_settings(
     agent: AmadeusContext, *, items: int, characters: int, judge: str
 ) -> list[PaperSetting]:
-    """Rows of ``eval persona-qa`` (Table 6's CharacterRAG rows)."""
+    """Rows of ``amadeus eval-qa`` (Table 6's CharacterRAG rows)."""
     return [
         PaperSetting(
             "method", "AMADEUS, Naive RAG, w/o RAG (Table 6)", PAPER_METHOD.get(agent.method, "")

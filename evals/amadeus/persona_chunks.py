@@ -8,7 +8,7 @@
   context (knowledge ∪ Guided Selection slot) over the character's chunks, averaged over
   characters; **GS failure** is the share of queries where the fallback fired; **Fig. 1** is the
   histogram of how many times each chunk was used. Read from the ``results.jsonl`` of
-  ``eval persona-qa`` or ``eval personality``.
+  ``amadeus eval-qa`` or ``amadeus eval-personality``.
 """
 
 from __future__ import annotations
@@ -71,13 +71,13 @@ def read_results(paths: Iterable[Path]) -> list[dict[str, Any]]:
         if not path.is_file():
             raise InputError(
                 f"results file {path} not found",
-                "pass a results.jsonl of eval persona-qa or eval personality",
+                "pass a results.jsonl of amadeus eval-qa or amadeus eval-personality",
             )
         records += [r for r in read_jsonl(path) if "knowledge" in r and "gs_failed" in r]
     if not records:
         raise InputError(
             "the results files hold no answered queries",
-            "run eval persona-qa or eval personality first",
+            "run personae amadeus eval-qa or amadeus eval-personality first",
         )
     return records
 

@@ -36,7 +36,7 @@ def sample_rows(
     if not usable:
         raise InputError(
             "the results hold no interview answers with attributes",
-            "run eval personality with --method amadeus first",
+            "run personae amadeus eval-personality with --method amadeus first",
         )
     chosen = random.Random(seed).sample(usable, min(count, len(usable)))
     return [

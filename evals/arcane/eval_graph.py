@@ -147,7 +147,7 @@ class EvalInput(TypedDict):
     """At most this many probes per novel (first by probe id); None: all."""
     out_dir: str
     """Folder of results.jsonl; empty: nothing is read or written, the records are only
-    returned (``eval arcane --server``: the client writes them)."""
+    returned (``arcane eval --server``: the client writes them)."""
     probe_ids: NotRequired[list[str] | None]
     """Only these probes (an ablation's sample, e.g. App. G's POV control); None: all."""
 

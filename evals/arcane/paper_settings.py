@@ -4,7 +4,7 @@ The paper: the judge is ``deepseek/deepseek-v4-flash`` on OpenRouter at T = 0 (A
 scores 1-100, sees ``ref_thought``; role-play passes no decoding parameters (the backend's
 default, "effectively temperature 1.0"); the TimeCHARA hint extractor runs at T = 0; RAG takes 6
 chunks of 1,500 characters embedded with ``text-embedding-3-small``; Summary shows chapters
-qc-4..qc. These rows are printed before ``eval arcane`` calls a model and kept, from the
+qc-4..qc. These rows are printed before ``arcane eval`` calls a model and kept, from the
 results' own records, in ``summary.json`` (``paper_settings``) and ``report.md``.
 """
 

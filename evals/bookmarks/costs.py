@@ -10,7 +10,7 @@ operator one call per ``state_chunk`` actions (the released prompts: a check, th
 the concept one its keyword windows' summary (the released prompts extract the keyword once,
 one more call). The released matcher asks once per candidate when the bank has bookmarks; ours
 reuses a question asked again verbatim without a call. On a fresh bank the behavioral check
-is what grows with the target: `act` at position 903 of a four-character story reads ~200 of
+is what grows with the target: `bookmarks act` at position 903 of a four-character story reads ~200 of
 the character's actions, one call each.
 
 Baselines cost about the same at every instance (:data:`PER_INSTANCE`), and the benchmark adds

@@ -5,7 +5,7 @@ distilled DeBERTa-v3 classifier checks behavior evidence, gpt-4.1 judges by key-
 K = 5 questions, near bookmarks within 5 actions, RICL with 8 examples. The released runner adds
 what the text leaves out (temperature 1e-8, K' = 5, 64-action state chunks, 10-action scenes,
 concept windows of +-8, the top 8, profiles every 16 actions over 64-action blocks) and assigns
-the roles otherwise (``--roles released``). ``bench bookmarks`` prints these rows before its
+the roles otherwise (``--roles released``). ``bookmarks bench`` prints these rows before its
 first instance and keeps them in ``summary.json`` (``paper_settings``) and the report.
 """
 

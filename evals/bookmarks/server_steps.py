@@ -1,4 +1,4 @@
-"""The benchmark's method steps run on a LangGraph server (``bench bookmarks --server URL``).
+"""The benchmark's method steps run on a LangGraph server (``bookmarks bench --server URL``).
 
 Same interface as :class:`~personae.graphs.bookmarks.step_checkpoints.StepCheckpoints`, so the
 benchmark runner, its judge, its records and its reports are the local run's: only where the

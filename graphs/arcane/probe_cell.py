@@ -193,7 +193,9 @@ def stream_events(folder: Path, character: str, start: int, end: int) -> list[tu
     """The event stream's events in chapters ``start..end``: (chapter, event_id, description)."""
     path = folder / "streams" / slugify(character) / "events.jsonl"
     found: list[tuple[int, str, str]] = []
-    for row in read_jsonl(path, strict=True, fix=f"rebuild {character}'s arcs (arc build)"):
+    for row in read_jsonl(
+        path, strict=True, fix=f"rebuild {character}'s arcs (personae arcane build-arcs)"
+    ):
         if start <= int(row["chapter"]) <= end:
             found.extend(
                 (int(row["chapter"]), e["event_id"], e["description"]) for e in row["events"]

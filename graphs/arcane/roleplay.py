@@ -84,7 +84,7 @@ class RoleplayContext(ChunkStoreContext):
 
 
 class RoleplayInput(TypedDict):
-    """A stored probe's phase (``probe_id`` + ``phase_idx``) or an ad-hoc scene (``act``)."""
+    """A stored probe's phase (``probe_id`` + ``phase_idx``) or an ad-hoc scene (``arcane act``)."""
 
     novel: str
     """Book slug or title."""

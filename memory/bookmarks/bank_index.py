@@ -32,7 +32,7 @@ dimensions per bookmark: 150 MB at 100,000 bookmarks of 384 dimensions) and abou
 per bookmark for its id, question and place; no object per bookmark. A loaded snapshot's sorted
 vectors stay memory-mapped from its file (:mod:`~personae.memory.bookmarks.bank_index_file`):
 only the pages searches read are resident, and a search at target q reads the rows synced by
-q, a prefix of each scope (one ``act`` step at mid-story on a 100,000-bookmark bank: 305 MiB
+q, a prefix of each scope (one ``bookmarks act`` step at mid-story on a 100,000-bookmark bank: 305 MiB
 peak instead of 407). Exact float32 as before: the products, distances and ties are the same.
 """
 

@@ -3,7 +3,7 @@
 The LLM server answers and serves the model; which structured-output method works there
 (JSON schema, tool calling, JSON mode) and how long one call takes, for every model the
 commands will call: the strong, fast and judge models, and the judges of the evaluations that
-default to their paper's (``bench bookmarks``, ``eval arcane``: :func:`paper_judges`); the
+default to their paper's (``bookmarks bench``, ``arcane eval``: :func:`paper_judges`); the
 embedding; the checkpointer (``PERSONAE_CHECKPOINTER``: a Postgres server must answer); Tavily's key (one basic search, one credit; ``--no-web`` skips
 it); the wiki given with ``--wiki``; and that every output folder can be written. One table;
 exit 0 when everything a run needs works, 2 when a setting is wrong, 3 when a service fails.
@@ -37,7 +37,7 @@ ROLES: tuple[ModelRole, ...] = ("strong", "fast", "judge")
 def paper_judges() -> dict[str, str]:
     """The evaluations whose judge defaults to the paper's, and that default (from their code).
 
-    ``bench bookmarks`` and ``eval arcane`` never judge with the acting model: unless
+    ``bookmarks bench`` and ``arcane eval`` never judge with the acting model: unless
     ``--judge-model`` or ``PERSONAE_JUDGE_MODEL`` names another, they call their paper's judge,
     which a local server may not serve.
     """
@@ -45,8 +45,8 @@ def paper_judges() -> dict[str, str]:
     from personae.evals.bookmarks.bench import BenchModels
 
     return {
-        "bench bookmarks": BenchModels.default_judge,
-        "eval arcane": ArcaneEvalContext.default_judge,
+        "bookmarks bench": BenchModels.default_judge,
+        "arcane eval": ArcaneEvalContext.default_judge,
     }
 
 

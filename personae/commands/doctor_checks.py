@@ -190,7 +190,7 @@ def _cut(text: str, limit: int = 120) -> str:
 async def check_checkpointer(settings: Settings) -> Check:
     """``PERSONAE_CHECKPOINTER``: its form, and a Postgres server answering a query.
 
-    Every checkpointing command (``profile``, ``chat``, ``act``, ``arc build``) opens it first;
+    Every checkpointing command (``profile``, ``chat``, ``bookmarks act``, ``arcane build-arcs``) opens it first;
     an unreachable database would fail each of them with exit 3.
     """
     from personae.checkpointers import describe_checkpointer

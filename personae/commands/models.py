@@ -79,6 +79,17 @@ def add_embedding_flag(parser: Any, help_text: str = EMBEDDING_HELP) -> None:
     parser.add_argument("--embedding", default="", help=help_text)
 
 
+def name_models_alike(parser: argparse.ArgumentParser) -> None:
+    """Every ``--*-model`` flag of ``parser`` shows ``PROVIDER:MODEL`` in ``--help``.
+
+    argparse would show each flag's own ``dest`` (``MODEL``, ``JUDGE_MODEL``, ``GS_MODEL``):
+    one value shape, one name for it.
+    """
+    for action in parser._actions:
+        if action.metavar is None and any(f.endswith("-model") for f in action.option_strings):
+            action.metavar = "PROVIDER:MODEL"
+
+
 def check_model_flags(args: argparse.Namespace) -> None:
     """Check the sampling and server flags a command was given, before any heavy import.
 

@@ -1,13 +1,12 @@
-"""The command tree a user sees: the everyday verbs at the top, one group per paper below.
+"""The command tree, built from the folders: the everyday verbs, ``serve``, one group per paper.
 
-The command modules still ``register`` their parsers where they always did (``eval arcane``,
-``novel import``, ``act``, ...), so a flag another change adds inside a ``register`` function
-lands in both spellings at once. :func:`arrange` then builds the tree ``personae --help``
-shows by attaching those same parser objects under the paper groups (:data:`LAYOUT`), keeps
-every old spelling parsing as a hidden alias of the same parser (:data:`OLD_PATHS`), and gives
-the model-role flags one vocabulary (:data:`RENAMED_FLAGS`; the old flag spellings still
-parse). :func:`deprecations` names the new spelling of each old one a command line used; the
-CLI turns each into one :class:`DeprecatedSpelling` warning, one line on the console.
+A paper's commands live in ``personae/commands/<paper>/``: the folder is the group
+(``personae <paper>``), its ``__init__`` holds the group's one-line ``HELP`` (and, if the
+workflow has an order, the ``ORDER`` its commands are listed in), and every module there with a
+``register(commands)`` adds its commands under their real names. Adding a command is adding one
+module; adding a paper is adding one folder. Above the groups stand the everyday verbs (``profile``
+and ``chat`` are their paper's commands shown again at the top, ``doctor``) and ``serve``.
+The old spellings are one table, :mod:`personae.commands.aliases`.
 
 Only the standard library is imported here: this runs for ``personae --help``.
 """
@@ -15,169 +14,100 @@ Only the standard library is imported here: this runs for ``personae --help``.
 from __future__ import annotations
 
 import argparse
-import difflib
-from collections.abc import Sequence
+import importlib
+import pkgutil
+from collections.abc import Iterable, Sequence
+from types import ModuleType
 
-TOP_COMMANDS = ("profile", "chat", "doctor")
-"""The everyday verbs, kept at the top under the names they always had."""
+import personae.commands
 
-SHORTCUTS: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("web",): ("serve", "web"),
-    ("mcp",): ("serve", "mcp"),
+EVERYDAY: dict[str, tuple[str, str]] = {
+    "profile": ("characterhub", "profile"),
+    "chat": ("amadeus", "chat"),
 }
+"""Everyday verbs that are a paper's command, listed at the top too (the same parser)."""
+
+TOP_MODULES = ("personae.commands.doctor",)
+"""Modules registering a top-level command of their own (``doctor`` belongs to no paper)."""
+
+SERVE_HELP = "the ways in that stay running: the local web page (web) and the MCP server (mcp)"
+SERVE_MODULES = ("personae.commands.web", "personae.commands.mcp")
+"""The ``serve`` group: what stays running."""
+
+SHORTCUTS: dict[str, tuple[str, str]] = {"web": ("serve", "web"), "mcp": ("serve", "mcp")}
 """Short spellings that stay (not deprecated, not listed): ``personae web`` is ``personae serve
 web``. Both servers are everyday ways in, but eight commands at the top leave room for one
 group holding them; MCP client configurations written with ``personae mcp`` keep working."""
 
-GROUPS: dict[str, str] = {
-    "serve": "the ways in that stay running: the local web page (web) and the MCP server (mcp)",
-    "characterhub": "CharacterHub: deep-search profiles and the profile evaluation",
-    "bookmarks": "BOOKMARKS: storyline memory, its benchmark and data",
-    "amadeus": "AMADEUS: persona indexes, role-play and its evaluations",
-    "arcane": "ARCANE: novels, character arcs, probes, role-play as of a chapter, evaluation",
-}
-"""One group per paper, in ``--help`` order after :data:`TOP_COMMANDS`."""
-
-LAYOUT: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "serve": (
-        ("web", ("web",)),
-        ("mcp", ("mcp",)),
-    ),
-    "characterhub": (
-        ("profile", ("profile",)),
-        ("eval", ("eval", "profile")),
-    ),
-    "bookmarks": (
-        ("act", ("act",)),
-        ("bench", ("bench", "bookmarks")),
-        ("fetch", ("data", "fetch")),
-        ("positions", ("data", "positions")),
-    ),
-    "amadeus": (
-        ("index", ("persona", "index")),
-        ("chat", ("chat",)),
-        ("eval-personality", ("eval", "personality")),
-        ("eval-qa", ("eval", "persona-qa")),
-        ("eval-chunks", ("eval", "persona-chunks")),
-        ("eval-human", ("eval", "persona-human")),
-    ),
-    "arcane": (
-        ("import", ("novel", "import")),
-        ("chapters", ("novel", "chapters")),
-        ("build-arcs", ("arc", "build")),
-        ("show-arc", ("arc", "show")),
-        ("annotate-arcs", ("arc", "annotate")),
-        ("build-probes", ("probes", "build")),
-        ("prepare", ("arcane", "prepare")),
-        ("act", ("arcane", "act")),
-        ("prompt", ("arcane", "prompt")),
-        ("eval", ("eval", "arcane")),
-        ("eval-perturb", ("eval", "arcane-perturb")),
-        ("eval-report", ("eval", "arcane-report")),
-        ("export", ("export", "arcane")),
-    ),
-}
-"""Each group's commands, in ``--help`` order: (new name, the path its module registers)."""
-
-OLD_PATHS: dict[tuple[str, ...], tuple[str, ...]] = {
-    registered: (group, name)
-    for group, children in LAYOUT.items()
-    for name, registered in children
-    if registered[0] not in TOP_COMMANDS
-    and registered != (group, name)
-    and registered not in SHORTCUTS
-}
-"""Old spelling -> new spelling; the old ones parse as hidden aliases for one release."""
-
-OLD_GROUPS = frozenset(old[0] for old in OLD_PATHS)
-"""The top-level names of the old spellings (``eval``, ``arc``, ...), hidden from ``--help``."""
-
-RENAMED_FLAGS: dict[tuple[str, ...], dict[str, str]] = {
-    ("arcane", "export"): {"--teacher": "--teacher-model"},
-    ("arcane", "show-arc"): {"--at-chapter": "--chapter"},
-    ("bookmarks", "bench"): {"--judge": "--judge-method"},
-}
-"""Per command (new path), old flag -> new flag.
-
-The one vocabulary: a flag that names a model ends in ``-model`` (``--model``, ``--fast-model``,
-``--judge-model`` wherever the role exists; a paper's own role keeps the paper's word:
-``--search-model``/``--rewrite-model`` (CharacterHub), ``--extractor-model`` (its protocol),
-``--gs-model``/``--ae-model`` (AMADEUS's Guided Selection and Attribute Extractor),
-``--critic-model``, ``--validator-model``, ``--coder-model``, ``--teacher-model`` (ARCANE)); a
-flag that picks a way of working ends in ``-method`` (``bench``'s ``--judge`` named a matching
-rule, not a model); a chapter is ``--chapter`` (``arcane act``'s word).
-"""
-
-METAVARS = {"--teacher-model": "PROVIDER:MODEL", "--chapter": "N", "--judge-method": "exact|nli"}
-"""What ``--help`` shows after each renamed flag (the old ``dest`` would show ``TEACHER``)."""
+PAPER_ORDER = ("characterhub", "bookmarks", "amadeus", "arcane")
+"""The papers' ``--help`` order (the order they came in); a paper folder not named follows."""
 
 
-class DeprecatedSpelling(DeprecationWarning):
-    """An old command or flag spelling was used: it still runs, and goes in the next release.
-
-    A :class:`DeprecationWarning` raised from :mod:`personae.cli`, so, as Python does for every
-    deprecation, a program that calls ``main`` shows it only when it asks to (``-W default``,
-    pytest); the ``personae`` console script shows each as one line on stderr.
-    """
-
-
-def arrange(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Turn the registered (old) top level into :data:`TOP_COMMANDS` plus :data:`GROUPS`.
-
-    ``commands`` is the top-level subparsers action every command module registered into.
-    The registered parsers are reused, not copied: a leaf reached by its old and its new
-    spelling is one parser object, so it parses, defaults and dispatches identically.
-    """
-    registered = dict(commands.choices)
-    helps = {entry.dest: entry.help for entry in commands._choices_actions}
-    commands.choices.clear()
-    commands._choices_actions.clear()
-    for name in TOP_COMMANDS:
-        _attach(commands, name, registered[name], helps[name])
-    for group, help_text in GROUPS.items():
-        parser = commands.add_parser(group, help=help_text, description=help_text)
-        children = parser.add_subparsers(dest=f"{group}_command", required=True, metavar="COMMAND")
-        for name, path in LAYOUT[group]:
-            leaf, leaf_help = _registered_leaf(registered, helps, path)
-            if path[0] not in TOP_COMMANDS and tuple(path) not in SHORTCUTS:
-                leaf.prog = f"personae {group} {name}"
-            _attach(children, name, leaf, leaf_help)
-            for old, new in RENAMED_FLAGS.get((group, name), {}).items():
-                _rename_flag(leaf, old, new)
-    for name, parser in registered.items():
-        if name in commands.choices:
-            continue
-        if name in OLD_GROUPS or (name,) in SHORTCUTS:
-            commands.choices[name] = parser  # hidden: parses, absent from --help
-        else:  # a command LAYOUT does not place yet stays in sight (tests ask for its place)
-            _attach(commands, name, parser, helps[name])
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Fill the top-level ``commands``: the everyday verbs, ``serve``, then the paper groups."""
+    papers = paper_names()
+    for paper in papers:
+        _add_paper(commands, paper)
+    for verb, path in EVERYDAY.items():
+        leaf, help_text = _leaf(commands, path)
+        leaf.prog = f"{leaf.prog.split(' ', 1)[0]} {verb}"
+        _attach(commands, verb, leaf, help_text)
+    for module in TOP_MODULES:
+        importlib.import_module(module).register(commands)
+    serve = _add_group(commands, "serve", SERVE_HELP)
+    for module in SERVE_MODULES:
+        importlib.import_module(module).register(serve)
+    for short, path in SHORTCUTS.items():
+        commands.choices[short] = _leaf(commands, path)[0]  # hidden: parses, not listed
+    top = [*EVERYDAY, *(m.rsplit(".", 1)[1] for m in TOP_MODULES), "serve", *papers]
+    _order(commands, top)
     commands.metavar = "COMMAND"
 
 
-def name_models_alike(parser: argparse.ArgumentParser) -> None:
-    """Every ``--*-model`` flag of ``parser`` shows ``PROVIDER:MODEL`` in ``--help``.
-
-    argparse would show each flag's own ``dest`` (``MODEL``, ``JUDGE_MODEL``, ``GS_MODEL``):
-    one value shape, one name for it.
-    """
-    for action in parser._actions:
-        if action.metavar is None and any(f.endswith("-model") for f in action.option_strings):
-            action.metavar = "PROVIDER:MODEL"
+def paper_names() -> list[str]:
+    """The paper groups: every package in ``personae/commands/``, in :data:`PAPER_ORDER`."""
+    found = [info.name for info in pkgutil.iter_modules(personae.commands.__path__) if info.ispkg]
+    return sorted(found, key=lambda name: (_rank(PAPER_ORDER, name), name))
 
 
-def _registered_leaf(
-    registered: dict[str, argparse.ArgumentParser],
-    helps: dict[str, str | None],
-    path: Sequence[str],
+def command_modules(package: ModuleType) -> list[ModuleType]:
+    """The modules of a paper's package that register commands (helpers have no ``register``)."""
+    modules = (
+        importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.ispkg
+    )
+    return [module for module in modules if hasattr(module, "register")]
+
+
+def _add_paper(commands: argparse._SubParsersAction, paper: str) -> None:  # type: ignore[type-arg]
+    package = importlib.import_module(f"{personae.commands.__name__}.{paper}")
+    group = _add_group(commands, paper, package.HELP)
+    for module in command_modules(package):
+        module.register(group)
+    _order(group, getattr(package, "ORDER", ()))
+
+
+def _add_group(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    help_text: str,
+) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=help_text
+    )
+    return parser.add_subparsers(dest=f"{name}_command", required=True, metavar="COMMAND")
+
+
+def _leaf(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    path: tuple[str, str],
 ) -> tuple[argparse.ArgumentParser, str | None]:
-    """The parser registered at ``path`` and the help line its parent lists it with."""
-    parser, help_text = registered[path[0]], helps[path[0]]
-    for name in path[1:]:
-        action = subcommands(parser)
-        assert action is not None, path
-        help_text = next(e.help for e in action._choices_actions if e.dest == name)
-        parser = action.choices[name]
-    return parser, help_text
+    """The parser of ``group command`` and the help line its group lists it with."""
+    group = subcommands(commands.choices[path[0]])
+    assert group is not None, path
+    help_text = next(entry.help for entry in group._choices_actions if entry.dest == path[1])
+    return group.choices[path[1]], help_text
 
 
 def _attach(
@@ -191,12 +121,13 @@ def _attach(
     action._choices_actions.append(action._ChoicesPseudoAction(name, (), help_text))
 
 
-def _rename_flag(parser: argparse.ArgumentParser, old: str, new: str) -> None:
-    """``--help`` shows ``new``; ``old`` still parses (same action, same ``dest``)."""
-    action = parser._option_string_actions[old]
-    action.option_strings = [new if flag == old else flag for flag in action.option_strings]
-    parser._option_string_actions[new] = action
-    action.metavar = METAVARS[new]
+def _order(action: argparse._SubParsersAction, names: Sequence[str]) -> None:  # type: ignore[type-arg]
+    """List ``action``'s commands in the order of ``names`` (the others after, as registered)."""
+    action._choices_actions.sort(key=lambda entry: _rank(names, entry.dest))
+
+
+def _rank(names: Sequence[str], name: str) -> int:
+    return names.index(name) if name in names else len(names)
 
 
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
@@ -210,19 +141,8 @@ def visible_commands(parser: argparse.ArgumentParser) -> list[str]:
     return [entry.dest for entry in action._choices_actions] if action is not None else []
 
 
-def visible_flags(parser: argparse.ArgumentParser) -> list[str]:
-    """The long flags ``parser``'s ``--help`` shows (but ``--help`` and ``--verbose``)."""
-    return [
-        flag
-        for action in parser._actions
-        if action.help != argparse.SUPPRESS
-        for flag in action.option_strings
-        if flag.startswith("--") and flag not in ("--help", "--verbose")
-    ]
-
-
 def command_path(
-    parser: argparse.ArgumentParser, argv: Sequence[str]
+    parser: argparse.ArgumentParser, argv: Iterable[str]
 ) -> tuple[list[str], argparse.ArgumentParser]:
     """The command names ``argv`` walks through, and the parser it ends at.
 
@@ -241,52 +161,3 @@ def command_path(
         path.append(word)
         parser = action.choices[word]
     return path, parser
-
-
-def deprecations(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
-    """One sentence per old spelling ``argv`` uses (a command path, then its flags)."""
-    path, _command = command_path(parser, argv)
-    notes: list[str] = []
-    new_path = tuple(path)
-    for old, new in OLD_PATHS.items():
-        if tuple(path[: len(old)]) == old:
-            new_path = new + tuple(path[len(old) :])
-            notes.append(
-                f"'personae {' '.join(path)}' is now 'personae {' '.join(new_path)}'; "
-                "the old spelling goes in the next release"
-            )
-            break
-    renamed = RENAMED_FLAGS.get(new_path, {})
-    used = {word.split("=", 1)[0] for word in argv if word.startswith("--")}
-    for old_flag, new_flag in renamed.items():
-        if old_flag in used:
-            notes.append(
-                f"'{old_flag}' is now '{new_flag}' (personae {' '.join(new_path)}); "
-                "the old spelling goes in the next release"
-            )
-    return notes
-
-
-def unknown_flag(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
-    """The first ``--word`` in ``argv`` that no flag of ``parser`` is or begins with, else None.
-
-    argparse takes unique prefixes (an ambiguous one it reports itself); words after ``--``
-    are positional.
-    """
-    for word in argv:
-        if word == "--":
-            return None
-        flag = word.split("=", 1)[0]
-        if flag.startswith("--") and not any(
-            known.startswith(flag) for known in parser._option_string_actions
-        ):
-            return flag
-    return None
-
-
-def suggest(word: str, choices: Sequence[str], hidden: Sequence[str] = ()) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` (else of ``hidden``), or ``""``."""
-    close = difflib.get_close_matches(word, choices, n=1) or difflib.get_close_matches(
-        word, hidden, n=1
-    )
-    return f"; did you mean '{close[0]}'?" if close else ""

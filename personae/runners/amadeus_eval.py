@@ -1,6 +1,6 @@
 """AMADEUS's evaluation files as library calls: the chunk analyses and the human-rating sheet.
 
-``personae eval persona-chunks`` and ``personae eval persona-human --export`` call these;
+``personae amadeus eval-chunks`` and ``personae amadeus eval-human --export`` call these;
 nothing here prints. Why a runner: the files (``summary.json`` and ``report.md``; the rating
 sheet) are the jobs' outputs, and a library caller must get the same files the CLI writes,
 each written atomically once everything in it is computed (a failed analysis leaves the
@@ -52,7 +52,7 @@ async def analyse_persona_chunks(
     ``questions`` (character -> questions): the similarity distribution of the ``k`` chunks
     retrieved per question under each of ``splitters`` (no model call; a character named in
     ``personas``, casefolded name -> persona source, is indexed first, the others must be).
-    ``results`` (``results.jsonl`` of ``eval persona-qa`` or ``eval personality``): chunk
+    ``results`` (``results.jsonl`` of ``amadeus eval-qa`` or ``amadeus eval-personality``): chunk
     usage rate, Guided Selection failure rate and the use-count histogram.
 
     Raises:
@@ -139,7 +139,7 @@ def _usage(index: IndexSettings, results: Sequence[Path]) -> dict[str, Any]:
 def export_rating_sheet(results: Path, sheet: Path, *, samples: int = 60, seed: int = 0) -> Path:
     """Write AMADEUS's human-rating sheet (Table 2): ``samples`` random interview samples.
 
-    Each row is one sample of ``results`` (``eval personality``'s ``results.jsonl``) with its
+    Each row is one sample of ``results`` (``amadeus eval-personality``'s ``results.jsonl``) with its
     Guided Selection chunks and extracted attributes, for evaluators to rate 1-5; the sheet is
     written atomically.
 
@@ -155,7 +155,7 @@ def export_rating_sheet(results: Path, sheet: Path, *, samples: int = 60, seed: 
     if not results.is_file():
         raise InputError(
             f"--export needs --results DIR/results.jsonl ({results} is not a file)",
-            "run eval personality first",
+            "run personae amadeus eval-personality first",
         )
     buffer = io.StringIO()
     writer: csv.DictWriter[str] = csv.DictWriter(buffer, fieldnames=list[str](SHEET_COLUMNS))

@@ -1,6 +1,6 @@
 """ARCANE as library calls: import a novel, build arcs, act as of chapter N, evaluate.
 
-The CLI (``personae arcane import``, ``build-arcs``, ``act``, ``eval``, ``eval-perturb``,
+The CLI (``personae arcane import``, ``build-arcs``, ``bookmarks act``, ``eval``, ``eval-perturb``,
 ``eval-report``), the MCP ``arcane_act`` tool and apps call these; nothing here prints (progress goes to the callback a
 caller passes). Novels and arcs live in the data folder (``DATA/novels/<slug>/``); the run
 contexts fill what they leave empty from the settings (``PERSONAE_DATA_DIR``, the models,

@@ -499,7 +499,7 @@ async def perturb_arcane(
 
     judged = pt.parse_conditions(conditions)
     if not out.is_dir():
-        raise InputError(f"{out} is not a folder", "pass the --out folder of eval arcane")
+        raise InputError(f"{out} is not a folder", "pass the --out folder of personae arcane eval")
     records = read_results(out)
     chosen = pt.sample(records, mode, sample, include_thought=include_thought)
     if not chosen:

@@ -51,7 +51,7 @@ def test_tables_4_5_recipe_uses_gs_and_ae_models_and_the_interviewer(
     persona.write_text(HERMIONE)
     out = tmp_path / "mbti-hermione"
     with loopback_llm(_responders(), monkeypatch) as fake:
-        argv = ["eval", "personality", "--questionnaire", "mbti", "--character", "Hermione"]
+        argv = ["amadeus", "eval-personality", "--questionnaire", "mbti", "--character", "Hermione"]
         argv += ["--persona", f"Hermione={persona}", "--out", str(out), "--hs", "--limit", "1"]
         argv += ["--memory", str(tmp_path / "mem"), "--model", "openai:actor", *PAPER_MODELS]
         argv += ["--judge-model", "openai:rater"]
@@ -98,10 +98,10 @@ def test_table_6_recipe_on_the_iago_set(
 ) -> None:
     memory = ["--memory", str(tmp_path / "mem")]
     book = shared_dir / "data/coser/final/Othello.json"
-    assert main(["persona", "index", str(book), "--character", "Iago", *memory]) == 0
+    assert main(["amadeus", "index", str(book), "--character", "Iago", *memory]) == 0
     out = tmp_path / "qa"
     with loopback_llm(_responders(), monkeypatch) as fake:
-        argv = ["eval", "persona-qa", "iago-othello", "--limit", "2", "--out", str(out), *memory]
+        argv = ["amadeus", "eval-qa", "iago-othello", "--limit", "2", "--out", str(out), *memory]
         argv += ["--model", "openai:actor", *PAPER_MODELS, "--judge-model", "openai:judge"]
         code = main(argv)
     err = capsys.readouterr().err

@@ -67,7 +67,7 @@ def _memory(tmp_path: Path) -> list[str]:
 def test_index_is_incremental(
     persona: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
+    args = ["amadeus", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
     assert main([*args, "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert (first["chunks"], first["added"], first["l_max"]) == (2, 2, 39)
@@ -151,7 +151,7 @@ def test_terminal_chat_resumes_after_a_restart(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
+    assert main(["amadeus", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
     monkeypatch.setattr("sys.stdin", io.StringIO("My name is Roderigo.\n/exit\n"))
     assert (
         main(["chat", "--character", "Iago", "--method", "naive", *_memory(tmp_path), *MODELS]) == 0
@@ -169,7 +169,7 @@ def test_terminal_chat_resumes_after_a_restart(
 @pytest.mark.slow  # a second CLI process
 def test_terminal_chat_resumes_in_a_new_process(persona: Path, tmp_path: Path) -> None:
     """Two real `personae chat` processes on one memory folder, the LLM on a loopback server."""
-    assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
+    assert main(["amadeus", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
     fake = FakeOpenAIChat({"text": lambda messages: f"Turn {len(messages)}."})
     script = "import sys; from personae.cli import run; sys.argv[0] = 'personae'; run()"
     argv = ["chat", "--character", "Iago", "--method", "naive", *_memory(tmp_path)]
@@ -214,9 +214,9 @@ def test_terminal_chat_resumes_in_a_new_process(persona: Path, tmp_path: Path) -
             ["chat", "--character", "Iago", "--ask", "hi", "--embedding", "bge"],
             "unknown embeddings 'bge'",
         ),
-        (["persona", "index", "EMPTY", "--character", "X"], "is empty"),
-        (["persona", "index", "HEADINGS", "--character", "X"], "has no paragraphs"),
-        (["persona", "index", "missing.md", "--character", "X"], "does not exist"),
+        (["amadeus", "index", "EMPTY", "--character", "X"], "is empty"),
+        (["amadeus", "index", "HEADINGS", "--character", "X"], "has no paragraphs"),
+        (["amadeus", "index", "missing.md", "--character", "X"], "does not exist"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -229,7 +229,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     (tmp_path / "empty.md").write_text("\n")
     (tmp_path / "headings.md").write_text("# X\n\n## A\n\n## B\n")
-    assert main(["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
+    assert main(["amadeus", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]) == 0
     capsys.readouterr()
     argv = [str(tmp_path / "empty.md") if a == "EMPTY" else a for a in argv]
     argv = [str(tmp_path / "headings.md") if a == "HEADINGS" else a for a in argv]
@@ -247,7 +247,7 @@ def test_the_embedding_setting_keys_the_index_and_a_mismatch_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """PERSONAE_EMBEDDINGS picks the index: local and hashing indexes live side by side."""
-    index = ["persona", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
+    index = ["amadeus", "index", str(persona), "--character", "Iago", *_memory(tmp_path)]
     ask = ["chat", "--character", "Iago", "--ask", "Who do you serve?", "--json"]
     monkeypatch.setenv("PERSONAE_EMBEDDINGS", "local")
     assert main([*index, "--json"]) == 0

@@ -50,8 +50,8 @@ def test_similarity_table_per_splitter_on_a_real_persona(
 ) -> None:
     othello = shared_dir / "data/coser/final/Othello.json"
     argv = [
-        "eval",
-        "persona-chunks",
+        "amadeus",
+        "eval-chunks",
         "--questions",
         "iago-othello",
         "--persona",

@@ -40,8 +40,8 @@ def test_sheet_export_and_ratings_command(
     results.write_text("\n".join(json.dumps(r) for r in records))
     sheet = tmp_path / "sheet.csv"
     argv = [
-        "eval",
-        "persona-human",
+        "amadeus",
+        "eval-human",
         "--export",
         str(sheet),
         "--results",
@@ -59,5 +59,5 @@ def test_sheet_export_and_ratings_command(
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("sample,r1,r2\n1,1,2\n2,2,1\n3,3,3\n")
     capsys.readouterr()
-    assert main(["eval", "persona-human", "--ratings", str(ratings)]) == 0
+    assert main(["amadeus", "eval-human", "--ratings", str(ratings)]) == 0
     assert "| 2.000 | 0.816 | 2.000 | 0.667 |" in capsys.readouterr().out

@@ -59,7 +59,7 @@ def _setup(tmp_path: Path) -> list[str]:
     (tmp_path / "qa.jsonl").write_text("\n".join(json.dumps(row) for row in QA))
     memory = ["--memory", str(tmp_path / "mem")]
     assert (
-        main(["persona", "index", str(tmp_path / "iago.md"), "--character", "Iago", *memory]) == 0
+        main(["amadeus", "index", str(tmp_path / "iago.md"), "--character", "Iago", *memory]) == 0
     )
     return memory
 
@@ -68,7 +68,7 @@ def test_scores_resume_and_hs_needs_chunks(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     memory = _setup(tmp_path)
-    argv = ["eval", "persona-qa", str(tmp_path / "qa.jsonl"), "--model", "openai:scripted", *memory]
+    argv = ["amadeus", "eval-qa", str(tmp_path / "qa.jsonl"), "--model", "openai:scripted", *memory]
     assert main([*argv, "--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
     assert "| AMADEUS | 2 | 50.00% | 5.00 | 3.00 |" in out
@@ -82,7 +82,7 @@ def test_scores_resume_and_hs_needs_chunks(
     assert main([*argv, "--out", str(tmp_path / "b"), "--method", "none"]) == 0
     assert "| w/o RAG | 2 | 50.00% | 5.00 | - |" in capsys.readouterr().out
     assert len(model.calls_for("HallucinationScore")) == 2  # none has no chunks: no HS
-    chunks = ["eval", "persona-chunks", "--results", str(tmp_path / "a/results.jsonl")]
+    chunks = ["amadeus", "eval-chunks", "--results", str(tmp_path / "a/results.jsonl")]
     assert main([*chunks, *memory, "--out", str(tmp_path / "c")]) == 0
     usage = json.loads((tmp_path / "c/summary.json").read_text())["usage"]
     assert usage["queries"] == 2 and usage["per_character"] == {"Iago": 1.0}  # both chunks used
@@ -93,7 +93,7 @@ def test_shipped_set_and_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture
     assert len(shipped) == 12 and {item.character for item in shipped} == {"Iago"}
     assert len({item.attribute for item in shipped}) == 6  # every CharacterRAG attribute
     (tmp_path / "bad.jsonl").write_text('{"character": "Iago", "question": "Q"}\n')
-    assert main(["eval", "persona-qa", str(tmp_path / "bad.jsonl"), "--model", "openai:x"]) == 2
+    assert main(["amadeus", "eval-qa", str(tmp_path / "bad.jsonl"), "--model", "openai:x"]) == 2
     assert "line 1 lacks character, question or answer" in capsys.readouterr().err
 
 
@@ -105,7 +105,7 @@ def test_an_item_whose_judgment_stays_invalid_is_left_out_and_judged_by_the_reru
     model.responders["AnswerContained"] = lambda m: (
         "no idea" if "Who got your promotion?" in prompt_text(m) else good(m)
     )
-    argv = ["eval", "persona-qa", str(tmp_path / "qa.jsonl"), "--model", "openai:scripted"]
+    argv = ["amadeus", "eval-qa", str(tmp_path / "qa.jsonl"), "--model", "openai:scripted"]
     argv += [*memory, "--out", str(tmp_path / "a"), "--max-failures", "1"]
     assert main(argv) == 0
     captured = capsys.readouterr()

@@ -119,12 +119,12 @@ def test_max_chunk_chars_caps_l_max_and_long_chunks_are_warned(
     long = tmp_path / "long.md"
     long.write_text("# X\n\n## A\n\n" + "word " * 500 + "\n")
     memory = ["--memory", str(tmp_path / "mem")]
-    assert main(["persona", "index", str(long), "--character", "X", *memory]) == 0
+    assert main(["amadeus", "index", str(long), "--character", "X", *memory]) == 0
     assert "may exceed an embedder's input limit" in capsys.readouterr().err
     assert (
         main(
             [
-                "persona",
+                "amadeus",
                 "index",
                 str(long),
                 "--character",

@@ -58,8 +58,8 @@ def _argv(tmp_path: Path, *extra: str) -> list[str]:
     hermione = tmp_path / "hermione.md"
     hermione.write_text(HERMIONE)
     return [
-        "eval",
-        "personality",
+        "amadeus",
+        "eval-personality",
         "--questionnaire",
         "mbti",
         "--limit",

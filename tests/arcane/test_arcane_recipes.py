@@ -58,13 +58,15 @@ def test_table_2_recipe_judges_with_its_own_model_at_temperature_0(
     book = write_novel_file(tmp_path)
     monkeypatch.setenv("PERSONAE_MODEL", "openai:qwen3-32b")
     with loopback_llm(_responders(), monkeypatch) as fake:
-        assert main(["novel", "import", str(book), "--title", "The River", *data]) == 0
+        assert main(["arcane", "import", str(book), "--title", "The River", *data]) == 0
         assert main(["arcane", "prepare", "the_river", *data]) == 0
-        assert main(["arc", "build", "the_river", "--character", "Ada", "--yes", *data]) == 0
-        assert main(["probes", "build", "the_river", *data]) == 0
+        assert (
+            main(["arcane", "build-arcs", "the_river", "--character", "Ada", "--yes", *data]) == 0
+        )
+        assert main(["arcane", "build-probes", "the_river", *data]) == 0
         fake.requests.clear()
         out = tmp_path / "runs"
-        argv = ["eval", "arcane", "the_river", "--out", str(out), "--limit", "1", *data]
+        argv = ["arcane", "eval", "the_river", "--out", str(out), "--limit", "1", *data]
         code = main([*argv, "--modes", "vanilla,timechara,arc"])
     err = capsys.readouterr().err
     assert code == 0, err

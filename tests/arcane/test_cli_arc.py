@@ -1,4 +1,4 @@
-"""`personae arc build|show|annotate` with a scripted model: cost gate, SQLite resume, votes."""
+"""`personae arcane build-arcs|show-arc|annotate-arcs` with a scripted model: cost gate, SQLite resume, votes."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def model() -> Iterator[ScriptedChatModel]:
 
 
 def _build(data: Path, *extra: str) -> int:
-    argv = ["arc", "build", "the_river", "--character", "Ada", "--data", str(data)]
+    argv = ["arcane", "build-arcs", "the_river", "--character", "Ada", "--data", str(data)]
     return main([*argv, "--model", "openai:scripted", *extra])
 
 
@@ -77,13 +77,16 @@ def test_show_prints_the_payload_at_a_chapter(
     imported_novel(tmp_path)
     assert _build(tmp_path, "--yes") == 0
     capsys.readouterr()
-    argv = ["arc", "show", "the_river", "--character", "Ada", "--axis", "final_intra_01"]
-    assert main([*argv, "--at-chapter", "3", "--data", str(tmp_path)]) == 0
+    argv = ["arcane", "show-arc", "the_river", "--character", "Ada", "--axis", "final_intra_01"]
+    assert main([*argv, "--chapter", "3", "--data", str(tmp_path)]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert [p["chapter_range"] for p in payload["trajectory"]] == [[1, 2], [3, 4]]
     assert "pole_end" not in payload and "literary_validation" not in payload
-    assert main([*argv, "--at-chapter", "9", "--data", str(tmp_path)]) == 2
-    assert main(["arc", "show", "the_river", "--character", "Bram", "--data", str(tmp_path)]) == 2
+    assert main([*argv, "--chapter", "9", "--data", str(tmp_path)]) == 2
+    assert (
+        main(["arcane", "show-arc", "the_river", "--character", "Bram", "--data", str(tmp_path)])
+        == 2
+    )
     assert "arcane build-arcs the_river" in capsys.readouterr().err
 
 
@@ -94,7 +97,7 @@ def test_eval_split_votes_round_trip(
     assert _build(tmp_path, "--yes", "--split", "eval") == 0
     assert "await human votes" in capsys.readouterr().out
     sheet, votes = tmp_path / "sheet.csv", tmp_path / "votes.csv"
-    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path)]
+    annotate = ["arcane", "annotate-arcs", "the_river", "--data", str(tmp_path)]
     assert main([*annotate, "--export", str(sheet)]) == 0
     with sheet.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -161,7 +164,7 @@ def test_build_bad_input_is_one_line_exit_2(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     imported_novel(tmp_path)
-    argv = ["arc", "build", "the_river", "--character", "Zed", "--data", str(tmp_path)]
+    argv = ["arcane", "build-arcs", "the_river", "--character", "Zed", "--data", str(tmp_path)]
     assert main([*argv, "--model", "openai:scripted"]) == 2
     err = capsys.readouterr().err
     assert "'Zed' is never mentioned" in err and len(err.strip().splitlines()) == 1
@@ -172,14 +175,14 @@ def test_suggest_ranks_names_by_mentions_without_a_model(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     imported_novel(tmp_path)
-    argv = ["arc", "build", "the_river", "--suggest", "--data", str(tmp_path)]
+    argv = ["arcane", "build-arcs", "the_river", "--suggest", "--data", str(tmp_path)]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     ranked = [line.split(". ", 1)[1].rsplit(" (", 1)[0] for line in lines[1:-1]]
     assert ranked[:2] == ["Ada", "Bram"] and "Later" not in ranked  # sentence-initial: no name
     assert lines[-1] == 'build with: personae arcane build-arcs the_river --character "Ada"'
     assert model.calls == [] and not (tmp_path / "novels/the_river/arcs.jsonl").exists()
-    assert main(["arc", "build", "the_river", "--data", str(tmp_path)]) == 2
+    assert main(["arcane", "build-arcs", "the_river", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--suggest" in err and len(err.strip().splitlines()) == 1
 
@@ -214,7 +217,15 @@ def test_killed_build_resumes_from_postgres_and_votes_round_trip(
     assert _build(tmp_path, "--yes", "--split", "eval") == 0
     assert "resuming at chapter 5" in capsys.readouterr().err
     sheet = tmp_path / "sheet.csv"
-    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path), "--export", str(sheet)]
+    annotate = [
+        "arcane",
+        "annotate-arcs",
+        "the_river",
+        "--data",
+        str(tmp_path),
+        "--export",
+        str(sheet),
+    ]
     assert main(annotate) == 0
     assert len(sheet.read_text(encoding="utf-8").splitlines()) == 1 + 3 * 3
     assert not (tmp_path / "novels/the_river/.checkpoints.sqlite").exists()

@@ -129,7 +129,16 @@ def test_act_after_a_build_that_kept_no_arc_says_why_and_what_needs_none(
     imported_novel(tmp_path)
     responders = arc_responders()
     responders["CriticAnswer"] = lambda m: {"verdict": False, "reasoning": "No.", "citations": []}
-    build = ["arc", "build", "the_river", "--character", "Ada", "--yes", "--data", str(tmp_path)]
+    build = [
+        "arcane",
+        "build-arcs",
+        "the_river",
+        "--character",
+        "Ada",
+        "--yes",
+        "--data",
+        str(tmp_path),
+    ]
     with override_models(ScriptedChatModel(responders=responders)):
         assert main([*build, "--model", "openai:scripted"]) == 0
     capsys.readouterr()

@@ -216,7 +216,7 @@ def judge() -> Iterator[tuple[Judge, ScriptedChatModel]]:
 
 
 def _eval(data: Path, out: Path, *extra: str) -> int:
-    argv = ["eval", "arcane", "the_river", "--data", str(data), "--out", str(out)]
+    argv = ["arcane", "eval", "the_river", "--data", str(data), "--out", str(out)]
     return main([*argv, "--model", "openai:actor", "--judge-model", "openai:judge", *extra])
 
 
@@ -352,7 +352,7 @@ def test_arcane_report_rebuilds_the_report_with_a_per_novel_breakdown(
 ) -> None:
     out = tmp_path / "run"
     _results(out)
-    assert main(["eval", "arcane-report", str(out), "--per-novel"]) == 0
+    assert main(["arcane", "eval-report", str(out), "--per-novel"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert [r["overall"] for r in summary["rows"] if r["mode"] == "arc"] == [62.5]
     river, hill = summary["per_novel"]["the_river"], summary["per_novel"]["the_hill"]
@@ -368,7 +368,7 @@ def test_arcane_report_without_results_is_one_line_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for target in (tmp_path / "absent", tmp_path):
-        assert main(["eval", "arcane-report", str(target)]) == 2
+        assert main(["arcane", "eval-report", str(target)]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "personae arcane eval" in err
     assert list(tmp_path.iterdir()) == []

@@ -32,7 +32,7 @@ def model() -> Iterator[ScriptedChatModel]:
 
 
 def _eval(data: Path, *extra: str) -> int:
-    argv = ["eval", "arcane", "the_river", "--data", str(data), "--out", str(data / "run")]
+    argv = ["arcane", "eval", "the_river", "--data", str(data), "--out", str(data / "run")]
     argv += ["--model", "openai:actor", "--judge-model", "openai:judge", *extra]
     return main(argv)
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 def test_eval_arcane_opens_the_chroma_store_once_in_a_fresh_process(tmp_path: Path) -> None:
     prepared_novel(tmp_path)
     out = tmp_path / "run"
-    argv = ["eval", "arcane", "the_river", "--data", str(tmp_path), "--out", str(out)]
+    argv = ["arcane", "eval", "the_river", "--data", str(tmp_path), "--out", str(out)]
     argv += ["--modes", "vanilla,rag,lifechoice,arc", "--concurrency", "4"]
     env = dict(os.environ, PERSONAE_CACHE_DIR=str(tmp_path / "cache"), ANONYMIZED_TELEMETRY="False")
     done = subprocess.run(

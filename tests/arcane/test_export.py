@@ -26,7 +26,7 @@ def teacher() -> Iterator[ScriptedChatModel]:
 
 
 def _export(data: Path, out: Path, *extra: str) -> int:
-    argv = ["export", "arcane", "the_river", "--data", str(data), "--out", str(out)]
+    argv = ["arcane", "export", "the_river", "--data", str(data), "--out", str(out)]
     return main([*argv, *extra])
 
 
@@ -81,7 +81,7 @@ def test_sft_samples_each_teacher_per_phase_and_mode_and_reruns_free(
 ) -> None:
     prepared_novel(tmp_path)
     out = tmp_path / "sft.jsonl"
-    teachers = ["--teacher", "openai:mini", "--teacher", "openai:sonnet"]
+    teachers = ["--teacher-model", "openai:mini", "--teacher-model", "openai:sonnet"]
     assert _export(tmp_path, out, "--format", "sft", *teachers) == 0
     rows = _rows(out)
     assert len(rows) == 3 * 2 * 2 * 3  # phases x modes (arc, summary) x teachers x samples

@@ -50,8 +50,8 @@ def test_bad_pattern_and_missing_marker_are_input_errors() -> None:
 def test_cli_import_and_chapters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = write_novel_file(tmp_path)
     data = tmp_path / "data"
-    assert main(["novel", "import", str(source), "--title", "The River", "--data", str(data)]) == 0
-    assert main(["novel", "chapters", "the_river", "--data", str(data)]) == 0
+    assert main(["arcane", "import", str(source), "--title", "The River", "--data", str(data)]) == 0
+    assert main(["arcane", "chapters", "the_river", "--data", str(data)]) == 0
     out = capsys.readouterr().out
     assert "6 chapters" in out and "BOOK THE SECOND — Chapter 3" in out
     assert open_novel(data, "The River").count == 6
@@ -60,9 +60,9 @@ def test_cli_import_and_chapters(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["novel", "chapters", "nope"], "unknown book 'nope'"),
-        (["novel", "import", "missing.txt"], "does not exist"),
-        (["novel", "import", "BOOK", "--chapter-pattern", "Kapitel (\\d+)"], "no chapters found"),
+        (["arcane", "chapters", "nope"], "unknown book 'nope'"),
+        (["arcane", "import", "missing.txt"], "does not exist"),
+        (["arcane", "import", "BOOK", "--chapter-pattern", "Kapitel (\\d+)"], "no chapters found"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(

@@ -130,7 +130,7 @@ def pair_judge() -> Iterator[ScriptedChatModel]:
 
 
 def _perturb(data: Path, out: Path, *extra: str) -> int:
-    return main(["eval", "arcane-perturb", str(out), "--data", str(data), *extra])
+    return main(["arcane", "eval-perturb", str(out), "--data", str(data), *extra])
 
 
 def test_rejudge_writes_table_8_deltas_and_resumes(
@@ -138,7 +138,7 @@ def test_rejudge_writes_table_8_deltas_and_resumes(
 ) -> None:
     prepared_novel(tmp_path)
     out = tmp_path / "run"
-    argv = ["eval", "arcane", "the_river", "--data", str(tmp_path), "--out", str(out)]
+    argv = ["arcane", "eval", "the_river", "--data", str(tmp_path), "--out", str(out)]
     assert main([*argv, "--modes", "arc", "--model", "openai:actor"]) == 0
     pair_judge.calls.clear()
     assert _perturb(tmp_path, out, "--model", "openai:actor") == 0

@@ -137,7 +137,7 @@ def test_table_5_yes_rates_exclude_na() -> None:
 
 
 def _eval(data: Path, out: Path, *extra: str) -> int:
-    argv = ["eval", "arcane", "the_river", "--data", str(data), "--out", str(out)]
+    argv = ["arcane", "eval", "the_river", "--data", str(data), "--out", str(out)]
     return main([*argv, "--judge-model", "openai:judge", *extra])
 
 

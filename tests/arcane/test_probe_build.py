@@ -183,8 +183,8 @@ def test_cli_builds_probes_and_rejects_bad_input(
     novel = prepared_novel(tmp_path)
     write_event_stream(novel)
     argv = [
-        "probes",
-        "build",
+        "arcane",
+        "build-probes",
         "the_river",
         "--data",
         str(tmp_path),

@@ -32,11 +32,11 @@ def test_report_adds_the_tier_lines_and_rejects_unknown_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    assert main(["eval", "arcane-report", str(tmp_path), "--central", "Zed"]) == 2
+    assert main(["arcane", "eval-report", str(tmp_path), "--central", "Zed"]) == 2
     err = capsys.readouterr().err
     assert "--central 'Zed' is not a character of the results" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "summary.json").exists()
-    assert main(["eval", "arcane-report", str(tmp_path), "--central", "Ada"]) == 0
+    assert main(["arcane", "eval-report", str(tmp_path), "--central", "Ada"]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["tiers"][0]["central"]["lift"] == 10.0
     report = (tmp_path / "report.md").read_text()

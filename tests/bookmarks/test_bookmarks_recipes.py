@@ -33,7 +33,7 @@ def _responders() -> dict[str, Any]:
 
 
 def _bench(story: Path, out: Path, *extra: str) -> int:
-    argv = ["bench", "bookmarks", str(story), "--judge", "exact", "--out", str(out)]
+    argv = ["bookmarks", "bench", str(story), "--judge-method", "exact", "--out", str(out)]
     argv += ["--model", "openai:gpt-5.1", "--fast-model", "openai:gpt-5.4-mini", "--limit", "1"]
     try:
         return main([*argv, *extra])
@@ -101,7 +101,7 @@ def test_table_2_recipe_runs_the_four_methods_with_the_paper_s_judge_and_roles(
 
 def test_bench_help_states_its_own_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        main(["bench", "bookmarks", "--help"])
+        main(["bookmarks", "bench", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "default openai:gpt-4.1, the paper's" in text
     assert "default 0 for every role, as the released runner's 1e-8" in text

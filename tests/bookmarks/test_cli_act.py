@@ -42,7 +42,7 @@ def story(tmp_path: Path) -> Path:
 def act(*argv: str) -> list[str]:
     """`act` with our prompts: these tests count the calls of our method (the paper's, the
     released prompts', are counted in test_released_prompts.py and the recipe test)."""
-    return ["act", "--method", "bookmarks-personae", *argv]
+    return ["bookmarks", "act", "--method", "bookmarks-personae", *argv]
 
 
 def test_prints_the_action_and_the_grounding_bookmarks(

@@ -31,7 +31,7 @@ def model() -> Iterator[ScriptedChatModel]:
 
 
 def act(story: Path, memory: Path, at: int, *extra: str) -> list[str]:
-    argv = ["act", str(story), "--character", "Haruhi", "--at", str(at), "--json"]
+    argv = ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", str(at), "--json"]
     return [*argv, "--memory", str(memory), *MODELS, *extra]
 
 
@@ -80,7 +80,7 @@ def test_max_calls_needs_memory_and_a_positive_count(
     tmp_path: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl", size=40)
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "20", *MODELS]
+    argv = ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", "20", *MODELS]
     assert main([*argv, "--max-calls", "5"]) == 2
     assert_one_line_error(capsys.readouterr().err, "--max-calls needs --memory")
     assert main([*argv, "--max-calls", "0", "--memory", str(tmp_path / "m")]) == 2

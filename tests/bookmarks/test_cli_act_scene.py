@@ -29,7 +29,22 @@ def story(tmp_path: Path) -> Path:
 def test_scene_and_true_next_action(
     story: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["act", str(story), "--character", "Haruhi", "--at", "40", "--scene", *MODELS]) == 0
+    assert (
+        main(
+            [
+                "bookmarks",
+                "act",
+                str(story),
+                "--character",
+                "Haruhi",
+                "--at",
+                "40",
+                "--scene",
+                *MODELS,
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Scene:"
     assert lines[1] == "  [30] (Nagato) Nagato talks to Mikuru about the club in scene 30."
@@ -41,7 +56,17 @@ def test_scene_and_true_next_action(
 def test_scene_names_the_next_own_position_when_another_character_acts(
     story: Path, model: ScriptedChatModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "41", "--scene", "--json"]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        "41",
+        "--scene",
+        "--json",
+    ]
     assert main([*argv, *MODELS]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["true_action"] is None and payload["next_own_position"] == 48
@@ -54,7 +79,18 @@ def test_a_step_with_no_kept_question_is_a_warning(
     unusable = [{"type": "concept", "question": "Who is Tsuruya?", "keyword": "Tsuruya"}] * 2
     model.responders["ProposedQuestions"] = lambda messages: {"questions": unusable}
     ours = ["--method", "bookmarks-personae"]  # the code's question checks are ours
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "40", *ours, "--json", *MODELS]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        "40",
+        *ours,
+        "--json",
+        *MODELS,
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     payload = json.loads(captured.out)

@@ -35,7 +35,7 @@ def _world(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _bench(story: Path, out: Path, *extra: str) -> int:
-    return main(["bench", "bookmarks", str(story), "--out", str(out), *MODELS, *extra])
+    return main(["bookmarks", "bench", str(story), "--out", str(out), *MODELS, *extra])
 
 
 def _one_line_error(err: str) -> str:
@@ -94,7 +94,7 @@ def test_memory_folder_and_character_filter(tmp_path: Path) -> None:
         "1",
         "--memory",
         str(memory),
-        "--judge",
+        "--judge-method",
         "nli",
     )
     assert code == 0
@@ -190,7 +190,7 @@ def test_every_instance_failing_is_the_one_line_nothing_usable_error(
 
 def test_no_llm_configured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     story = write_storyline(tmp_path / "tiny.jsonl")
-    code = main(["bench", "bookmarks", str(story), "--out", str(tmp_path / "b")])
+    code = main(["bookmarks", "bench", str(story), "--out", str(tmp_path / "b")])
     assert code == 2
     assert NO_MODEL_HINT in _one_line_error(capsys.readouterr().err)
     assert not (tmp_path / "b").exists()
@@ -211,7 +211,7 @@ def test_no_llm_configured(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         ("tiny", ["--method", "vanilla+no-derive"], "method 'vanilla' has no ablations"),
         ("unlisted", [], "'unlisted' has no major-character list"),
         ("tiny", ["--limit", "0"], "--limit must be at least 1"),
-        ("tiny", ["--judge", "bleu"], "unknown judge 'bleu'"),
+        ("tiny", ["--judge-method", "bleu"], "unknown judge 'bleu'"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(
@@ -249,7 +249,7 @@ def test_a_second_judge_says_it_rejudged(
     story, out = write_storyline(tmp_path / "tiny.jsonl"), tmp_path / "bench"
     assert _bench(story, out, "--method", "vanilla", "--limit", "1") == 0
     capsys.readouterr()
-    assert _bench(story, out, "--method", "vanilla", "--limit", "1", "--judge", "nli") == 0
+    assert _bench(story, out, "--method", "vanilla", "--limit", "1", "--judge-method", "nli") == 0
     printed = capsys.readouterr().out
     assert "2 instances run (2 re-judged from earlier predictions), 0 already done" in printed
     summary = json.loads((out / "summary.json").read_text())

@@ -37,7 +37,7 @@ def hub(request: WebRequest) -> WebResponse:
 def test_fetch_downloads_then_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dest = tmp_path / "bm"
     with LoopbackWebServer(hub) as server:
-        argv = ["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url]
+        argv = ["bookmarks", "fetch", "--dest", str(dest), "--endpoint", server.url]
         assert main(argv) == 0
         first = capsys.readouterr().out
         assert main(argv) == 0
@@ -54,7 +54,7 @@ def test_endpoint_and_token_come_from_the_environment(
         monkeypatch.setenv("HF_ENDPOINT", server.url)
         monkeypatch.setenv("HF_TOKEN", "hf_secret")
         monkeypatch.setenv("PERSONAE_CONTACT", "mailto:me@example.org")
-        assert main(["data", "fetch", "bookmarks", "--dest", str(tmp_path)]) == 0
+        assert main(["bookmarks", "fetch", "--dest", str(tmp_path)]) == 0
         headers = [r.headers for r in server.requests]
     assert headers and all(h["Authorization"] == "Bearer hf_secret" for h in headers)
     assert all("mailto:me@example.org" in h["User-Agent"] for h in headers)
@@ -68,9 +68,7 @@ def test_missing_dataset_exits_3_with_one_line(
         return WebResponse(404, {"error": "Repository not found"})
 
     with LoopbackWebServer(empty) as server:
-        code = main(
-            ["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", server.url]
-        )
+        code = main(["bookmarks", "fetch", "--dest", str(tmp_path / "d"), "--endpoint", server.url])
     err = capsys.readouterr().err
     assert code == 3 and err.count("\n") == 1 and "not found" in err and "Traceback" not in err
     assert not (tmp_path / "d").exists()
@@ -88,9 +86,7 @@ def test_unreachable_endpoint_exits_3(
 
     monkeypatch.setattr("asyncio.sleep", record)  # the HTTP client's backoff; nothing else sleeps
     url = f"http://127.0.0.1:{free_port()}"
-    assert (
-        main(["data", "fetch", "bookmarks", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
-    )
+    assert main(["bookmarks", "fetch", "--dest", str(tmp_path / "d"), "--endpoint", url]) == 3
     err = capsys.readouterr().err
     assert err.startswith("personae: error: cannot reach") and err.count("\n") == 1
     assert not (tmp_path / "d").exists()
@@ -99,7 +95,7 @@ def test_unreachable_endpoint_exits_3(
 
 def test_unknown_dataset_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["data", "fetch", "coser"])
+        main(["bookmarks", "fetch", "coser"])
     assert exit_info.value.code == 2 and "invalid choice" in capsys.readouterr().err
 
 
@@ -114,7 +110,7 @@ def test_a_redirect_to_an_internal_address_exits_3_and_writes_nothing(
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     dest = tmp_path / "d"
     with LoopbackWebServer(hostile) as server:
-        code = main(["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url])
+        code = main(["bookmarks", "fetch", "--dest", str(dest), "--endpoint", server.url])
     err = capsys.readouterr().err
     assert code == 3 and err.count("\n") == 1 and "Traceback" not in err
     assert "redirected to http://169.254.169.254/latest/, which is refused" in err
@@ -126,7 +122,7 @@ def test_a_bad_endpoint_is_a_one_line_config_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for endpoint in ("ftp://mirror", "http://[::1", "http://hub:99999", "not a url"):
-        argv = ["data", "fetch", "bookmarks", "--dest", str(tmp_path), "--endpoint", endpoint]
+        argv = ["bookmarks", "fetch", "--dest", str(tmp_path), "--endpoint", endpoint]
         assert main(argv) == 2, endpoint
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "is not an http(s) URL" in err, err
@@ -161,7 +157,7 @@ def test_a_hub_that_keeps_paginating_is_stopped_with_exit_3(
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     dest = tmp_path / "d"
     with LoopbackWebServer(hostile) as server:
-        code = main(["data", "fetch", "bookmarks", "--dest", str(dest), "--endpoint", server.url])
+        code = main(["bookmarks", "fetch", "--dest", str(dest), "--endpoint", server.url])
     err = capsys.readouterr().err
     assert code == 3, err
     assert_one_line_error(err, f"the file listing of {BOOKMARKS_DATASETS[0]} at .* {problem}")

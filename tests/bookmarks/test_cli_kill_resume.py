@@ -72,7 +72,7 @@ def test_a_killed_act_step_reruns_only_the_calls_in_flight(
     story = write_storyline(tmp_path / "club.jsonl")
 
     def act(memory: Path) -> list[str]:
-        return ["act", str(story), "--character", "Haruhi", "--at", "40", "--json",
+        return ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", "40", "--json",
                 "--method", "bookmarks-personae", "--memory", str(memory)]  # fmt: skip
 
     cold_out, cold_calls = run_cold(server, act(tmp_path / "cold"))
@@ -101,7 +101,7 @@ def test_a_killed_benchmark_step_resumes_with_its_finished_syncs(
     story = write_storyline(tmp_path / "club.jsonl")
 
     def bench(out: Path) -> list[str]:
-        return ["bench", "bookmarks", str(story), "--characters", "Haruhi", "--limit", "1",
+        return ["bookmarks", "bench", str(story), "--characters", "Haruhi", "--limit", "1",
                 "--method", "bookmarks-personae", "--out", str(out)]  # fmt: skip
 
     cold_out, cold_calls = run_cold(server, bench(tmp_path / "cold"))
@@ -149,7 +149,7 @@ def test_a_killed_act_step_resumes_from_postgres(
     story = write_storyline(tmp_path / "club.jsonl")
     memory = tmp_path / "mem"
     # The kill point follows our prompt set's calls, as in the SQLite test above.
-    act = ["act", str(story), "--character", "Haruhi", "--at", "40", "--json",
+    act = ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", "40", "--json",
            "--method", "bookmarks-personae", "--memory", str(memory)]  # fmt: skip
     cold_out, cold_calls = run_cold(server, [*act[:-1], str(tmp_path / "cold")])
     server.route = chat = HeldChat(mid_sync)

@@ -228,7 +228,7 @@ def test_act_with_the_paper_method_sends_the_runners_candidates_and_concept_wind
     rows = write_story(story)
     memory = tmp_path / "mem"
     stored_bank(story, memory).import_bookmarks(bank_records())
-    argv = ["act", str(story), "--character", "Haruhi", "--at", str(TARGET)]
+    argv = ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", str(TARGET)]
     argv += ["--memory", str(memory), "--method", "bookmarks", "--roles", "released"]
     assert main([*argv, "--model", "openai:rr", "--fast-model", "openai:rr"]) == 0
 
@@ -294,7 +294,17 @@ def test_before_the_first_update_the_released_grounding_shows_the_empty_profile(
     """The runner grounds on ``profiles[character] + "\\n\\n" + report``, "[empty]" at first."""
     story = tmp_path / "club.jsonl"
     write_story(story)
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "12", "--method", "bookmarks"]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        "12",
+        "--method",
+        "bookmarks",
+    ]
     argv += ["--roles", "released", "--model", "openai:rr", "--fast-model", "openai:rr"]
     assert main(argv) == 0
     assert model.calls_for("ChunkProfile") == []  # 12 actions: not due yet

@@ -42,7 +42,7 @@ def profile_texts(report: dict[str, Any]) -> list[dict[str, Any]]:
 def evaluate(*args: str, model: bool = True) -> int:
     flags = ["--model", "openai:eval-test"] if model else []
     # The world plants a point whose evidence quotes nothing: the filter (opt-in) drops it.
-    return main(["eval", "profile", *args, *flags, "--verify-evidence"])
+    return main(["characterhub", "eval", *args, *flags, "--verify-evidence"])
 
 
 def files_under(root: Path) -> list[str]:
@@ -295,7 +295,7 @@ def test_profiles_with_the_reference_allowed_and_excluded_end_to_end(
         ]
         out = tmp_path / "report.json"
         code = main(
-            ["eval", "profile", *profiles, "--reference", reference, "--out", str(out)]
+            ["characterhub", "eval", *profiles, "--reference", reference, "--out", str(out)]
             + ["--model", "openai:evaluator", "--verify-evidence"]
         )
     assert code == 0
@@ -357,7 +357,7 @@ def test_a_folder_of_characters_and_methods_one_report_references_from_csv_or_fa
         monkeypatch.setenv("PERSONAE_FANDOM_TEMPLATE", server.url + "/{slug}")
         monkeypatch.delenv("TAVILY_API_KEY", raising=False)
         code = main(
-            ["eval", "profile", str(tmp_path / "runs"), "--references", str(csv_file)]
+            ["characterhub", "eval", str(tmp_path / "runs"), "--references", str(csv_file)]
             + [
                 "--model",
                 "openai:eval-many",

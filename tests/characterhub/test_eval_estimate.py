@@ -37,7 +37,7 @@ def test_the_estimate_is_within_15_percent_of_the_calls(
     override_models(specs={"openai:eval-test": model})
     allowed, excluded = write_profiles(tmp_path)
     report = tmp_path / "report.json"
-    argv = ["eval", "profile", str(allowed), str(excluded), "--reference", str(FIXTURE)]
+    argv = ["characterhub", "eval", str(allowed), str(excluded), "--reference", str(FIXTURE)]
     argv += ["--out", str(report), *batch, "--model", "openai:eval-test"]
     assert main(argv) == 0
     err = capsys.readouterr().err

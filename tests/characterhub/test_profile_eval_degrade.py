@@ -30,7 +30,7 @@ def test_the_evidence_filter_is_off_by_default_and_the_report_counts_what_it_wou
     override_models(specs={"openai:eval-default": scripted_model()})
     out = tmp_path / "r.json"
     argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out), "--no-density"]
-    assert main(["eval", "profile", *argv, "--model", "openai:eval-default"]) == 0
+    assert main(["characterhub", "eval", *argv, "--model", "openai:eval-default"]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     reference = report["characters"][0]["reference"]
     # The invented point ("Toki can fly.", quoting nothing) is kept: |K| as the paper counts it.
@@ -43,7 +43,8 @@ def test_the_evidence_filter_is_off_by_default_and_the_report_counts_what_it_wou
     assert said in out.with_suffix(".md").read_text(encoding="utf-8")
 
     assert (
-        main(["eval", "profile", *argv, "--model", "openai:eval-default", "--verify-evidence"]) == 0
+        main(["characterhub", "eval", *argv, "--model", "openai:eval-default", "--verify-evidence"])
+        == 0
     )
     verified = json.loads(out.read_text(encoding="utf-8"))["characters"][0]["reference"]
     assert (verified["knowledge_points"], verified["dropped_points"]) == (6, 1)
@@ -102,7 +103,7 @@ def test_nothing_to_score_anywhere_still_writes_the_extracted_points_and_exits_3
     override_models(specs={"openai:eval-none": model})
     out = tmp_path / "r.json"
     argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out), "--verify-evidence"]
-    assert main(["eval", "profile", *argv, "--model", "openai:eval-none"]) == 3
+    assert main(["characterhub", "eval", *argv, "--model", "openai:eval-none"]) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("personae: error: nothing usable left: no character could be scored")
     assert f"the extracted points are kept in {out}" in last
@@ -120,7 +121,7 @@ def test_an_extractor_listing_nothing_is_told_to_change_model_not_the_filter(
     override_models(specs={"openai:eval-empty": model})
     out = tmp_path / "r.json"
     argv = [str(allowed), "--reference", str(FIXTURE), "--out", str(out)]
-    assert main(["eval", "profile", *argv, "--model", "openai:eval-empty"]) == 3
+    assert main(["characterhub", "eval", *argv, "--model", "openai:eval-empty"]) == 3
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "(Toki: no knowledge point extracted from 'Toki' (0 dropped))" in last
     assert last.endswith("use a stronger --extractor-model (one that lists the page's facts)")

@@ -100,7 +100,7 @@ def test_a_command_with_an_unreachable_database_exits_3_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     imported_novel(tmp_path)
-    annotate = ["arc", "annotate", "the_river", "--data", str(tmp_path)]
+    annotate = ["arcane", "annotate-arcs", "the_river", "--data", str(tmp_path)]
     monkeypatch.setenv("PERSONAE_CHECKPOINTER", "postgresql://me:hunter2@127.0.0.1:9/db")
     assert main([*annotate, "--export", str(tmp_path / "sheet.csv")]) == 3
     err = capsys.readouterr().err
@@ -141,7 +141,18 @@ def test_no_malformed_setting_shows_its_password_and_each_exits_2(
     monkeypatch.setenv("PERSONAE_CHECKPOINTER", value)
     sheet = tmp_path / "sheet.csv"
     assert (
-        main(["arc", "annotate", "the_river", "--data", str(tmp_path), "--export", str(sheet)]) == 2
+        main(
+            [
+                "arcane",
+                "annotate-arcs",
+                "the_river",
+                "--data",
+                str(tmp_path),
+                "--export",
+                str(sheet),
+            ]
+        )
+        == 2
     )
     captured = capsys.readouterr()
     assert_one_line_error(captured.err, r"PERSONAE_CHECKPOINTER=.* is not a (checkpointer|valid)")

@@ -27,10 +27,10 @@ KEY = {"OPENAI_API_KEY": "test-key"}
 ALL: tuple[ModelRole, ...] = ("strong", "fast", "judge")
 # Each command's arguments before the model flags; only parsed here, never run.
 COMMANDS = {
-    "act": ["act", "story.jsonl", "--character", "Haruhi", "--at", "3"],
+    "act": ["bookmarks", "act", "story.jsonl", "--character", "Haruhi", "--at", "3"],
     "profile": ["profile", "Kenshiro"],
-    "eval": ["eval", "profile", "profile.json", "--reference", "page.html"],
-    "bench": ["bench", "bookmarks", "story.jsonl"],
+    "eval": ["characterhub", "eval", "profile.json", "--reference", "page.html"],
+    "bench": ["bookmarks", "bench", "story.jsonl"],
 }
 WITH_JUDGE = ("eval", "bench")
 
@@ -160,7 +160,7 @@ def test_only_the_roles_asked_for_are_resolved(monkeypatch: pytest.MonkeyPatch) 
 def test_a_bad_spec_fails_up_front(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     story = write_storyline(tmp_path / "club.jsonl")
     with scripted_model_as("t"):
-        argv = ["bench", "bookmarks", str(story), "--out", str(tmp_path / "out")]
+        argv = ["bookmarks", "bench", str(story), "--out", str(tmp_path / "out")]
         code = main([*argv, "--model", "openai:t", "--judge-model", "nonsense"])
     err = capsys.readouterr().err
     assert code == 2 and "'nonsense' is not a provider:model string" in err
@@ -175,7 +175,17 @@ def test_act_with_model_alone_runs_everything_on_it(
     story = write_storyline(tmp_path / "club.jsonl")
     memory = ["--memory", str(tmp_path / "mem")]
     with scripted_model_as("t") as scripted:
-        argv = ["act", str(story), "--character", "Haruhi", "--at", "40", "--model", "openai:t"]
+        argv = [
+            "bookmarks",
+            "act",
+            str(story),
+            "--character",
+            "Haruhi",
+            "--at",
+            "40",
+            "--model",
+            "openai:t",
+        ]
         code = main([*argv, *memory])
     assert code == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith("Haruhi smiles at the brigade.\n")
@@ -240,7 +250,17 @@ def test_act_embedding_flag_picks_the_bank_embedding(
     story = write_storyline(tmp_path / "club.jsonl")
     counting = _Counting()
     override_embeddings({"openai:counting": counting})
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "40", "--model", "openai:t"]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        "40",
+        "--model",
+        "openai:t",
+    ]
     with scripted_model_as("t"):
         code = main([*argv, "--memory", str(tmp_path / "mem"), "--embedding", "openai:counting"])
     assert code == 0, capsys.readouterr().err
@@ -260,7 +280,7 @@ def test_bench_embedding_flag_reaches_every_chroma_method(
     counting = _Counting()
     override_embeddings({"openai:counting": counting})
     out = tmp_path / "out"
-    argv = ["bench", "bookmarks", str(story), "--out", str(out), "--model", "openai:t"]
+    argv = ["bookmarks", "bench", str(story), "--out", str(out), "--model", "openai:t"]
     argv += ["--judge-model", "openai:t"]  # the default judge is the paper's gpt-4.1
     with scripted_model_as("t"):
         flags = ["--method", "ricl,bookmarks", "--limit", "1", "--embedding", "openai:counting"]
@@ -279,7 +299,7 @@ def test_act_help_states_the_temperature_its_requests_are_sent_at(
     from personae.graphs.bookmarks.graph import BookmarksContext
 
     with pytest.raises(SystemExit):
-        main(["act", "--help"])
+        main(["bookmarks", "act", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert "(PERSONAE_TEMPERATURE; default 0 for every role" in shown
     context = BookmarksContext(storyline_path="story.jsonl")

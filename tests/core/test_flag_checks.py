@@ -33,8 +33,11 @@ pytestmark = pytest.mark.slow
         (["profile", "Kyon", "--wiki", "not a url"], "the wiki URL 'not a url' is not an http(s)"),
         (["profile", "Kyon", "--wiki", "http://[::1"], "the wiki URL 'http://[::1' is not an"),
         (["profile", "Kyon", "--wiki", "http://w.org:99999"], "is not an http(s) URL"),
-        (["act", "s.json", "--character", "K", "--at", "1", "--temperature", "x"], "not a number"),
-        (["data", "fetch", "bookmarks", "--endpoint", "ftp://hub"], "--endpoint 'ftp://hub'"),
+        (
+            ["bookmarks", "act", "s.json", "--character", "K", "--at", "1", "--temperature", "x"],
+            "not a number",
+        ),
+        (["bookmarks", "fetch", "--endpoint", "ftp://hub"], "--endpoint 'ftp://hub'"),
     ],
 )
 def test_bad_flag_values_fail_before_the_heavy_imports(argv: list[str], problem: str) -> None:

@@ -50,7 +50,17 @@ def test_the_cli_shows_recovered_errors_only_with_v(
 ) -> None:
     story, memory = write_storyline(tmp_path / "club.jsonl"), tmp_path / "mem"
     _damaged_unknown_list(story, memory)
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "40", "--memory", str(memory)]
+    argv = [
+        "bookmarks",
+        "act",
+        str(story),
+        "--character",
+        "Haruhi",
+        "--at",
+        "40",
+        "--memory",
+        str(memory),
+    ]
     with scripted_model_as("t"):
         code = main([*argv, "--model", "openai:t", *(["-v"] if verbose else [])])
     err = capsys.readouterr().err

@@ -81,7 +81,9 @@ def test_context_and_cli_follow_one_model_rule(
     assert (context.model, context.fast_model) == expected
     flags = ["--model", model] if model else []
     flags += ["--fast-model", fast] if fast else []
-    args = build_parser().parse_args(["act", "s.jsonl", "--character", "A", "--at", "1", *flags])
+    args = build_parser().parse_args(
+        ["bookmarks", "act", "s.jsonl", "--character", "A", "--at", "1", *flags]
+    )
     cli = BookmarksContext(storyline_path="s.jsonl", **model_fields(args))
     assert (cli.model, cli.fast_model) == expected
 
@@ -252,7 +254,7 @@ Builder = Callable[[argparse.Namespace], Any]
 WAYS_IN: list[tuple[str, list[str], Builder, dict[str, Any]]] = [
     (
         "bookmarks",
-        ["act", "club.jsonl", "--character", "Haruhi", "--at", "3"],
+        ["bookmarks", "act", "club.jsonl", "--character", "Haruhi", "--at", "3"],
         act_context,
         {"storyline_path": "club.jsonl"},
     ),
@@ -264,7 +266,7 @@ WAYS_IN: list[tuple[str, list[str], Builder, dict[str, Any]]] = [
         roleplay_context,
         {},
     ),
-    ("arcane_eval", ["eval", "arcane", "the_river"], eval_context, {}),
+    ("arcane_eval", ["arcane", "eval", "the_river"], eval_context, {}),
 ]
 
 

@@ -176,7 +176,7 @@ def test_one_act_step(
     real_env: RealModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl", size=10)
-    argv = ["act", str(story), "--character", "Haruhi", "--at", "8", "--json"]
+    argv = ["bookmarks", "act", str(story), "--character", "Haruhi", "--at", "8", "--json"]
     code = main([*argv, "--memory", str(tmp_path / "mem")])
     forget_resources()
     result = json.loads(ok(code, capsys))
@@ -197,7 +197,7 @@ def test_persona_index_and_one_chat_question(
     persona = tmp_path / "iago.md"
     persona.write_text(PERSONA, encoding="utf-8")
     memory = ["--memory", str(tmp_path / "mem")]
-    code = main(["persona", "index", str(persona), "--character", "Iago", "--json", *memory])
+    code = main(["amadeus", "index", str(persona), "--character", "Iago", "--json", *memory])
     stats = json.loads(ok(code, capsys))
     assert stats["chunks"] >= 1
     code = main(["chat", "--character", "Iago", "--ask", "Who are you?", "--json", *memory])
@@ -213,8 +213,8 @@ def test_arc_build_on_a_two_chapter_novel(
     chapters = [f"Chapter {n}.\n\n{text}\n" for n, text in enumerate(TWO_CHAPTERS, 1)]
     novel.write_text("THE RIVER\n\n" + "\n".join(chapters), encoding="utf-8")
     data = ["--data", str(tmp_path / "data")]
-    ok(main(["novel", "import", str(novel), "--title", "The River", *data]), capsys)
-    code = main(["arc", "build", "the_river", "--character", "Ada", "--yes", *data])
+    ok(main(["arcane", "import", str(novel), "--title", "The River", *data]), capsys)
+    code = main(["arcane", "build-arcs", "the_river", "--character", "Ada", "--yes", *data])
     out = ok_or_nothing_usable(code, capsys)
     if out is None:  # the reconciliation never answered validly: nothing written
         assert not (tmp_path / "data/novels/the_river/arcs.jsonl").exists()
@@ -247,7 +247,7 @@ def test_eval_arcane_on_one_unit(
 ) -> None:
     prepared_novel(tmp_path)  # one arc, one probe (three phases), summaries, chunk index
     out = tmp_path / "run"
-    argv = ["eval", "arcane", "the_river", "--data", str(tmp_path), "--out", str(out)]
+    argv = ["arcane", "eval", "the_river", "--data", str(tmp_path), "--out", str(out)]
     ok(main([*argv, "--modes", "vanilla", "--limit", "1", "--concurrency", "1"]), capsys)
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 1 and rows[0]["mode"] == "vanilla"
@@ -259,7 +259,7 @@ def test_eval_personality_on_two_items(
 ) -> None:
     persona = tmp_path / "hermione.md"
     persona.write_text("# Hermione\n\n## Profile\n\nI am Hermione Granger. I study hard.\n")
-    argv = ["eval", "personality", "--questionnaire", str(two_item_mbti(tmp_path))]
+    argv = ["amadeus", "eval-personality", "--questionnaire", str(two_item_mbti(tmp_path))]
     argv += ["--character", "Hermione", "--persona", f"Hermione={persona}"]
     argv += ["--out", str(tmp_path / "out"), "--memory", str(tmp_path / "mem")]
     ok(main(argv), capsys)
@@ -290,7 +290,15 @@ def test_eval_profile_on_the_fixture_reference(
     """Table 9 extraction from a small saved page, Table 10 judgments of one profile."""
     _, excluded = write_profiles(tmp_path)
     report = tmp_path / "report.json"
-    argv = ["eval", "profile", str(excluded), "--reference", str(FIXTURE), "--out", str(report)]
+    argv = [
+        "characterhub",
+        "eval",
+        str(excluded),
+        "--reference",
+        str(FIXTURE),
+        "--out",
+        str(report),
+    ]
     argv += ["--no-density", "--judge-batch", "8", "--concurrency", "1", "--max-failures", "100%"]
     if ok_or_nothing_usable(main(argv), capsys) is None:  # every point failed its evidence quote
         return
@@ -309,7 +317,7 @@ def test_bench_bookmarks_on_one_instance(
 ) -> None:
     story = write_storyline(tmp_path / "club.jsonl", size=10)
     out = tmp_path / "bench"
-    argv = ["bench", "bookmarks", str(story), "--characters", "Haruhi", "--limit", "1"]
+    argv = ["bookmarks", "bench", str(story), "--characters", "Haruhi", "--limit", "1"]
     code = main([*argv, "--out", str(out), "--max-failures", "100%"])
     forget_resources()
     printed = ok(code, capsys)

@@ -1,4 +1,4 @@
-"""The reports view in a real browser: an ARCANE report as ``personae eval arcane-report``
+"""The reports view in a real browser: an ARCANE report as ``personae arcane eval-report``
 writes it, listed, its Markdown rendered and its HTML framed with no script running."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def write_arcane_report(out: Path) -> None:
     rows = [result("Mara", "arc", 70), result("Mara", "vanilla", 60)]
     rows += [result("Elias", "arc", 50), result("Elias", "vanilla", 35)]
     (out / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    assert main(["eval", "arcane-report", str(out)]) == 0
+    assert main(["arcane", "eval-report", str(out)]) == 0
 
 
 def test_a_written_report_is_listed_rendered_and_framed_without_scripts(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ the caller asks for, so a reader at ``t`` passes ``end=t`` and sees nothing at o
 
 from __future__ import annotations
 
+import functools
 import weakref
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -122,5 +123,8 @@ def index_for(storyline: Storyline) -> StorylineIndex:
     if cached is not None and cached[0]() is storyline:
         return cached[1]
     index = StorylineIndex(storyline)
-    _INDEXES[key] = (weakref.ref(storyline, lambda _ref: _INDEXES.pop(key, None)), index)
+    # The callback holds the dict itself: at interpreter exit it may run after this module's
+    # globals are gone (a storyline collected late, e.g. after Ctrl-C).
+    forget = functools.partial(_INDEXES.pop, key, None)
+    _INDEXES[key] = (weakref.ref(storyline, lambda _ref: forget()), index)
     return index

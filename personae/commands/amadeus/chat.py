@@ -35,7 +35,7 @@ EXIT_WORDS = ("/exit", "/quit", "/bye")
 
 
 def register(commands: Any) -> None:
-    """Add the `chat` command."""
+    """Add `amadeus chat` (also `personae chat`)."""
     parser = commands.add_parser("chat", help="talk to a character (AMADEUS role-play agent)")
     parser.add_argument(
         "source", nargs="?", help="persona to index first (profile.json, .md, wiki URL/.html)"

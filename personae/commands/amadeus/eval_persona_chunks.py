@@ -4,7 +4,7 @@
 distribution of retrieved chunks (Σμ / Σσ² per splitter, no model call; each splitter's index
 must exist, or ``--persona NAME=SOURCE`` builds them). ``--results FILE...``: chunk usage rate,
 Guided Selection failure rate and the use-count histogram from the ``results.jsonl`` of
-``eval persona-qa`` or ``eval personality``. Writes ``summary.json`` and ``report.md`` in
+``amadeus eval-qa`` or ``amadeus eval-personality``. Writes ``summary.json`` and ``report.md`` in
 ``--out``. Environment read here: ``CHROMA_HOST`` / ``CHROMA_PORT``.
 """
 
@@ -18,12 +18,12 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
-    """Add ``eval persona-chunks``."""
+def register(commands: Any) -> None:
+    """Add ``amadeus eval-chunks``."""
     from personae.commands.amadeus.persona import add_index_flags
 
-    parser = protocols.add_parser(
-        "persona-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
+    parser = commands.add_parser(
+        "eval-chunks", help="chunk similarity, usage and GS failure analyses (AMADEUS)"
     )
     parser.add_argument(
         "--character", nargs="+", default=[], help="characters (similarity analysis)"

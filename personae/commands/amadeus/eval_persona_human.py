@@ -16,13 +16,13 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
-    """Add ``eval persona-human``."""
-    parser = protocols.add_parser(
-        "persona-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
+def register(commands: Any) -> None:
+    """Add ``amadeus eval-human``."""
+    parser = commands.add_parser(
+        "eval-human", help="human-evaluation sheet and Cronbach's alpha (AMADEUS Table 2)"
     )
     parser.add_argument("--export", type=Path, help="write a rating sheet (CSV) here")
-    parser.add_argument("--results", type=Path, help="results.jsonl of eval personality")
+    parser.add_argument("--results", type=Path, help="results.jsonl of amadeus eval-personality")
     parser.add_argument("--samples", type=int, default=60, help="samples on the sheet")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     parser.add_argument(
@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not args.results:
             raise InputError(
-                "--export needs --results DIR/results.jsonl", "run eval personality first"
+                "--export needs --results DIR/results.jsonl",
+                "run personae amadeus eval-personality first",
             )
         sheet = export_rating_sheet(args.results, args.export, samples=args.samples, seed=args.seed)
         sys.stdout.write(f"sheet: {sheet}\n")

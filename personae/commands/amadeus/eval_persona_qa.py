@@ -23,14 +23,14 @@ from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
-    """Add ``eval persona-qa``."""
+def register(commands: Any) -> None:
+    """Add ``amadeus eval-qa``."""
     from personae.commands.amadeus.chat import add_selection_model_flags
     from personae.commands.amadeus.persona import add_index_flags
     from personae.commands.models import add_model_flags
 
-    parser = protocols.add_parser(
-        "persona-qa", help="ACC, ACC_L and HS of a role-play method on persona QA (AMADEUS)"
+    parser = commands.add_parser(
+        "eval-qa", help="ACC, ACC_L and HS of a role-play method on persona QA (AMADEUS)"
     )
     parser.add_argument(
         "qa", help="QA JSONL ({character, question, answer, attribute}) or iago-othello"

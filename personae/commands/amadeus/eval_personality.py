@@ -32,14 +32,14 @@ PERSONA_FIX = (
 )
 
 
-def register(protocols: Any) -> None:
-    """Add ``eval personality``."""
+def register(commands: Any) -> None:
+    """Add ``amadeus eval-personality``."""
     from personae.commands.amadeus.chat import add_selection_model_flags
     from personae.commands.amadeus.persona import add_index_flags
     from personae.commands.models import add_model_flags
 
-    parser = protocols.add_parser(
-        "personality", help="interview characters with MBTI/BFI items (AMADEUS Tables 4-5)"
+    parser = commands.add_parser(
+        "eval-personality", help="interview characters with MBTI/BFI items (AMADEUS Tables 4-5)"
     )
     parser.add_argument("--questionnaire", required=True, help="mbti, bfi, or a questionnaire JSON")
     parser.add_argument("--character", nargs="+", required=True, help="characters to interview")

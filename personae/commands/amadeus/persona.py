@@ -27,10 +27,8 @@ DEFAULT_MEMORY = Path("personas")
 
 
 def register(commands: Any) -> None:
-    """Add the `persona` command and its `index` verb."""
-    parser = commands.add_parser("persona", help="persona documents for AMADEUS role-play")
-    verbs = parser.add_subparsers(dest="verb", required=True)
-    index = verbs.add_parser(
+    """Add `amadeus index`."""
+    index = commands.add_parser(
         "index", help="index a persona (Markdown, profile.json, wiki URL/.html, CoSER book)"
     )
     index.add_argument(

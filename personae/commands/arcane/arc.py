@@ -1,11 +1,11 @@
-"""`personae arc`: build character arcs from a novel, show them as of a chapter, annotate them.
+"""`personae arcane build-arcs|show-arc|annotate-arcs`: a novel's character arcs; show; annotate.
 
 ``personae arcane build-arcs BOOK --character NAME...`` prints the estimated calls and tokens first
 (from chapter lengths) and asks for ``--yes`` above ``--confirm-above`` tokens; builds are
 checkpointed per chapter in ``DATA/novels/<slug>/.checkpoints.sqlite`` (a killed build resumes
 where it stopped) and every call is cached. Eval-split builds pause for human validity votes:
 ``personae arcane annotate-arcs BOOK --export SHEET.csv`` writes the sheet, ``--import VOTES.csv``
-resumes them. ``personae arcane show-arc BOOK --character NAME --at-chapter N`` prints exactly the Arc
+resumes them. ``personae arcane show-arc BOOK --character NAME --chapter N`` prints exactly the Arc
 payload a role-play at chapter N sees.
 
 The flags fill the ARCANE run context, which takes what they leave out from the settings
@@ -29,12 +29,10 @@ DEFAULT_CONFIRM_ABOVE = 500_000
 
 
 def register(commands: Any) -> None:
-    """Add `arc build`, `arc show` and `arc annotate`."""
+    """Add `arcane build-arcs`, `arcane show-arc` and `arcane annotate-arcs`."""
     from personae.commands.models import add_model_flags
 
-    parser = commands.add_parser("arc", help="ARCANE character arcs")
-    actions = parser.add_subparsers(dest="arc_action", required=True)
-    build = actions.add_parser("build", help="build arcs (T12-T16) for characters of a novel")
+    build = commands.add_parser("build-arcs", help="build arcs (T12-T16) for characters of a novel")
     build.add_argument("book", help="book slug or title")
     build.add_argument("--character", action="append", default=[], help="repeatable")
     build.add_argument(
@@ -62,14 +60,20 @@ def register(commands: Any) -> None:
     add_data_flag(build)
     add_model_flags(build)
     build.set_defaults(handler=run_build)
-    show = actions.add_parser("show", help="the Arc payload a role-play at a chapter sees")
+    show = commands.add_parser("show-arc", help="the Arc payload a role-play at a chapter sees")
     show.add_argument("book", help="book slug or title")
     show.add_argument("--character", required=True)
     show.add_argument("--axis", help="one axis id (default: all the character's axes)")
-    show.add_argument("--at-chapter", type=int, help="query chapter (default: the last)")
+    show.add_argument(
+        "--chapter",
+        dest="at_chapter",
+        type=int,
+        metavar="N",
+        help="query chapter (default: the last)",
+    )
     add_data_flag(show)
     show.set_defaults(handler=run_show)
-    annotate = actions.add_parser("annotate", help="export / import human validity votes")
+    annotate = commands.add_parser("annotate-arcs", help="export / import human validity votes")
     annotate.add_argument("book", help="book slug or title")
     group = annotate.add_mutually_exclusive_group(required=True)
     group.add_argument("--export", type=Path, help="write the annotation sheet (CSV)")
@@ -95,7 +99,7 @@ def run_build(args: argparse.Namespace) -> int:
         return suggest(novel, args.suggest)
     if not args.character:
         raise InputError(
-            "arc build needs at least one --character",
+            "arcane build-arcs needs at least one --character",
             f"pass --character NAME (repeatable); personae arcane build-arcs {novel.slug} --suggest "
             "lists candidates",
         )
@@ -184,7 +188,7 @@ def _report(character: str, values: dict[str, Any], waiting: bool, slug: str) ->
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print the Arc-mode payload at ``--at-chapter`` (default: the whole arc)."""
+    """Print the Arc-mode payload at ``--chapter`` (default: the whole arc)."""
     from personae.agents.arcane.roleplayer import arc_context
     from personae.memory.arcane.novel_store import open_novel
     from personae.memory.arcane.records import load_arcs
@@ -200,7 +204,9 @@ def run_show(args: argparse.Namespace) -> int:
     if args.axis:
         arcs = [a for a in arcs if a.axis_id == args.axis]
         if not arcs:
-            raise InputError(f"unknown axis {args.axis!r} for {args.character!r}", "see arc show")
+            raise InputError(
+                f"unknown axis {args.axis!r} for {args.character!r}", "see personae arcane show-arc"
+            )
     sys.stdout.write(arc_context(arcs, chapter) + "\n")
     return 0
 

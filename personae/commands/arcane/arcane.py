@@ -1,4 +1,4 @@
-"""`personae arcane`: prepare a novel's role-play inputs and play a character as of a chapter.
+"""`personae arcane prepare|prompt|act`: a novel's role-play inputs; a character as of a chapter.
 
 ``personae arcane prepare BOOK`` writes the T34 chapter summaries and the chapter-masked RAG
 index (needed by the Summary, RAG and LifeChoice modes). ``personae arcane act BOOK --character
@@ -31,19 +31,17 @@ MODE_NAMES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc", "mi
 
 
 def register(commands: Any) -> None:
-    """Add `arcane prepare` and `arcane act`."""
+    """Add `arcane prepare`, `arcane prompt` and `arcane act`."""
     from personae.commands.models import add_embedding_flag, add_model_flags
 
-    parser = commands.add_parser("arcane", help="ARCANE role-play as of a chapter")
-    actions = parser.add_subparsers(dest="arcane_action", required=True)
-    prepare = actions.add_parser("prepare", help="chapter summaries (T34) and the RAG index")
+    prepare = commands.add_parser("prepare", help="chapter summaries (T34) and the RAG index")
     prepare.add_argument("book", help="book slug or title")
     add_embedding_flag(prepare, CHUNK_EMBEDDING_HELP)
     prepare.add_argument("--concurrency", type=int, default=4, help="summaries at once")
     add_data_flag(prepare)
     add_model_flags(prepare)
     prepare.set_defaults(handler=run_prepare)
-    prompt = actions.add_parser("prompt", help="the exact role-play prompt of a probe phase")
+    prompt = commands.add_parser("prompt", help="the exact role-play prompt of a probe phase")
     prompt.add_argument("book", help="book slug or title")
     prompt.add_argument("--probe", required=True, help="probe id (probes.jsonl)")
     prompt.add_argument("--phase", type=int, required=True, help="phase index")
@@ -52,7 +50,7 @@ def register(commands: Any) -> None:
     add_data_flag(prompt)
     add_model_flags(prompt)
     prompt.set_defaults(handler=run_prompt)
-    act = actions.add_parser("act", help="answer as a character at chapter N")
+    act = commands.add_parser("act", help="answer as a character at chapter N")
     act.add_argument("book", help="book slug or title")
     act.add_argument("scenario", help="the situation")
     act.add_argument("question", nargs="?", help="the question (default: how they respond)")

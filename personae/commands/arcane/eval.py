@@ -43,12 +43,12 @@ MODE_NAMES = EVAL_MODES
 DEFAULT_OUT = DEFAULT_EVAL_OUT
 
 
-def register(protocols: Any) -> None:
-    """Add the `arcane` protocol to `personae eval`."""
+def register(commands: Any) -> None:
+    """Add `arcane eval`."""
     from personae.commands.models import add_embedding_flag, add_model_flags
 
-    arcane = protocols.add_parser(
-        "arcane", help="ARCANE: phase fidelity over probes (APF/RPF/RAE/PTF)"
+    arcane = commands.add_parser(
+        "eval", help="ARCANE: phase fidelity over probes (APF/RPF/RAE/PTF)"
     )
     arcane.add_argument("books", nargs="+", help="book slugs or titles with probes")
     arcane.add_argument(

@@ -25,14 +25,14 @@ from personae.commands.arcane.novel import add_data_flag, context_fields
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
-    """Add ``eval arcane-perturb``."""
+def register(commands: Any) -> None:
+    """Add ``arcane eval-perturb``."""
     from personae.commands.models import add_model_flags
 
-    parser = protocols.add_parser(
-        "arcane-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
+    parser = commands.add_parser(
+        "eval-perturb", help="ARCANE App. N: re-judge PTF on shuffled / reversed trajectories"
     )
-    parser.add_argument("out", type=Path, help="folder of an eval arcane run (results.jsonl)")
+    parser.add_argument("out", type=Path, help="folder of an arcane eval run (results.jsonl)")
     parser.add_argument(
         "--condition",
         action="append",
@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     if args.sample < 1 or args.concurrency < 1:
         raise InputError("--sample and --concurrency must be at least 1", "pass 1 or more")
     if not args.out.is_dir():
-        raise InputError(f"{args.out} is not a folder", "pass the --out folder of eval arcane")
+        raise InputError(
+            f"{args.out} is not a folder", "pass the --out folder of personae arcane eval"
+        )
     run = asyncio.run(
         perturb_arcane(
             args.out,

@@ -15,10 +15,10 @@ from typing import Any
 from personae.errors import InputError
 
 
-def register(protocols: Any) -> None:
-    """Add the `arcane-report` protocol to `personae eval`."""
-    report = protocols.add_parser(
-        "arcane-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
+def register(commands: Any) -> None:
+    """Add `arcane eval-report`."""
+    report = commands.add_parser(
+        "eval-report", help="ARCANE: rebuild the report from OUT/results.jsonl"
     )
     report.add_argument("out", type=Path, help="the --out folder of personae arcane eval")
     report.add_argument(

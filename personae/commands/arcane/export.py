@@ -1,9 +1,9 @@
 """`personae arcane export`: ARCANE training data (App. D) as JSONL, SFT chat rows or DPO pairs.
 
 ``personae arcane export BOOK... --format sft|dpo [--out FILE] [--modes arc,summary]
-[--split train|eval|unvalidated|any] [--teacher M ...] [--samples 3] [--pairs anchor|every-phase]``
+[--split train|eval|unvalidated|any] [--teacher-model M ...] [--samples 3] [--pairs anchor|every-phase]``
 
-SFT samples each ``--teacher`` (default the strong model) ``--samples`` times at T = 0.9 with an
+SFT samples each ``--teacher-model`` (default the strong model) ``--samples`` times at T = 0.9 with an
 800-token cap per (probe, available phase, mode); DPO pairs each anchor phase's reference with
 each adjacent phase's under the anchor's role-play prompt (no model call). Only probes of arcs
 in ``--split`` (train) are exported. The file is written once everything is built.
@@ -26,12 +26,10 @@ from personae.commands.arcane.novel import add_data_flag, context_fields
 
 
 def register(commands: Any) -> None:
-    """Add the `export` command with its `arcane` target."""
+    """Add `arcane export`."""
     from personae.commands.models import add_embedding_flag, add_model_flags
 
-    parser = commands.add_parser("export", help="export training data")
-    targets = parser.add_subparsers(dest="export_target", required=True)
-    arcane = targets.add_parser("arcane", help="ARCANE SFT rows or DPO pairs (App. D)")
+    arcane = commands.add_parser("export", help="ARCANE SFT rows or DPO pairs (App. D)")
     arcane.add_argument("books", nargs="+", help="book slugs or titles with probes")
     arcane.add_argument("--format", required=True, help="sft (chat rows) or dpo (preference pairs)")
     arcane.add_argument("--out", type=Path, help="JSONL file (default arcane_<format>.jsonl)")
@@ -40,7 +38,11 @@ def register(commands: Any) -> None:
     )
     arcane.add_argument("--split", default="train", help="arcs to export: train (default), any")
     arcane.add_argument(
-        "--teacher", action="append", default=[], help="SFT teacher model (repeatable)"
+        "--teacher-model",
+        dest="teacher",
+        action="append",
+        default=[],
+        help="SFT teacher model (repeatable)",
     )
     arcane.add_argument("--samples", type=int, default=3, help="SFT samples per teacher (3)")
     arcane.add_argument(

@@ -1,4 +1,4 @@
-"""`personae novel`: import a plain-text novel into numbered chapters and show the segmentation.
+"""`personae arcane import|chapters`: a plain-text novel into numbered chapters; its segmentation.
 
 ``personae arcane import FILE --title T`` (or ``--coser books_example.jsonl --title T``) cleans
 the text (page artifacts, drop caps, a modern edition's front and back matter) and writes
@@ -69,10 +69,8 @@ def context_fields(args: argparse.Namespace) -> ArcaneFields:
 
 
 def register(commands: Any) -> None:
-    """Add the `novel` command with `import` and `chapters`."""
-    parser = commands.add_parser("novel", help="import novels into chapters (ARCANE)")
-    actions = parser.add_subparsers(dest="novel_action", required=True)
-    load = actions.add_parser("import", help="import a plain-text novel or a CoSER record")
+    """Add `arcane import` and `arcane chapters`."""
+    load = commands.add_parser("import", help="import a plain-text novel or a CoSER record")
     load.add_argument("file", nargs="?", type=Path, help="plain-text (UTF-8) novel")
     load.add_argument("--coser", type=Path, help="CoSER books JSONL (pick a record with --title)")
     load.add_argument("--title", help="book title (default: the file name / the CoSER record)")
@@ -81,7 +79,7 @@ def register(commands: Any) -> None:
     load.add_argument("--end-marker", help="text where the novel ends (cuts back matter)")
     add_data_flag(load)
     load.set_defaults(handler=run_import)
-    chapters = actions.add_parser("chapters", help="show a novel's segmentation")
+    chapters = commands.add_parser("chapters", help="show a novel's segmentation")
     chapters.add_argument("book", help="book slug or title")
     add_data_flag(chapters)
     chapters.set_defaults(handler=run_chapters)

@@ -24,12 +24,10 @@ TYPE_NAMES = ("in_scenario", "in_world", "out_of_world")
 
 
 def register(commands: Any) -> None:
-    """Add `probes build`."""
+    """Add `arcane build-probes`."""
     from personae.commands.models import add_model_flags
 
-    parser = commands.add_parser("probes", help="ARCANE probes from character arcs")
-    actions = parser.add_subparsers(dest="probes_action", required=True)
-    build = actions.add_parser("build", help="build validated probes for a novel's arcs")
+    build = commands.add_parser("build-probes", help="build validated probes for a novel's arcs")
     build.add_argument("book", help="book slug or title")
     build.add_argument("--character", help="only this character's arcs")
     build.add_argument(

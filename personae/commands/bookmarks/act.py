@@ -48,7 +48,7 @@ DEGRADED_NOTE = (
 
 
 def register(commands: Any) -> None:
-    """Add the `act` subcommand."""
+    """Add `bookmarks act`."""
     parser = commands.add_parser(
         "act",
         help="predict a character's next action at a story position (BOOKMARKS agent)",

@@ -34,11 +34,9 @@ ABLATION_NAMES = ("no-reuse", "no-derive", "no-near", "ibu", "with-profile")
 
 
 def register(commands: Any) -> None:
-    """Add the `bench` subcommand and its `bookmarks` benchmark."""
-    parser = commands.add_parser("bench", help="run a benchmark (bookmarks)")
-    benches = parser.add_subparsers(dest="bench", required=True, parser_class=type(parser))
-    bookmarks = benches.add_parser(
-        "bookmarks",
+    """Add `bookmarks bench`."""
+    bookmarks = commands.add_parser(
+        "bench",
         help="BOOKMARKS: predict each major character's next actions (second half of the story)",
     )
     bookmarks.add_argument("storylines", nargs="+", metavar="STORYLINE", help="storyline file")
@@ -60,7 +58,13 @@ def register(commands: Any) -> None:
         "beside each storyline file; required when there is none)",
     )
     bookmarks.add_argument("--limit", type=int, help="test instances per character (default all)")
-    bookmarks.add_argument("--judge", default="exact", help="exact (key move, 100/0) or nli")
+    bookmarks.add_argument(
+        "--judge-method",
+        dest="judge",
+        default="exact",
+        metavar="exact|nli",
+        help="exact (key move, 100/0) or nli",
+    )
     bookmarks.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     bookmarks.add_argument("--memory", type=Path, help="memory folder (default OUT/memory)")
     bookmarks.add_argument(

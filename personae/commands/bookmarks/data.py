@@ -1,6 +1,6 @@
-"""`personae data`: fetch the BOOKMARKS benchmark; list where a character acts in a storyline.
+"""`personae bookmarks fetch|positions`: get the benchmark; list where a character acts.
 
-``data fetch bookmarks`` gets the benchmark for users who do not have it; ``data positions``
+``bookmarks fetch`` gets the benchmark for users who do not have it; ``bookmarks positions``
 lists a character's positions (the paper's history / test split marked) so a user can pick a
 target for ``personae bookmarks act --at``.
 
@@ -26,10 +26,8 @@ DEFAULT_MAX_MB = 1000
 
 
 def register(commands: Any) -> None:
-    """Add the `data` subcommand."""
-    parser = commands.add_parser("data", help="download benchmark data")
-    actions = parser.add_subparsers(dest="data_action", required=True)
-    fetch = actions.add_parser(
+    """Add `bookmarks fetch` and `bookmarks positions`."""
+    fetch = commands.add_parser(
         "fetch",
         help="download a benchmark",
         description="Download the BOOKMARKS storylines (its Fandom and Bandori datasets) from "
@@ -51,7 +49,7 @@ def register(commands: Any) -> None:
         help=f"largest file downloaded, in MB (default {DEFAULT_MAX_MB})",
     )
     fetch.set_defaults(handler=run)
-    positions = actions.add_parser(
+    positions = commands.add_parser(
         "positions",
         help="list a character's positions in a storyline (history / test split marked)",
         description="List every position where the character acts, with its chapter and text; "

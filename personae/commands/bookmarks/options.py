@@ -1,4 +1,4 @@
-"""Flags `act` and `bench bookmarks` share: the story title, the role preset, the prompt set."""
+"""Flags `bookmarks act` and `bookmarks bench` share: the story title, the role preset, the prompt set."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def prompt_set(method: str) -> Literal["released", "personae"]:
 
 
 def add_method_flag(parser: Any) -> None:
-    """``--method bookmarks|bookmarks-personae`` for `act`."""
+    """``--method bookmarks|bookmarks-personae`` for `bookmarks act`."""
     parser.add_argument(
         "--method",
         choices=tuple(PROMPT_METHODS),

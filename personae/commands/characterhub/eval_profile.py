@@ -43,10 +43,10 @@ if TYPE_CHECKING:
 REPORT_NAME = "eval-report.json"
 
 
-def register(protocols: Any) -> None:
-    """Add the `profile` protocol to `personae eval`."""
-    profile = protocols.add_parser(
-        "profile",
+def register(commands: Any) -> None:
+    """Add `characterhub eval`."""
+    profile = commands.add_parser(
+        "eval",
         help="score profiles and their DRInfo against reference wiki pages (CharacterHub)",
     )
     profile.add_argument(

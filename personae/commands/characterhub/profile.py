@@ -36,7 +36,7 @@ DEFAULT_OUT = Path("profiles")
 
 
 def register(commands: Any) -> None:
-    """Add the `profile` subcommand."""
+    """Add `characterhub profile` (also `personae profile`)."""
     parser = commands.add_parser(
         "profile",
         help="deep-search a character profile (web + wiki) into JSON, Markdown and a V3 card",

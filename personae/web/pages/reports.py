@@ -1,8 +1,8 @@
 """Reports: the bench and evaluation reports already written under the runs folder.
 
 What the evaluations write (their ``--out`` folders): ``report.md`` and ``report.html``
-(``personae bookmarks bench``, ``personae eval arcane`` and ``arcane-report``), ``report.md``
-(the AMADEUS evaluations), ``eval-report.{json,md,html}`` (``personae eval profile``) and each
+(``personae bookmarks bench``, ``personae arcane eval`` and ``arcane-report``), ``report.md``
+(the AMADEUS evaluations), ``eval-report.{json,md,html}`` (``personae characterhub eval``) and each
 run's ``summary.json``. The page lists those files under ``runs_dir`` and shows one: Markdown
 rendered with raw HTML switched off (a report quotes model output and web pages, which must
 stay text), JSON pretty-printed, and an HTML report inside a sandboxed frame, the file itself
