@@ -123,25 +123,6 @@ def arc() -> None:
     line("arc build", (estimate.calls, estimate.tokens), used, detail)
 
 
-class _Notes:
-    """A bench progress sink that keeps its notices (the estimate is one)."""
-
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
-    def start(self, total: int, skipped: int) -> None:
-        """Ignore."""
-
-    def advance(self, record: Any) -> None:
-        """Ignore."""
-
-    def note(self, message: str) -> None:
-        self.notes.append(message)
-
-    def close(self) -> None:
-        """Ignore."""
-
-
 def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "bookmarks")) -> None:
     import json
     import re
@@ -161,7 +142,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
     for method in methods:
         model = world.scripted_model(KeyMoveVerdict=lambda m: {"reasoning": "k", "score": "C"})
         forget_resources()
-        sink = _Notes()
+        notes: list[str] = []  # the progress lines: the estimate is one
         with override_models(model), tempfile.TemporaryDirectory() as out:
             config = BenchConfig(
                 storylines=tuple(str(p) for p in paths),
@@ -172,7 +153,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
                 judge_model="openai:scripted",
                 limit=limit,
             )
-            asyncio.run(run_bench(config, sink))
+            asyncio.run(run_bench(config, progress=notes.append))
             rows = [json.loads(x) for x in (Path(out) / "results.jsonl").read_text().splitlines()]
         calls = sum(r["stats"].get("llm_calls", 0) + r["judge_usage"]["llm_calls"] for r in rows)
         tokens = sum(
@@ -182,8 +163,8 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
             + r["judge_usage"]["output_tokens"]
             for r in rows
         )
-        found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", sink.notes[0])
-        assert found, sink.notes
+        found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", notes[0])
+        assert found, notes
         estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
         detail = f"{method}, haruhi + Poppin'Party, {limit} instances per character"
         line("bench bookmarks", estimated, (calls, tokens), detail)

@@ -18,6 +18,7 @@ from personae.evals.bookmarks.bench import (
     result_key,
     run_bench,
 )
+from personae.progress import CountedLine
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
@@ -242,34 +243,31 @@ async def test_a_storyline_without_a_character_list_is_an_error_naming_the_fix(
 
 
 class _Notes:
+    """A progress keeping its lines."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def start(self, total: int, skipped: int) -> None:
-        self.lines.append(f"start {total} {skipped}")
-
-    def advance(self, record: Any) -> None:
-        self.lines.append(f"done {record['character']} {record['position']}")
-
-    def note(self, message: str) -> None:
-        self.lines.append(message)
-
-    def close(self) -> None:
-        self.lines.append("close")
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
 
 
 async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> None:
     first = _Notes()
-    await run_bench(_config(tmp_path, scripted_model(), limit=1), first)
+    await run_bench(_config(tmp_path, scripted_model(), limit=1), progress=first)
     estimate, *events = first.lines
     assert estimate.startswith("estimated: 4 LLM calls, ~")  # 2 instances and their judge calls
     assert "model openai:bench-test" in estimate and estimate.endswith("judge judge-v1")
-    assert events[0] == "start 2 0" and events[-1] == "close"
-    assert sorted(events[1:3]) == ["done Alice 21", "done Bob 19"]
+    assert events[0] == "bench: 2 instances to run"
+    assert isinstance(events[0], CountedLine) and (events[0].done, events[0].total) == (0, 2)
+    finished = [line for line in events if isinstance(line, CountedLine) and line.done]
+    assert sorted(line.label for line in finished) == ["stub tiny Alice", "stub tiny Bob"]
+    assert [(line.done, line.total) for line in finished] == [(1, 2), (2, 2)]
+    assert finished[0].startswith(f"bench 1/2: {finished[0].label} done (0.")
     second = _Notes()
     override_models(specs={"openai:other": scripted_model()})
     other = _config(tmp_path, scripted_model(), limit=1, model="openai:other")
-    outcome = await run_bench(other, second)
+    outcome = await run_bench(other, progress=second)
     assert outcome.ran == 0
     assert "already has results from model openai:bench-test" in second.lines[0]
     assert "use another --out to compare models" in second.lines[0]

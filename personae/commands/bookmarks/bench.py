@@ -99,9 +99,10 @@ def _methods(args: argparse.Namespace) -> tuple[str, ...]:
 
 def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
-    from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
+    from personae.evals.bookmarks.bench import BenchConfig, run_bench
     from personae.evals.bookmarks.report import score_tables_markdown
     from personae.evals.paper_settings import PaperSetting, settings_text
+    from personae.progress_bar import stderr_progress
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
@@ -132,7 +133,11 @@ def run_bookmarks(args: argparse.Namespace) -> int:
     cache = models.settings.cache_dir
     check_writable_dir(cache, "PERSONAE_CACHE_DIR", CACHE_FIX)
     config = dataclasses.replace(config, judge_cache=cache / "judge")  # shared across --out
-    outcome = asyncio.run(run_bench(config, default_progress()))
+    progress = stderr_progress()
+    try:
+        outcome = asyncio.run(run_bench(config, progress=progress))
+    finally:
+        progress.close()
     rejudged = (
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
     )
