@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
                 "--export needs --results DIR/results.jsonl", "run eval personality first"
             )
         sheet = export_rating_sheet(args.results, args.export, samples=args.samples, seed=args.seed)
-        sys.stdout.write(f"sheet: {sheet}\n")
+        sys.stdout.write(f"sheet: {sheet.path}\n")
         return 0
     if not args.ratings:
         raise InputError(
