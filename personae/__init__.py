@@ -25,6 +25,7 @@ use, so ``import personae`` and ``personae --help`` stay fast.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -174,7 +175,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Load a public name on first use (the heavy libraries load with it, not with Personae)."""
+    """Load a public name on first use (the heavy libraries load with it, not with Personae).
+
+    A name of the other face (an evaluation runner) fails with where it lives now.
+    """
+    if name not in _EXPORTS and not name.startswith("__"):
+        evals = importlib.import_module("personae.evals")  # a table, no heavy import
+        if name in evals._EXPORTS:
+            raise AttributeError(
+                f"module 'personae' has no attribute {name!r}; each paper's evaluation "
+                f"protocol is in personae.evals: from personae.evals import {name}"
+            )
     return load_public_name(globals(), _EXPORTS, name)
 
 

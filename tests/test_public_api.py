@@ -108,6 +108,12 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     assert "predict_action" in dir(personae) and "run_bench" in dir(personae.evals)
 
 
+def test_an_evaluation_asked_of_the_apps_face_names_its_face() -> None:
+    with pytest.raises(AttributeError, match="from personae.evals import run_bench"):
+        _ = personae.run_bench
+    assert "run_bench" not in dir(personae)
+
+
 def test_import_personae_loads_no_heavy_library() -> None:
     probe = (
         "import sys, personae, personae.evals; "
