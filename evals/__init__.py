@@ -23,6 +23,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # generated from it (`uv run python scripts/public_names.py`), __getattr__ reads it.
     # CharacterHub: the profile evaluation (Tables 9-10)
     "evaluate_profiles": ("personae.evals.characterhub.profile_eval", "evaluate_profiles"),
+    "evaluate_profile_files": ("personae.runners.characterhub_eval", "evaluate_profile_files"),
     "ProfileEvalContext": ("personae.evals.characterhub.profile_eval", "ProfileEvalContext"),
     "ProfileEvalReport": ("personae.evals.characterhub.profile_eval", "ProfileEvalReport"),
     "load_profile_document": (
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # what IDEs, pyright and mypy read; __getattr__ loads at run 
         read_votes,
         resume_with_votes,
     )
+    from personae.runners.characterhub_eval import evaluate_profile_files
 
 __all__ = [
     "ArcaneEvalContext",
@@ -123,6 +125,7 @@ __all__ = [
     "evaluate_persona_qa",
     "evaluate_personality",
     "evaluate_pov_control",
+    "evaluate_profile_files",
     "evaluate_profiles",
     "export_rating_sheet",
     "export_training_data",

@@ -96,10 +96,7 @@ def test_no_command_with_a_runner_writes_files_itself() -> None:
     assert stale == [], "these commands write no file any more: drop them from NO_RUNNER_YET"
 
 
-RUNS_A_PROTOCOL_ITSELF: dict[str, str] = {
-    "characterhub/eval_profile.py": "finds and loads each character's reference page, then "
-    "evaluates every character (evaluate_characters_into): a job for a CharacterHub runner",
-}
+RUNS_A_PROTOCOL_ITSELF: dict[str, str] = {}
 """Command modules that still run an evaluation protocol's coroutines themselves, and why;
 like NO_RUNNER_YET, exact and only shrinking."""
 
@@ -126,8 +123,9 @@ def protocol_coroutines(path: Path) -> list[str]:
 
 
 def test_commands_call_runners_not_the_protocols_inside_them() -> None:
-    """Issue 34: the personality and persona-QA commands ran the protocol themselves (built the
-    interviewees, indexed personas, estimated, ran the eval coroutine); the runners do now."""
+    """Issue 34: the personality, persona-QA and profile-evaluation commands ran the protocol
+    themselves (built the interviewees, found the references, estimated, ran the eval
+    coroutine); their runners do now."""
     running = {
         path.relative_to(COMMANDS).as_posix(): found
         for path in sorted(COMMANDS.rglob("*.py"))

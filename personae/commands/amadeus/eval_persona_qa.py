@@ -58,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from personae.commands.amadeus.chat import agent_context
-    from personae.commands.amadeus.persona import index_options
     from personae.runners.amadeus_qa import evaluate_persona_qa
 
     agent = agent_context(args, ask=False)  # the runner asks, after checking its inputs
@@ -66,7 +65,6 @@ def run(args: argparse.Namespace) -> int:
         evaluate_persona_qa(
             args.qa,
             context=agent,
-            index=index_options(args, agent),
             judge_model=args.judge_model or "",
             out=args.out,
             limit=args.limit,
