@@ -131,7 +131,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
     import bookmarks_world as world
     from bench_bookmarks_sync import SHARED
 
-    from personae.evals.bookmarks.bench import BenchConfig, run_bench
+    from personae.evals.bookmarks.bench import BenchConfig, run_bench_config
     from personae.graphs.bookmarks.resources import forget_resources
     from personae.testing import override_models
 
@@ -153,7 +153,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
                 judge_model="openai:scripted",
                 limit=limit,
             )
-            asyncio.run(run_bench(config, progress=notes.append))
+            asyncio.run(run_bench_config(config, progress=notes.append))
             rows = [json.loads(x) for x in (Path(out) / "results.jsonl").read_text().splitlines()]
         calls = sum(r["stats"].get("llm_calls", 0) + r["judge_usage"]["llm_calls"] for r in rows)
         tokens = sum(

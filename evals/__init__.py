@@ -34,7 +34,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ProfileReference": ("personae.evals.characterhub.profile_reference", "ProfileReference"),
     # BOOKMARKS: the benchmark (Table 2)
     "run_bench": ("personae.evals.bookmarks.bench", "run_bench"),
-    "BenchConfig": ("personae.evals.bookmarks.bench", "BenchConfig"),
+    "BenchContext": ("personae.evals.bookmarks.bench", "BenchContext"),
     "BenchOutcome": ("personae.evals.bookmarks.bench", "BenchOutcome"),
     # AMADEUS: personality (Tables 4-5), persona QA (Table 6), chunking and human ratings
     "evaluate_personality": ("personae.runners.amadeus_personality", "evaluate_personality"),
@@ -66,7 +66,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 # generated from _EXPORTS by `uv run python scripts/public_names.py`: do not edit
 if TYPE_CHECKING:  # what IDEs, pyright and mypy read; __getattr__ loads at run time
     from personae.evals.arcane.eval_graph import ArcaneEvalContext
-    from personae.evals.bookmarks.bench import BenchConfig, BenchOutcome, run_bench
+    from personae.evals.bookmarks.bench import BenchContext, BenchOutcome, run_bench
     from personae.evals.characterhub.profile_eval import (
         ProfileDocument,
         ProfileEvalContext,
@@ -106,7 +106,7 @@ __all__ = [
     "ArcaneEvalContext",
     "ArcaneEvalRun",
     "ArcaneReport",
-    "BenchConfig",
+    "BenchContext",
     "BenchOutcome",
     "ChunkAnalysis",
     "PersonaQAReport",

@@ -42,8 +42,6 @@ NO_CONTEXT = {
     "import_novel": "no model: splits a text file into chapters; its keywords are its settings",
     "export_rating_sheet": "no model: samples rows of results.jsonl into a CSV sheet",
     "write_arcane_report": "no model: rebuilds the reports from the folder's results.jsonl",
-    "run_bench": "one BenchConfig holds the storylines, methods and run settings: its models "
-    "resolve once, so the records, the verdict cache and each method's context name the same",
 }
 """Runners without a ``context=`` keyword, and why."""
 SESSIONS = {

@@ -200,18 +200,13 @@ class BenchModels(LLMContext):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchConfig:
-    """One benchmark invocation; the model settings left empty are filled when it is made.
+class BenchContext:
+    """The run settings of a benchmark run; the model settings left empty are filled when made.
 
     The CLI passes its flags as they are; :class:`BenchModels` applies the settings rule, so
     records, the verdict cache and every method's context name the same resolved models.
     """
 
-    storylines: tuple[str, ...]
-    """Storyline files (BOOKMARKS release JSON or JSONL)."""
-    methods: tuple[str, ...]
-    out_dir: Path
-    """Where results.jsonl, summary.json, the reports and the judge cache go."""
     model: str = ""
     """Strong model spec given to the method graphs (acting); empty: ``PERSONAE_MODEL``."""
     fast_model: str = ""
@@ -278,6 +273,17 @@ class BenchConfig:
         if role == "judge_model" and self.judge_cache_name:
             return self.judge_cache_name
         return str(getattr(self, role))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchConfig(BenchContext):
+    """One benchmark invocation: its storylines, methods and output folder, and its settings."""
+
+    storylines: tuple[str, ...]
+    """Storyline files (BOOKMARKS release JSON or JSONL)."""
+    methods: tuple[str, ...]
+    out_dir: Path
+    """Where results.jsonl, summary.json, the reports and the judge cache go."""
 
 
 def result_key(record: Mapping[str, Any]) -> ResultKey:
@@ -633,16 +639,41 @@ def _key(instance: BenchInstance, label: str) -> tuple[str, str, str, int]:
     return instance.artifact, label, instance.character, instance.position
 
 
-async def run_bench(config: BenchConfig, *, progress: Progress = quiet) -> BenchOutcome:
+async def run_bench(
+    storylines: Sequence[str],
+    *,
+    methods: Sequence[str],
+    out: Path,
+    context: BenchContext | None = None,
+    progress: Progress = quiet,
+) -> BenchOutcome:
     """Run (or resume) BOOKMARKS' benchmark (Table 2); write results.jsonl, summary.json, reports.
 
-    ``config`` holds the storylines, the methods and the run settings in one frozen record: its
-    models resolve once, so the records, the verdict cache and every method's context name the
-    same models. ``progress`` gets the estimate, the notices, and a
-    :class:`~personae.progress.CountedLine` per finished instance (a caller may draw a bar).
-    Everything that can be wrong with the input (files, characters, methods, judge) is checked
-    before the first instance runs, so bad input writes nothing.
+    Each of ``methods`` (``vanilla``, ``ricl``, ``eta``, ``bookmarks``, ...) acts at every test
+    instance of ``storylines`` (release JSON or JSONL) and is judged; ``out`` gets the results,
+    the summary, the reports and (by default) the methods' memory. ``context`` holds the run
+    settings (models, judge, characters, limit, concurrency; default: the settings'). ``progress``
+    gets the estimate, the notices, and a :class:`~personae.progress.CountedLine` per finished
+    instance (a caller may draw a bar). Everything that can be wrong with the input (files,
+    characters, methods, judge) is checked before the first instance runs, so bad input writes
+    nothing.
+
+    Raises:
+        InputError: a storyline, character, method or judge the run cannot use.
+        NothingUsableError: every instance failed.
     """
+    settings = context or BenchContext()
+    config = BenchConfig(
+        storylines=tuple(storylines),
+        methods=tuple(methods),
+        out_dir=out,
+        **{f.name: getattr(settings, f.name) for f in fields(BenchContext)},
+    )
+    return await run_bench_config(config, progress=progress)
+
+
+async def run_bench_config(config: BenchConfig, *, progress: Progress = quiet) -> BenchOutcome:
+    """:func:`run_bench` of one :class:`BenchConfig` (its inputs and settings in one record)."""
     _check_config(config)
     storylines = _open_storylines(config.storylines)
     instances = build_instances(

@@ -15,7 +15,7 @@ from pathlib import Path
 import bookmarks_world as world
 import pytest
 
-from personae.evals.bookmarks.bench import BenchConfig, run_bench
+from personae.evals.bookmarks.bench import BenchConfig, run_bench_config
 from personae.graphs.bookmarks.resources import forget_resources
 from personae.testing import override_models
 
@@ -37,7 +37,7 @@ def test_the_estimate_is_within_15_percent_of_the_calls_made(method: str, tmp_pa
     )
     forget_resources()
     with override_models(model):
-        asyncio.run(run_bench(config, progress=notes.append))
+        asyncio.run(run_bench_config(config, progress=notes.append))
     forget_resources()
     rows = [json.loads(x) for x in (tmp_path / "out/results.jsonl").read_text().splitlines()]
     assert len(rows) == 6
