@@ -82,8 +82,9 @@ def main() -> int:
     for module, path in FRONT_DOORS.items():
         write(module, path)
     files = [str(p) for p in FRONT_DOORS.values()]
-    subprocess.run(["ruff", "check", "--fix", "--select", "I", "-q", *files], check=True)
-    subprocess.run(["ruff", "format", "-q", *files], check=True)
+    ruff = [sys.executable, "-m", "ruff"]
+    subprocess.run([*ruff, "check", "--fix", "--select", "I", "-q", *files], check=True)
+    subprocess.run([*ruff, "format", "-q", *files], check=True)
     return 0
 
 

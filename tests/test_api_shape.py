@@ -177,3 +177,27 @@ def test_the_shape_check_catches_a_dict_result_and_a_callback() -> None:
     assert "context" not in inspect.signature(planted).parameters
     with pytest.raises(AssertionError, match="not a result type"):
         result_type(planted)
+
+
+@pytest.mark.parametrize(("face", "name"), [r for r in public_callables() if BUILDERS.match(r[1])])
+def test_every_graph_builder_takes_only_a_checkpointer(face: str, name: str) -> None:
+    """``build_*_graph(checkpointer=None)``: the compiled graph; its run settings are the
+    context passed to each invoke, as the LangGraph server passes them."""
+    parameters = inspect.signature(getattr(FACES[face], name)).parameters
+    assert list(parameters) == ["checkpointer"] and parameters["checkpointer"].default is None
+
+
+@pytest.mark.parametrize(
+    ("face", "name"), [r for r in public_callables() if TOOL_FACTORIES.match(r[1])]
+)
+def test_every_tool_factory_returns_a_langchain_tool(face: str, name: str) -> None:
+    from langchain_core.tools import BaseTool
+
+    function = getattr(FACES[face], name)
+    returned = result_type(function)
+    assert isinstance(returned, type) and issubclass(returned, BaseTool), returned
+    assert all(
+        p.kind is p.KEYWORD_ONLY
+        for p in inspect.signature(function).parameters.values()
+        if p.default is not p.empty and p.name != "context"
+    )
