@@ -4,7 +4,7 @@ Run: uv run python benchmarks/bench_bookmarks_schedule.py [--limit N] [--latency
      [--artifacts haruhi "Poppin'Party"]   (default: the whole artifacts; --limit N takes each
      character's first N instances in the global order, for a quick look)
 
-Runs the real ``bookmarks bench`` runner (``run_bench``: real BOOKMARKS graph, real Chroma bank
+Runs the real ``bookmarks bench`` runner (``run_bench_config``: real BOOKMARKS graph, real Chroma bank
 in a temporary folder) with the deterministic scripted model of ``bench_bookmarks_sync.py`` on
 two artifacts of ../shared/data/bookmarks, twice: ``--concurrency 1`` and ``--concurrency 4``.
 One artifact is one shared bank whose targets (every major character's) run in one global story
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_bookmarks_sync import SHARED, scripted_model  # noqa: E402
 
-from personae.evals.bookmarks.bench import BenchConfig, result_key, run_bench  # noqa: E402
+from personae.evals.bookmarks.bench import BenchConfig, result_key, run_bench_config  # noqa: E402
 from personae.evals.bookmarks.instances import build_instances, instances_for  # noqa: E402
 from personae.graphs.bookmarks.resources import forget_resources  # noqa: E402
 from personae.memory.bookmarks.storyline import open_storyline  # noqa: E402
@@ -69,7 +69,7 @@ async def one_run(paths: list[Path], limit: int | None, concurrency: int, latenc
             concurrency=concurrency,
         )
         start = time.perf_counter()
-        outcome = await run_bench(config)
+        outcome = await run_bench_config(config)
         wall = time.perf_counter() - start
         lines = (Path(out) / "results.jsonl").read_text().splitlines()
     records = sorted((json.loads(line) for line in lines), key=result_key)

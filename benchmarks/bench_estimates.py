@@ -128,25 +128,6 @@ def arc() -> None:
     line("arcane build-arcs", (estimate.calls, estimate.tokens), used, detail)
 
 
-class _Notes:
-    """A bench progress sink that keeps its notices (the estimate is one)."""
-
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
-    def start(self, total: int, skipped: int) -> None:
-        """Ignore."""
-
-    def advance(self, record: Any) -> None:
-        """Ignore."""
-
-    def note(self, message: str) -> None:
-        self.notes.append(message)
-
-    def close(self) -> None:
-        """Ignore."""
-
-
 def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "bookmarks")) -> None:
     import json
     import re
@@ -155,7 +136,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
     import bookmarks_world as world
     from bench_bookmarks_sync import SHARED
 
-    from personae.evals.bookmarks.bench import BenchConfig, run_bench
+    from personae.evals.bookmarks.bench import BenchConfig, run_bench_config
     from personae.graphs.bookmarks.resources import forget_resources
     from personae.testing import override_models
 
@@ -166,7 +147,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
     for method in methods:
         model = world.scripted_model(KeyMoveVerdict=lambda m: {"reasoning": "k", "score": "C"})
         forget_resources()
-        sink = _Notes()
+        notes: list[str] = []  # the progress lines: the estimate is one
         with override_models(model), tempfile.TemporaryDirectory() as out:
             config = BenchConfig(
                 storylines=tuple(str(p) for p in paths),
@@ -177,7 +158,7 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
                 judge_model="openai:scripted",
                 limit=limit,
             )
-            asyncio.run(run_bench(config, sink))
+            asyncio.run(run_bench_config(config, progress=notes.append))
             rows = [json.loads(x) for x in (Path(out) / "results.jsonl").read_text().splitlines()]
         calls = sum(r["stats"].get("llm_calls", 0) + r["judge_usage"]["llm_calls"] for r in rows)
         tokens = sum(
@@ -187,8 +168,8 @@ def bench(limit: int, methods: tuple[str, ...] = ("vanilla", "ricl", "eta", "boo
             + r["judge_usage"]["output_tokens"]
             for r in rows
         )
-        found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", sink.notes[0])
-        assert found, sink.notes
+        found = re.search(r"estimated: ([\d,]+) LLM calls, ~([\d,]+) tokens", notes[0])
+        assert found, notes
         estimated = (int(found.group(1).replace(",", "")), int(found.group(2).replace(",", "")))
         detail = f"{method}, haruhi + Poppin'Party, {limit} instances per character"
         line("bookmarks bench", estimated, (calls, tokens), detail)

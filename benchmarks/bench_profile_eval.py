@@ -102,8 +102,8 @@ async def one_run(
         for i in range(profiles)
     ]
     start = time.perf_counter()
-    report = await evaluate_profiles(documents, reference, context)
-    return time.perf_counter() - start, report
+    report = await evaluate_profiles(documents, reference, context=context)
+    return time.perf_counter() - start, report.record
 
 
 def main() -> None:

@@ -91,13 +91,31 @@ def build_graph(
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-async def echo_twice(line: str) -> str:
+from personae.progress import Progress, quiet
+
+if TYPE_CHECKING:
+    from personae.graphs.echo.graph import EchoContext
+
+
+@dataclass(frozen=True)
+class Echo:
+    """What the ECHO graph said."""
+
+    echo: str
+
+
+async def echo_twice(
+    line: str, *, context: EchoContext | None = None, progress: Progress = quiet
+) -> Echo:
     """The line, said twice by the ECHO graph."""
     from personae.graphs.echo.graph import EchoContext, build_graph
 
-    result = await build_graph().ainvoke({"line": line}, context=EchoContext())
-    return str(result["echo"])
+    progress(f"echoing {line!r}")
+    result = await build_graph().ainvoke({"line": line}, context=context or EchoContext())
+    return Echo(str(result["echo"]))
 ''',
     "personae/commands/echo/__init__.py": '''"""The ECHO commands: ``personae echo <command>`` (a stub paper)."""
 
@@ -164,15 +182,11 @@ def add_stub_paper(root: Path, *, skip: str = "") -> list[str]:
         root,
         "personae/__init__.py",
         "_EXPORTS: dict[str, tuple[str, str]] = {\n",
-        '_EXPORTS: dict[str, tuple[str, str]] = {\n    "echo_twice": ("personae.runners.echo", "echo_twice"),\n',
+        '_EXPORTS: dict[str, tuple[str, str]] = {\n    "echo_twice": ("personae.runners.echo", "echo_twice"),\n'
+        '    "Echo": ("personae.runners.echo", "Echo"),\n',
     )
-    _edit(root, "personae/__init__.py", "__all__ = [\n", '__all__ = [\n    "echo_twice",\n')
-    _edit(
-        root,
-        "personae/__init__.py",
-        "    from personae.errors import PersonaeError\n",
-        "    from personae.errors import PersonaeError\n    from personae.runners.echo import echo_twice\n",
-    )
+    # __all__ and the TYPE_CHECKING imports come from the table
+    subprocess.run([sys.executable, "scripts/public_names.py"], cwd=root, check=True)
     _add_to_langgraph_json(root)
     return sorted([*touched, "personae/__init__.py", "langgraph.json"])
 
@@ -198,6 +212,7 @@ def guide() -> str:
 CHECKS = [
     "tests/test_layers.py",
     "tests/test_public_api.py",
+    "tests/test_api_shape.py",
     "tests/test_examples.py::test_every_graph_has_a_studio_input_its_schemas_accept",
     "tests/test_wheel.py",
 ]

@@ -658,8 +658,9 @@ PROBLEMS: dict[str, str] = {
     "eval personality --model nomodel": "model 'gpt4' is not a provider:model string",
     "eval persona-qa --temperature abc": "temperature 'abc' is not a number",
     "eval persona-qa --top-p 7": "top_p 7\\.0 is outside 0\\.0\\-1\\.0",
-    "eval persona-qa PERSONAE_TEMPERATURE=hot": "QA file .*/qa\\.json not found",
-    "eval persona-qa PERSONAE_EMBEDDINGS=bogus": "QA file .*/qa\\.json not found",
+    # the run context is the runner's input: a bad setting is reported before the QA file
+    "eval persona-qa PERSONAE_TEMPERATURE=hot": "temperature 'hot' is not a number",
+    "eval persona-qa PERSONAE_EMBEDDINGS=bogus": "unknown embeddings 'bogus'",
     "eval persona-qa --model nomodel": "QA file .*/qa\\.json not found",
     "eval arcane-perturb --temperature abc": "temperature 'abc' is not a number",
     "eval arcane-perturb --top-p 7": "top_p 7\\.0 is outside 0\\.0\\-1\\.0",

@@ -3,8 +3,8 @@
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
 never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/runners/``, one
 module per paper) < the CLI commands, the MCP server (``personae/mcp/``) and the web page
-(``personae/web/``), edges alike < the front door (``personae/__init__.py``, which names every
-public thing). Inside each job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
+(``personae/web/``), edges alike < the two front doors (``personae/__init__.py`` and
+``evals/__init__.py``, ``personae.evals``, which name every public thing). Inside each job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
 module per paper (``<paper>_<part>.py`` when a job needs two, as ARCANE's evaluation); a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
 too: a lazy import is still a dependency.
@@ -78,6 +78,8 @@ def paper_of_file(path: Path) -> str | None:
 
 def layer_of_file(path: Path) -> str:
     relative = path.relative_to(ROOT).parts
+    if relative in (("personae", "__init__.py"), ("evals", "__init__.py")):
+        return "front"  # the two faces of the API: personae (apps) and personae.evals
     if relative[0] in FOLDERS:
         return relative[0]
     if relative[:2] == ("personae", "runners"):
@@ -85,8 +87,6 @@ def layer_of_file(path: Path) -> str:
     edges = (("personae", "commands"), ("personae", "mcp"), ("personae", "web"))
     if relative[:2] in edges or relative[-1] == "cli.py":
         return "commands"  # the edges: the CLI, the MCP server and the web page
-    if relative == ("personae", "__init__.py"):
-        return "front"
     return "core"
 
 

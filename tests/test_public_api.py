@@ -1,9 +1,11 @@
-"""The front door: ``from personae import ...`` keeps its names, loads them lazily, and is all
-the examples, the README snippets and the MCP tools use.
+"""The two front doors: ``from personae import ...`` (apps) and ``from personae.evals import ...``
+(each paper's protocol) load their names lazily from one table each, and are all the examples,
+the README snippets and the MCP tools use.
 
-A public name that disappears breaks every app importing it: the frozen list below changes
-only with a release note. The type checkers see what ``__getattr__`` loads (the
-``TYPE_CHECKING`` imports name the same objects), and ``import personae`` stays cheap.
+Each table (``_EXPORTS``) is the one list of a face's public names: ``__all__`` and the
+``TYPE_CHECKING`` imports that IDEs, pyright and mypy read are generated from it
+(``scripts/public_names.py``), and these tests fail when they disagree, or when a name's
+module is missing (no skip: a public name that cannot load breaks every app importing it).
 """
 
 from __future__ import annotations
@@ -15,91 +17,108 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import personae
+import personae.evals
+from personae.public_names import load_public_name
 
 ROOT = Path(__file__).resolve().parents[1]
-FROZEN: tuple[str, ...] = (
-    # runners
-    "profile_character", "Profile", "profile_characters", "ProfileBatch", "CharacterRow",
-    "read_character_list", "predict_action", "ActionStep", "index_persona",
-    "persona_index_settings", "IndexedPersona", "open_chat", "Chat", "ask_character", "ChatTurn",
-    "import_novel", "ImportedNovel", "build_arcs", "ArcBuild", "act_at_chapter", "ChapterAnswer",
-    # benchmarks and evaluations
-    "evaluate_profiles", "run_bench", "BenchConfig", "run_personality_eval", "PersonalityRun",
-    "run_persona_qa", "QARun", "analyse_persona_chunks", "ChunkAnalysis", "export_rating_sheet",
-    "evaluate_arcane", "ArcaneEvalRun", "evaluate_pov_control", "perturb_arcane",
-    "write_arcane_report", "export_training_data", "TrainingExport", "export_vote_sheet",
-    "read_votes", "resume_with_votes", "VoteSheet",
-    # graph builders
-    "build_profiler_graph", "build_bookmarks_graph", "build_amadeus_graph",
-    "build_arc_build_graph", "build_arcane_roleplay_graph",
-    # tool factories
-    "create_profile_tool", "create_storyline_memory_tool", "create_ask_character_tool",
-    "create_arcane_act_tool",
-    # contexts, settings, records, errors
-    "LLMContext", "ProfilerContext", "BookmarksContext", "AmadeusContext", "ArcBuildContext",
-    "ArcaneEvalContext", "RoleplayContext", "Settings", "load_settings", "profile_document",
-    "PersonaeError",
-    "__version__",
-)  # fmt: skip
-"""Every public name; removing one from ``personae.__all__`` fails this test."""
-PUBLIC_MODULES = ("personae", "personae.testing")
-"""What an app imports from: the front door, and the test kit (a scripted model)."""
+FACES = {"personae": personae, "personae.evals": personae.evals}
+PUBLIC_MODULES = ("personae", "personae.evals", "personae.testing")
+"""What an app imports from: the two faces, and the test kit (a scripted model)."""
 HEAVY = ("langgraph", "langchain_core", "langchain_openai", "openai", "chromadb", "httpx")
 
 
-def _exported(name: str) -> object:
-    """The object behind a public name (its module may live on a branch not merged yet)."""
-    module = personae._EXPORTS[name][0] if name in personae._EXPORTS else "personae"
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} is not in this tree yet")
-    return getattr(personae, name)
+def generator() -> ModuleType:
+    """scripts/public_names.py, which writes ``__all__`` and the imports from the tables."""
+    spec = importlib.util.spec_from_file_location(
+        "personae_public_names_script", ROOT / "scripts/public_names.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_no_public_name_disappears() -> None:
-    assert set(FROZEN) - set(personae.__all__) == set()
-    assert sorted(personae.__all__) == sorted({*personae._EXPORTS, "__version__"})
+def public_names() -> list[tuple[str, str]]:
+    """Every (face, name) of both tables."""
+    return [(face, name) for face, module in FACES.items() for name in sorted(module._EXPORTS)]
 
 
-@pytest.mark.parametrize("name", sorted(n for n in FROZEN if n != "__version__"))
-def test_every_public_name_loads_and_documents_itself(name: str) -> None:
-    value = _exported(name)
-    module, attribute = personae._EXPORTS[name]
+@pytest.mark.parametrize(("face", "name"), public_names())
+def test_every_public_name_loads_and_documents_itself(face: str, name: str) -> None:
+    module, attribute = FACES[face]._EXPORTS[name]
+    assert importlib.util.find_spec(module) is not None, f"{face}.{name}: {module} is missing"
+    value = getattr(FACES[face], name)
     assert value is getattr(importlib.import_module(module), attribute)
     doc = (getattr(value, "__doc__", None) or "").strip()
     assert doc and not doc.startswith(f"{attribute}("), f"{name} has no docstring of its own"
 
 
+def test_a_name_whose_module_is_missing_fails_to_load() -> None:
+    """A table entry pointing at a missing module raises (the test above fails, never skips)."""
+    table = {"gone": ("personae.runners.no_such_module", "gone")}
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        load_public_name({"__name__": "personae"}, table, "gone")
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_all_and_the_type_checking_imports_are_generated_from_the_table(face: str) -> None:
+    """IDEs, pyright and mypy read the TYPE_CHECKING imports and ``__all__``; the lazy loader
+    reads the table. Fix: ``uv run python scripts/public_names.py``."""
+    script = generator()
+    path = script.FRONT_DOORS[face]
+    imports, names = script.declared(path)
+    table = script.table(path)
+    assert table == FACES[face]._EXPORTS
+    assert imports == table, "run `uv run python scripts/public_names.py`"
+    assert names == sorted({*table, *script.EXTRA[face]}) == sorted(FACES[face].__all__)
+
+
+def test_the_generator_writes_what_the_check_reads() -> None:
+    script = generator()
+    text = script.block({"run": ("personae.x", "run"), "Alias": ("personae.y", "Name")}, ("v",))
+    assert "    from personae.x import run\n" in text
+    assert "    from personae.y import Name as Alias\n" in text
+    assert '__all__ = [\n    "Alias",\n    "run",\n    "v",\n]' in text
+
+
+def test_apps_and_protocols_are_two_faces() -> None:
+    """``personae`` holds what an app uses; each paper's evaluation protocol is in
+    ``personae.evals`` (its runners, contexts and results), never in both."""
+    app, protocols = personae._EXPORTS, personae.evals._EXPORTS
+    assert set(app) & set(protocols) == set()
+    assert [n for n, (module, _) in app.items() if module.startswith("personae.evals")] == []
+    eval_runners = re.compile(r"personae\.runners\.\w+_(eval|export|votes|personality|qa)$")
+    assert [n for n, (module, _) in app.items() if eval_runners.match(module)] == []
+    assert {"evaluate_profiles", "run_bench", "evaluate_personality", "evaluate_persona_qa"} <= set(
+        protocols
+    )
+    assert {"evaluate_arcane", "perturb_arcane", "export_training_data"} <= set(protocols)
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'profile_charcter'"):
         _ = personae.profile_charcter
-    assert "predict_action" in dir(personae)
+    with pytest.raises(AttributeError, match="'personae.evals' has no attribute 'run_bnech'"):
+        _ = personae.evals.run_bnech
+    assert "predict_action" in dir(personae) and "run_bench" in dir(personae.evals)
 
 
-def _type_checking_imports() -> dict[str, tuple[str, str]]:
-    """``{public name: (module, attribute)}`` of ``personae/__init__.py``'s TYPE_CHECKING block."""
-    tree = ast.parse((ROOT / "personae" / "__init__.py").read_text(encoding="utf-8"))
-    [block] = [
-        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
-    ]
-    found: dict[str, tuple[str, str]] = {}
-    for node in block.body:
-        assert isinstance(node, ast.ImportFrom) and node.module
-        for alias in node.names:
-            found[alias.asname or alias.name] = (node.module, alias.name)
-    return found
-
-
-def test_type_checkers_see_what_the_lazy_loader_loads() -> None:
-    """IDEs, pyright and mypy read the TYPE_CHECKING imports; the run time reads _EXPORTS."""
-    assert _type_checking_imports() == personae._EXPORTS
+def test_an_evaluation_asked_of_the_apps_face_names_its_face() -> None:
+    with pytest.raises(AttributeError, match="from personae.evals import run_bench"):
+        _ = personae.run_bench
+    assert "run_bench" not in dir(personae)
 
 
 def test_import_personae_loads_no_heavy_library() -> None:
-    probe = "import sys, personae; print(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = (
+        "import sys, personae, personae.evals; "
+        "print(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.strip().split(","))
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
@@ -117,9 +136,10 @@ def non_public_imports(source: str, where: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and _ours(node.module):
             if node.module not in PUBLIC_MODULES:
                 wrong.append(f"{where}: from {node.module} import ...")
-            elif node.module == "personae":
-                hidden = [a.name for a in node.names if a.name not in personae.__all__]
-                wrong += [f"{where}: from personae import {name}" for name in hidden]
+            elif node.module in FACES:
+                face = FACES[node.module].__all__
+                hidden = [a.name for a in node.names if a.name not in face]
+                wrong += [f"{where}: from {node.module} import {name}" for name in hidden]
     return wrong
 
 

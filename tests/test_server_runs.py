@@ -242,7 +242,8 @@ def test_the_runners_write_the_same_files_in_process_and_on_the_server(
     and a rerun on the server reads the finished threads back (no model call)."""
     import asyncio
 
-    from personae import ArcaneEvalContext, ProfilerContext, evaluate_arcane, profile_character
+    from personae import ProfilerContext, profile_character
+    from personae.evals import ArcaneEvalContext, evaluate_arcane
 
     warm_novel_index(served)
 

@@ -94,3 +94,41 @@ def test_no_command_with_a_runner_writes_files_itself() -> None:
     assert unexpected == {}, "a command writes files: move the writing into its runner"
     stale = sorted(set(NO_RUNNER_YET) - set(writing))
     assert stale == [], "these commands write no file any more: drop them from NO_RUNNER_YET"
+
+
+RUNS_A_PROTOCOL_ITSELF: dict[str, str] = {}
+"""Command modules that still run an evaluation protocol's coroutines themselves, and why;
+like NO_RUNNER_YET, exact and only shrinking."""
+
+
+def protocol_coroutines(path: Path) -> list[str]:
+    """The coroutine functions ``path`` imports from ``personae.evals.<paper>...`` that are not
+    public runners (``personae.evals.__all__``): protocol work a runner should do."""
+    import importlib
+    import inspect
+
+    import personae.evals
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("personae.evals."):
+            module = importlib.import_module(str(node.module))
+            found += [
+                f"{node.module}.{alias.name}"
+                for alias in node.names
+                if inspect.iscoroutinefunction(getattr(module, alias.name, None))
+                and alias.name not in personae.evals.__all__
+            ]
+    return found
+
+
+def test_commands_call_runners_not_the_protocols_inside_them() -> None:
+    """Issue 34: the personality, persona-QA and profile-evaluation commands ran the protocol
+    themselves (built the interviewees, found the references, estimated, ran the eval
+    coroutine); their runners do now."""
+    running = {
+        path.relative_to(COMMANDS).as_posix(): found
+        for path in sorted(COMMANDS.rglob("*.py"))
+        if (found := protocol_coroutines(path))
+    }
+    assert set(running) == set(RUNS_A_PROTOCOL_ITSELF), running

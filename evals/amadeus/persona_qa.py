@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from personae.files import (
 )
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
 from personae.llm import InvalidAnswerError, call_structured
+from personae.progress import Progress, quiet
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class QARun:
     cache_dir: Path | None
     out_dir: Path
     concurrency: int = 4
-    progress: Callable[[str], None] = field(default=lambda line: None)
+    progress: Progress = quiet
     max_failures: FailureBudget = field(default_factory=FailureBudget)
     """Items whose judgment is still invalid after retries tolerated before the run stops."""
     settings: Sequence[PaperSetting] = ()

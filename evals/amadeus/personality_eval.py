@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +46,7 @@ from personae.files import append_jsonl, read_jsonl, write_json_atomic, write_te
 from personae.graphs.amadeus.graph import AmadeusContext, build_graph
 from personae.llm import InvalidAnswerError, call_structured
 from personae.llm_endpoint import chosen_methods
+from personae.progress import Progress, quiet
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class PersonalityRun:
     concurrency: int = 4
     limit: int | None = None
     """Items per dimension to ask (None: all), for quick runs."""
-    progress: Callable[[str], None] = field(default=lambda line: None)
+    progress: Progress = quiet
     hs_judge: BaseChatModel | None = None
     """Judge of the Hallucination Score of each answer (Table 6, MBTI/BFI rows); None: skip."""
     judge_name: str = ""

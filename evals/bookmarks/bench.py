@@ -24,12 +24,11 @@ import dataclasses
 import importlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from typing_extensions import TypedDict
@@ -49,6 +48,7 @@ from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
 from personae.llm import InvalidAnswerError
 from personae.llm_endpoint import chosen_methods
 from personae.memory.bookmarks.storyline import ActingFormat, Storyline, open_storyline
+from personae.progress import CountedLine, Progress, quiet
 from personae.run_context import LLMContext
 from personae.settings import DEFAULT_JUDGE_MODEL
 
@@ -200,18 +200,13 @@ class BenchModels(LLMContext):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchConfig:
-    """One benchmark invocation; the model settings left empty are filled when it is made.
+class BenchContext:
+    """The run settings of a benchmark run; the model settings left empty are filled when made.
 
     The CLI passes its flags as they are; :class:`BenchModels` applies the settings rule, so
     records, the verdict cache and every method's context name the same resolved models.
     """
 
-    storylines: tuple[str, ...]
-    """Storyline files (BOOKMARKS release JSON or JSONL)."""
-    methods: tuple[str, ...]
-    out_dir: Path
-    """Where results.jsonl, summary.json, the reports and the judge cache go."""
     model: str = ""
     """Strong model spec given to the method graphs (acting); empty: ``PERSONAE_MODEL``."""
     fast_model: str = ""
@@ -280,124 +275,15 @@ class BenchConfig:
         return str(getattr(self, role))
 
 
-class ProgressSink(Protocol):
-    """What the runner reports progress to (a rich bar, plain lines, or nothing)."""
+@dataclass(frozen=True, kw_only=True)
+class BenchConfig(BenchContext):
+    """One benchmark invocation: its storylines, methods and output folder, and its settings."""
 
-    def start(self, total: int, skipped: int) -> None:
-        """``total`` instances will run; ``skipped`` were done by an earlier run."""
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        """One instance finished."""
-
-    def note(self, message: str) -> None:
-        """A one-line notice (trimmed results, reused predictions)."""
-
-    def close(self) -> None:
-        """The run ended."""
-
-
-class SilentProgress:
-    """Reports nothing except notices, which go to stderr."""
-
-    def start(self, total: int, skipped: int) -> None:
-        """Ignore."""
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        """Ignore."""
-
-    def note(self, message: str) -> None:
-        """Print the notice on stderr."""
-        sys.stderr.write(f"personae: {message}\n")
-
-    def close(self) -> None:
-        """Ignore."""
-
-
-class LineProgress(SilentProgress):
-    """One plain line on stderr per finished instance (used when stderr is not a terminal).
-
-    A run under ``nohup``, CI or a job scheduler writes its stderr to a log: a line per
-    instance (done of all, what finished, time so far) says there how far it got, where a bar
-    would fill the log with control codes. ``stream`` is where the lines go (stderr by default).
-    """
-
-    def __init__(self, stream: Any = None) -> None:
-        self._stream = stream
-        self._total = self._done = 0
-        self._started = time.monotonic()
-
-    def _write(self, line: str) -> None:
-        stream = self._stream or sys.stderr
-        stream.write(f"personae: {line}\n")
-        stream.flush()
-
-    def start(self, total: int, skipped: int) -> None:
-        """Say how many instances will run."""
-        self._total, self._started = total, time.monotonic()
-        before = f" ({skipped} done by an earlier run)" if skipped else ""
-        self._write(f"bench: {total} instances to run{before}")
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        """One line: instances done of all, the one that finished, minutes so far."""
-        self._done += 1
-        minutes = (time.monotonic() - self._started) / 60
-        self._write(
-            f"bench {self._done}/{self._total}: {record['method']} {record['artifact']} "
-            f"{record['character']} done ({minutes:.1f} min)"
-        )
-
-    def note(self, message: str) -> None:
-        """Print the notice on the same stream."""
-        self._write(message)
-
-
-class RichProgress(SilentProgress):
-    """A rich progress bar on stderr (used when stderr is a TTY): instances done of all, ETA.
-
-    ``console`` is the terminal to draw on (stderr by default; tests pass a recording one).
-    """
-
-    def __init__(self, console: Any = None) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self._bar = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console or Console(stderr=True),
-            transient=False,
-        )
-        self._task: Any = None
-
-    def start(self, total: int, skipped: int) -> None:
-        """Show the bar."""
-        self._bar.start()
-        label = f"bench ({skipped} done before)" if skipped else "bench"
-        self._task = self._bar.add_task(label, total=total)
-
-    def advance(self, record: Mapping[str, Any]) -> None:
-        """Advance the bar by one instance."""
-        if self._task is not None:
-            self._bar.update(
-                self._task,
-                advance=1,
-                description=f"{record['method']} {record['artifact']} {record['character']}",
-            )
-
-    def note(self, message: str) -> None:
-        """Print above the bar."""
-        self._bar.console.print(f"personae: {message}")
-
-    def close(self) -> None:
-        """Stop the bar."""
-        self._bar.stop()
-
-
-def default_progress() -> ProgressSink:
-    """A rich bar when stderr is a terminal, otherwise a plain line per instance (the log)."""
-    return RichProgress() if sys.stderr.isatty() else LineProgress()
+    storylines: tuple[str, ...]
+    """Storyline files (BOOKMARKS release JSON or JSONL)."""
+    methods: tuple[str, ...]
+    out_dir: Path
+    """Where results.jsonl, summary.json, the reports and the judge cache go."""
 
 
 def result_key(record: Mapping[str, Any]) -> ResultKey:
@@ -486,7 +372,7 @@ class _Run:
     results_path: Path
     done: set[ResultKey]
     predictions: dict[tuple[str, str, str, int], Mapping[str, Any]]
-    progress: ProgressSink
+    progress: Progress
     steps: Any
     """Checkpoints of the instances' method steps (an interrupted step resumes):
     ``StepCheckpoints``, or ``ServerSteps`` for a LangGraph server."""
@@ -498,6 +384,8 @@ class _Run:
     """Instances this invocation has to run (what ``max_failures`` is a share of)."""
     failed: int = 0
     """Instances this invocation recorded as failed."""
+    started: float = 0.0
+    """When the instances started (``time.monotonic``), for the minutes in each line."""
 
 
 def _open_storylines(paths: Sequence[str]) -> dict[str, tuple[Storyline, str]]:
@@ -633,7 +521,30 @@ async def _run_artifact(
             run.done.add(result_key(record))
             run.ran += 1
             run.rejudged += int(record["reused_prediction"])
-            run.progress.advance(record)
+            run.progress(_advanced(run, record))
+
+
+def _advanced(run: _Run, record: Mapping[str, Any]) -> CountedLine:
+    """The line of one finished instance: instances done of all, which one, minutes so far."""
+    minutes = (time.monotonic() - run.started) / 60
+    label = f"{record['method']} {record['artifact']} {record['character']}"
+    return CountedLine(
+        f"bench {run.ran}/{run.pending}: {label} done ({minutes:.1f} min)",
+        done=run.ran,
+        total=run.pending,
+        label=label,
+    )
+
+
+def _started(remaining: int, skipped: int) -> CountedLine:
+    """The first counted line: how many instances will run, how many an earlier run did."""
+    before = f" ({skipped} done by an earlier run)" if skipped else ""
+    return CountedLine(
+        f"bench: {remaining} instances to run{before}",
+        done=0,
+        total=remaining,
+        label=f"bench ({skipped} done before)" if skipped else "bench",
+    )
 
 
 def _record_failure(run: _Run, method: str, instance: BenchInstance, error: PersonaeError) -> None:
@@ -648,7 +559,7 @@ def _record_failure(run: _Run, method: str, instance: BenchInstance, error: Pers
     }
     append_jsonl(run.results_path.with_name(FAILURES_FILE), failure)
     run.failed += 1
-    run.progress.note(
+    run.progress(
         f"{method} {instance.artifact} {instance.character} at {instance.position} failed "
         f"(recorded, the bench goes on): {error.problem[:200]}"
     )
@@ -705,7 +616,7 @@ def announce_cost(
     config: BenchConfig,
     work: Sequence[tuple[str, Any, Any, Any]],
     done: set[Any],
-    sink: Any,
+    progress: Progress,
     storylines: Mapping[str, Storyline] | None = None,
 ) -> None:
     """Tell the estimated calls and tokens of what is left to run, and who will be paid."""
@@ -721,20 +632,48 @@ def announce_cost(
         "fast model": config.name_of("fast_model"),
         "judge": config.name_of("judge_model"),
     }
-    sink.note(estimate_line(estimate_bench(pending, storylines), models).rstrip("\n"))
+    progress(estimate_line(estimate_bench(pending, storylines), models).rstrip("\n"))
 
 
 def _key(instance: BenchInstance, label: str) -> tuple[str, str, str, int]:
     return instance.artifact, label, instance.character, instance.position
 
 
-async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -> BenchOutcome:
-    """Run (or resume) the benchmark; write results.jsonl, summary.json and the reports.
+async def run_bench(
+    storylines: Sequence[str],
+    *,
+    methods: Sequence[str],
+    out: Path,
+    context: BenchContext | None = None,
+    progress: Progress = quiet,
+) -> BenchOutcome:
+    """Run (or resume) BOOKMARKS' benchmark (Table 2); write results.jsonl, summary.json, reports.
 
-    Everything that can be wrong with the input (files, characters, methods, judge) is checked
-    before the first instance runs, so bad input writes nothing.
+    Each of ``methods`` (``vanilla``, ``ricl``, ``eta``, ``bookmarks``, ...) acts at every test
+    instance of ``storylines`` (release JSON or JSONL) and is judged; ``out`` gets the results,
+    the summary, the reports and (by default) the methods' memory. ``context`` holds the run
+    settings (models, judge, characters, limit, concurrency; default: the settings'). ``progress``
+    gets the estimate, the notices, and a :class:`~personae.progress.CountedLine` per finished
+    instance (a caller may draw a bar). Everything that can be wrong with the input (files,
+    characters, methods, judge) is checked before the first instance runs, so bad input writes
+    nothing.
+
+    Raises:
+        InputError: a storyline, character, method or judge the run cannot use.
+        NothingUsableError: every instance failed.
     """
-    sink = progress or SilentProgress()
+    settings = context or BenchContext()
+    config = BenchConfig(
+        storylines=tuple(storylines),
+        methods=tuple(methods),
+        out_dir=out,
+        **{f.name: getattr(settings, f.name) for f in fields(BenchContext)},
+    )
+    return await run_bench_config(config, progress=progress)
+
+
+async def run_bench_config(config: BenchConfig, *, progress: Progress = quiet) -> BenchOutcome:
+    """:func:`run_bench` of one :class:`BenchConfig` (its inputs and settings in one record)."""
     _check_config(config)
     storylines = _open_storylines(config.storylines)
     instances = build_instances(
@@ -757,7 +696,7 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     records, notes = read_results(results_path)
     notes += _model_mismatches(records, config, {r.label for r in runs})
     for note in notes:
-        sink.note(note)
+        progress(note)
     done = {result_key(r) for r in records}
     steps = _steps(config, memory_root)
     run = _Run(
@@ -767,10 +706,10 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         results_path=results_path,
         done=done,
         predictions=_prior_predictions(records),
-        progress=sink,
+        progress=progress,
         steps=steps,
     )
-    announce_cost(config, work, done, sink, {a: s for a, (s, _) in storylines.items()})
+    announce_cost(config, work, done, progress, {a: s for a, (s, _) in storylines.items()})
     settings = bench_rows(config, {label: context for label, _, context, _ in work})
     total = sum(len(p) for *_, p in work)
     remaining = sum(
@@ -780,7 +719,8 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
         if (i.artifact, label, i.character, i.position, config.judge) not in done
     )
     run.pending = remaining
-    sink.start(remaining, total - remaining)
+    run.started = time.monotonic()
+    progress(_started(remaining, total - remaining))
     complete = False
     try:
         async with steps, asyncio.TaskGroup() as group:
@@ -791,7 +731,6 @@ async def run_bench(config: BenchConfig, progress: ProgressSink | None = None) -
     except BaseExceptionGroup as errors:
         raise _first_error(errors) from None
     finally:
-        sink.close()
         summary, summary_path, report_paths = _write_outputs(config, complete, runs, settings)
     if run.failed and not summary["instances"]:
         first = summary["failed"]["failures"][0]

@@ -21,7 +21,7 @@ import asyncio
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -58,10 +58,10 @@ from personae.files import parse_json, read_text, require_file
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.llm_endpoint import chosen_methods
 from personae.memory.characterhub.dimensions import DIMENSIONS
+from personae.progress import Progress, quiet
 from personae.tools.web_search import normalize_url
 
 T = TypeVar("T")
-Progress = Callable[[str], None]
 TextKind = Literal["drinfo", "profile"]
 TEXT_KINDS: tuple[TextKind, ...] = ("drinfo", "profile")
 """The texts the paper scores per character, in Table 1's row order."""
@@ -537,7 +537,7 @@ async def evaluate_characters(
     cases: Sequence[CharacterCase],
     context: ProfileEvalContext,
     *,
-    progress: Progress | None = None,
+    progress: Progress = quiet,
 ) -> dict[str, Any]:
     """The full report for ``cases`` (nothing is written here).
 
@@ -547,7 +547,7 @@ async def evaluate_characters(
             gives no point to score is not an error: it is listed under ``left_out`` with its
             extracted points, and the caller decides (every character left out: nothing usable).
     """
-    say = progress or (lambda _line: None)
+    say = progress
     warnings = [w for w in (character_mismatch(case) for case in cases) if w]
     for warning in warnings:
         say(f"warning: {warning}")
@@ -595,19 +595,48 @@ async def evaluate_characters(
     }
 
 
+@dataclass(frozen=True)
+class ProfileEvalReport:
+    """A profile evaluation: the report (what its JSON file holds) and what a caller checks."""
+
+    record: dict[str, Any]
+    """The report as written to ``out``: per character and text the support and density
+    scores (Tables 9-10), the micro average, the settings, the usage."""
+    scored: int
+    """Characters scored."""
+    left_out: int
+    """Characters left out: their reference gave no point to score (their points are kept)."""
+    degraded: int
+    """Judgments left out after retries, plus the characters left out."""
+    out: Path | None = None
+    """The report's JSON file (``.md`` and ``.html`` beside it), None when nothing was written."""
+
+    @classmethod
+    def of(cls, record: dict[str, Any], out: Path | None) -> ProfileEvalReport:
+        """The typed result of a report :func:`evaluate_characters` made."""
+        return cls(
+            record=record,
+            scored=len(record["characters"]),
+            left_out=len(record["left_out"]),
+            degraded=int(record["degraded"]["total"]),
+            out=out,
+        )
+
+
 async def evaluate_profiles(
     profiles: Sequence[tuple[Path, ProfileDocument]],
     reference: ProfileReference,
-    context: ProfileEvalContext,
     *,
+    context: ProfileEvalContext,
     reference_source: str = "",
-    progress: Progress | None = None,
     out: Path | None = None,
-) -> dict[str, Any]:
-    """The report for profiles of one character against one reference page.
+    progress: Progress = quiet,
+) -> ProfileEvalReport:
+    """Score profiles of one character against one reference page (CharacterHub Tables 9-10).
 
-    With ``out`` (a ``.json`` path) the report is also written there, with ``.md`` and
-    ``.html`` renderings beside it (:func:`evaluate_characters_into`).
+    ``profiles`` are ``(path, document)`` pairs (:func:`load_profile_document`). With ``out``
+    (a ``.json`` path) the report is also written there, with ``.md`` and ``.html`` renderings
+    beside it (:func:`evaluate_characters_into`).
     """
     case = CharacterCase(
         character=profiles[0][1].character if profiles else reference.title,
@@ -617,8 +646,9 @@ async def evaluate_profiles(
         documents=profiles,
     )
     if out is not None:
-        return await evaluate_characters_into(out, [case], context, progress=progress)
-    return await evaluate_characters([case], context, progress=progress)
+        written = await evaluate_characters_into(out, [case], context, progress=progress)
+        return ProfileEvalReport.of(written, out)
+    return ProfileEvalReport.of(await evaluate_characters([case], context, progress=progress), None)
 
 
 async def evaluate_characters_into(
@@ -627,7 +657,7 @@ async def evaluate_characters_into(
     context: ProfileEvalContext,
     *,
     paper_settings: list[dict[str, Any]] | None = None,
-    progress: Progress | None = None,
+    progress: Progress = quiet,
 ) -> dict[str, Any]:
     """Evaluate ``cases`` and write the report: ``out`` (JSON), ``out.md`` and ``out.html``.
 

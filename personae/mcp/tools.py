@@ -234,7 +234,7 @@ def _arcane_act(options: ServerOptions) -> ToolFunction:
         The character knows nothing that happens after that chapter.
         """
         answer = await act_at_chapter(
-            novel, character, chapter, scenario, question, mode=mode, context=context
+            novel, character, chapter, scenario, question=question, mode=mode, context=context
         )
         return f"{answer.response} (as of chapter {answer.chapter}, {answer.mode} mode)"
 

@@ -4,14 +4,10 @@ A paper's main jobs live in ``<paper>.py``, its further ones in ``<paper>_<part>
 (evaluation, export, votes).
 
 A runner runs, resumes and writes its files; it never prints. The CLI, the MCP server and apps
-call these (``from personae import ...``).
+call these (``from personae import ...``, ``from personae.evals import ...``); each reports its
+steps to the one :class:`~personae.progress.Progress` protocol.
 """
 
-from collections.abc import Callable
+from personae.progress import Progress, quiet
 
-Progress = Callable[[str], None]
-"""Where a runner reports a step (one line, no newline); the CLI writes it to stderr."""
-
-
-def quiet(line: str) -> None:
-    """The default progress of every runner: nothing."""
+__all__ = ["Progress", "quiet"]

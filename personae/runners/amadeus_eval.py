@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from personae.errors import InputError, check_choice
+from personae.progress import Progress, quiet
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingContext
@@ -37,15 +38,16 @@ class ChunkAnalysis:
 
 
 async def analyse_persona_chunks(
-    *,
-    index: IndexSettings,
-    store: EmbeddingContext,
     out: Path,
+    *,
+    context: EmbeddingContext,
+    index: IndexSettings,
     questions: Mapping[str, Sequence[str]] | None = None,
     splitters: Sequence[str] = SPLITTERS,
     k: int = 4,
     personas: Mapping[str, str] | None = None,
     results: Sequence[Path] = (),
+    progress: Progress = quiet,
 ) -> ChunkAnalysis:
     """AMADEUS's chunk analyses; writes ``out/summary.json`` and ``out/report.md``.
 
@@ -63,10 +65,10 @@ async def analyse_persona_chunks(
     from personae.files import write_json_atomic, write_text_atomic
 
     check_chunk_analysis(asked=bool(questions), results=results, k=k, splitters=splitters)
-    summary: dict[str, Any] = {"embedding": store.embedding, "k": k}
+    summary: dict[str, Any] = {"embedding": context.embedding, "k": k}
     if questions:
         summary["similarity"] = await _similarity(
-            index, store, questions, splitters, k, personas or {}
+            index, context, questions, splitters, k, personas or {}, progress
         )
     if results:
         summary["usage"] = await asyncio.to_thread(_usage, index, results)
@@ -102,6 +104,7 @@ async def _similarity(
     splitters: Sequence[str],
     k: int,
     personas: Mapping[str, str],
+    progress: Progress,
 ) -> list[dict[str, Any]]:
     from personae.evals.amadeus.persona_chunks import similarity_row
     from personae.runners.amadeus import index_persona, open_indexed_persona
@@ -109,6 +112,7 @@ async def _similarity(
     asked = {c: list(q) for c, q in questions.items()}
     rows = []
     for splitter in splitters:
+        progress(f"{splitter}: retrieving {k} chunks per question of {len(asked)} character(s)")
         options = replace(index, splitter=cast(Any, splitter))  # checked: one of SPLITTERS
         indexes = {}
         for character in questions:
@@ -136,7 +140,18 @@ def _usage(index: IndexSettings, results: Sequence[Path]) -> dict[str, Any]:
     return chunk_usage(records, counts)
 
 
-def export_rating_sheet(results: Path, sheet: Path, *, samples: int = 60, seed: int = 0) -> Path:
+@dataclass(frozen=True)
+class RatingSheet:
+    """The written human-rating sheet and how many samples it holds."""
+
+    path: Path
+    samples: int
+    """Rows to rate (fewer than asked when ``results`` holds fewer interviews)."""
+
+
+def export_rating_sheet(
+    results: Path, sheet: Path, *, samples: int = 60, seed: int = 0
+) -> RatingSheet:
     """Write AMADEUS's human-rating sheet (Table 2): ``samples`` random interview samples.
 
     Each row is one sample of ``results`` (``amadeus eval-personality``'s ``results.jsonl``) with its
@@ -160,6 +175,7 @@ def export_rating_sheet(results: Path, sheet: Path, *, samples: int = 60, seed: 
     buffer = io.StringIO()
     writer: csv.DictWriter[str] = csv.DictWriter(buffer, fieldnames=list[str](SHEET_COLUMNS))
     writer.writeheader()
-    writer.writerows(sample_rows(read_jsonl(results), samples, seed))
+    rows = sample_rows(read_jsonl(results), samples, seed)
+    writer.writerows(rows)
     write_text_atomic(sheet, buffer.getvalue())
-    return sheet
+    return RatingSheet(sheet, len(rows))

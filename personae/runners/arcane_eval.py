@@ -479,6 +479,7 @@ async def perturb_arcane(
     judge_model: str = "",
     include_thought: bool = True,
     concurrency: int = 8,
+    progress: Progress = quiet,
 ) -> PerturbRun:
     """PTF under perturbation (ARCANE App. N, Table 8) over an evaluation's trajectories.
 
@@ -517,6 +518,7 @@ async def perturb_arcane(
             "pass the --data folder the evaluation used",
         )
     context.llm("strong")  # no LLM or a bad spec fails here, before any judge call
+    progress(f"re-judging {len(chosen)} trajectories under orig and {len(judged)} condition(s)")
     counts = await pt.rejudge(
         records=chosen,
         probes=probes,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from personae.errors import InputError, check_choice
+from personae.progress import Progress, quiet
 
 if TYPE_CHECKING:
     from personae.evals.arcane.export import Export
@@ -47,6 +48,7 @@ async def export_training_data(
     teachers: Sequence[str] = (),
     samples: int = 3,
     concurrency: int = 8,
+    progress: Progress = quiet,
 ) -> TrainingExport:
     """Build ``format`` rows for ``books``' probes of ``split`` arcs and write them to ``out``.
 
@@ -85,6 +87,7 @@ async def export_training_data(
         context.text_embedding(),
         context.chroma_settings(),
     )
+    progress(f"{format}: {len(books)} book(s) loaded, building the rows")
     if format == "dpo":
         rule = cast(Any, pairs)  # checked above: one of PAIRS
         export = ex.dpo_rows(loaded, modes=modes, split=split, pairs=rule, context=context)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.errors import InputError
+from personae.progress import Progress, quiet
 from personae.runners.arcane import CHECKPOINT_DB, ArcBuild
 
 if TYPE_CHECKING:
@@ -40,10 +41,11 @@ class VoteSheet:
     axes: int
 
 
-async def export_vote_sheet(
-    book: str, sheet: Path, *, data_dir: str | Path, settings: Settings
-) -> VoteSheet:
+async def export_vote_sheet(book: str, sheet: Path, *, context: ArcBuildContext) -> VoteSheet:
     """Write the annotation sheet of every build of ``book`` waiting for votes (atomically).
+
+    ``context`` names the data folder (``context.data_dir``) and the checkpoint settings; no
+    model is asked.
 
     Raises:
         InputError: no build of ``book`` is waiting for votes.
@@ -53,8 +55,8 @@ async def export_vote_sheet(
     from personae.files import write_text_atomic
     from personae.memory.arcane.novel_store import open_novel
 
-    novel = open_novel(Path(data_dir), book)
-    async with _paused_builds(novel.folder, settings) as (_, waiting):
+    novel = open_novel(Path(context.data_dir), book)
+    async with _paused_builds(novel.folder, context.settings) as (_, waiting):
         rows = [row for _, axes in waiting for row in axes]
     if not rows:
         raise InputError(
@@ -95,7 +97,9 @@ def read_votes(path: Path) -> Votes:
     return votes
 
 
-async def resume_with_votes(book: str, votes: Votes, *, context: ArcBuildContext) -> list[ArcBuild]:
+async def resume_with_votes(
+    book: str, votes: Votes, *, context: ArcBuildContext, progress: Progress = quiet
+) -> list[ArcBuild]:
     """Resume every build of ``book`` waiting for votes with ``votes``; each build after it.
 
     Every waiting axis must have votes: that is checked for all builds before any resumes.
@@ -127,6 +131,7 @@ async def resume_with_votes(book: str, votes: Votes, *, context: ArcBuildContext
             answers.append((config, character, answer))
         builds = []
         for config, character, answer in answers:
+            progress(f"{character}: resuming the arc build with the votes")
             await app.ainvoke(Command(resume=answer), config, context=context)
             final = await app.aget_state(config)
             builds.append(ArcBuild(character, bool(final.interrupts), True, dict(final.values)))

@@ -156,7 +156,7 @@ async def profile_character(
     context: ProfilerContext | None = None,
     force: bool = False,
     card_system_prompt: bool = False,
-    progress: Progress | None = None,
+    progress: Progress = quiet,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     source: str | None = None,
     keep_checkpoints: bool = False,

@@ -9,17 +9,9 @@ from typing import Any
 import pytest
 from arcane_world import arc_responders, prepared_novel, write_novel_file
 
-from personae import (
-    ArcaneEvalContext,
-    ArcBuildContext,
-    RoleplayContext,
-    act_at_chapter,
-    build_arcs,
-    evaluate_arcane,
-    import_novel,
-    write_arcane_report,
-)
+from personae import ArcBuildContext, RoleplayContext, act_at_chapter, build_arcs, import_novel
 from personae.errors import InputError
+from personae.evals import ArcaneEvalContext, evaluate_arcane, write_arcane_report
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 

@@ -132,15 +132,12 @@ def test_the_vote_runners_check_every_axis_before_resuming_any(
     from personae.errors import InputError
     from personae.graphs.arcane.arc_build import ArcBuildContext
     from personae.runners.arcane_votes import export_vote_sheet, read_votes, resume_with_votes
-    from personae.settings import load_settings
 
     imported_novel(tmp_path)
     assert _build(tmp_path, "--yes", "--split", "eval") == 0
     sheet = tmp_path / "sheet.csv"
-    settings = load_settings({})
-    exported = asyncio.run(
-        export_vote_sheet("the_river", sheet, data_dir=tmp_path, settings=settings)
-    )
+    context = ArcBuildContext(data_dir=str(tmp_path), model="openai:scripted")
+    exported = asyncio.run(export_vote_sheet("the_river", sheet, context=context))
     assert exported.axes == 3 and exported.path == sheet
     with sheet.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -152,10 +149,9 @@ def test_the_vote_runners_check_every_axis_before_resuming_any(
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(kept)
-    context = ArcBuildContext(data_dir=str(tmp_path), model="openai:scripted")
     with pytest.raises(InputError, match=rf"no votes for Ada's axes \['{rows[-1]['axis_id']}'\]"):
         asyncio.run(resume_with_votes("the_river", read_votes(votes), context=context))
-    again = asyncio.run(export_vote_sheet("the_river", sheet, data_dir=tmp_path, settings=settings))
+    again = asyncio.run(export_vote_sheet("the_river", sheet, context=context))
     assert again.axes == 3  # still waiting: nothing was resumed
     assert load_arcs(tmp_path / "novels" / "the_river") == []
 

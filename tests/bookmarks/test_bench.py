@@ -13,11 +13,14 @@ from personae.errors import ConfigurationError, InputError, RemoteError
 from personae.evals.bookmarks.bench import (
     METHODS,
     BenchConfig,
+    BenchContext,
     MethodSpec,
     read_results,
     result_key,
     run_bench,
+    run_bench_config,
 )
+from personae.progress import CountedLine
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 
@@ -51,7 +54,18 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 async def test_each_character_runs_in_story_order_and_is_judged(tmp_path: Path) -> None:
-    outcome = await run_bench(_config(tmp_path, scripted_model()))
+    """Through the public shape: storylines positional, the rest keywords, settings in context."""
+    config = _config(tmp_path, scripted_model())
+    settings = BenchContext(
+        model="openai:bench-test",
+        fast_model="openai:bench-test",
+        judge_model="openai:bench-test",
+        judge_cache_name="judge-v1",
+        concurrency=2,
+    )
+    outcome = await run_bench(
+        config.storylines, methods=("stub",), out=tmp_path / "out", context=settings
+    )
     assert (outcome.ran, outcome.skipped) == (14, 0)
     for name in ("Alice", "Bob"):
         mine = [p for c, p in world.CALLS if c == name]
@@ -68,7 +82,7 @@ async def test_each_character_runs_in_story_order_and_is_judged(tmp_path: Path) 
 
 
 async def test_summary_fields(tmp_path: Path) -> None:
-    await run_bench(_config(tmp_path, scripted_model()))
+    await run_bench_config(_config(tmp_path, scripted_model()))
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert summary["judge"] == "exact" and summary["complete"] is True
     assert summary["instances"] == 14
@@ -90,14 +104,14 @@ async def test_summary_fields(tmp_path: Path) -> None:
 
 async def test_resume_after_a_crash_runs_only_the_rest(tmp_path: Path) -> None:
     with pytest.raises(RemoteError, match="the LLM server went away"):
-        await run_bench(_config(tmp_path, scripted_model(fail_after=5), concurrency=1))
+        await run_bench_config(_config(tmp_path, scripted_model(fail_after=5), concurrency=1))
     results = tmp_path / "out/results.jsonl"
     assert len(_lines(results)) == 5
     partial = json.loads((tmp_path / "out/summary.json").read_text())
     assert partial["complete"] is False and partial["instances"] == 5
     first_calls = list(world.CALLS)
 
-    outcome = await run_bench(_config(tmp_path, scripted_model(), concurrency=1))
+    outcome = await run_bench_config(_config(tmp_path, scripted_model(), concurrency=1))
     assert (outcome.ran, outcome.skipped) == (9, 5)
     rerun = world.CALLS[len(first_calls) :]
     done = {(r["character"], r["position"]) for r in _lines(results)[:5]}
@@ -106,12 +120,12 @@ async def test_resume_after_a_crash_runs_only_the_rest(tmp_path: Path) -> None:
     assert len(keys) == len(set(keys)) == 14
     assert json.loads((tmp_path / "out/summary.json").read_text())["complete"] is True
 
-    again = await run_bench(_config(tmp_path, scripted_model()))
+    again = await run_bench_config(_config(tmp_path, scripted_model()))
     assert (again.ran, again.skipped) == (0, 14) and len(_lines(results)) == 14
 
 
 async def test_a_truncated_last_line_is_trimmed_and_its_instance_reruns(tmp_path: Path) -> None:
-    await run_bench(_config(tmp_path, scripted_model(), limit=2))
+    await run_bench_config(_config(tmp_path, scripted_model(), limit=2))
     results = tmp_path / "out/results.jsonl"
     text = results.read_text()
     last = text.splitlines()[-1]
@@ -122,7 +136,7 @@ async def test_a_truncated_last_line_is_trimmed_and_its_instance_reruns(tmp_path
     assert notes and "trimmed a truncated last line" in notes[0]
     assert results.read_text().endswith("}\n")
 
-    outcome = await run_bench(_config(tmp_path, scripted_model(), limit=2))
+    outcome = await run_bench_config(_config(tmp_path, scripted_model(), limit=2))
     assert outcome.ran == 1
     assert [result_key(r) for r in _lines(results)][-1] == result_key(json.loads(last))
 
@@ -136,10 +150,10 @@ async def test_a_garbled_middle_line_is_skipped_and_reported(tmp_path: Path) -> 
 
 
 async def test_another_judge_rejudges_without_rerunning_the_method(tmp_path: Path) -> None:
-    await run_bench(_config(tmp_path, scripted_model(), limit=3))
+    await run_bench_config(_config(tmp_path, scripted_model(), limit=3))
     calls = len(world.CALLS)
     model = scripted_model()
-    outcome = await run_bench(_config(tmp_path, model, limit=3, judge="nli"))
+    outcome = await run_bench_config(_config(tmp_path, model, limit=3, judge="nli"))
     assert outcome.ran == outcome.rejudged == 6 and len(world.CALLS) == calls
     assert model.calls_for("NextAction") == [] and len(model.calls_for("NLIVerdict")) == 6
     nli = [r for r in _lines(tmp_path / "out/results.jsonl") if r["judge"] == "nli"]
@@ -151,7 +165,9 @@ async def test_another_judge_rejudges_without_rerunning_the_method(tmp_path: Pat
 
 
 async def test_real_vanilla_graph(tmp_path: Path) -> None:
-    outcome = await run_bench(_config(tmp_path, scripted_model(), methods=("vanilla",), limit=2))
+    outcome = await run_bench_config(
+        _config(tmp_path, scripted_model(), methods=("vanilla",), limit=2)
+    )
     assert outcome.ran == 4
     vanilla = outcome.summary["artifacts"]["tiny"]["vanilla"]
     assert vanilla["llm_calls"] == 4 and vanilla["hit_rate"] is None and vanilla["saved"] is None
@@ -172,7 +188,7 @@ async def test_bad_input_writes_nothing(
     tmp_path: Path, changes: dict[str, Any], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        await run_bench(_config(tmp_path, scripted_model(), **changes))
+        await run_bench_config(_config(tmp_path, scripted_model(), **changes))
     assert not (tmp_path / "out").exists() and world.CALLS == []
 
 
@@ -180,7 +196,7 @@ async def test_malformed_storyline_writes_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"ch1": [{"action": "x", "character": "A"}')
     with pytest.raises(InputError, match=r"bad.json is not valid JSON"):
-        await run_bench(_config(tmp_path, scripted_model(), storylines=(str(bad),)))
+        await run_bench_config(_config(tmp_path, scripted_model(), storylines=(str(bad),)))
     assert not (tmp_path / "out").exists()
 
 
@@ -189,7 +205,7 @@ async def test_a_method_that_is_not_installed(
 ) -> None:
     monkeypatch.setitem(METHODS, "future", MethodSpec("personae.graphs.not_landed", "X"))
     with pytest.raises(ConfigurationError, match="method 'future' is not available"):
-        await run_bench(_config(tmp_path, scripted_model(), methods=("future",)))
+        await run_bench_config(_config(tmp_path, scripted_model(), methods=("future",)))
     assert not (tmp_path / "out").exists()
 
 
@@ -207,7 +223,7 @@ async def test_artifacts_run_in_parallel_each_in_one_global_story_order(
     model = scripted_model()
     world.ACTIVE["goal"] = concurrency  # each run waits until that many run at once
     config = _config(tmp_path, model, storylines=tuple(stories), concurrency=concurrency)
-    outcome = await run_bench(config)
+    outcome = await run_bench_config(config)
     assert outcome.ran == 4 * 2 * 4
     assert world.ACTIVE["max"] == concurrency
     for n in range(4):  # one artifact: both characters' targets interleaved in story order
@@ -220,7 +236,7 @@ async def test_a_multi_speaker_line_is_an_instance_for_each_major(tmp_path: Path
     rows += [{"action": "A and B sing", "characters": ["B", "A"]}]
     rows += [{"action": f"B acts {i}", "character": "B"} for i in range(4)]
     story = write_storyline(tmp_path / "duet.jsonl", rows, majors=["A", "B"])
-    outcome = await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+    outcome = await run_bench_config(_config(tmp_path, scripted_model(), storylines=(str(story),)))
     order = [(c, p) for c, p in world.CALLS]
     # A's second half: 2, 3, 4 (the duet); B's: 6, 7, 8; the duet is in B's history half, but
     # B is a major in it, so it is B's instance too (the released runner; Roselia: 439, not
@@ -234,42 +250,39 @@ async def test_a_storyline_without_a_character_list_is_an_error_naming_the_fix(
 ) -> None:
     story = write_storyline(tmp_path / "unlisted.jsonl", majors=[])
     with pytest.raises(InputError, match=r"'unlisted' has no major-character list") as error:
-        await run_bench(_config(tmp_path, scripted_model(), storylines=(str(story),)))
+        await run_bench_config(_config(tmp_path, scripted_model(), storylines=(str(story),)))
     assert "all_characters.json beside the storyline file, or pass --characters" in str(error.value)
     assert not (tmp_path / "out").exists()
     chosen = _config(tmp_path, scripted_model(), storylines=(str(story),), characters=("Bob",))
-    assert (await run_bench(chosen)).ran == 7
+    assert (await run_bench_config(chosen)).ran == 7
 
 
 class _Notes:
+    """A progress keeping its lines."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def start(self, total: int, skipped: int) -> None:
-        self.lines.append(f"start {total} {skipped}")
-
-    def advance(self, record: Any) -> None:
-        self.lines.append(f"done {record['character']} {record['position']}")
-
-    def note(self, message: str) -> None:
-        self.lines.append(message)
-
-    def close(self) -> None:
-        self.lines.append("close")
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
 
 
 async def test_progress_and_a_notice_when_the_model_changed(tmp_path: Path) -> None:
     first = _Notes()
-    await run_bench(_config(tmp_path, scripted_model(), limit=1), first)
+    await run_bench_config(_config(tmp_path, scripted_model(), limit=1), progress=first)
     estimate, *events = first.lines
     assert estimate.startswith("estimated: 4 LLM calls, ~")  # 2 instances and their judge calls
     assert "model openai:bench-test" in estimate and estimate.endswith("judge judge-v1")
-    assert events[0] == "start 2 0" and events[-1] == "close"
-    assert sorted(events[1:3]) == ["done Alice 21", "done Bob 19"]
+    assert events[0] == "bench: 2 instances to run"
+    assert isinstance(events[0], CountedLine) and (events[0].done, events[0].total) == (0, 2)
+    finished = [line for line in events if isinstance(line, CountedLine) and line.done]
+    assert sorted(line.label for line in finished) == ["stub tiny Alice", "stub tiny Bob"]
+    assert [(line.done, line.total) for line in finished] == [(1, 2), (2, 2)]
+    assert finished[0].startswith(f"bench 1/2: {finished[0].label} done (0.")
     second = _Notes()
     override_models(specs={"openai:other": scripted_model()})
     other = _config(tmp_path, scripted_model(), limit=1, model="openai:other")
-    outcome = await run_bench(other, second)
+    outcome = await run_bench_config(other, progress=second)
     assert outcome.ran == 0
     assert "already has results from model openai:bench-test" in second.lines[0]
     assert "use another --out to compare models" in second.lines[0]
@@ -280,7 +293,7 @@ async def test_two_files_with_one_storyline_name(tmp_path: Path) -> None:
     twin = write_storyline(tmp_path / "b/tiny.jsonl")
     config = _config(tmp_path, scripted_model())
     with pytest.raises(InputError, match="two storyline files are both named 'tiny'"):
-        await run_bench(
+        await run_bench_config(
             _config(tmp_path, scripted_model(), storylines=(*config.storylines, str(twin)))
         )
     assert not (tmp_path / "out").exists()
@@ -300,7 +313,7 @@ async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Pat
 
     model = ScriptedChatModel(responders={"NextAction": actor, "KeyMoveVerdict": judge})
     config = _config(tmp_path, model, storylines=(str(story),), methods=("vanilla",))
-    outcome = await run_bench(config)
+    outcome = await run_bench_config(config)
     records = _lines(tmp_path / "out/results.jsonl")
     assert outcome.ran == 4 and {r["format"] for r in records} == {"utterance"}
     hit = next(r for r in records if r["position"] == 4)
@@ -316,7 +329,7 @@ async def test_a_bandori_artifact_acts_and_is_judged_as_utterances(tmp_path: Pat
 
 
 async def test_fandom_records_say_action(tmp_path: Path) -> None:
-    await run_bench(_config(tmp_path, scripted_model(), limit=1, hide_title=True))
+    await run_bench_config(_config(tmp_path, scripted_model(), limit=1, hide_title=True))
     assert {r["format"] for r in _lines(tmp_path / "out/results.jsonl")} == {"action"}
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert summary["hide_title"] is True and summary["ablations"] == {"stub": []}

@@ -11,40 +11,20 @@ import asyncio
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import bookmarks_world as world
 import pytest
 
-from personae.evals.bookmarks.bench import BenchConfig, run_bench
+from personae.evals.bookmarks.bench import BenchConfig, run_bench_config
 from personae.graphs.bookmarks.resources import forget_resources
 from personae.testing import override_models
-
-
-class Notes:
-    """A progress sink keeping its notices (the estimate is the first)."""
-
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
-    def start(self, total: int, skipped: int) -> None:
-        """Nothing to show."""
-
-    def advance(self, record: Any) -> None:
-        """Nothing to show."""
-
-    def note(self, message: str) -> None:
-        self.notes.append(message)
-
-    def close(self) -> None:
-        """Nothing to close."""
 
 
 @pytest.mark.parametrize("method", ["bookmarks", "bookmarks-personae", "vanilla"])
 def test_the_estimate_is_within_15_percent_of_the_calls_made(method: str, tmp_path: Path) -> None:
     story = world.write_storyline(tmp_path / "club.jsonl", size=200)
     model = world.scripted_model(KeyMoveVerdict=lambda m: {"reasoning": "k", "score": "C"})
-    sink = Notes()
+    notes: list[str] = []  # the progress lines: the estimate is the first
     config = BenchConfig(
         storylines=(str(story),),
         methods=(method,),
@@ -57,13 +37,13 @@ def test_the_estimate_is_within_15_percent_of_the_calls_made(method: str, tmp_pa
     )
     forget_resources()
     with override_models(model):
-        asyncio.run(run_bench(config, sink))
+        asyncio.run(run_bench_config(config, progress=notes.append))
     forget_resources()
     rows = [json.loads(x) for x in (tmp_path / "out/results.jsonl").read_text().splitlines()]
     assert len(rows) == 6
     made = sum(r["stats"].get("llm_calls", 0) + r["judge_usage"]["llm_calls"] for r in rows)
-    found = re.search(r"estimated: ([\d,]+) LLM calls", sink.notes[0])
-    assert found, sink.notes
+    found = re.search(r"estimated: ([\d,]+) LLM calls", notes[0])
+    assert found, notes
     estimated = int(found.group(1).replace(",", ""))
     assert 0.85 <= estimated / made <= 1.15, (estimated, made)
 

@@ -14,7 +14,12 @@ import numpy as np
 import pytest
 from langchain_core.messages import BaseMessage
 
-from personae.evals.bookmarks.bench import CURRENT_INSTANCE, BenchConfig, result_key, run_bench
+from personae.evals.bookmarks.bench import (
+    CURRENT_INSTANCE,
+    BenchConfig,
+    result_key,
+    run_bench_config,
+)
 from personae.graphs.bookmarks.resources import forget_resources
 from personae.memory.embeddings import TextEmbedding, embed_text, override_embeddings
 from personae.testing import ScriptedChatModel, override_models, prompt_text
@@ -64,7 +69,7 @@ def _config(tmp_path: Path, model: ScriptedChatModel, **changes: Any) -> BenchCo
 
 async def test_no_method_prompt_shows_the_target_or_later(tmp_path: Path) -> None:
     model = _model()
-    await run_bench(_config(tmp_path, model, limit=3, concurrency=1))
+    await run_bench_config(_config(tmp_path, model, limit=3, concurrency=1))
     assert len(JUDGED) == 12
     start = 0
     for judge_index, target in JUDGED:
@@ -76,7 +81,9 @@ async def test_no_method_prompt_shows_the_target_or_later(tmp_path: Path) -> Non
 
 async def test_memory_methods_and_baselines_side_by_side(tmp_path: Path) -> None:
     methods = ("vanilla", "ricl", "eta", "bookmarks")
-    outcome = await run_bench(_config(tmp_path, _model(), methods=methods, limit=2, concurrency=2))
+    outcome = await run_bench_config(
+        _config(tmp_path, _model(), methods=methods, limit=2, concurrency=2)
+    )
     assert outcome.ran == 4 * 4 * 2
     figures = outcome.summary["artifacts"]["club"]
     assert set(figures) == set(methods)
@@ -95,8 +102,8 @@ async def test_memory_methods_and_baselines_side_by_side(tmp_path: Path) -> None
 
 
 async def test_a_later_run_continues_from_the_stored_memory(tmp_path: Path) -> None:
-    await run_bench(_config(tmp_path, _model(), limit=2))
-    outcome = await run_bench(_config(tmp_path, _model(), limit=3))
+    await run_bench_config(_config(tmp_path, _model(), limit=2))
+    outcome = await run_bench_config(_config(tmp_path, _model(), limit=3))
     assert (outcome.ran, outcome.skipped) == (4, 8)
     lines = (tmp_path / "out/results.jsonl").read_text().splitlines()
     third = [json.loads(line) for line in lines[8:]]
@@ -113,7 +120,7 @@ async def test_all_methods_on_a_shared_storyline(shared_dir: Path, tmp_path: Pat
     )
     methods = ("vanilla", "ricl", "eta", "bookmarks")
     config = _config(tmp_path, model, storylines=(str(story),), methods=methods, limit=1)
-    outcome = await run_bench(config)
+    outcome = await run_bench_config(config)
     assert outcome.ran == 4 * 5
     figures = outcome.summary["artifacts"]["haruhi"]
     assert sorted(figures["bookmarks"]["characters"]) == [
@@ -156,7 +163,7 @@ async def test_no_future_read_while_characters_run_concurrently(tmp_path: Path) 
             base.responders[name] = audited_responder(name)
     base.latency = 0.001  # let the four characters interleave
     methods = ("bookmarks", "eta", "ricl")
-    await run_bench(_config(tmp_path, base, methods=methods, limit=3, concurrency=4))
+    await run_bench_config(_config(tmp_path, base, methods=methods, limit=3, concurrency=4))
     assert leaks == []
     assert len(audited) == 12  # every instance of every character was audited
 
@@ -181,7 +188,7 @@ async def test_results_do_not_depend_on_concurrency(tmp_path: Path) -> None:
             limit=1,
             concurrency=concurrency,
         )
-        await run_bench(config)
+        await run_bench_config(config)
         lines = (folder / "out/results.jsonl").read_text().splitlines()
         records = sorted((json.loads(line) for line in lines), key=result_key)
         for record in records:
@@ -197,7 +204,7 @@ async def test_results_do_not_depend_on_concurrency(tmp_path: Path) -> None:
 
 async def test_ablations_run_beside_the_full_method_and_are_named(tmp_path: Path) -> None:
     methods = ("bookmarks", "bookmarks+no-reuse+no-derive", "bookmarks+no-near")
-    outcome = await run_bench(_config(tmp_path, _model(), methods=methods, limit=1))
+    outcome = await run_bench_config(_config(tmp_path, _model(), methods=methods, limit=1))
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert summary["ablations"] == {
         "bookmarks": [],
@@ -233,7 +240,7 @@ async def test_ricl_and_bookmarks_use_the_configured_embedding(tmp_path: Path) -
         concurrency=1,
         embedding="openai:bench-counting",
     )
-    await run_bench(config)
+    await run_bench_config(config)
     # RICL embedded scenes ("(Who) text" lines), BOOKMARKS its questions: both through it.
     assert any(text.startswith("(") for text in embedded)
     assert any(text.startswith(("Where is", "How does", "Who is")) for text in embedded)

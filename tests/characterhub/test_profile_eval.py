@@ -93,14 +93,15 @@ async def run(
     allowed, excluded = write_profiles(tmp_path / "profiles")
     profiles = [(p, load_profile_document(p)) for p in (allowed, excluded)]
     reference = read_reference_file(FIXTURE)
-    report: dict[str, Any] = await evaluate_profiles(
+    report = await evaluate_profiles(
         profiles,
         reference,
-        context_for(model, cache, concurrency),
+        context=context_for(model, cache, concurrency),
         reference_source=str(FIXTURE),
         out=out,
     )
-    return report
+    assert report.out == out and report.scored == len(report.record["characters"])
+    return report.record
 
 
 def texts_of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -185,9 +186,10 @@ async def test_density_is_points_extracted_from_the_same_text_per_1k_tokens(
     no_density = await evaluate_profiles(
         [(Path("p"), load_profile_document(write_profiles(tmp_path / "n")[0]))],
         read_reference_file(FIXTURE),
-        context_for(scripted_model(), None, density=False),
+        context=context_for(scripted_model(), None, density=False),
     )
-    assert texts_of(no_density, "profile")[0]["density"]["points"] is None
+    assert no_density.out is None
+    assert texts_of(no_density.record, "profile")[0]["density"]["points"] is None
 
 
 def toki_and_raoh(tmp_path: Path) -> list[CharacterCase]:
@@ -296,12 +298,14 @@ async def test_judge_batches_split_the_list_and_keep_ids(tmp_path: Path) -> None
     report = await evaluate_profiles(
         [(allowed, load_profile_document(allowed))],
         read_reference_file(FIXTURE),
-        context_for(model, None, judge_batch=4, density=False),
+        context=context_for(model, None, judge_batch=4, density=False),
     )
     prompts = [str(m[0].content).split("Input\n\n")[1] for m in model.calls_for("AlignmentList")]
     assert len(prompts) == 4  # 6 points in batches of 4, for profile and DRInfo
     assert any('"id": 5' in p and '"id": 1' not in p for p in prompts)
-    assert texts_of(report, "profile")[0]["overall"]["support_score"] == pytest.approx(3.5 / 6)
+    assert texts_of(report.record, "profile")[0]["overall"]["support_score"] == pytest.approx(
+        3.5 / 6
+    )
 
 
 async def test_a_judge_answer_missing_or_inventing_ids_is_retried(tmp_path: Path) -> None:
@@ -348,7 +352,7 @@ async def test_rerun_makes_no_model_call_and_a_changed_profile_only_rejudges_its
     await evaluate_profiles(
         [(allowed, document), (excluded, load_profile_document(excluded))],
         read_reference_file(FIXTURE),
-        context_for(model, cache),
+        context=context_for(model, cache),
     )
     assert len(model.calls_for("ExtractedKnowledge")) == 1  # the changed profile's density
     assert len(model.calls_for("AlignmentList")) == 1
@@ -457,13 +461,13 @@ async def test_leakage_is_unknown_when_the_reference_has_no_url(tmp_path: Path) 
     report = await evaluate_profiles(
         [(allowed, load_profile_document(allowed))],
         reference,
-        context_for(scripted_model(), None),
+        context=context_for(scripted_model(), None),
         reference_source="saved/toki.html",
     )
-    assert texts_of(report, "profile")[0]["reference_in_sources"] is None
+    assert texts_of(report.record, "profile")[0]["reference_in_sources"] is None
     row = next(
         line
-        for line in markdown_report(report).splitlines()
+        for line in markdown_report(report.record).splitlines()
         if "| Toki | planned | Profile" in line
     )
     assert row.startswith("| Toki | planned | Profile | 6 | 58.33 | 16.67 | 16.67 |")
@@ -487,9 +491,9 @@ async def test_real_fandom_page_end_to_end(shared_dir: Path, tmp_path: Path) -> 
         update={"profile": "I am Toki. Raoh is my older brother.", "drinfo": ""}
     )
     report = await evaluate_profiles(
-        [(allowed, document)], read_reference_file(page), context_for(model, None)
+        [(allowed, document)], read_reference_file(page), context=context_for(model, None)
     )
-    (character,) = report["characters"]
+    (character,) = report.record["characters"]
     points = character["knowledge_points"]
     assert character["reference"]["dropped_points"] == 0  # exact quotes of real text all verify
     assert len(points) > 30

@@ -70,10 +70,11 @@ def add_selection_model_flags(parser: Any) -> None:
     )
 
 
-def agent_context(args: argparse.Namespace) -> AmadeusContext:
+def agent_context(args: argparse.Namespace, *, ask: bool = True) -> AmadeusContext:
     """The AMADEUS run context of the parsed flags (the settings fill the rest).
 
-    The strong model is asked for here: no LLM or a bad spec fails before any work.
+    The strong model is asked for here (``ask``): no LLM or a bad spec fails before any work.
+    A runner that checks its inputs first asks for it itself (``ask=False``).
     """
     from personae.graphs.amadeus.graph import AmadeusContext
 
@@ -87,7 +88,8 @@ def agent_context(args: argparse.Namespace) -> AmadeusContext:
         gs_wave=args.gs_wave,
         **model_fields(args),
     )
-    context.llm("strong")
+    if ask:
+        context.llm("strong")
     return context
 
 

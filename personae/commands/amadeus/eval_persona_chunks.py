@@ -89,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
     index = index_options(args, store)  # the similarity analysis swaps in each splitter
     analysis = asyncio.run(
         analyse_persona_chunks(
+            args.out,
+            context=store,
             index=index,
-            store=store,
-            out=args.out,
             questions=asked,
             splitters=splitters,
             k=args.k,

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                 "run personae amadeus eval-personality first",
             )
         sheet = export_rating_sheet(args.results, args.export, samples=args.samples, seed=args.seed)
-        sys.stdout.write(f"sheet: {sheet}\n")
+        sys.stdout.write(f"sheet: {sheet.path}\n")
         return 0
     if not args.ratings:
         raise InputError(

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from personae.degraded import add_max_failures_flag, print_degraded
-from personae.errors import InputError
 
 
 def register(commands: Any) -> None:
@@ -49,54 +48,32 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _progress(line: str) -> None:
-    sys.stderr.write(f"• {line}\n")
+def _say(line: str) -> None:
+    """A runner's progress line, on stderr."""
+    sys.stderr.write(f"{line}\n")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the items' characters are indexed, run, print the report."""
+    """Run :func:`~personae.evals.evaluate_persona_qa`; print the report."""
     import asyncio
 
     from personae.commands.amadeus.chat import agent_context
-    from personae.commands.amadeus.persona import index_options
-    from personae.evals.amadeus.paper_settings import persona_qa_settings
-    from personae.evals.amadeus.persona_qa import QARun, load_qa, render_report, run_persona_qa
-    from personae.evals.paper_settings import settings_text
-    from personae.runners.amadeus import open_indexed_persona
+    from personae.runners.amadeus_qa import evaluate_persona_qa
 
-    if args.concurrency < 1 or (args.limit is not None and args.limit < 1):
-        raise InputError("--concurrency and --limit must be at least 1", "pass 1 or more")
-    items = load_qa(args.qa)[: args.limit]
-    agent = agent_context(args)
-    judge = agent.judge_spec(args.judge_model or "")
-    judge_model = agent.chat_model(judge, "judge")  # a bad judge spec fails before any work
-    options = index_options(args, agent)
-    for character in sorted({item.character for item in items}):
-        open_indexed_persona(character, options)
-    settings = persona_qa_settings(
-        agent,
-        items=len(items),
-        characters=len({item.character for item in items}),
-        judge=agent.cache_name(judge),
-    )
-    sys.stderr.write(settings_text("AMADEUS Table 6", settings))
-    summary = asyncio.run(
-        run_persona_qa(
-            QARun(
-                items=items,
-                agent=agent,
-                judge=judge_model,
-                judge_name=agent.cache_name(judge),
-                cache_dir=agent.settings.cache_dir / "judge",
-                out_dir=args.out,
-                concurrency=args.concurrency,
-                progress=_progress,
-                max_failures=args.max_failures,
-                settings=settings,
-            )
+    agent = agent_context(args, ask=False)  # the runner asks, after checking its inputs
+    done = asyncio.run(
+        evaluate_persona_qa(
+            args.qa,
+            context=agent,
+            judge_model=args.judge_model or "",
+            out=args.out,
+            limit=args.limit,
+            concurrency=args.concurrency,
+            max_failures=args.max_failures,
+            progress=_say,
         )
     )
-    sys.stdout.write(render_report(summary))
+    sys.stdout.write(done.report)
     sys.stdout.write(f"results: {args.out}/\n")
-    print_degraded(summary["degraded"]["items"], {"items": summary["degraded"]["items"]})
+    print_degraded(done.degraded, {"items": done.degraded})
     return 0

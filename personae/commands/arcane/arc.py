@@ -215,24 +215,17 @@ def run_annotate(args: argparse.Namespace) -> int:
     """Export the sheet of every build waiting for votes, or import votes and resume them."""
     import asyncio
 
+    from personae.graphs.arcane.arc_build import ArcBuildContext
     from personae.memory.arcane.novel_store import open_novel
     from personae.runners.arcane_votes import export_vote_sheet, read_votes, resume_with_votes
 
     slug = open_novel(data_dir(args), args.book).slug  # an unknown book: one line, first
+    context = ArcBuildContext(**context_fields(args))
     if args.export is not None:
-        from personae.settings import load_settings
-
-        sheet = asyncio.run(
-            export_vote_sheet(
-                args.book, args.export, data_dir=data_dir(args), settings=load_settings()
-            )
-        )
+        sheet = asyncio.run(export_vote_sheet(args.book, args.export, context=context))
         sys.stdout.write(f"{sheet.axes} axes to annotate written to {sheet.path}\n")
         return 0
     votes = read_votes(args.votes)
-    from personae.graphs.arcane.arc_build import ArcBuildContext
-
-    context = ArcBuildContext(**context_fields(args))
     context.llm("strong")  # no LLM or a bad spec fails here, before any work
     for build in asyncio.run(resume_with_votes(args.book, votes, context=context)):
         _report(build.character, build.values, build.waiting_for_votes, slug)

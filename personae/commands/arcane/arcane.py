@@ -143,7 +143,7 @@ def run_act(args: argparse.Namespace) -> int:
             args.character,
             args.chapter,
             args.scenario,
-            args.question,
+            question=args.question,
             mode=args.mode,
             axis=args.axis,
             context=context,

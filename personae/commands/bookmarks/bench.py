@@ -103,19 +103,18 @@ def _methods(args: argparse.Namespace) -> tuple[str, ...]:
 
 def run_bookmarks(args: argparse.Namespace) -> int:
     """Run or resume the benchmark; print Table 2 and where the files went."""
-    from personae.evals.bookmarks.bench import BenchConfig, default_progress, run_bench
+    from personae.evals.bookmarks.bench import BenchContext, run_bench
     from personae.evals.bookmarks.report import score_tables_markdown
     from personae.evals.paper_settings import PaperSetting, settings_text
+    from personae.progress_bar import stderr_progress
 
     if args.limit is not None and args.limit < 1:
         raise InputError(f"--limit must be at least 1, got {args.limit}", "pass 1 or more")
     check_writable_dir(args.out, "--out")
     if args.memory is not None:
         check_writable_dir(args.memory, "--memory")
-    config = BenchConfig(
-        storylines=tuple(args.storylines),
-        methods=_methods(args),
-        out_dir=args.out,
+    methods = _methods(args)
+    context = BenchContext(
         memory_dir=args.memory,
         judge_model=args.judge_model or "",
         judge=args.judge,
@@ -129,14 +128,22 @@ def run_bookmarks(args: argparse.Namespace) -> int:
         max_failures=args.max_failures,
         server_url=args.server,
     )
-    models = config.models()  # the models the settings rule chose, asked for before any work
+    models = context.models()  # the models the settings rule chose, asked for before any work
     models.llm("strong")
     models.llm("fast")
     models.chat_model(models.judge_model, "judge")
     cache = models.settings.cache_dir
     check_writable_dir(cache, "PERSONAE_CACHE_DIR", CACHE_FIX)
-    config = dataclasses.replace(config, judge_cache=cache / "judge")  # shared across --out
-    outcome = asyncio.run(run_bench(config, default_progress()))
+    context = dataclasses.replace(context, judge_cache=cache / "judge")  # shared across --out
+    progress = stderr_progress()
+    try:
+        outcome = asyncio.run(
+            run_bench(
+                args.storylines, methods=methods, out=args.out, context=context, progress=progress
+            )
+        )
+    finally:
+        progress.close()
     rejudged = (
         f" ({outcome.rejudged} re-judged from earlier predictions)" if outcome.rejudged else ""
     )

@@ -22,23 +22,15 @@ import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from personae.commands.models import add_model_flags, model_fields
 from personae.degraded import add_max_failures_flag, print_degraded
 from personae.errors import InputError, NothingUsableError
-from personae.urls import web_url
 
 if TYPE_CHECKING:
-    from personae.evals.characterhub.profile_eval import (
-        CharacterCase,
-        ProfileDocument,
-        ProfileEvalContext,
-    )
-    from personae.evals.paper_settings import PaperSetting
+    from personae.evals.characterhub.profile_eval import ProfileEvalContext
     from personae.llm import ModelRole
     from personae.run_context import LLMContext
-    from personae.settings import Settings
 
 REPORT_NAME = "eval-report.json"
 
@@ -127,21 +119,6 @@ def make_context(args: argparse.Namespace, models: LLMContext) -> ProfileEvalCon
     )
 
 
-def paper_rows(
-    args: argparse.Namespace, context: ProfileEvalContext, documents: list[ProfileDocument]
-) -> list[PaperSetting]:
-    """The paper's evaluation settings beside this run's (and the profiles' own models)."""
-    from personae.evals.characterhub.paper_settings import evaluation_rows
-
-    chunks = "whole page" if args.chunk_tokens is None else f"{args.chunk_tokens}-token chunks"
-    return evaluation_rows(
-        context.settings,
-        extraction=chunks,
-        judge_batch="whole knowledge list" if args.judge_batch is None else str(args.judge_batch),
-        profile_models=[document.models for document in documents],
-    )
-
-
 def report_path(args: argparse.Namespace) -> Path:
     """``--out`` (a folder gets ``eval-report.json`` inside), else beside the first profile."""
     if args.out is None:
@@ -175,8 +152,9 @@ def read_references(path: Path) -> dict[str, str]:
     return found
 
 
-def _progress(line: str) -> None:
-    sys.stderr.write(f"• {line}\n")
+def _say(line: str) -> None:
+    """A runner's progress line, on stderr."""
+    sys.stderr.write(f"{line}\n")
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -187,116 +165,43 @@ def _validate(args: argparse.Namespace) -> None:
         raise InputError("--judge-batch must be at least 1", "pass 1 or more")
 
 
-def group_documents(
-    documents: list[tuple[Path, ProfileDocument]],
-) -> dict[str, list[tuple[Path, ProfileDocument]]]:
-    """Profiles grouped by character (case-insensitive), in first-seen order."""
-    groups: dict[str, list[tuple[Path, ProfileDocument]]] = {}
-    for path, document in documents:
-        groups.setdefault(document.character.casefold(), []).append((path, document))
-    return groups
-
-
-async def build_cases(
-    args: argparse.Namespace,
-    groups: dict[str, list[tuple[Path, ProfileDocument]]],
-    settings: Settings,
-) -> list[CharacterCase]:
-    """One case per character with its reference: given, from the CSV, or found."""
-    from personae.evals.characterhub.profile_eval import CharacterCase
-    from personae.evals.characterhub.profile_reference import load_reference
-    from personae.evals.characterhub.reference_finder import find_reference
-    from personae.tools.http import PoliteHttpClient
-    from personae.tools.web_search import TavilySearch
-
-    table = read_references(args.references) if args.references else {}
-    if args.reference and len(groups) > 1:
-        raise InputError(
-            f"--reference names one page but the profiles are of {len(groups)} characters",
-            "pass --references FILE.csv with one row per character",
-        )
-    wiki_pages = [d.wiki_page for docs in groups.values() for _, d in docs if d.wiki_page]
-    template = settings.fandom_template.replace("{slug}", "x")
-    configured = [web_url(template, "PERSONAE_FANDOM_TEMPLATE", "https://{slug}.fandom.com")]
-    configured += wiki_pages
-    if settings.tavily_api_key:
-        configured.append(settings.tavily_base_url)
-    hosts = [urlsplit(u.replace("{slug}", "x")).netloc for u in configured]
-    cases = []
-    async with PoliteHttpClient.from_settings(settings, allowed_hosts=hosts) as http:
-        searcher = (
-            TavilySearch.from_settings(settings, http=http) if settings.tavily_api_key else None
-        )
-        for key, documents in groups.items():
-            first = documents[0][1]
-            source, found_by = args.reference or table.get(key), "given"
-            if not source:
-                wiki = next((d.wiki_page for _, d in documents if d.wiki_page), None)
-                root = wiki.split("/wiki/")[0] if wiki and "/wiki/" in wiki else None
-                source, found_by = await find_reference(
-                    first.character,
-                    first.franchise,
-                    http=http,
-                    searcher=searcher,
-                    wiki_url=root,
-                    fandom_template=settings.fandom_template,
-                )
-                _progress(f"{first.character}: reference found by {found_by}: {source}")
-            reference = await load_reference(source, settings=settings)
-            cases.append(CharacterCase(first.character, reference, source, found_by, documents))
-    return cases
-
-
-def announce_cost(cases: list[CharacterCase], context: ProfileEvalContext) -> None:
-    """Print the estimated calls and tokens, and the models that will be paid, before a call."""
-    from personae.agents.costs import estimate_line
-    from personae.evals.characterhub.costs import estimate_profile_eval
-
-    extractor = context.extractor_model_name
-    if extractor == context.judge_model_name:
-        extractor = "the judge"
-    named = {"judge": context.judge_model_name, "extractor": extractor}
-    sys.stderr.write(estimate_line(estimate_profile_eval(cases, context), named))
-
-
 def run_profile(args: argparse.Namespace) -> int:
-    """Score every profile; write the JSON, Markdown and HTML reports and print the summary."""
+    """Score every profile with the runner (it writes the reports); print the summary."""
     from personae.evals.characterhub.profile_eval import (
         collect_profile_files,
-        evaluate_characters_into,
         load_profile_document,
     )
     from personae.evals.characterhub.profile_report import format_report
-    from personae.evals.paper_settings import rows_json, settings_text
-    from personae.files import CACHE_FIX, check_writable_dir, check_writable_file
+    from personae.files import check_writable_file
+    from personae.run_context import LLMContext
+    from personae.runners.characterhub_eval import evaluate_profile_files
 
     _validate(args)
     files = collect_profile_files(args.profiles)
     documents = [(path, load_profile_document(path)) for path in files]
     out = report_path(args)
     check_writable_file(out, "--out")
-    from personae.run_context import LLMContext
-
+    table = read_references(args.references) if args.references else {}
     models = LLMContext(**model_fields(args))
     context = make_context(args, models)  # no LLM or a bad spec fails here, before any fetch
-    check_writable_dir(models.settings.cache_dir, "PERSONAE_CACHE_DIR", CACHE_FIX)
-
-    async def evaluate() -> dict[str, Any]:
-        cases = await build_cases(args, group_documents(documents), models.settings)
-        announce_cost(cases, context)
-        sys.stderr.write(settings_text("CharacterHub Table 1", rows))
-        return await evaluate_characters_into(
-            out, cases, context, paper_settings=rows_json(rows), progress=_progress
+    done = asyncio.run(
+        evaluate_profile_files(
+            documents,
+            context=context,
+            out=out,
+            reference=args.reference,
+            references=table,
+            settings=models.settings,
+            progress=_say,
         )
-
-    rows = paper_rows(args, context, [document for _, document in documents])
-    report = asyncio.run(evaluate())
+    )
+    report = done.record
     sys.stdout.write(format_report(report) + "\n")
     sys.stdout.write(f"report: {out} (+ .md, .html)\n")
     degraded = report["degraded"]
     kinds = {"judgments": degraded["judgments"], "characters": degraded["characters_left_out"]}
     print_degraded(degraded["total"], kinds)
-    if report["left_out"] and not report["characters"]:
+    if done.left_out and not done.scored:
         # The report still keeps every extracted point (paid for); nothing was scored.
         first = report["left_out"][0]
         raise NothingUsableError(

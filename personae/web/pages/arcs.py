@@ -217,7 +217,13 @@ async def ask_at_chapter(request: Request) -> Response:
             **options.models,
         )  # built off the event loop: the settings may read .env
         answer = await act_at_chapter(
-            novel.slug, character, chapter, scenario, question or None, mode=mode, context=context
+            novel.slug,
+            character,
+            chapter,
+            scenario,
+            question=question or None,
+            mode=mode,
+            context=context,
         )
     except PersonaeError as error:
         return error_page(request, str(error), status_of(error))
