@@ -1,9 +1,11 @@
-"""Suite-wide guards: no remote network, no real LLM, isolated caches and settings."""
+"""Suite-wide guards: no remote network, no real LLM, isolated caches, settings and folders."""
 
 from __future__ import annotations
 
 import gc
+import os
 import resource
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,36 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 def _no_remote_network() -> Iterator[None]:
     with block_remote_network():
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_in_an_empty_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The whole session runs in an empty folder of its own, not where pytest started.
+
+    Why: the commands' default folders (``profiles/``, ``personas/``, ``data/``, ``runs/``,
+    a web job's ``.web-jobs``) are relative to the working directory. Run from a checkout
+    where the Getting started tour has run, a test that leaves one default in place read the
+    tour's personas (issue 34). Module-scoped servers and any child process a test starts
+    without its own ``cwd`` inherit this folder; each test then gets its own
+    (:func:`_test_in_an_empty_folder`). Paths into the checkout are absolute (``ROOT``).
+    """
+    folder = tmp_path_factory.mktemp("cwd")
+    started_in = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield folder
+    finally:
+        os.chdir(started_in)
+
+
+@pytest.fixture(autouse=True)
+def _test_in_an_empty_folder(
+    _session_in_an_empty_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test starts in an empty working directory of its own (beside, not inside, its
+    ``tmp_path``: many tests check that ``tmp_path`` holds exactly what they wrote), so what
+    one test's defaults write is never what another's read."""
+    monkeypatch.chdir(tempfile.mkdtemp(dir=_session_in_an_empty_folder))
 
 
 @pytest.fixture(autouse=True)
