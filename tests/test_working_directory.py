@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from personae.cli import main
 from personae.mcp.resources import persona_names, profile_keys
 from personae.memory.amadeus.persona_chunks import split_persona
 from personae.memory.amadeus.persona_doc import parse_markdown
 from personae.memory.amadeus.persona_store import PersonaIndex, open_client
 from personae.memory.characterhub.profile_store import write_profile
 from personae.memory.embeddings import HashingTextEmbedding
-from personae.runners.arcane import import_novel
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "examples" / "data"
@@ -53,7 +53,8 @@ def lay_out_the_tours_folders(folder: Path) -> None:
         open_client(str(folder / "personas")), MARA, "acts", HashingTextEmbedding()
     )
     index.sync(persona, split_persona(persona))
-    import_novel(SAMPLES / "gull_rock.txt", data_dir=folder / "data", title=GULL_ROCK)
+    novel = ["arcane", "import", str(SAMPLES / "gull_rock.txt"), "--title", GULL_ROCK]
+    assert main([*novel, "--data", str(folder / "data")]) == 0  # the tour's own line
     (folder / "runs" / "bench").mkdir(parents=True)
     (folder / "runs" / "bench" / "report.md").write_text("# Bench\n", encoding="utf-8")
 
