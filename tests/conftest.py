@@ -1,9 +1,11 @@
-"""Suite-wide guards: no remote network, no real LLM, isolated caches and settings."""
+"""Suite-wide guards: no remote network, no real LLM, isolated caches, settings and folders."""
 
 from __future__ import annotations
 
 import gc
+import os
 import resource
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,46 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 def _no_remote_network() -> Iterator[None]:
     with block_remote_network():
         yield
+
+
+_SESSION_FOLDER = pytest.StashKey[tuple[str, Path]]()
+"""Where pytest started and the empty folder the session runs in instead."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The whole session, from collection on, runs in an empty folder of its own.
+
+    Why: the commands' default folders (``profiles/``, ``personas/``, ``data/``, ``runs/``,
+    a web job's ``.web-jobs``) are relative to the working directory. Run from a checkout
+    where the Getting started tour has run, a test that left one default in place read the
+    tour's personas (issue 34). What test modules do on import (a LangGraph server module makes
+    ``.langgraph_api``), module-scoped servers and any child process started without its own
+    ``cwd`` land here; each test then gets its own (:func:`_test_in_an_empty_folder`). Tests
+    reach the checkout's files by absolute paths (``ROOT``). pytest itself resolves its
+    arguments against where it started, not the working directory.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="personae-tests-cwd-"))
+    session.stash[_SESSION_FOLDER] = (os.getcwd(), folder)
+    os.chdir(folder)
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures are torn down (servers stopped)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Back to where pytest started; the session's folder goes (each test's ``tmp_path`` stays)."""
+    started_in, folder = session.stash[_SESSION_FOLDER]
+    os.chdir(started_in)
+    shutil_rmtree(folder)
+
+
+@pytest.fixture(autouse=True)
+def _test_in_an_empty_folder(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test starts in an empty working directory of its own (beside, not inside, its
+    ``tmp_path``: many tests check that ``tmp_path`` holds exactly what they wrote), so what
+    one test's defaults write is never what another's read."""
+    _, session_folder = request.session.stash[_SESSION_FOLDER]
+    monkeypatch.chdir(tempfile.mkdtemp(dir=session_folder))
 
 
 @pytest.fixture(autouse=True)

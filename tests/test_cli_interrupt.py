@@ -56,7 +56,6 @@ def start(
     )
     return subprocess.Popen(
         [sys.executable, str(DRIVER), str(tmp_path / "calls.log"), *argv],
-        cwd=DRIVER.parent,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -29,7 +29,6 @@ def test_eval_arcane_opens_the_chroma_store_once_in_a_fresh_process(tmp_path: Pa
     env = dict(os.environ, PERSONAE_CACHE_DIR=str(tmp_path / "cache"), ANONYMIZED_TELEMETRY="False")
     done = subprocess.run(
         [sys.executable, str(DRIVER), *argv],
-        cwd=DRIVER.parent,
         env=env,
         capture_output=True,
         text=True,
