@@ -29,10 +29,17 @@ CLI_ADVICE = re.compile(r"\bpersonae [a-z]|(?<![\w-])--[a-z]")
 
 
 def agent_fix(error: PersonaeError) -> str | None:
-    """``error``'s own fix when an agent (or the person it reports to) can follow it."""
-    if error.fix and not CLI_ADVICE.search(error.fix):
-        return error.fix
-    return None
+    """``error``'s own fix when an agent (or the person it reports to) can follow it.
+
+    A command in parentheses is left out and the rest kept ("use a chapter between 1 and 4");
+    a fix that is a command is dropped whole.
+    """
+    fix = re.sub(
+        r"\s*\([^()]*\)",
+        lambda m: "" if CLI_ADVICE.search(m.group()) else m.group(),
+        error.fix or "",
+    )
+    return fix if fix and not CLI_ADVICE.search(fix) else None
 
 
 def tool_message(error: PersonaeError, tool: str, next_step: NextStep | None = None) -> str:
