@@ -34,6 +34,7 @@ from personae.testing import override_models
 CHARACTER = "Kenshiro"
 FRANCHISE = "Fist of the North Star"
 QUESTION = "What do you love?"
+ROOT = Path(__file__).resolve().parents[1]
 NEXT_TOOL = re.compile(r"call (\w+)(?: with character='([^']+)')?")
 
 
@@ -151,3 +152,28 @@ async def test_an_agent_that_asks_first_is_told_to_profile_and_still_gets_the_an
         "with the character's name to research and index them, then call ask_character again"
     )
     assert messages[-1].content == f"Kenshiro says: {ANSWER}"
+
+
+async def test_the_deploy_page_agent_profiles_then_asks(
+    server: LoopbackWebServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Deploy page's block, run as written: its contexts come from the settings."""
+    page = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    marker = (
+        "<!-- run: tests/test_agent_tools.py::test_the_deploy_page_agent_profiles_then_asks -->"
+    )
+    code = page.split(marker + "\n```python\n", 1)[1].split("\n```", 1)[0]
+    monkeypatch.setenv("PERSONAE_MODEL", "openai:agent-world")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "deploy.md", "exec"), namespace)  # noqa: S102
+    personas = tmp_path / "personas"
+    model = FollowTheTools(first="profile_character")
+    agent = namespace["profile_then_ask_agent"](model, str(personas), wiki=server.url)
+    state = await agent.ainvoke({"messages": [("user", "Profile Kenshiro, then ask him.")]})
+    assert calls(state["messages"]) == [
+        ("profile_character", "success"),
+        ("ask_character", "success"),
+    ]
+    assert state["messages"][-1].content == f"Kenshiro says: {ANSWER}"
+    assert [m["character"] for m in indexed_personas(open_client(str(personas)))] == ["Kenshiro"]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 import personae
 
@@ -88,7 +89,7 @@ def tool_arguments(factory: str) -> set[str]:
     from personae.graphs.bookmarks.tool import StorylineMemoryArgs
     from personae.graphs.characterhub.tool import ProfileCharacterArgs
 
-    schema = {
+    schema: type[BaseModel] = {
         "create_profile_tool": ProfileCharacterArgs,
         "create_ask_character_tool": AskCharacterArgs,
         "create_arcane_act_tool": ArcaneActArgs,
