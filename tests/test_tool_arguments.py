@@ -89,10 +89,10 @@ def tool_arguments(factory: str) -> set[str]:
     from personae.graphs.bookmarks.tool import StorylineMemoryArgs
     from personae.graphs.characterhub.tool import ProfileCharacterArgs
 
-    schema: type[BaseModel] = {
+    schemas: dict[str, type[BaseModel]] = {
         "create_profile_tool": ProfileCharacterArgs,
         "create_ask_character_tool": AskCharacterArgs,
         "create_arcane_act_tool": ArcaneActArgs,
         "create_storyline_memory_tool": StorylineMemoryArgs,
-    }[factory]
-    return set(schema.model_fields)
+    }
+    return set(schemas[factory].model_fields)

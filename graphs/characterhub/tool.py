@@ -8,7 +8,7 @@ tool also turns the profile into an AMADEUS persona, so an agent holding ``ask_c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
@@ -16,12 +16,8 @@ from pydantic import BaseModel, Field
 from personae.errors import InputError, PersonaeError
 from personae.graphs.characterhub.profiler import graph
 from personae.graphs.characterhub.state import ProfileInput, ProfilerContext
+from personae.graphs.profile_personas import PersonaIndexTarget, index_profile, index_settings
 from personae.graphs.tool_errors import errors_as_tool_messages
-
-if TYPE_CHECKING:
-    from personae.graphs.amadeus.graph import AmadeusContext
-    from personae.graphs.store_context import EmbeddingAccess
-    from personae.tools.amadeus.indexing import IndexSettings
 
 TOOL_NAME = "profile_character"
 ASK_TOOL = "ask_character"
@@ -54,27 +50,11 @@ def profile_next_step(error: PersonaeError) -> str | None:
     return None
 
 
-def persona_index(
-    index: IndexSettings | AmadeusContext,
-) -> tuple[IndexSettings, EmbeddingAccess | None]:
-    """Where and how to index: given, or the very index an ``AmadeusContext`` reads.
-
-    From a context, that context also opens the embedding.
-    """
-    from personae.graphs.amadeus.graph import AmadeusContext
-    from personae.runners.amadeus import persona_index_settings
-
-    if not isinstance(index, AmadeusContext):
-        return index, None
-    settings = persona_index_settings(index.memory_dir, splitter=index.splitter, context=index)
-    return settings, index
-
-
 def create_profile_tool(
     context: ProfilerContext | None = None,
     *,
     wiki: str | None = None,
-    index: IndexSettings | AmadeusContext | None = None,
+    index: PersonaIndexTarget | None = None,
 ) -> StructuredTool:
     """A ``profile_character`` tool running the compiled profiler with ``context``.
 
@@ -88,7 +68,7 @@ def create_profile_tool(
     naming the tool to call next.
     """
     run_context = context or ProfilerContext()
-    where, embedding = persona_index(index) if index is not None else (None, None)
+    where = index_settings(index) if index is not None else None
 
     @errors_as_tool_messages(TOOL_NAME, profile_next_step)
     async def profile_character(name: str, franchise: str | None = None) -> str:
@@ -100,12 +80,11 @@ def create_profile_tool(
         if where is None:
             return answer
         from personae.memory.characterhub.profile_store import profile_document
-        from personae.runners.amadeus import index_persona
 
-        indexed = await index_persona(profile_document(result), index=where, context=embedding)
+        character = await index_profile(profile_document(result), where)
         return (
-            f"{answer}\n\nIndexed as the persona {indexed.character!r}: call {ASK_TOOL} with "
-            f"character={indexed.character!r} to talk to them."
+            f"{answer}\n\nIndexed as the persona {character!r}: call {ASK_TOOL} with "
+            f"character={character!r} to talk to them."
         )
 
     return StructuredTool.from_function(
