@@ -3,7 +3,9 @@
 The agent (LangChain's ``create_agent``, a LangGraph graph) gets ``profile_character``,
 ``ask_character`` (AMADEUS), ``storyline_memory`` (BOOKMARKS) and ``arcane_act`` (ARCANE), built
 with Personae's tool factories from the settings (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
-``PERSONAE_MODEL``, ... as for every command). A tool that fails (an unknown character, a
+``PERSONAE_MODEL``, ... as for every command). ``profile_character`` indexes each profile where
+``ask_character`` reads (``--personas``), so "profile X, then ask X" works in one question. A
+tool that fails (an unknown character, a
 position past the end of the story, an unreachable wiki) must not end the conversation: the
 ``report_tool_errors`` middleware turns Personae's one-line error into an error tool message,
 so the model reads what went wrong and can try something else.
@@ -59,9 +61,11 @@ async def report_tool_errors(
 
 def build_tools(args: argparse.Namespace) -> list[BaseTool]:
     """The four tools, their contexts filled from the settings once, here."""
+    personas = AmadeusContext(memory_dir=args.personas)  # profiled characters are indexed here
+    profiler = ProfilerContext(max_rounds=args.max_rounds)
     tools: list[BaseTool] = [
-        create_profile_tool(ProfilerContext(max_rounds=args.max_rounds), wiki_url=args.wiki),
-        create_ask_character_tool(AmadeusContext(memory_dir=args.personas)),
+        create_profile_tool(profiler, wiki=args.wiki, index=personas),
+        create_ask_character_tool(personas),
         create_arcane_act_tool(RoleplayContext(data_dir=args.data, arc_scope="character")),
     ]
     if args.storyline:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from langchain_core.tools import StructuredTool, ToolException
+from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
 from personae.agents.arcane.roleplayer import MODES
-from personae.errors import PersonaeError
 from personae.graphs.arcane.roleplay import RoleplayContext, build_graph, scene_input
+from personae.graphs.tool_errors import errors_as_tool_messages
 
 ArcaneMode = Literal["vanilla", "summary", "rag", "lifechoice", "timechara", "arc"]
 assert set(get_args(ArcaneMode)) == set(MODES)  # one list of modes
@@ -52,15 +52,13 @@ def create_arcane_act_tool(
     run_context = context or RoleplayContext(arc_scope="character")
     graph = build_graph()
 
+    @errors_as_tool_messages("arcane_act")
     async def arcane_act(
         novel: str, character: str, chapter: int, scenario: str, question: str | None = None
     ) -> str:
         """The character's answer as of ``chapter`` (nothing later reaches the prompt)."""
         payload = scene_input(novel, mode, character, chapter, scenario, question)
-        try:
-            result = await graph.ainvoke(payload, context=run_context)
-        except PersonaeError as error:
-            raise ToolException(str(error)) from None
+        result = await graph.ainvoke(payload, context=run_context)
         return f"{result['response']} (as of chapter {result['query_chapter']}, {mode} mode)"
 
     return StructuredTool.from_function(

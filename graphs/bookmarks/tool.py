@@ -88,7 +88,7 @@ def create_storyline_memory_tool(
     step = settings or BookmarkStepSettings()
     text_embedding = specs.text_embedding()
 
-    @errors_as_tool_messages
+    @errors_as_tool_messages("storyline_memory")
     async def storyline_memory(
         character: str,
         question: str,

@@ -29,7 +29,7 @@ def context(server: LoopbackWebServer) -> ProfilerContext:
 
 
 async def test_tool_returns_first_person_profile_with_sources(server: LoopbackWebServer) -> None:
-    tool = create_profile_tool(context(server), wiki_url=server.url)
+    tool = create_profile_tool(context(server), wiki=server.url)
     assert tool.name == "profile_character"
     assert set(tool.args) == {"name", "franchise"}
     answer = await tool.ainvoke({"name": "Kenshiro", "franchise": "Fist of the North Star"})
@@ -59,13 +59,13 @@ async def test_compiled_profiler_runs_as_a_subgraph(server: LoopbackWebServer) -
 
 async def test_tool_failures_come_back_as_the_tool_answer(server: LoopbackWebServer) -> None:
     """A ReAct agent gets the reason as a tool message and goes on; nothing is raised."""
-    tool = create_profile_tool(context(server).replaced(web_search=False), wiki_url=server.url)
+    tool = create_profile_tool(context(server).replaced(web_search=False), wiki=server.url)
     call = {"type": "tool_call", "id": "call-1", "name": "profile_character"}
     message = await tool.ainvoke({**call, "args": {"name": "Nobody Atall"}})
     assert message.status == "error" and message.tool_call_id == "call-1"
     assert message.content == (
-        f"no page for 'Nobody Atall' on {server.url}; "
-        "check the spelling, or pass --wiki for the franchise's wiki"
+        f"no page for 'Nobody Atall' on {server.url}; call profile_character again with "
+        "another spelling of the name, or with the franchise the character comes from"
     )
 
 

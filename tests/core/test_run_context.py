@@ -172,7 +172,7 @@ async def test_profile_tool_takes_models_and_tavily_from_the_environment(
     with serve_fake_web(monkeypatch) as web:
         monkeypatch.setenv("PERSONAE_MODEL", "openai:env-model")
         monkeypatch.setenv("TAVILY_BASE_URL", web.url)
-        tool = create_profile_tool(wiki_url=web.url)  # no context: all from the environment
+        tool = create_profile_tool(wiki=web.url)  # no context: all from the environment
         answer = await tool.ainvoke({"name": "Kenshiro", "franchise": "Fist of the North Star"})
     assert answer.startswith("I am Kenshiro")
     assert "https://example.org/kenshiro-bio" in answer  # a web result: Tavily was reached
