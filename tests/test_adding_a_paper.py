@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
     from personae.runners.echo import echo_twice
 
-    sys.stdout.write(asyncio.run(echo_twice(args.line)) + "\\n")
+    sys.stdout.write(asyncio.run(echo_twice(args.line)).echo + "\\n")
     return 0
 ''',
     "examples/studio/echo.json": json.dumps(
