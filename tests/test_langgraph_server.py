@@ -250,7 +250,7 @@ def test_a_personae_error_reaches_the_api_with_its_message(studio: Studio) -> No
     }
 
 
-BAD_KEYS = {
+BAD_KEYS: dict[str, tuple[str, dict[str, Any], str]] = {
     "renamed": (
         "amadeus",
         {"embeddings": "hashing"},

@@ -76,11 +76,11 @@ def test_a_profile_sends_one_progress_notification_per_line_to_a_client_that_ask
 ) -> None:
     expected = runner_lines(world)
     assert any("planned" in line for line in expected) and len(expected) >= 4
-    progress: list[tuple[float, float | None, str | None]] = []
+    reports: list[tuple[float, float | None, str | None]] = []
     incoming: list[Incoming] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
 
     async def on_message(message: Incoming) -> None:
         incoming.append(message)
@@ -98,9 +98,9 @@ def test_a_profile_sends_one_progress_notification_per_line_to_a_client_that_ask
 
     asked, silent = asyncio.run(run())
     assert asked.startswith("I am Kenshiro") and silent.startswith("I am Kenshiro")
-    assert [message for _, _, message in progress] == expected
-    assert [done for done, _, _ in progress] == list(range(1, len(expected) + 1))
-    assert all(total is None for _, total, _ in progress)  # how many steps is not known ahead
+    assert [message for _, _, message in reports] == expected
+    assert [done for done, _, _ in reports] == list(range(1, len(expected) + 1))
+    assert all(total is None for _, total, _ in reports)  # how many steps is not known ahead
     notifications = [m.root for m in incoming if isinstance(m, ServerNotification)]
     assert sum(isinstance(n, ProgressNotification) for n in notifications) == len(expected)
 

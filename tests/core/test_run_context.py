@@ -362,15 +362,14 @@ async def test_a_studio_run_with_the_old_key_fails_naming_the_new_one() -> None:
 
 def execution(context: dict[str, Any] | None) -> Any:
     """What the LangGraph server hands a graph factory: the run's context as sent, or none."""
+    from langgraph.store.memory import InMemoryStore
     from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
+    store = InMemoryStore()
     if context is None:
-        return _ReadRuntime(access_context="assistants.read", user=None, store=None)  # type: ignore[arg-type]
+        return _ReadRuntime(access_context="assistants.read", user=None, store=store)
     return _ExecutionRuntime(
-        access_context="threads.create_run",
-        user=None,
-        store=None,
-        context=context,  # type: ignore[arg-type]
+        access_context="threads.create_run", user=None, store=store, context=context
     )
 
 
