@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import inspect
 import textwrap
 from collections.abc import Iterator, Mapping
@@ -160,6 +161,41 @@ RETIRED_FIELDS: Mapping[str, str] = {
 is an error saying so (instead of an unexplained ``unexpected keyword argument``)."""
 
 
+def refuse_old_keys(context_type: type, given: Mapping[str, Any]) -> None:
+    """Refuse a renamed key (naming the new one) or a retired one (naming what replaced it)."""
+    for old, new in RENAMED_FIELDS.items():
+        if old in given:
+            raise ConfigurationError(
+                f"the context field {old!r} is now {new!r}", f"pass {new!r} instead (same values)"
+            )
+    known = {item.name for item in fields(context_type)}
+    for name, value in RETIRED_FIELDS.items():
+        if name in given and name not in known:
+            raise ConfigurationError(
+                f"the context field {name!r} is no longer set by a run",
+                f"drop it: the graph uses {value}",
+            )
+
+
+def check_context_keys(context_type: type, given: Mapping[str, Any]) -> None:
+    """Refuse a run context holding a key ``context_type`` lacks: renamed, retired or unknown.
+
+    In process, ``Context(**given)`` refuses them; the LangGraph server drops the keys its
+    context schema lacks before the graph sees them, so a server run checks its raw context
+    with this first (:mod:`personae.graphs.served`), failing as the in-process run does.
+    """
+    refuse_old_keys(context_type, given)
+    known = [item.name for item in fields(context_type)]
+    for key in given:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            fix = f"did you mean {close[0]!r}?" if close else "drop it"
+            raise ConfigurationError(
+                f"{context_type.__name__} has no context field {key!r}",
+                f"{fix} (the graph's context schema lists its {len(known)} fields)",
+            )
+
+
 @described
 @dataclass(frozen=True, kw_only=True)
 class LLMContext:
@@ -204,19 +240,7 @@ class LLMContext:
         The LangGraph server builds a context with ``Context(**run_context)``; without this an
         old key would fail as an unexplained ``unexpected keyword argument``.
         """
-        for old, new in RENAMED_FIELDS.items():
-            if old in kwargs:
-                raise ConfigurationError(
-                    f"the context field {old!r} is now {new!r}",
-                    f"pass {new!r} instead (same values)",
-                )
-        known = {item.name for item in fields(cls)}
-        for name, value in RETIRED_FIELDS.items():
-            if name in kwargs and name not in known:
-                raise ConfigurationError(
-                    f"the context field {name!r} is no longer set by a run",
-                    f"drop it: the graph uses {value}",
-                )
+        refuse_old_keys(cls, kwargs)
         return super().__new__(cls)
 
     def __post_init__(self) -> None:

@@ -45,6 +45,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from personae.agents.echo.echoer import echo_line
+from personae.graphs.server_entry import server_entry
 
 
 class EchoInput(TypedDict):
@@ -79,6 +80,8 @@ builder.add_node(repeat)
 builder.add_edge(START, "repeat")
 builder.add_edge("repeat", END)
 graph = builder.compile(name="echo")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(
@@ -165,7 +168,7 @@ def _edit(root: Path, path: str, old: str, new: str) -> None:
 
 def _add_to_langgraph_json(root: Path) -> None:
     config = json.loads((root / "langgraph.json").read_text(encoding="utf-8"))
-    config["graphs"]["echo"] = "./graphs/echo/graph.py:graph"
+    config["graphs"]["echo"] = "./graphs/echo/graph.py:served"
     (root / "langgraph.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 

@@ -248,3 +248,45 @@ def test_a_personae_error_reaches_the_api_with_its_message(studio: Studio) -> No
         "message": f"no page for 'Nobody Atall' on {studio.web_url}; "
         "check the spelling, or pass --wiki for the franchise's wiki",
     }
+
+
+BAD_KEYS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "renamed": (
+        "amadeus",
+        {"embeddings": "hashing"},
+        "the context field 'embeddings' is now 'embedding'; pass 'embedding' instead (same values)",
+    ),
+    "retired": (
+        "profiler",
+        {"paper_queries": 8},
+        "the context field 'paper_queries' is no longer set by a run; drop it: the graph uses "
+        "the paper's 8 searches a round (ProfilerContext.paper_queries)",
+    ),
+    "unknown": (
+        "amadeus",
+        {"no_such_field": 1},
+        "AmadeusContext has no context field 'no_such_field'; drop it (the graph's context "
+        "schema lists its",
+    ),
+    "typo": ("amadeus", {"methd": "none"}, "has no context field 'methd'; did you mean 'method'?"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_KEYS)
+def test_a_server_run_with_a_renamed_retired_or_unknown_context_key_fails_naming_it(
+    studio: Studio, case: str
+) -> None:
+    """The server drops keys its schema lacks; the graph's entry sees them first and refuses
+    them as an in-process run does (``served`` in each graph module), before any model call."""
+    graph, bad, expected = BAD_KEYS[case]
+    body = {
+        "assistant_id": graph,
+        "input": run_input(graph, studio.web_url),
+        "context": {**run_context(graph, False), **bad},
+    }
+    before = len(studio.llm.requests)
+    answer = httpx.post(f"{studio.url}/runs/wait", json=body, timeout=120)
+    assert answer.status_code == 200, answer.text
+    error = answer.json()["__error__"]
+    assert error["error"] == "ConfigurationError" and expected in error["message"], error
+    assert len(studio.llm.requests) == before

@@ -42,6 +42,7 @@ from personae.files import append_jsonl, read_jsonl
 from personae.graphs.arcane.context import ChunkStoreContext
 from personae.graphs.arcane.roleplay import RoleplayContext
 from personae.graphs.arcane.roleplay import graph as roleplay_graph
+from personae.graphs.server_entry import server_entry
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import PhaseResponse, ProbeRecord, load_probes
@@ -487,6 +488,8 @@ builder.add_conditional_edges("plan_units", route_units, ["evaluate_unit", END])
 builder.add_edge("evaluate_unit", END)
 
 graph = builder.compile(name="arcane_eval")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -45,6 +45,7 @@ from personae.agents.amadeus.selection import (
 )
 from personae.agents.amadeus.selector import judge_chunk_relevance
 from personae.errors import InputError
+from personae.graphs.server_entry import server_entry
 from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import LLMUsage
 from personae.memory.amadeus.persona_chunks import Splitter
@@ -471,6 +472,8 @@ builder.add_edge("extract_attributes", "respond")
 builder.add_edge("respond", END)
 
 graph = builder.compile(name="amadeus")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -44,6 +44,7 @@ from personae.errors import InputError, NothingUsableError
 from personae.fanout import gather_all, gather_two
 from personae.files import write_json_atomic
 from personae.graphs.arcane.context import ArcaneContext
+from personae.graphs.server_entry import server_entry
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
 from personae.memory.arcane.records import (
@@ -616,6 +617,8 @@ builder.add_edge("await_annotation", "save_arcs")
 builder.add_edge("save_arcs", END)
 
 graph = builder.compile(name="arc_build")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

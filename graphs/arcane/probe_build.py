@@ -32,6 +32,7 @@ from personae.agents.arcane import probe_prep as prep
 from personae.errors import InputError
 from personae.fanout import gather_all
 from personae.graphs.arcane.probe_cell import CellTask, ProbeBuildContext, cell_graph
+from personae.graphs.server_entry import server_entry
 from personae.llm import InvalidAnswerError, LLMUsage, call_structured
 from personae.memory.arcane.novel_store import open_novel
 from personae.memory.arcane.records import (
@@ -261,6 +262,8 @@ builder.add_edge("build_cell", "save_probes")
 builder.add_edge("save_probes", END)
 
 graph = builder.compile(name="probe_build")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

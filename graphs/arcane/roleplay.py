@@ -43,6 +43,7 @@ from personae.agents.arcane.roleplayer import (
 )
 from personae.errors import InputError
 from personae.graphs.arcane.context import ChunkStoreContext
+from personae.graphs.server_entry import server_entry
 from personae.llm import LLMUsage, call_text, with_sampling
 from personae.memory.arcane.novel_chunks import ChunkIndex
 from personae.memory.arcane.novel_store import Novel, open_novel, slugify
@@ -550,6 +551,8 @@ builder.add_edge("audit_no_future", "act_in_character")
 builder.add_edge("act_in_character", END)
 
 graph = builder.compile(name="arcane_roleplay")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -48,6 +48,7 @@ from personae.graphs.bookmarks.baseline_vanilla import (
     baseline_builder,
     check_positive,
 )
+from personae.graphs.server_entry import server_entry
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.bookmarks.eta_profile_store import ChunkFacts, ETAProfile, ETAProfileStore
 from personae.memory.bookmarks.storyline import StoryAction, open_storyline
@@ -216,6 +217,8 @@ async def build_profile(state: BaselineState, runtime: Runtime[ETAContext]) -> d
 
 builder = baseline_builder(ETAContext, build_profile)
 graph = builder.compile(name="eta")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -24,6 +24,7 @@ from personae.graphs.bookmarks.baseline_vanilla import (
     baseline_builder,
     check_positive,
 )
+from personae.graphs.server_entry import server_entry
 from personae.graphs.store_context import EmbeddingAccess
 from personae.memory.bookmarks.scene_pairs import ScenePair
 from personae.memory.bookmarks.storyline import open_storyline
@@ -78,6 +79,8 @@ async def recall_similar_pairs(
 
 builder = baseline_builder(RICLContext, recall_similar_pairs)
 graph = builder.compile(name="ricl")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

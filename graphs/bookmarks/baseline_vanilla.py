@@ -22,6 +22,7 @@ from typing_extensions import TypedDict
 from personae.agents.bookmarks.actor import act
 from personae.errors import ConfigurationError
 from personae.graphs.bookmarks.acting import ActingContext, ActInput, ActOutput
+from personae.graphs.server_entry import server_entry
 from personae.memory.bookmarks.storyline import open_storyline
 from personae.run_context import described
 
@@ -111,6 +112,8 @@ def baseline_builder(
 
 builder = baseline_builder(VanillaContext)
 graph = builder.compile(name="vanilla")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

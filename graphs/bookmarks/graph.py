@@ -60,6 +60,7 @@ from personae.graphs.bookmarks.step import (
     save_records,
     sync_active,
 )
+from personae.graphs.server_entry import server_entry
 from personae.graphs.store_context import EmbeddingAccess
 from personae.llm import LLMUsage
 from personae.memory.bookmarks.bookmark import Bookmark
@@ -560,6 +561,8 @@ builder.add_edge("ground_context", "act_in_character")
 builder.add_edge("act_in_character", END)
 
 graph = builder.compile(name="bookmarks")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -65,6 +65,7 @@ from personae.graphs.characterhub.state import (
     SearchTool,
     profiler_context,
 )
+from personae.graphs.server_entry import server_entry
 from personae.llm import InvalidAnswerError, LLMUsage
 from personae.memory.characterhub.dimensions import DIMENSIONS
 from personae.tools.wiki import page_passages
@@ -451,6 +452,8 @@ builder.add_edge("verify_profile", "finish_profile")
 builder.add_edge("finish_profile", END)
 
 graph = builder.compile(name="profiler")
+served = server_entry(graph)
+"""What langgraph.json serves: ``graph``, once a server run's raw context passed its check."""
 
 
 def build_graph(

@@ -14,12 +14,13 @@ from urllib.parse import quote, unquote
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.fastmcp.resources import FunctionResource
-from mcp.types import ContentBlock, Resource, ToolAnnotations
+from mcp.types import ContentBlock, LoggingLevel, Resource, ToolAnnotations
 from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from personae.mcp import resources
 from personae.mcp.limits import JsonBodyLimits, capped_schema, one_line, oversized_argument
+from personae.mcp.notifications import set_log_level
 from personae.mcp.options import ServerOptions
 from personae.mcp.tools import build_tools
 
@@ -44,12 +45,19 @@ class PersonaeMCP(FastMCP[Any]):
     """FastMCP whose resource list is read from disk at each request, and whose input is capped.
 
     Tool arguments over their caps, malformed arguments and over-large or over-deep HTTP bodies
-    are refused in one line (:mod:`personae.mcp.limits`).
+    are refused in one line (:mod:`personae.mcp.limits`). It declares the ``logging``
+    capability: ``logging/setLevel`` sets the level of the log messages a client's tool calls
+    send it (:mod:`personae.mcp.notifications`).
     """
 
     def __init__(self, options: ServerOptions, **settings: Any) -> None:
         super().__init__("personae", instructions=INSTRUCTIONS, **settings)
         self.options = options
+        self._mcp_server.set_logging_level()(self.set_logging_level)  # type: ignore[no-untyped-call]
+
+    async def set_logging_level(self, level: LoggingLevel) -> None:
+        """``logging/setLevel``: the asking client's level from now on (the SDK checks it)."""
+        set_log_level(self._mcp_server.request_context.session, level)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]

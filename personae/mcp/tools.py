@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from langchain_core.tools import StructuredTool
+from mcp.server.fastmcp import Context
 from pydantic import Field
 
 from personae.errors import ConfigurationError, InputError
+from personae.mcp.notifications import reported
 from personae.mcp.options import ServerOptions
 
 ToolFunction = Callable[..., Awaitable[str]]
@@ -91,23 +93,28 @@ def _profile_character(options: ServerOptions) -> ToolFunction:
         franchise: Annotated[
             str | None, Field(description="The work the character comes from.")
         ] = None,
+        *,
+        ctx: Context[Any, Any, Any],
     ) -> str:
         """Research a fictional character on the web and its wiki (deep search).
 
         Returns a first-person profile with numbered sources, saved as a profile resource
-        (its URI is named). Slow: many searches and calls.
+        (its URI is named). Slow: many searches and calls; each step is a progress
+        notification when the call asks for progress.
         """
         if not name.strip():
             raise InputError("the character name is empty", "pass a character name")
         # The CharacterHub runner: checkpointed and resumed in the profiles folder, where the
         # profile lands as `personae profile` writes it (a personae://profiles resource).
-        profile = await run_profile(
-            name.strip(),
-            franchise=franchise,
-            wiki=options.wiki,
-            out=options.profiles_dir,
-            context=context,
-        )
+        async with reported(ctx, "personae.profile_character") as progress:
+            profile = await run_profile(
+                name.strip(),
+                franchise=franchise,
+                wiki=options.wiki,
+                out=options.profiles_dir,
+                context=context,
+                progress=progress,
+            )
         key = profile_key(name.strip(), franchise)
         answer = render_tool_answer({**profile.document, "notices": profile.notices})
         return f"{answer}\n\nSaved as personae://profiles/{key} ({profile.paths.profile_json})"

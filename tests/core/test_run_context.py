@@ -38,7 +38,7 @@ from personae.graphs.bookmarks.tool import create_storyline_memory_tool
 from personae.graphs.characterhub.state import ProfilerContext
 from personae.graphs.characterhub.tool import create_profile_tool
 from personae.llm import ROLES, retry_budget
-from personae.run_context import LLMContext
+from personae.run_context import LLMContext, check_context_keys
 from personae.settings import DEFAULT_TAVILY_BASE_URL
 from personae.testing import override_models
 
@@ -358,6 +358,45 @@ async def test_a_studio_run_with_the_old_key_fails_naming_the_new_one() -> None:
             {"character": "Megumin", "query": "Hi"},
             context={"method": "none", "embeddings": "hashing"},
         )
+
+
+def execution(context: dict[str, Any] | None) -> Any:
+    """What the LangGraph server hands a graph factory: the run's context as sent, or none."""
+    from langgraph.store.memory import InMemoryStore
+    from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
+
+    store = InMemoryStore()
+    if context is None:
+        return _ReadRuntime(access_context="assistants.read", user=None, store=store)
+    return _ExecutionRuntime(
+        access_context="threads.create_run", user=None, store=store, context=context
+    )
+
+
+@pytest.mark.parametrize("graph", sorted(GRAPHS))
+def test_every_served_graph_checks_the_raw_context_of_a_run(graph: str) -> None:
+    """The server drops keys its schema lacks before a run; the entry langgraph.json names
+    sees them first (tests/test_langgraph_server.py runs this through ``langgraph dev``)."""
+    assert GRAPHS[graph].endswith(":served")
+    module = importlib.import_module(graph_module(graph))
+    assert module.served(execution(None)) is module.graph  # schemas, state reads
+    assert module.served(execution({})) is module.graph
+    with pytest.raises(ConfigurationError, match="'embeddings' is now 'embedding'"):
+        module.served(execution({"embeddings": "hashing"}))
+    with pytest.raises(ConfigurationError) as unknown:
+        module.served(execution({"model": "openai:m", "no_such_field": 1}))
+    name = module.graph.context_schema.__name__
+    assert str(unknown.value).startswith(f"{name} has no context field 'no_such_field'; drop it")
+
+
+def test_an_unknown_context_key_close_to_a_field_is_named() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        check_context_keys(ProfilerContext, {"max_round": 1})
+    assert str(caught.value) == (
+        "ProfilerContext has no context field 'max_round'; did you mean 'max_rounds'? "
+        f"(the graph's context schema lists its {len(dataclasses.fields(ProfilerContext))} fields)"
+    )
+    check_context_keys(ProfilerContext, {"max_rounds": 1, "model": "openai:m"})  # known: fine
 
 
 def test_a_context_made_from_a_context_keeps_its_settings(monkeypatch: pytest.MonkeyPatch) -> None:
