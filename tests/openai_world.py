@@ -82,14 +82,18 @@ def chat_server(
     token: str | None = None,
     data_dir: Path | None = None,
     model: str = "openai:fake",
+    base_url: str = "",
 ) -> Iterator[ChatServer]:
-    """Index Iago under ``tmp_path``, then serve the chat server over it on a free port."""
+    """Index Iago under ``tmp_path``, then serve the chat server over it on a free port.
+
+    ``base_url`` points the characters' model elsewhere (``--base-url``'s run-context field).
+    """
     with loopback_llm(responders(), monkeypatch) as fake:
         index_iago(tmp_path / "personas")
         options = OpenAIServerOptions(
             personas_dir=tmp_path / "personas",
             data_dir=data_dir or tmp_path / "data",
-            models={"model": model},
+            models={"model": model, "openai_base_url": base_url},
         )
         with serving(create_app(options, token=token)) as url:
             yield ChatServer(url, fake)
