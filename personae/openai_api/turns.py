@@ -62,7 +62,10 @@ async def character_turn(
 ) -> AsyncIterator[TurnPiece]:
     """The answer of ``target`` to the conversation's last message, piece by piece."""
     if isinstance(target, ChapterModel):
-        yield await _chapter_turn(target, conversation, contexts.roleplay)
+        done = await _chapter_turn(target, conversation, contexts.roleplay)
+        if stream:
+            yield done.text  # the role-play is one call: the answer comes in one piece
+        yield done
         return
     from personae.runners.amadeus import ChatTurn, open_chat
 
