@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
@@ -56,7 +56,12 @@ async def chat_completions(request: Request) -> Response:
         include_usage=bool(asked.stream_options and asked.stream_options.include_usage),
     )
     if not asked.stream:
-        done = first if isinstance(first, TurnDone) else await _last(pieces)
+        try:
+            done = first if isinstance(first, TurnDone) else await _last(pieces)
+        except APIError as error:
+            return error.response()
+        finally:
+            await pieces.aclose()  # leave the turn's chat now, not when it is collected
         return JSONResponse(_completion(frame, done))
     return StreamingResponse(
         _stream(frame, first, pieces),
@@ -65,7 +70,7 @@ async def chat_completions(request: Request) -> Response:
     )
 
 
-async def _next(pieces: AsyncIterator[TurnPiece]) -> TurnPiece:
+async def _next(pieces: AsyncGenerator[TurnPiece, None]) -> TurnPiece:
     """The turn's next piece; a runner's error as OpenAI reports it."""
     try:
         return await anext(pieces)
@@ -78,7 +83,7 @@ async def _next(pieces: AsyncIterator[TurnPiece]) -> TurnPiece:
         raise APIError(500, "the turn failed; see the server's log", type="server_error") from None
 
 
-async def _last(pieces: AsyncIterator[TurnPiece]) -> TurnDone:
+async def _last(pieces: AsyncGenerator[TurnPiece, None]) -> TurnDone:
     while True:
         piece = await _next(pieces)
         if isinstance(piece, TurnDone):
@@ -107,7 +112,7 @@ def _completion(frame: ChunkFrame, done: TurnDone) -> dict[str, Any]:
 
 
 async def _stream(
-    frame: ChunkFrame, first: TurnPiece, pieces: AsyncIterator[TurnPiece]
+    frame: ChunkFrame, first: TurnPiece, pieces: AsyncGenerator[TurnPiece, None]
 ) -> AsyncIterator[bytes]:
     yield frame.chunk({"role": "assistant", "content": ""})
     piece = first
@@ -118,6 +123,8 @@ async def _stream(
     except APIError as error:
         yield event(error.body())
         return
+    finally:
+        await pieces.aclose()  # also when the client hung up mid-answer
     yield frame.chunk({}, "stop")
     if frame.include_usage:
         yield frame.usage_chunk(_usage(piece))

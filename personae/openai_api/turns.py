@@ -8,7 +8,7 @@ call). Either way the turn ends with a :class:`TurnDone` carrying the answer and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +59,7 @@ async def character_turn(
     contexts: TurnContexts,
     *,
     stream: bool,
-) -> AsyncIterator[TurnPiece]:
+) -> AsyncGenerator[TurnPiece, None]:
     """The answer of ``target`` to the conversation's last message, piece by piece."""
     if isinstance(target, ChapterModel):
         done = await _chapter_turn(target, conversation, contexts.roleplay)
