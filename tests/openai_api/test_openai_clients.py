@@ -13,6 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 from openai_world import ANSWER, CHARACTER, chat_server, prompt_of
+from pydantic import SecretStr
 
 
 def role_play_prompts(requests: list[dict[str, Any]]) -> list[str]:
@@ -86,7 +87,10 @@ def test_langchain_chat_openai_invokes_and_streams_the_character(
 ) -> None:
     with chat_server(tmp_path, monkeypatch) as server:
         model = ChatOpenAI(
-            model=CHARACTER, base_url=server.base_url, api_key="anything", max_retries=0
+            model=CHARACTER,
+            base_url=server.base_url,
+            api_key=SecretStr("anything"),
+            max_retries=0,
         )
         said = model.invoke(
             [

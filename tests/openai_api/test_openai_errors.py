@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any, Protocol
 
 import httpx
 import openai
@@ -18,7 +19,13 @@ from personae.openai_api.options import OpenAIServerOptions
 USER = [{"role": "user", "content": "Who are you?"}]
 
 
-def error_of(answer: httpx.Response) -> dict[str, object]:
+class JSONAnswer(Protocol):
+    """An HTTP answer (httpx's, or the Starlette test client's)."""
+
+    def json(self) -> Any: ...
+
+
+def error_of(answer: JSONAnswer) -> dict[str, object]:
     """The ``error`` object of an answer, checked to have OpenAI's four fields."""
     body = answer.json()
     assert set(body) == {"error"}, body
@@ -127,8 +134,8 @@ def test_a_token_of_any_characters_is_compared_never_crashed_on(tmp_path: Path) 
     options = OpenAIServerOptions(personas_dir=tmp_path / "personas", data_dir=tmp_path / "data")
     app = create_app(options, token=TOKEN)
     with TestClient(app, base_url="http://127.0.0.1:8090") as client:
-        right = client.get("/v1/models", headers={"Authorization": b"Bearer " + TOKEN.encode()})
-        wrong = client.get("/v1/models", headers={"Authorization": "Bearer ünïcode".encode()})
+        right = client.get("/v1/models", headers={b"Authorization": b"Bearer " + TOKEN.encode()})
+        wrong = client.get("/v1/models", headers={b"Authorization": "Bearer ünïcode".encode()})
         ascii_wrong = client.get("/v1/models", headers={"Authorization": "Bearer s3cret-token"})
     assert right.status_code == 200 and right.json() == {"object": "list", "data": []}
     for answer in (wrong, ascii_wrong):
