@@ -236,6 +236,9 @@ class Chat(AsyncResources):
         """
         from langchain_core.messages import AIMessageChunk
 
+        from personae.graphs.amadeus.graph import AmadeusOutput
+
+        shown = AmadeusOutput.__required_keys__ | AmadeusOutput.__optional_keys__
         final: dict[str, Any] = {}
         streamed = False
         async for mode, data in self._graph.astream(
@@ -245,7 +248,7 @@ class Chat(AsyncResources):
             stream_mode=["messages", "values"],
         ):
             if mode == "values":
-                final = dict(data)
+                final = {key: value for key, value in data.items() if key in shown}  # as ask's
                 continue
             chunk, metadata = data
             if metadata.get("langgraph_node") == "respond" and isinstance(chunk, AIMessageChunk):

@@ -96,6 +96,7 @@ async def test_a_conversation_the_caller_keeps_is_the_history_asked_or_streamed(
     assert isinstance(streamed, ChatTurn) and streamed.response == asked.response
     assert texts and "".join(str(text) for text in texts) == streamed.response
     assert streamed.details["usage"]["rp_calls"] == 1
+    assert set(streamed.details) == set(asked.details)  # the same record as ask's
     for prompt in model.calls_for("text")[-2:]:
         said = [message.content for message in prompt[1:]]
         assert said == ["Who are you?", "I am not what I am.", "And again?"]
