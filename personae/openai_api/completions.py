@@ -9,6 +9,7 @@ request's is, not a stream that breaks after its first chunk.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -29,11 +30,18 @@ from personae.openai_api.turns import TurnDone, TurnPiece, character_turn
 
 log = logging.getLogger(__name__)
 
+MAX_BODY = 1_000_000
+"""Bytes a request may have (as the MCP server's cap): a long role-play is far below it."""
+
 
 async def chat_completions(request: Request) -> Response:
     """Answer the conversation's last user message in character."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        message = f"the body is {len(raw):,} bytes; a conversation may have up to {MAX_BODY:,}"
+        return APIError(413, message, code="request_too_large").response()
     try:
-        body = await request.json()
+        body = json.loads(raw)
     except ValueError:
         return APIError(400, "the body is not valid JSON").response()
     try:

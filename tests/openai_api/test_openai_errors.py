@@ -66,6 +66,10 @@ def test_bad_requests_get_openai_errors_with_their_statuses(
             "not json": httpx.post(url, content=b"{", headers={"Content-Type": "application/json"}),
             "a form": httpx.post(url, data={"model": CHARACTER}),
             "two answers": httpx.post(url, json={"model": CHARACTER, "messages": USER, "n": 2}),
+            "too long": httpx.post(
+                url,
+                json={"model": CHARACTER, "messages": [{"role": "user", "content": "x" * 10**6}]},
+            ),
         }
         no_route = httpx.get(f"{server.base_url}/completions")
         wrong_method = httpx.get(url)
@@ -75,13 +79,14 @@ def test_bad_requests_get_openai_errors_with_their_statuses(
     assert unknown.value.code == "model_not_found"
     assert "'Othello' does not exist" in unknown.value.message
     statuses = {name: answer.status_code for name, answer in answers.items()}
-    assert statuses == {**{name: 400 for name in answers}, "a form": 415}
+    assert statuses == {**{name: 400 for name in answers}, "a form": 415, "too long": 413}
     messages = {name: str(error_of(answer)["message"]) for name, answer in answers.items()}
     assert messages["no messages"].startswith("messages: Field required")
     assert messages["empty messages"].startswith("messages: List should have at least 1 item")
     assert "the last message is the assistant's" in messages["ends with the character"]
     assert "'image_url' content part" in messages["an image"]
     assert "n=2" in messages["two answers"]
+    assert "may have up to 1,000,000" in messages["too long"]
     assert error_of(answers["no messages"])["type"] == "invalid_request_error"
     assert error_of(answers["no messages"])["param"] == "messages"
     assert no_route.status_code == 404 and error_of(no_route)["code"] == "unknown_url"
