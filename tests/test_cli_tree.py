@@ -46,7 +46,7 @@ def test_help_lists_the_everyday_verbs_then_one_group_per_paper() -> None:
     assert help_commands(root) == ["profile", "chat", "doctor", "serve", *tree.paper_names()]
     assert len(help_commands(root)) <= 8
     assert not set(OLD_TOP) & set(help_commands(root))
-    assert help_commands(tree.subcommands(root).choices["serve"]) == ["web", "mcp"]  # type: ignore[union-attr]
+    assert help_commands(tree.subcommands(root).choices["serve"]) == ["web", "mcp", "openai"]  # type: ignore[union-attr]
     assert "eval" not in root.format_usage()  # the old names are not listed in {...} either
     assert "--judge-model wherever the role exists" in " ".join(root.format_help().split())
     assert help_commands(tree.subcommands(root).choices["bookmarks"]) == [  # type: ignore[union-attr]

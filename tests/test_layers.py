@@ -3,7 +3,7 @@
 core (``personae/``: settings, llm, files) < ``memory/`` < ``tools/`` and ``agents/`` (which
 never import each other) < ``graphs/`` < ``evals/`` < the runners (``personae/runners/``, one
 module per paper) < the CLI commands, the MCP server (``personae/mcp/``) and the web page
-(``personae/web/``), edges alike < the two front doors (``personae/__init__.py`` and
+(``personae/web/``) and the OpenAI-compatible chat server (``personae/openai_api/``), edges alike < the two front doors (``personae/__init__.py`` and
 ``evals/__init__.py``, ``personae.evals``, which name every public thing). Inside each job folder (and ``personae/commands/``) one subfolder per paper, in ``personae/runners/`` one
 module per paper (``<paper>_<part>.py`` when a job needs two, as ARCANE's evaluation); a paper's code imports another paper's
 subfolder never: what two papers share lives at a folder root. Imports inside functions count
@@ -48,8 +48,8 @@ def layer_of_module(name: str) -> str | None:
         return parts[1]
     if len(parts) > 1 and parts[1] == "runners":
         return "runners"  # one per paper: the whole job, below its thin callers
-    if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp", "web"):
-        return "commands"  # the edges: the CLI, the MCP server and the web page
+    if len(parts) > 1 and parts[1] in ("commands", "cli", "mcp", "web", "openai_api"):
+        return "commands"  # the edges: the CLI, the MCP server, the web page, the chat API
     return "core"  # ``personae`` itself: ``from personae import __version__``
 
 
@@ -84,9 +84,14 @@ def layer_of_file(path: Path) -> str:
         return relative[0]
     if relative[:2] == ("personae", "runners"):
         return "runners"
-    edges = (("personae", "commands"), ("personae", "mcp"), ("personae", "web"))
+    edges = (
+        ("personae", "commands"),
+        ("personae", "mcp"),
+        ("personae", "web"),
+        ("personae", "openai_api"),
+    )
     if relative[:2] in edges or relative[-1] == "cli.py":
-        return "commands"  # the edges: the CLI, the MCP server and the web page
+        return "commands"  # the edges: the CLI, the MCP server, the web page, the chat API
     return "core"
 
 

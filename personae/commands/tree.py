@@ -30,8 +30,11 @@ EVERYDAY: dict[str, tuple[str, str]] = {
 TOP_MODULES = ("personae.commands.doctor",)
 """Modules registering a top-level command of their own (``doctor`` belongs to no paper)."""
 
-SERVE_HELP = "the ways in that stay running: the local web page (web) and the MCP server (mcp)"
-SERVE_MODULES = ("personae.commands.web", "personae.commands.mcp")
+SERVE_HELP = (
+    "the ways in that stay running: the local web page (web), the MCP server (mcp) and an "
+    "OpenAI-compatible chat server (openai)"
+)
+SERVE_MODULES = ("personae.commands.web", "personae.commands.mcp", "personae.commands.openai_api")
 """The ``serve`` group: what stays running."""
 
 SHORTCUTS: dict[str, tuple[str, str]] = {"web": ("serve", "web"), "mcp": ("serve", "mcp")}

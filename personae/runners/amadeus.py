@@ -9,7 +9,7 @@ from the settings (``PERSONAE_MODEL``, ``PERSONAE_EMBEDDINGS``, ``CHROMA_HOST``,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +19,7 @@ from personae.errors import InputError
 from personae.resources import AsyncResources
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
     from langchain_core.runnables import RunnableConfig
 
     from personae.graphs.amadeus.graph import AmadeusContext
@@ -214,10 +215,59 @@ class Chat(AsyncResources):
             return {}
         return {"configurable": {"thread_id": f"{self.character.casefold()}:{self.thread}"}}
 
-    async def ask(self, message: str) -> ChatTurn:
-        """The character's answer to ``message`` (earlier turns of the thread in view)."""
-        payload = {"character": self.character, "query": message}
+    async def ask(self, message: str, *, history: Sequence[BaseMessage] = ()) -> ChatTurn:
+        """The character's answer to ``message`` (earlier turns of the thread in view).
+
+        ``history`` is a conversation the caller keeps (a chat app sends it whole with every
+        request): its user and character turns come before ``message``, as a thread's would.
+        """
+        payload = self._payload(message, history)
         result = await self._graph.ainvoke(payload, self._config(), context=self.context)
+        return self._turn(message, result)
+
+    async def stream(
+        self, message: str, *, history: Sequence[BaseMessage] = ()
+    ) -> AsyncIterator[str | ChatTurn]:
+        """:meth:`ask`, with the answer's text as the model writes it, then the whole turn.
+
+        Yields the role-play call's tokens (Guided Selection and the Attribute Extractor are
+        not the answer and are not shown), then the :class:`ChatTurn`. A model that answers at
+        once (a stored answer, a server that does not stream) yields the answer in one piece.
+        """
+        from langchain_core.messages import AIMessageChunk
+
+        from personae.graphs.amadeus.graph import AmadeusOutput
+
+        shown = AmadeusOutput.__required_keys__ | AmadeusOutput.__optional_keys__
+        final: dict[str, Any] = {}
+        streamed = False
+        async for mode, data in self._graph.astream(
+            self._payload(message, history),
+            self._config(),
+            context=self.context,
+            stream_mode=["messages", "values"],
+        ):
+            if mode == "values":
+                final = {key: value for key, value in data.items() if key in shown}  # as ask's
+                continue
+            chunk, metadata = data
+            if metadata.get("langgraph_node") == "respond" and isinstance(chunk, AIMessageChunk):
+                text = chunk.text
+                if text:
+                    streamed = True
+                    yield text
+        turn = self._turn(message, final)
+        if not streamed and turn.response:
+            yield turn.response
+        yield turn
+
+    def _payload(self, message: str, history: Sequence[BaseMessage]) -> dict[str, Any]:
+        payload: dict[str, Any] = {"character": self.character, "query": message}
+        if history:
+            payload["messages"] = list(history)
+        return payload
+
+    def _turn(self, message: str, result: Mapping[str, Any]) -> ChatTurn:
         return ChatTurn(
             self.character,
             self.context.method,

@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from personae import AmadeusContext, ask_character, index_persona, open_chat, persona_index_settings
+from personae import (
+    AmadeusContext,
+    ChatTurn,
+    ask_character,
+    index_persona,
+    open_chat,
+    persona_index_settings,
+)
 from personae.errors import InputError
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
@@ -73,6 +80,27 @@ async def test_a_named_chat_thread_is_kept_and_resumed(
     assert (tmp_path / "personas" / "chats.sqlite").is_file()
     alone = await ask_character("Iago", "And again?", context=context)  # no thread: no history
     assert alone.response == "I am not what I am."
+
+
+async def test_a_conversation_the_caller_keeps_is_the_history_asked_or_streamed(
+    tmp_path: Path, model: ScriptedChatModel
+) -> None:
+    context = AmadeusContext(memory_dir=str(tmp_path / "personas"), model="openai:scripted")
+    await index_persona(PROFILE, index=persona_index_settings(context.memory_dir, context=context))
+    history = [HumanMessage("Who are you?"), AIMessage("I am not what I am.")]
+    async with open_chat("Iago", context=context) as chat:  # a chat app's request: no thread
+        asked = await chat.ask("And again?", history=history)
+        pieces = [piece async for piece in chat.stream("And again?", history=history)]
+    *texts, streamed = pieces
+    assert asked.response == "Again, ensign."  # the earlier answer was in the prompt
+    assert isinstance(streamed, ChatTurn) and streamed.response == asked.response
+    assert texts and "".join(str(text) for text in texts) == streamed.response
+    assert streamed.details["usage"]["rp_calls"] == 1
+    assert set(streamed.details) == set(asked.details)  # the same record as ask's
+    for prompt in model.calls_for("text")[-2:]:
+        said = [message.content for message in prompt[1:]]
+        assert said == ["Who are you?", "I am not what I am.", "And again?"]
+    assert not (tmp_path / "personas" / "chats.sqlite").exists()  # nothing kept
 
 
 async def test_a_kept_thread_reads_back_oldest_first_with_each_answer_s_chunks(
