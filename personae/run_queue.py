@@ -33,6 +33,12 @@ def check_max_jobs(value: int) -> int:
     return value
 
 
+def ordinal(place: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``... ``11th``, ``21st``: a place in the queue."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
 class RunQueue:
     """At most ``limit`` runs hold a slot at once; the others wait in arrival order."""
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from personae.errors import InputError, PersonaeError
-from personae.run_queue import RunQueue
+from personae.run_queue import RunQueue, ordinal
 from personae.urls import web_url
 
 if TYPE_CHECKING:
@@ -122,12 +122,6 @@ class Job:
 def new_job_id() -> str:
     """A fresh job id (random hex; nothing from the request ends up in a file name)."""
     return secrets.token_hex(6)
-
-
-def ordinal(place: int) -> str:
-    """``1st``, ``2nd``, ``3rd``, ``4th``... ``11th``, ``21st``: a place in the queue."""
-    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
-    return f"{place}{suffix}"
 
 
 def now() -> str:

@@ -19,8 +19,9 @@ from profile_job_world import (
 from profile_job_world import options as page_options
 from starlette.testclient import TestClient
 
+from personae.run_queue import ordinal
 from personae.web.app import create_app
-from personae.web.jobs import Job, JobStore, ProfileRequest, ordinal
+from personae.web.jobs import Job, JobStore, ProfileRequest
 
 BASE = "http://127.0.0.1:8765"
 

@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from personae.errors import PersonaeError
-from personae.web.jobs import METHODS, UNFINISHED, Job, ProfileJobs, ProfileRequest, ordinal
+from personae.run_queue import ordinal
+from personae.web.jobs import METHODS, UNFINISHED, Job, ProfileJobs, ProfileRequest
 from personae.web.render import error_page, render
 
 RECENT = 10
