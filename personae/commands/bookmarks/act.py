@@ -83,6 +83,12 @@ def register(commands: Any) -> None:
         "there, and a rerun resumes it, reusing every answer already paid for); the estimate "
         "printed before the step says what to expect",
     )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --memory: when another step runs on that memory, stop (exit 3) instead of "
+        "waiting for it",
+    )
     # The BOOKMARKS context's default sampling (graphs/bookmarks/acting.py), not the server's.
     add_model_flags(parser, temperature_default="0 for every role, as the released runner's 1e-8")
     add_embedding_flag(parser)
@@ -219,7 +225,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with call_limit(args.max_calls):
             step = asyncio.run(
-                predict_action(character, position, context=context, fresh=args.fresh)
+                predict_action(
+                    character,
+                    position,
+                    context=context,
+                    fresh=args.fresh,
+                    wait=not args.no_wait,
+                    progress=lambda line: sys.stderr.write(f"personae: {line}\n"),
+                )
             )
     except CallLimitReached:
         raise stopped_at_limit(args) from None
