@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from personae.errors import RemoteError
+from personae.errors import RunLockedError
 from personae.progress import Progress, quiet
 
 LOCKS_DIR = ".locks"
@@ -67,10 +67,6 @@ class HeldLock:
     def waited(self) -> bool:
         """Another run held the key first: its work may now be done (check before paying)."""
         return self.waited_for is not None
-
-
-class RunLockedError(RemoteError):
-    """Another run holds the key and this one was told not to wait (exit 3)."""
 
 
 def lock_path(folder: Path, key: str) -> Path:

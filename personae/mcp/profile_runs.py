@@ -54,7 +54,7 @@ class ProfileRuns:
         return await asyncio.shield(task)
 
     async def _run(self, key: str, name: str, franchise: str | None, progress: Progress) -> Profile:
-        from personae.runners.characterhub import profile_character
+        from personae import profile_character
 
         if self.queue.full:
             place = len(self.queue.waiting) + 1

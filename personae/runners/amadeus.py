@@ -139,7 +139,7 @@ async def index_persona(
     (:func:`persona_index_settings`; default: ``./personas`` with ``context``'s embedding).
     One index run at a time per folder, whoever runs it (:mod:`personae.run_lock`): a second
     waits for the first, one ``progress`` line naming it, then re-embeds only what the first
-    left unchanged; with ``wait=False`` it raises :class:`~personae.run_lock.RunLockedError`.
+    left unchanged; with ``wait=False`` it raises :class:`~personae.errors.RunLockedError`.
     """
     from personae.graphs.store_context import EmbeddingContext
     from personae.tools.amadeus.indexing import index_document, long_chunk_warning

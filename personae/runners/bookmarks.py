@@ -73,7 +73,7 @@ async def predict_action(
     of a killed step resumes it, paying only for the calls in flight (``fresh`` starts over).
     One step at a time per memory, whoever runs it (:mod:`personae.run_lock`): a second waits
     for the first, one ``progress`` line naming it, and then reuses the bookmarks it synced;
-    with ``wait=False`` it raises :class:`~personae.run_lock.RunLockedError` instead.
+    with ``wait=False`` it raises :class:`~personae.errors.RunLockedError` instead.
     """
     from personae.graphs.bookmarks.graph import build_graph, step_warnings
     from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints

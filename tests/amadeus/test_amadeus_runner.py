@@ -11,8 +11,8 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from personae import AmadeusContext, ask_character, index_persona, open_chat, persona_index_settings
-from personae.errors import InputError
-from personae.run_lock import RunLockedError, run_lock
+from personae.errors import InputError, RunLockedError
+from personae.run_lock import run_lock
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 PROFILE: dict[str, Any] = {

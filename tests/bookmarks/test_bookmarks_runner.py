@@ -10,8 +10,8 @@ import pytest
 from bookmarks_world import scripted_model_as, write_storyline
 
 from personae import ActionStep, BookmarksContext, predict_action
-from personae.errors import InputError
-from personae.run_lock import RunLockedError, run_lock
+from personae.errors import InputError, RunLockedError
+from personae.run_lock import run_lock
 
 
 def _context(story: Path, memory: Path | None) -> BookmarksContext:

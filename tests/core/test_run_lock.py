@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from personae.run_lock import RunLockedError, lock_path, read_holder, run_lock
+from personae.errors import RunLockedError
+from personae.run_lock import lock_path, read_holder, run_lock
 
 
 async def test_a_second_acquisition_waits_for_the_first_and_says_for_whom(tmp_path: Path) -> None:
