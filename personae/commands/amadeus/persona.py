@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.models import add_embedding_flag
+from personae.progress import to_stderr
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingAccess, EmbeddingContext
@@ -115,7 +116,7 @@ def run_index(args: argparse.Namespace) -> int:
             index=options,
             context=store,
             wait=not args.no_wait,
-            progress=lambda line: sys.stderr.write(f"personae: {line}\n"),
+            progress=to_stderr,
         )
     )
     if done.warning:

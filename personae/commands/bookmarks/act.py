@@ -34,6 +34,7 @@ from personae.commands.models import add_embedding_flag, add_model_flags, model_
 from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
 from personae.files import check_writable_dir
+from personae.progress import to_stderr
 
 if TYPE_CHECKING:
     from personae.agents.costs import Estimate
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
                     context=context,
                     fresh=args.fresh,
                     wait=not args.no_wait,
-                    progress=lambda line: sys.stderr.write(f"personae: {line}\n"),
+                    progress=to_stderr,
                 )
             )
     except CallLimitReached:
