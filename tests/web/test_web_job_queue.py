@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from profile_job_world import (
 from profile_job_world import options as page_options
 from starlette.testclient import TestClient
 
-from personae.run_queue import ordinal
+from personae.run_queue import DEFAULT_MAX_JOBS, ordinal
 from personae.web.app import create_app
 from personae.web.jobs import Job, JobStore, ProfileRequest
 
@@ -114,3 +115,12 @@ def test_a_queued_job_keeps_its_record_and_runs_after_a_restart(tmp_path: Path) 
 )
 def test_places_read_as_ordinals(place: int, text: str) -> None:
     assert ordinal(place) == text
+
+
+def test_the_docs_state_the_max_jobs_default() -> None:
+    """The pages say the default the code has (one constant, read here)."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    for page in ("web.md", "deploy.md", "reference/cli.md"):
+        text = " ".join((docs / page).read_text(encoding="utf-8").split())
+        stated = re.findall(r"`--max-jobs`[^.;]*?default (\d+)", text)
+        assert stated and set(stated) == {str(DEFAULT_MAX_JOBS)}, (page, stated)
