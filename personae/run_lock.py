@@ -155,7 +155,7 @@ async def run_lock(
         started = time.monotonic()
         if not _try_lock(handle, path):
             holder = read_holder(path) or Holder(0, "an unknown time", "")
-            who = holder.describe() if holder.pid else "another run"
+            who = holder.describe() if holder.pid else "another process"
             if not wait:
                 raise RunLockedError(
                     f"{what} is running in {who}",

@@ -191,8 +191,10 @@ async def profile_character(
     """
     from personae.memory.characterhub.profile_store import paths_for, profile_key
     from personae.run_lock import run_lock
+    from personae.urls import same_site_url
 
     out_dir = Path(out)
+    wiki = same_site_url(wiki) if wiki else wiki  # `/` or not, one run (one checkpoint)
     key = profile_key(name, franchise)
     paths = paths_for(out_dir, name, franchise)
     before = _written(paths.profile_json)
