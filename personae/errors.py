@@ -47,6 +47,13 @@ class RemoteError(PersonaeError):
     exit_code = 3
 
 
+class RunLockedError(RemoteError):
+    """Another run holds the key and this one was told not to wait (``--no-wait``).
+
+    The key is a character, a memory or an index folder (:mod:`personae.run_lock`).
+    """
+
+
 class NothingUsableError(RemoteError):
     """Every item of a run degraded (or the one it cannot do without did): nothing to write.
 

@@ -40,3 +40,11 @@ class CountedLine(str):
 
 def quiet(line: str, /) -> None:
     """The default progress of every public call: nothing."""
+
+
+def to_stderr(line: str, /) -> None:
+    """The CLI's plain progress: ``personae: LINE`` on stderr (a wait for a lock, a notice)."""
+    import sys
+
+    sys.stderr.write(f"personae: {line}\n")
+    sys.stderr.flush()

@@ -44,6 +44,21 @@ def web_url(text: str, what: str, example: str) -> str:
     return text.strip()
 
 
+def same_site_url(text: str) -> str:
+    """``text`` in one spelling per address: scheme and host lower case, no trailing ``/``.
+
+    ``https://Hokuto.fandom.com/`` and ``https://hokuto.fandom.com`` are one wiki; a profile run
+    keys its checkpoint by the wiki it was given, so the two must not be two runs. Text that is
+    not a web URL comes back stripped.
+    """
+    parts = split_web_url(text)
+    if parts is None:
+        return text.strip()
+    path = parts.path.rstrip("/")
+    netloc = parts.netloc.lower() if "@" not in parts.netloc else parts.netloc
+    return parts._replace(scheme=parts.scheme.lower(), netloc=netloc, path=path).geturl()
+
+
 _SCHEME = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.-]*://")
 """Text that starts like a URL (``scheme://``): a file name never does."""
 

@@ -4,7 +4,8 @@
 (``DRIVER_WORLD``: ``profiler``, the default, or ``bookmarks`` for the BOOKMARKS method and its
 judge; ``DRIVER_LATENCY`` seconds per call), appends one line per model call to
 LOG (the schema's name), never answers a call whose schema is ``DRIVER_HOLD`` (so a kill
-after that line is always inside that call, whatever the machine's load), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
+after that line is always inside that call, whatever the machine's load, until the file
+``DRIVER_RELEASE`` exists), runs the CLI with ARGS and writes ``ready`` to LOG once the CLI is
 parsing them (so a SIGINT after ``ready`` always lands inside the command, never in the
 driver's own set-up). The parent test serves the fake web and sends SIGINT.
 
@@ -57,7 +58,10 @@ def main() -> None:
             with log.open("a") as handle:
                 handle.write(f"{name}\n")
             if name == hold:
-                time.sleep(3600)  # the test kills the process inside this call
+                release = Path(os.environ.get("DRIVER_RELEASE") or "/nonexistent")
+                deadline = time.monotonic() + 3600  # the test kills the process inside this call
+                while not release.exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)  # ... or lets it go on by creating DRIVER_RELEASE
             return respond(messages)
 
         model.responders[name] = logged

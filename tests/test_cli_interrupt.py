@@ -44,7 +44,8 @@ def start(
 ) -> subprocess.Popen[str]:
     """The CLI in a child process; each model call takes ``latency`` seconds (a run to
     interrupt needs time between calls for the signal to land; a rerun needs none) and a
-    call with schema ``hold`` never returns (a kill after it is logged lands inside it)."""
+    call with schema ``hold`` returns only once ``tmp_path / "release"`` exists (a kill after
+    it is logged lands inside it)."""
     env = dict(
         os.environ,
         TAVILY_API_KEY="tvly-test",
@@ -53,6 +54,7 @@ def start(
         DRIVER_LATENCY=str(latency),
         DRIVER_WORLD=world,
         DRIVER_HOLD=hold,
+        DRIVER_RELEASE=str(tmp_path / "release"),
     )
     return subprocess.Popen(
         [sys.executable, str(DRIVER), str(tmp_path / "calls.log"), *argv],

@@ -37,6 +37,8 @@ from personae.mcp.options import ServerOptions
 from personae.mcp.resources import profile_file
 from personae.mcp.server import build_server
 
+HOKUTO = "Fist of the North Star"
+RAOH_KEY = "raoh--fist-of-the-north-star"
 TOOLS = {"profile_character", "ask_character", "storyline_memory", "arcane_act"}
 CALLS: dict[str, dict[str, Any]] = {
     "profile_character": {"name": "Kenshiro", "franchise": "Fist of the North Star"},
@@ -396,3 +398,23 @@ def test_personae_mcp_over_streamable_http_and_a_react_agent_through_the_adapter
     assert "unknown character 'Nobody'" in str(tool_messages[-1].content)
     final = str(result["messages"][-1].content)
     assert ANSWER in final and "(bookmark " in final and "as of chapter 2" in final
+
+
+def test_three_calls_for_one_character_spelled_three_ways_make_one_run(world: World) -> None:
+    """The second and third call join the first run (one folder key), and pay nothing."""
+    before = len(world.llm.requests)
+    spellings = [("Raoh", HOKUTO), ("raoh", HOKUTO), (" RAOH ", HOKUTO.lower())]
+
+    async def run() -> list[str]:
+        server = build_server(options(world))
+        async with create_connected_server_and_client_session(server) as session:
+            calls = (
+                session.call_tool("profile_character", {"name": name, "franchise": franchise})
+                for name, franchise in spellings
+            )
+            return [text_of(result) for result in await asyncio.gather(*calls)]
+
+    answers = asyncio.run(run())
+    saved = json.loads((world.root / "profiles" / RAOH_KEY / "profile.json").read_text())
+    assert len(set(answers)) == 1 and f"Saved as personae://profiles/{RAOH_KEY} (" in answers[0]
+    assert len(world.llm.requests) - before == saved["usage"]["llm_calls"]  # one run's calls

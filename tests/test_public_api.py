@@ -187,6 +187,7 @@ def test_the_mcp_tools_call_only_the_public_api() -> None:
         "personae.errors",  # the error type
         "personae.mcp.options",  # its own options
         "personae.mcp.notifications",  # its own progress and log notifications
+        "personae.mcp.profile_runs",  # its own runs: one per character, queued (public runner)
         # profile_character's answer: the LangChain tool's rendering and the folder's key
         # (candidates for the Profile record itself)
         "personae.graphs.characterhub.tool",

@@ -19,6 +19,7 @@ from typing import Any
 
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.errors import InputError
+from personae.run_queue import DEFAULT_MAX_JOBS, check_max_jobs
 
 ARCANE_MODES = ("vanilla", "summary", "rag", "lifechoice", "timechara", "arc")
 
@@ -50,6 +51,12 @@ def register(commands: Any) -> None:
     parser.add_argument("--method", choices=("amadeus", "naive", "none"), default="amadeus")
     parser.add_argument("--no-web", action="store_true", help="profile from wikis only")
     parser.add_argument("--wiki", help="the wiki profile_character always uses (URL)")
+    parser.add_argument(
+        "--max-jobs",
+        type=int,
+        default=DEFAULT_MAX_JOBS,
+        help=f"profile_character calls run at once; later ones wait in line (default {DEFAULT_MAX_JOBS})",
+    )
     add_model_flags(parser)
     add_embedding_flag(parser)
     parser.set_defaults(handler=run)
@@ -76,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         web_search=not args.no_web,
         wiki=args.wiki,
         embedding=args.embedding,
+        max_jobs=check_max_jobs(args.max_jobs),
         models=dict(model_fields(args)),
     )
     server = build_server(options, host=args.host, port=args.port, log_level="WARNING")

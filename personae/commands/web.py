@@ -16,6 +16,7 @@ from typing import Any
 
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.errors import InputError
+from personae.run_queue import DEFAULT_MAX_JOBS, check_max_jobs
 
 
 def register(commands: Any) -> None:
@@ -58,6 +59,12 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="reports folder")
     parser.add_argument("--no-web", action="store_true", help="new profiles from wikis only")
+    parser.add_argument(
+        "--max-jobs",
+        type=int,
+        default=DEFAULT_MAX_JOBS,
+        help=f"profile jobs run at once; later ones wait in line (default {DEFAULT_MAX_JOBS})",
+    )
     add_model_flags(parser)
     add_embedding_flag(parser)
     parser.set_defaults(handler=run)
@@ -89,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         runs_dir=args.runs,
         web_search=not args.no_web,
         embedding=args.embedding,
+        max_jobs=check_max_jobs(args.max_jobs),
         models=dict(model_fields(args)),
     )
     hosts = tuple(str(name) for name in (*LOOPBACK_NAMES, args.host, *args.allowed_host))

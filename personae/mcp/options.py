@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from personae.run_queue import DEFAULT_MAX_JOBS
+
 
 @dataclass(frozen=True, kw_only=True)
 class ServerOptions:
@@ -32,5 +34,7 @@ class ServerOptions:
     """A wiki ``profile_character`` always uses (an app about one franchise); None: found."""
     embedding: str = ""
     """Embedding of the Chroma memories (empty: PERSONAE_EMBEDDINGS, else hashing)."""
+    max_jobs: int = DEFAULT_MAX_JOBS
+    """``profile_character`` calls run at once (``--max-jobs``); later ones wait in line."""
     models: dict[str, Any] = field(default_factory=dict)
     """Run-context model fields from the flags (``personae.commands.models.model_fields``)."""

@@ -82,11 +82,12 @@ def _call(tool: StructuredTool) -> Callable[..., Awaitable[str]]:
 
 def _profile_character(options: ServerOptions) -> ToolFunction:
     from personae import ProfilerContext
-    from personae import profile_character as run_profile
     from personae.graphs.characterhub.tool import render_tool_answer
+    from personae.mcp.profile_runs import ProfileRuns
     from personae.memory.characterhub.profile_store import profile_key
 
     context = ProfilerContext(web_search=options.web_search, **options.models)
+    runs = ProfileRuns(options, context)
 
     async def profile_character(
         name: Annotated[str, Field(description="The character's name, e.g. 'Kenshiro'.")],
@@ -105,16 +106,11 @@ def _profile_character(options: ServerOptions) -> ToolFunction:
         if not name.strip():
             raise InputError("the character name is empty", "pass a character name")
         # The CharacterHub runner: checkpointed and resumed in the profiles folder, where the
-        # profile lands as `personae profile` writes it (a personae://profiles resource).
+        # profile lands as `personae profile` writes it (a personae://profiles resource); one
+        # run per character, joined by a second call, at most --max-jobs at once. Each
+        # progress line (the queue's place included) is a notification when the call asked.
         async with reported(ctx, "personae.profile_character") as progress:
-            profile = await run_profile(
-                name.strip(),
-                franchise=franchise,
-                wiki=options.wiki,
-                out=options.profiles_dir,
-                context=context,
-                progress=progress,
-            )
+            profile = await runs.profile(name.strip(), franchise, progress=progress)
         key = profile_key(name.strip(), franchise)
         answer = render_tool_answer({**profile.document, "notices": profile.notices})
         return f"{answer}\n\nSaved as personae://profiles/{key} ({profile.paths.profile_json})"

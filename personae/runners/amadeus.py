@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from personae.errors import InputError
+from personae.progress import Progress, quiet
 from personae.resources import AsyncResources
+from personae.run_lock import run_lock
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -126,6 +128,8 @@ async def index_persona(
     character: str | None = None,
     index: IndexSettings | None = None,
     context: EmbeddingAccess | None = None,
+    wait: bool = True,
+    progress: Progress = quiet,
 ) -> IndexedPersona:
     """Import a persona and build or update its character's index (the paper's ACTS splitter).
 
@@ -134,6 +138,9 @@ async def index_persona(
     memory (what :func:`personae.profile_document` returns). Re-indexing an edited source
     re-embeds only the sections that changed. ``index`` says where and how
     (:func:`persona_index_settings`; default: ``./personas`` with ``context``'s embedding).
+    One index run at a time per folder, whoever runs it (:mod:`personae.run_lock`): a second
+    waits for the first, one ``progress`` line naming it, then re-embeds only what the first
+    left unchanged; with ``wait=False`` it raises :class:`~personae.errors.RunLockedError`.
     """
     from personae.graphs.store_context import EmbeddingContext
     from personae.tools.amadeus.indexing import index_document, long_chunk_warning
@@ -142,11 +149,20 @@ async def index_persona(
 
     store = context or EmbeddingContext()
     options = index or persona_index_settings(context=store)
-    if isinstance(source, Mapping):
-        doc = persona_from_profile(source, source="the profile document")
-        stats = await asyncio.to_thread(index_document, doc, options)
-    else:
-        doc, stats = await index_source(str(source), character, options, settings=store.settings)
+    async with AsyncExitStack() as held:
+        if options.memory_dir and not options.chroma_host:
+            folder = Path(options.memory_dir)
+            what = f"an AMADEUS index of {folder}"
+            await held.enter_async_context(
+                run_lock(folder, "index", what=what, wait=wait, progress=progress)
+            )
+        if isinstance(source, Mapping):
+            doc = persona_from_profile(source, source="the profile document")
+            stats = await asyncio.to_thread(index_document, doc, options)
+        else:
+            doc, stats = await index_source(
+                str(source), character, options, settings=store.settings
+            )
     return IndexedPersona(
         doc.character, doc.source, doc.source_kind, stats, long_chunk_warning(stats)
     )

@@ -7,11 +7,14 @@ method and the embedding; what it leaves empty it takes from the settings.
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.files import check_writable_dir
+from personae.progress import Progress, quiet
+from personae.run_lock import run_lock
 
 if TYPE_CHECKING:
     from personae.graphs.bookmarks.graph import BookmarksContext
@@ -59,6 +62,8 @@ async def predict_action(
     *,
     context: BookmarksContext,
     fresh: bool = False,
+    wait: bool = True,
+    progress: Progress = quiet,
 ) -> ActionStep:
     """Predict ``character``'s action at ``position`` of ``context.storyline_path`` (BOOKMARKS).
 
@@ -66,17 +71,25 @@ async def predict_action(
     syncing bookmarks on demand, never reading ``position`` or later) and acts on the answers.
     With ``context.memory_dir`` the bank persists there and the step is checkpointed: a rerun
     of a killed step resumes it, paying only for the calls in flight (``fresh`` starts over).
+    One step at a time per memory, whoever runs it (:mod:`personae.run_lock`): a second waits
+    for the first, one ``progress`` line naming it, and then reuses the bookmarks it synced;
+    with ``wait=False`` it raises :class:`~personae.errors.RunLockedError` instead.
     """
     from personae.graphs.bookmarks.graph import build_graph, step_warnings
     from personae.graphs.bookmarks.step_checkpoints import StepCheckpoints
 
     storyline, name, at = check_step(context.storyline_path, character, position)
     memory = Path(context.memory_dir) if context.memory_dir else None
-    if memory is not None:
-        check_writable_dir(memory, "--memory")
-    async with StepCheckpoints(memory, context.settings) as checkpoints:
-        payload = {"character": name, "position": at}
-        step = await checkpoints.invoke(build_graph(), payload, context, fresh=fresh)
+    async with AsyncExitStack() as held:
+        if memory is not None:
+            check_writable_dir(memory, "--memory")
+            what = f"a BOOKMARKS step on the memory {memory}"
+            await held.enter_async_context(
+                run_lock(memory, "act", what=what, wait=wait, progress=progress)
+            )
+        async with StepCheckpoints(memory, context.settings) as checkpoints:
+            payload = {"character": name, "position": at}
+            step = await checkpoints.invoke(build_graph(), payload, context, fresh=fresh)
     result: dict[str, Any] = step.output
     return ActionStep(
         storyline.name,

@@ -161,6 +161,7 @@ async def profile_character(
     source: str | None = None,
     keep_checkpoints: bool = False,
     server: ServerRuns | str | None = None,
+    wait: bool = True,
 ) -> Profile:
     """Profile ``name`` (of ``franchise``) into ``out/<key>/``, resuming its checkpoint.
 
@@ -176,15 +177,81 @@ async def profile_character(
     from the server's checkpoint, ``force`` drops the thread first; the files are written
     here as an in-process run writes them.
 
+    One run per character, whoever asks: the run holds the character's key (its folder's
+    name, :func:`~personae.memory.characterhub.profile_store.profile_key`) in ``out``
+    (:mod:`personae.run_lock`) for as long as it runs. A second run of that key waits, one
+    ``progress`` line naming who holds it, and then returns the profile the first one wrote
+    (no call paid twice) unless ``force``; with ``wait=False`` it raises instead.
+
     Raises:
         NothingUsableError: Nothing usable left; ``draft.json`` in the folder keeps what the
             run had (unchecked), and the message names the rerun that reuses it.
+        RunLockedError: ``wait=False`` and another run profiles the character (exit 3).
         InputError, RemoteError: Bad input (exit 2) or a remote failure (exit 3).
     """
+    from personae.memory.characterhub.profile_store import paths_for, profile_key
+    from personae.run_lock import run_lock
+    from personae.urls import same_site_url
+
+    out_dir = Path(out)
+    wiki = same_site_url(wiki) if wiki else wiki  # `/` or not, one run (one checkpoint)
+    key = profile_key(name, franchise)
+    paths = paths_for(out_dir, name, franchise)
+    before = _written(paths.profile_json)
+    say = progress or quiet
+    async with run_lock(
+        out_dir, key, what=f"the profile of {key}", wait=wait, progress=say
+    ) as held:
+        if held.waited and not force and _written(paths.profile_json) not in (None, before):
+            say(f"{name}: reused the profile the run it waited for wrote ({paths.profile_json})")
+            return read_profile(paths)
+        return await _profile_unlocked(
+            name, franchise, wiki, out_dir, context, force, card_system_prompt, say,
+            checkpointer, source, keep_checkpoints, server,
+        )  # fmt: skip
+
+
+def _written(path: Path) -> tuple[int, int] | None:
+    """When and as which file ``path`` was last written (None: not there)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_ino
+
+
+def read_profile(paths: ProfilePaths, *, resumed: bool = True) -> Profile:
+    """The finished profile in ``paths`` (its ``profile.json``), as a run returns it."""
+    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
+    return Profile(
+        character=str(document["character"]),
+        franchise=document.get("franchise"),
+        profile=str(document["profile"]),
+        document=document,
+        paths=paths,
+        resumed=resumed,
+        notices=list(document.get("notices", [])),
+    )
+
+
+async def _profile_unlocked(
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    out_dir: Path,
+    context: ProfilerContext | None,
+    force: bool,
+    card_system_prompt: bool,
+    progress: Progress,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    source: str | None,
+    keep_checkpoints: bool,
+    server: ServerRuns | str | None,
+) -> Profile:
+    """:func:`profile_character` once it holds the character's key."""
     from personae.graphs.characterhub.state import ProfilerContext
 
     run_context = context or ProfilerContext()
-    out_dir = Path(out)
     if server is not None:
         return await _profile_on_server(
             name, franchise, wiki, out_dir, run_context, force, card_system_prompt,
@@ -291,16 +358,7 @@ def _write_files(
         excluded_urls=context.exclude_urls,
         card_system_prompt=card_system_prompt,
     )
-    document = json.loads(paths.profile_json.read_text(encoding="utf-8"))
-    return Profile(
-        character=str(document["character"]),
-        franchise=document.get("franchise"),
-        profile=str(document["profile"]),
-        document=document,
-        paths=paths,
-        resumed=resumed,
-        notices=list(document.get("notices", [])),
-    )
+    return read_profile(paths, resumed=resumed)
 
 
 def profile_server_runs(url: str, out: Path) -> ServerRuns:

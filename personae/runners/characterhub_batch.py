@@ -190,6 +190,7 @@ async def profile_characters(
     keep_checkpoints: bool = False,
     server: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    wait: bool = True,
     progress: Progress = quiet,
 ) -> ProfileBatch:
     """Profile every character of ``rows`` into ``out/<key>/``, ``concurrency`` at a time.
@@ -210,7 +211,9 @@ async def profile_characters(
     ``card_system_prompt`` and ``keep_checkpoints`` are :func:`profile_character`'s. With
     ``server`` (a LangGraph server's URL) every row runs there, one thread each, through one
     client; else on ``checkpointer`` (default: ``out``'s ``.checkpoints.sqlite``, one
-    connection for the batch). A character that fails is reported and the rest go on.
+    connection for the batch). A character that fails is reported and the rest go on. A
+    character another run is profiling (in this process or another) waits for that run and
+    takes its profile (:func:`profile_character`'s lock); with ``wait=False`` it fails instead.
 
     Raises:
         InputError: no rows, an empty name, a bad wiki URL or ``concurrency`` below 1.
@@ -235,7 +238,7 @@ async def profile_characters(
         async def profile(row: CharacterRow) -> CharacterOutcome:
             return await _profile_row(
                 row, out_dir, run_context, force, skip_done, card_system_prompt,
-                keep_checkpoints, saver, runs, say,
+                keep_checkpoints, saver, runs, wait, say,
             )  # fmt: skip
 
         ran = iter(await _bounded(kept, profile, concurrency))
@@ -342,6 +345,7 @@ async def _profile_row(
     keep_checkpoints: bool,
     saver: BaseCheckpointSaver[Any] | None,
     runs: ServerRuns | None,
+    wait: bool,
     progress: Progress,
 ) -> CharacterOutcome:
     """One row: ``done`` when its ``profile.json`` exists, else profiled (or failed, one line)."""
@@ -365,6 +369,7 @@ async def _profile_row(
             source=row.source,
             keep_checkpoints=keep_checkpoints,
             server=runs,
+            wait=wait,
         )
     except PersonaeError as error:
         return CharacterOutcome(row, "failed", str(error))

@@ -7,6 +7,12 @@ atomically, and an append-only log of the lines the CLI would print, both under
 over a one-row list, on the profiles folder's one SQLite checkpointer, so a server stopped mid-run leaves the record
 ``running`` and the checkpoint where the graph stood: the next server's start (the app's
 lifespan) runs the job again and the runner resumes the thread instead of paying from scratch.
+
+One job per character: a request for a character (its folder key, so ``Shin``, ``shin`` and
+``Shin `` are one) that has a job queued or running joins that job instead of starting another;
+the runner's lock (:mod:`personae.run_lock`) keeps a CLI or another server on the same folder
+from paying for it twice too. At most ``--max-jobs`` run at once (:mod:`personae.run_queue`);
+the rest are ``queued`` in order and their page shows their place in line.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from personae.errors import InputError, PersonaeError
+from personae.run_queue import RunQueue, ordinal
 from personae.urls import web_url
 
 if TYPE_CHECKING:
@@ -33,7 +40,9 @@ if TYPE_CHECKING:
     from personae.graphs.characterhub.state import ProfilerContext
     from personae.web.options import WebOptions
 
-JobStatus = Literal["running", "done", "failed"]
+JobStatus = Literal["queued", "running", "done", "failed"]
+UNFINISHED: tuple[JobStatus, ...] = ("queued", "running")
+"""A job in these states is resumed when the server starts, and joined by a request for it."""
 Method = Literal["planned", "paper"]
 METHODS: tuple[Method, ...] = get_args(Method)
 """The profiler's methods, as ``personae profile --method`` offers them (default first)."""
@@ -72,6 +81,13 @@ class ProfileRequest:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}", f"pick one of {', '.join(METHODS)}")
         return cls(name=name, franchise=franchise, wiki=wiki, method=method)
+
+    @property
+    def key(self) -> str:
+        """The character's key: its profile folder's name, whatever the spelling."""
+        from personae.memory.characterhub.profile_store import profile_key
+
+        return profile_key(self.name, self.franchise)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,6 +188,7 @@ class ProfileJobs:
         assert options.jobs_dir is not None, "options are resolved by create_app"
         self.options = options
         self.store = JobStore(options.jobs_dir)
+        self.queue = RunQueue(options.max_jobs)
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self._exits = AsyncExitStack()
         self._saver: BaseCheckpointSaver[Any] | None = None
@@ -201,15 +218,35 @@ class ProfileJobs:
         return estimate_profile(context), models
 
     def running_for(self, request: ProfileRequest) -> Job | None:
-        """The unfinished job profiling the same character the same way, if one runs."""
+        """The unfinished (queued or running) job profiling the same character, if any.
+
+        The same character is the same folder key, whatever the name's case or spaces, the
+        wiki's spelling or the method: one character is profiled by one job at a time.
+        """
+        key = request.key
         return next(
-            (job for job in self.store.all() if job.status == "running" and job.request == request),
+            (
+                job
+                for job in self.store.all()
+                if job.status in UNFINISHED and job.request.key == key
+            ),
             None,
         )
 
+    def place(self, job: Job) -> int | None:
+        """``job``'s place in the queue (1: next to run), or None when it is not waiting."""
+        return self.queue.place(job.id)
+
     async def start(self, request: ProfileRequest) -> Job:
-        """Record a new job for ``request`` and run it in the background; the job."""
+        """Record a new job for ``request`` and run it in the background; the job.
+
+        When a job for the same character is queued or running, that job instead: a second
+        request joins the first and never pays again.
+        """
         estimate, _ = await asyncio.to_thread(self.estimate, request)
+        running = self.running_for(request)  # checked after the await: no double start
+        if running is not None:
+            return running
         stamp = now()
         job = Job(
             id=new_job_id(),
@@ -230,8 +267,8 @@ class ProfileJobs:
     async def resume(self) -> list[Job]:
         """Run again every job a stopped server left ``running`` (the app's start); those jobs."""
         resumed = []
-        for job in self.store.all():
-            if job.status == "running" and job.id not in self.tasks:
+        for job in reversed(self.store.all()):  # oldest first: the queue keeps its order
+            if job.status in UNFINISHED and job.id not in self.tasks:
                 job = replace(job, starts=job.starts + 1, updated=now())
                 self.store.write(job)
                 self.store.append_line(job.id, "server restarted: resuming from the checkpoint")
@@ -268,11 +305,32 @@ class ProfileJobs:
             return self._saver
 
     async def _run(self, job: Job) -> None:
-        """Profile the job's character; record done (with its key) or failed (with the message).
+        """Profile the job's character once it has a slot (queued while ``--max-jobs`` run).
 
         A character profiled before runs again through its checkpoint (``skip_done=False``): the
         same settings read the finished run back without a call, another method runs anew.
         """
+        if self.queue.full:
+            job = self._queued(job)
+        async with self.queue.slot(job.id):
+            if job.status == "queued":
+                job = replace(job, status="running", updated=now())
+                self.store.write(job)
+                self.store.append_line(job.id, "running: its turn came")
+            await self._profile(job)
+
+    def _queued(self, job: Job) -> Job:
+        """Record ``job`` as waiting in line (its place is the queue's, read live)."""
+        place = len(self.queue.waiting) + 1
+        job = replace(job, status="queued", updated=now())
+        self.store.write(job)
+        self.store.append_line(
+            job.id, f"queued: {ordinal(place)} in line ({self.queue.limit} jobs run at once)"
+        )
+        return job
+
+    async def _profile(self, job: Job) -> None:
+        """The run itself, once the job has its slot."""
         from personae.memory.characterhub.character_list import CharacterRow
         from personae.runners.characterhub_batch import profile_characters
 

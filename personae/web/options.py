@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from personae.run_queue import DEFAULT_MAX_JOBS
+
 
 @dataclass(frozen=True, kw_only=True)
 class WebOptions:
@@ -34,6 +36,8 @@ class WebOptions:
     """New characters search the web (Tavily) as well as wikis."""
     embedding: str = ""
     """Embedding of the Chroma memories (empty: PERSONAE_EMBEDDINGS, else hashing)."""
+    max_jobs: int = DEFAULT_MAX_JOBS
+    """Profile jobs run at once (``--max-jobs``); later ones wait in line."""
     models: dict[str, Any] = field(default_factory=dict)
     """Run-context model fields from the flags (``personae.commands.models.model_fields``)."""
 
@@ -49,6 +53,7 @@ class WebOptions:
             jobs_dir=(self.jobs_dir or self.profiles_dir / ".web-jobs").resolve(),
             web_search=self.web_search,
             embedding=self.embedding,
+            max_jobs=self.max_jobs,
             models=dict(self.models),
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from personae import (
     open_chat,
     persona_index_settings,
 )
-from personae.errors import InputError
+from personae.errors import InputError, RunLockedError
+from personae.run_lock import run_lock
 from personae.testing import ScriptedChatModel, override_models, prompt_text
 
 PROFILE: dict[str, Any] = {
@@ -138,3 +140,24 @@ async def test_bad_input_is_one_line(tmp_path: Path) -> None:
         persona_index_settings(tmp_path / "file")
     with pytest.raises(InputError, match="the profile document is not a Personae profile.json"):
         await index_persona({"character": "X"}, index=persona_index_settings(tmp_path / "p"))
+
+
+async def test_two_index_runs_on_one_folder_take_turns_and_the_second_pays_nothing(
+    tmp_path: Path,
+) -> None:
+    """One index run per folder: the second waits (saying for whom), then finds every section
+    already embedded; told not to wait, it stops naming the holder."""
+    context = AmadeusContext(memory_dir=str(tmp_path / "personas"))
+    where = persona_index_settings(context.memory_dir, context=context)
+    lines: list[list[str]] = [[], []]
+    first, second = await asyncio.gather(
+        *(index_persona(PROFILE, index=where, context=context, progress=lines[i].append)
+          for i in range(2))
+    )  # fmt: skip
+    assert (first.stats.added, second.stats.added, second.stats.kept) == (2, 0, 2)
+    folder = tmp_path / "personas"
+    assert lines[0] == [] and len(lines[1]) == 1
+    assert lines[1][0].startswith(f"waiting: an AMADEUS index of {folder} is running in pid ")
+    async with run_lock(folder, "index", what="a test"):
+        with pytest.raises(RunLockedError, match=f"an AMADEUS index of {folder} is running in"):
+            await index_persona(PROFILE, index=where, context=context, wait=False)

@@ -54,11 +54,14 @@ def profile(server: LoopbackWebServer, out: Path, *extra: str) -> int:
 
 
 def written(out: Path) -> list[str]:
-    """Output files under ``out`` (the HTTP cache and the checkpoint database excluded)."""
+    """Output files under ``out`` (the HTTP cache, the checkpoint database and the run locks
+    in ``.locks/`` excluded)."""
     return sorted(
         p.name
         for p in out.rglob("*")
-        if p.is_file() and not p.name.startswith(".") and p.relative_to(out).parts[0] != "cache"
+        if p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(out).parts)
+        and p.relative_to(out).parts[0] != "cache"
     )
 
 
@@ -283,7 +286,7 @@ def test_batch_dedupes_and_skips_done(
     assert (
         "2 profiled, 0 already done, 1 duplicates, 0 filtered, 0 failed" in capsys.readouterr().out
     )
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [
+    assert sorted(p.name for p in out.iterdir() if p.is_dir() and p.name[0] != ".") == [
         FOLDER,
         FOLDER.replace("kenshiro", "raoh"),
     ]
@@ -312,7 +315,7 @@ def test_batch_keeps_one_name_of_two_franchises_apart_and_skips_by_the_folder_ke
     assert (
         "2 profiled, 0 already done, 1 duplicates, 0 filtered, 0 failed" in capsys.readouterr().out
     )
-    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir() and p.name[0] != ".")
     assert folders == [FOLDER, "kenshiro--souten-no-ken"]
     franchises = {
         json.loads((out / f / "profile.json").read_text(encoding="utf-8"))["franchise"]

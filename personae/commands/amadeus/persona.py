@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from personae.commands.models import add_embedding_flag
+from personae.progress import to_stderr
 
 if TYPE_CHECKING:
     from personae.graphs.store_context import EmbeddingAccess, EmbeddingContext
@@ -37,6 +38,11 @@ def register(commands: Any) -> None:
     index.add_argument("--character", help="character name (required for Markdown and CoSER books)")
     add_index_flags(index)
     index.add_argument("--json", action="store_true", help="print the index statistics as JSON")
+    index.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another index run works on --memory, stop (exit 3) instead of waiting for it",
+    )
     index.set_defaults(handler=run_index)
 
 
@@ -104,7 +110,14 @@ def run_index(args: argparse.Namespace) -> int:
     store = store_context(args)
     options = index_options(args, store)
     done = asyncio.run(
-        index_persona(args.source, character=args.character, index=options, context=store)
+        index_persona(
+            args.source,
+            character=args.character,
+            index=options,
+            context=store,
+            wait=not args.no_wait,
+            progress=to_stderr,
+        )
     )
     if done.warning:
         sys.stderr.write(f"personae: warning: {done.warning}\n")

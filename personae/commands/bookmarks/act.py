@@ -34,6 +34,7 @@ from personae.commands.models import add_embedding_flag, add_model_flags, model_
 from personae.degraded import RERUN_ASKS_AGAIN, print_degraded
 from personae.errors import InputError
 from personae.files import check_writable_dir
+from personae.progress import to_stderr
 
 if TYPE_CHECKING:
     from personae.agents.costs import Estimate
@@ -82,6 +83,12 @@ def register(commands: Any) -> None:
         help="stop cleanly before model call N+1 (needs --memory: the stopped step is kept "
         "there, and a rerun resumes it, reusing every answer already paid for); the estimate "
         "printed before the step says what to expect",
+    )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --memory: when another step runs on that memory, stop (exit 3) instead of "
+        "waiting for it",
     )
     # The BOOKMARKS context's default sampling (graphs/bookmarks/acting.py), not the server's.
     add_model_flags(parser, temperature_default="0 for every role, as the released runner's 1e-8")
@@ -219,7 +226,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with call_limit(args.max_calls):
             step = asyncio.run(
-                predict_action(character, position, context=context, fresh=args.fresh)
+                predict_action(
+                    character,
+                    position,
+                    context=context,
+                    fresh=args.fresh,
+                    wait=not args.no_wait,
+                    progress=to_stderr,
+                )
             )
     except CallLimitReached:
         raise stopped_at_limit(args) from None

@@ -161,6 +161,12 @@ def register(commands: Any) -> None:
         "writes the files from)",
     )
     parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another run is profiling the same character into this folder, stop (exit 3; "
+        "with --batch: that row fails) instead of waiting for it and reusing its profile",
+    )
+    parser.add_argument(
         "--cache-ttl",
         metavar="AGE",
         help="fetch again cached pages older than AGE: seconds, or 30m, 12h, 7d "
@@ -284,6 +290,7 @@ def run(args: argparse.Namespace) -> int:
                 card_system_prompt=args.card_system_prompt,
                 keep_checkpoints=args.keep_checkpoints,
                 server=args.server,
+                wait=not args.no_wait,
                 progress=progress,
             )
         )
@@ -304,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
             keep_checkpoints=args.keep_checkpoints,
             server=args.server,
+            wait=not args.no_wait,
         )
     )
     progress_settings(context)

@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from personae.errors import PersonaeError
-from personae.web.jobs import METHODS, Job, ProfileJobs, ProfileRequest
+from personae.run_queue import ordinal
+from personae.web.jobs import METHODS, UNFINISHED, Job, ProfileJobs, ProfileRequest
 from personae.web.render import error_page, render
 
 RECENT = 10
@@ -74,7 +75,7 @@ async def new_character(request: Request) -> Response:
 
 
 async def start_job(request: Request) -> Response:
-    """Start the confirmed profile (or open the job already profiling it); its page."""
+    """Start the confirmed profile (or join the job already profiling that character); its page."""
     form = await request.form()
     jobs = jobs_of(request)
     try:
@@ -100,8 +101,22 @@ def job_page(request: Request) -> Response:
     job = find_job(request)
     if job is None:
         return error_page(request, "no such job; open one from the list at /jobs", 404)
-    lines = jobs_of(request).store.lines(job.id)
-    return render(request, "job.html", job=job, lines=lines)
+    jobs = jobs_of(request)
+    lines = jobs.store.lines(job.id)
+    return render(
+        request,
+        "job.html",
+        job=job,
+        lines=lines,
+        waiting=waiting_text(jobs, job),
+        unfinished=UNFINISHED,
+    )
+
+
+def waiting_text(jobs: ProfileJobs, job: Job) -> str:
+    """``3rd in line`` for a queued job, else empty."""
+    place = jobs.place(job)
+    return f"{ordinal(place)} in line" if place else ""
 
 
 def job_lines(request: Request) -> Response:
@@ -114,6 +129,8 @@ def job_lines(request: Request) -> Response:
     return JSONResponse(
         {
             "status": job.status,
+            "place": jobs_of(request).place(job),
+            "waiting": waiting_text(jobs_of(request), job),
             "lines": jobs_of(request).store.lines(job.id, start),
             "error": job.error,
             "profile": f"/profiles/{job.profile_key}" if job.profile_key else "",

@@ -1,4 +1,4 @@
-// A running job's page: append its new progress lines as they come; reload when it ends.
+// A queued or running job's page (its place in line kept current): append its new progress lines as they come; reload when it ends.
 (function () {
   "use strict";
   const list = document.getElementById("lines");
@@ -15,7 +15,10 @@
           list.appendChild(item);
         }
         seen += data.lines.length;
-        if (data.status !== "running") {
+        const status = document.getElementById("status");
+        status.textContent = data.waiting ? data.status + ": " + data.waiting : data.status;
+        status.className = "status-" + data.status;
+        if (data.status !== "running" && data.status !== "queued") {
           window.location.reload(); // the server renders the result or the error
           return;
         }
