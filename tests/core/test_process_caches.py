@@ -31,6 +31,12 @@ NOT_CACHES = {
     # The scripted model's tool spec per schema class: a class's JSON schema never changes,
     # and its entry dies with the class (weak keys).
     "personae/testing.py": {"_TOOL_SPECS"},
+    # The lock files this process holds (without fcntl): a held lock, released when its run
+    # ends; clearing it would let a second run take a key the first still holds.
+    "personae/run_lock.py": {"_HELD_HERE"},
+    # The log level each connected MCP client set: the session's own state, gone with the
+    # session (weak keys), not something a lookup fills.
+    "personae/mcp/notifications.py": {"_CHOSEN"},
 }
 
 
