@@ -458,9 +458,12 @@ async def _profile_on_server(
     fields = context_payload(context)
     if fields.get("cache_dir"):  # the server's working directory may differ
         fields["cache_dir"] = str(Path(fields["cache_dir"]).resolve())
+    from personae.memory.characterhub.profile_store import profile_key
+
     payload: dict[str, Any] = {"name": name, "franchise": franchise, "wiki_url": wiki}
+    unit = {"key": profile_key(name, franchise), "wiki_url": wiki}  # one thread per spelling
     say(f"running on {server.url}")
-    run = await server.run("profiler", payload, fields, fresh=force)
+    run = await server.run("profiler", payload, fields, fresh=force, unit=unit)
     if run.reused:
         say("already profiled on the server; writing the files")
     elif run.resumed:
