@@ -106,21 +106,30 @@ class ServerRuns(AsyncResources):
         context: Mapping[str, Any],
         *,
         fresh: bool = False,
+        unit: Mapping[str, Any] | None = None,
     ) -> ServerRun:
         """Run ``graph`` on ``payload`` with ``context`` in the unit's thread, or read it back.
 
         ``fresh`` deletes the unit's thread first (``--force``): it runs again from the input.
+        ``unit`` names the unit in the thread id instead of ``payload`` when two payloads are
+        one unit (a character's spellings: its folder key); a thread an earlier version
+        keyed by ``payload`` is then still found (one look-up when the unit has no thread).
 
         Raises:
             RemoteError: the server is unreachable, or the run ended in an error (the message
                 names the thread; rerunning the command runs it again).
         """
         client = self._client
-        thread_id = thread_for(self.scope, graph, payload, context)
+        thread_id = thread_for(self.scope, graph, unit or payload, context)
+        legacy = thread_for(self.scope, graph, payload, context) if unit is not None else None
         try:
             if fresh:
-                with contextlib.suppress(Exception):  # no such thread yet: nothing to drop
-                    await client.threads.delete(thread_id)
+                for dropped in (thread_id, legacy):
+                    with contextlib.suppress(Exception):  # no such thread yet: nothing to drop
+                        if dropped is not None:
+                            await client.threads.delete(dropped)
+            elif legacy is not None and legacy != thread_id:
+                thread_id = await self._found(thread_id, legacy)
             thread = await client.threads.create(
                 thread_id=thread_id,
                 if_exists="do_nothing",
@@ -159,6 +168,20 @@ class ServerRuns(AsyncResources):
                 "see the server's log; rerun the command to run it again",
             )
         return ServerRun(dict(state.get("values") or {}), thread_id, False, resumed)
+
+    async def _found(self, thread_id: str, legacy: str) -> str:
+        """``thread_id``, or ``legacy`` when only that thread exists on the server."""
+        import httpx
+
+        for candidate in (thread_id, legacy):
+            try:
+                await self._client.threads.get(candidate)
+            except httpx.HTTPStatusError as error:
+                if error.response.status_code != 404:  # not "no such thread": say so
+                    raise
+                continue
+            return candidate
+        return thread_id
 
     async def _running(self, thread_id: str) -> str | None:
         """The run still going on ``thread_id`` (a killed client's), if any."""

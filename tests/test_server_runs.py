@@ -125,6 +125,11 @@ def scores(summary: Any) -> Any:
     return summary
 
 
+def profile_folders(out: Path) -> list[str]:
+    """The character folders in ``out`` (not the hidden bookkeeping: ``.locks/``)."""
+    return sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
 def rerun_reads_threads_back(
     served: Served, monkeypatch: pytest.MonkeyPatch, argv: list[str], out: Path, name: str
 ) -> None:
@@ -197,8 +202,8 @@ def test_profile_batch_on_the_server_writes_the_local_profiles(
     argv = ["profile", "--batch", str(batch), "--max-rounds", "1", "--concurrency", "2"]
     local, remote, requests = twice(served, monkeypatch, argv, "profiles")
     assert requests > 0
-    folders = sorted(p.name for p in remote.iterdir() if p.is_dir())
-    assert folders == sorted(p.name for p in local.iterdir() if p.is_dir()) and len(folders) == 1
+    folders = profile_folders(remote)
+    assert folders == profile_folders(local) and len(folders) == 1
 
     def document(path: Path) -> dict[str, Any]:
         value = json.loads(path.read_text())
@@ -222,7 +227,7 @@ def test_profile_one_name_on_the_server_writes_the_local_profile(
     argv += ["--wiki", served.web_url, "--max-rounds", "1"]
     local, remote, requests = twice(served, monkeypatch, argv, "one-profile")
     assert requests > 0  # the server made the run's model calls
-    [folder] = [p.name for p in remote.iterdir() if p.is_dir()]
+    [folder] = profile_folders(remote)
     shown = json.loads((remote / folder / "profile.json").read_text())
     kept = json.loads((local / folder / "profile.json").read_text())
     for document in (shown, kept):
@@ -340,3 +345,59 @@ def test_profile_characters_on_the_server_reads_finished_threads_back(
         ("profiled", True),
         ("duplicate", False),
     ]
+
+
+def test_profile_on_the_server_is_one_thread_per_character_and_finds_legacy_threads(
+    served: Served, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--server`` threads are keyed by the folder key: ``kenshiro `` after ``Kenshiro`` reads
+    the finished thread back (no model call); a thread an earlier version keyed by the name as
+    typed is still found."""
+    import asyncio
+
+    from personae import ProfilerContext, profile_character
+    from personae.server_runs import ServerRuns
+
+    monkeypatch.setenv("PERSONAE_CACHE_DIR", str(served.root / "cache-spellings"))
+    hokuto = "Fist of the North Star"
+
+    def profile(out: Path, name: str, franchise: str, wiki: str) -> Any:
+        return asyncio.run(
+            profile_character(
+                name,
+                franchise=franchise,
+                wiki=wiki,
+                out=out,
+                context=ProfilerContext(max_rounds=1),
+                server=served.url,
+            )
+        )
+
+    served.llm.responders = responders()
+    out = served.root / "spellings"
+    before = len(served.llm.requests)
+    first = profile(out, "Kenshiro", hokuto, served.web_url)
+    assert len(served.llm.requests) > before and not first.resumed
+    paid = len(served.llm.requests)
+    first.paths.profile_json.unlink()
+    again = profile(out, " kenshiro ", hokuto.upper(), f"{served.web_url}/")
+    assert len(served.llm.requests) == paid and again.resumed
+    assert again.paths == first.paths and again.profile == first.profile
+
+    original = ServerRuns.run
+
+    async def as_typed(self: ServerRuns, *args: Any, **options: Any) -> Any:
+        options.pop("unit", None)  # the previous version: the thread keyed by the payload
+        return await original(self, *args, **options)
+
+    served.llm.responders = responders()
+    legacy_out = served.root / "spellings-legacy"
+    with monkeypatch.context() as old:
+        old.setattr(ServerRuns, "run", as_typed)
+        saved = profile(legacy_out, "Kenshiro", hokuto, served.web_url)
+    assert not saved.resumed and len(served.llm.requests) > paid
+    paid = len(served.llm.requests)
+    saved.paths.profile_json.unlink()
+    found = profile(legacy_out, "Kenshiro", hokuto, served.web_url)
+    assert len(served.llm.requests) == paid and found.resumed
+    assert found.profile == saved.profile

@@ -78,17 +78,71 @@ def profile_thread(
 ) -> str:
     """Checkpoint thread of one profile: slug plus a hash of everything that changes the run.
 
-    The context carries the model specs and their server, so changing a model starts a fresh
-    run instead of resuming. ``source`` is a batch row's list (part of the key since batches
-    began; kept so earlier checkpoints still resume).
+    The character is its folder key (``profile_key``), not the name as typed: ``Shin``,
+    ``shin `` and ``SHIN`` are one folder and one run, so a later run under another spelling
+    resumes the finished one instead of paying again (the wiki comes in one spelling already,
+    :func:`~personae.urls.same_site_url`). The context carries the model specs and their
+    server, so changing a model starts a fresh run instead of resuming. ``source`` is a batch
+    row's list (part of the key since batches began; kept so earlier checkpoints still resume).
     """
+    from personae.memory.characterhub.profile_store import profile_key
+
+    row = {"key": profile_key(name, franchise), "wiki": wiki, "source": source}
+    return _thread_id(name, row, context)
+
+
+def legacy_profile_thread(
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    context: ProfilerContext,
+    *,
+    source: str | None = None,
+) -> str:
+    """The thread id earlier versions gave a profile: the name and franchise as typed.
+
+    Read only, so that a checkpoint they saved (finished or interrupted) still resumes; see
+    :func:`_stored_thread`.
+    """
+    row = {"name": name, "franchise": franchise, "wiki": wiki, "source": source}
+    return _thread_id(name, row, context)
+
+
+def _thread_id(name: str, row: Mapping[str, Any], context: ProfilerContext) -> str:
+    """``<slug of name>-<10 hex digits>``: the hash of ``row`` and the keyed context fields."""
     from personae.memory.characterhub.profile_store import slugify
 
     run_options = {k: v for k, v in asdict(context).items() if k not in _UNKEYED}
-    row = {"name": name, "franchise": franchise, "wiki": wiki, "source": source}
-    options = {"row": row, "context": run_options}
+    options = {"row": dict(row), "context": run_options}
     digest = hashlib.sha1(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
     return f"{slugify(name)}-{digest[:10]}"
+
+
+async def _stored_thread(
+    saver: BaseCheckpointSaver[Any],
+    name: str,
+    franchise: str | None,
+    wiki: str | None,
+    context: ProfilerContext,
+    source: str | None,
+) -> str:
+    """The thread of this profile in ``saver``: :func:`profile_thread`, or the legacy one.
+
+    A checkpoint saved before threads were keyed by the folder key sits under
+    :func:`legacy_profile_thread`; when the new thread has nothing and that one has a
+    checkpoint, the run resumes it (two look-ups; no model call is paid again).
+    """
+    thread = profile_thread(name, franchise, wiki, context, source=source)
+    legacy = legacy_profile_thread(name, franchise, wiki, context, source=source)
+    if await _has_checkpoint(saver, thread) or not await _has_checkpoint(saver, legacy):
+        return thread
+    return legacy
+
+
+async def _has_checkpoint(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
+    """Whether ``saver`` holds a checkpoint of ``thread_id`` (in the root namespace)."""
+    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    return await saver.aget_tuple(config) is not None
 
 
 @asynccontextmanager
@@ -291,15 +345,17 @@ async def _profile(
         progress(f"{name}: {line}")
 
     payload: ProfileInput | None = ProfileInput(name=name, franchise=franchise, wiki_url=wiki)
-    config: Any = {
-        "configurable": {"thread_id": profile_thread(name, franchise, wiki, context, source=source)}
-    }
+    if force:  # the thread under either id: a forced run starts from the input
+        await saver.adelete_thread(profile_thread(name, franchise, wiki, context, source=source))
+        await saver.adelete_thread(
+            legacy_profile_thread(name, franchise, wiki, context, source=source)
+        )
+    thread = await _stored_thread(saver, name, franchise, wiki, context, source)
+    config: Any = {"configurable": {"thread_id": thread}}
     app = build_graph(checkpointer=saver)
-    if force:
-        await saver.adelete_thread(config["configurable"]["thread_id"])
     snapshot = await app.aget_state(config)
     if not snapshot.values and not force:
-        if await _reuse_checked_draft(app, name, franchise, wiki, context, source, config):
+        if await _reuse_checked_draft(app, saver, name, franchise, wiki, context, source, config):
             say("reusing the checked run's answers; its draft is kept as is (unchecked)")
             snapshot = await app.aget_state(config)
     # Finished means no task is left, not that a field is set or that ``next`` is empty: a run
@@ -402,9 +458,12 @@ async def _profile_on_server(
     fields = context_payload(context)
     if fields.get("cache_dir"):  # the server's working directory may differ
         fields["cache_dir"] = str(Path(fields["cache_dir"]).resolve())
+    from personae.memory.characterhub.profile_store import profile_key
+
     payload: dict[str, Any] = {"name": name, "franchise": franchise, "wiki_url": wiki}
+    unit = {"key": profile_key(name, franchise), "wiki_url": wiki}  # one thread per spelling
     say(f"running on {server.url}")
-    run = await server.run("profiler", payload, fields, fresh=force)
+    run = await server.run("profiler", payload, fields, fresh=force, unit=unit)
     if run.reused:
         say("already profiled on the server; writing the files")
     elif run.resumed:
@@ -417,6 +476,7 @@ async def _profile_on_server(
 
 async def _reuse_checked_draft(
     app: Any,
+    saver: BaseCheckpointSaver[Any],
     name: str,
     franchise: str | None,
     wiki: str | None,
@@ -434,11 +494,10 @@ async def _reuse_checked_draft(
     """
     if context.check_citations:
         return False
+    checks = replace(context, check_citations=True)
     checked = {
         "configurable": {
-            "thread_id": profile_thread(
-                name, franchise, wiki, replace(context, check_citations=True), source=source
-            )
+            "thread_id": await _stored_thread(saver, name, franchise, wiki, checks, source)
         }
     }
     before = await app.aget_state(checked)
