@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.guarded_server import add_guarded_server_flags, guard, url_host
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
-from personae.errors import InputError
 
 DEFAULT_PORT = 8090
 """Beside the web page's 8080 (Chroma takes 8000, ``langgraph dev`` 2024)."""
@@ -33,22 +33,13 @@ def register(commands: Any) -> None:
             "Loopback only unless --host and --token say otherwise."
         ),
     )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
-    )
-    parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
-    )
-    parser.add_argument(
-        "--token",
-        help="API key every request must send (PERSONAE_WEB_TOKEN; required with another --host)",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a Host name the server answers to besides loopback and --host (repeatable)",
+    add_guarded_server_flags(
+        parser,
+        port=DEFAULT_PORT,
+        port_help=f"port (default {DEFAULT_PORT})",
+        token_help="API key every request must send (PERSONAE_WEB_TOKEN; required with another "
+        "--host)",
+        who="the server",
     )
     parser.add_argument("--personas", type=Path, default=Path("personas"), help="persona memory")
     parser.add_argument("--data", default="", help="ARCANE data folder (PERSONAE_DATA_DIR)")
@@ -64,22 +55,18 @@ def run(args: argparse.Namespace) -> int:
     from personae.openai_api.app import create_app
     from personae.openai_api.options import OpenAIServerOptions
     from personae.settings import load_settings
-    from personae.web.security import LOOPBACK_NAMES, check_bind
 
     settings = load_settings()
-    token = args.token or settings.web_token
-    check_bind(args.host, token)
-    if not 0 < args.port < 65536:
-        raise InputError(f"--port {args.port} is not a port number", "pass 1-65535")
+    allowed = guard(args, settings)
+    token = allowed.token
     options = OpenAIServerOptions(
         personas_dir=args.personas,
         data_dir=Path(args.data) if args.data else settings.data_dir,
         embedding=args.embedding,
         models=dict(model_fields(args)),
     )
-    hosts = tuple(str(name) for name in (*LOOPBACK_NAMES, args.host, *args.allowed_host))
-    app = create_app(options, token=token, allowed_hosts=hosts)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
+    app = create_app(options, token=token, allowed_hosts=allowed.allowed_hosts)
+    shown = url_host(args.host)
     sys.stderr.write(
         f"personae: OpenAI-compatible chat at http://{shown}:{args.port}/v1 "
         f"(API key: {'the --token' if token else 'any'})\n"

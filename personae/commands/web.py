@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from personae.commands.guarded_server import add_guarded_server_flags, guard, url_host
 from personae.commands.models import add_embedding_flag, add_model_flags, model_fields
 from personae.errors import InputError
 from personae.run_queue import DEFAULT_MAX_JOBS, check_max_jobs
@@ -31,22 +32,13 @@ def register(commands: Any) -> None:
             "read the reports. Loopback only unless --host and --token say otherwise."
         ),
     )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
-    )
-    parser.add_argument(
-        "--port", type=int, default=8080, help="port (default 8080; the sample wiki takes 8765)"
-    )
-    parser.add_argument(
-        "--token",
-        help="token every request must carry (PERSONAE_WEB_TOKEN; required with another --host)",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a Host name the page answers to besides loopback and --host (repeatable)",
+    add_guarded_server_flags(
+        parser,
+        port=8080,
+        port_help="port (default 8080; the sample wiki takes 8765)",
+        token_help="token every request must carry (PERSONAE_WEB_TOKEN; required with another "
+        "--host)",
+        who="the page",
     )
     parser.add_argument("--profiles", type=Path, default=Path("profiles"), help="profiles folder")
     parser.add_argument("--personas", type=Path, default=Path("personas"), help="persona memory")
@@ -77,13 +69,10 @@ def run(args: argparse.Namespace) -> int:
     from personae.settings import load_settings
     from personae.web.app import create_app
     from personae.web.options import WebOptions
-    from personae.web.security import LOOPBACK_NAMES, check_bind
 
     settings = load_settings()
-    token = args.token or settings.web_token
-    check_bind(args.host, token)
-    if not 0 < args.port < 65536:
-        raise InputError(f"--port {args.port} is not a port number", "pass 1-65535")
+    allowed = guard(args, settings)
+    token = allowed.token
     for storyline in args.storyline:
         if not storyline.is_file():
             raise InputError(f"no storyline at {storyline}", "pass an existing storyline file")
@@ -99,9 +88,8 @@ def run(args: argparse.Namespace) -> int:
         max_jobs=check_max_jobs(args.max_jobs),
         models=dict(model_fields(args)),
     )
-    hosts = tuple(str(name) for name in (*LOOPBACK_NAMES, args.host, *args.allowed_host))
-    app = create_app(options, token=token, allowed_hosts=hosts)
-    shown = f"[{args.host}]" if ":" in args.host else args.host
+    app = create_app(options, token=token, allowed_hosts=allowed.allowed_hosts)
+    shown = url_host(args.host)
     suffix = f"/?token={token}" if token else "/"
     sys.stderr.write(f"personae: the web page is at http://{shown}:{args.port}{suffix}\n")
     sys.stderr.flush()
